@@ -1,0 +1,30 @@
+#pragma once
+// Inference is a plain function from a family's observations (and its file's metadata) to
+// parameters. Each family's analysis registers itself under the family's name, so that
+// `gpuprobe run`, `gpuprobe analyze` and the tests all reach the same code.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/observation.hpp"
+
+namespace gpuprobe {
+
+using Analyzer =
+    std::function<std::vector<Parameter>(const std::vector<Observation>&, const Metadata&)>;
+
+std::map<std::string, Analyzer>& analyzers();
+
+// Parameters inferred from one family's observations; empty for a family with no analyzer.
+std::vector<Parameter> analyze(const std::string& family, const std::vector<Observation>& obs,
+                               const Metadata& meta = {});
+
+struct RegisterAnalyzer {
+  RegisterAnalyzer(const std::string& family, Analyzer fn) { analyzers()[family] = std::move(fn); }
+};
+
+}  // namespace gpuprobe
+
+#define GPUPROBE_REGISTER_ANALYZER(family, fn) \
+  static ::gpuprobe::RegisterAnalyzer gpuprobe_analyzer_##fn(family, fn)

@@ -1,0 +1,35 @@
+#pragma once
+// Command line of the one gpuprobe binary. Parsing is pure so that every bad input is tested
+// without a GPU; each mistake is one line of text in a UsageError.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpuprobe {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::string command;              // run, list, info, analyze, report, compare, help
+  bool quick = false;
+  std::string filter;               // regex over "family/probe"; empty selects all
+  std::string out = "results";      // root of run directories
+  int device = 0;
+  std::string reference;            // documented figures CSV; empty: the default
+  std::string benchmark_out;        // extra copy of the Google Benchmark JSON
+  std::vector<std::string> benchmark_flags;  // --benchmark_* passed to Google Benchmark
+  std::vector<std::string> positional;       // run directories of analyze/report/compare
+  std::vector<std::string> rest;             // report/compare: their own flags, untouched
+};
+
+Options parse_command_line(const std::vector<std::string>& args);
+std::string usage_text();
+
+// True when `name` ("family/probe") is selected by `filter` (regex search; empty: all).
+// Throws UsageError for a malformed regex.
+bool filter_matches(const std::string& filter, const std::string& name);
+
+}  // namespace gpuprobe

@@ -1,0 +1,88 @@
+#include "core/run_dir.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace gpuprobe {
+
+namespace fs = std::filesystem;
+
+std::string gpu_slug(const std::string& device_name) {
+  std::string out;
+  bool dash = false;
+  for (unsigned char c : device_name) {
+    if (std::isalnum(c)) {
+      if (dash && !out.empty()) out += '-';
+      out += static_cast<char>(std::tolower(c));
+      dash = false;
+    } else {
+      dash = true;
+    }
+  }
+  return out.empty() ? "unknown-gpu" : out;
+}
+
+std::string run_id(std::time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+std::string create_run_dir(const std::string& root, const std::string& slug, std::time_t start,
+                           std::string* id) {
+  fs::path parent = fs::path(root) / slug;
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) throw std::runtime_error("cannot create " + parent.string() + ": " + ec.message());
+  for (int attempt = 0; attempt < 3600; ++attempt) {
+    std::string rid = run_id(start + attempt);
+    fs::path dir = parent / rid;
+    if (fs::create_directory(dir, ec)) {
+      if (id) *id = rid;
+      return dir.string();
+    }
+    if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
+  }
+  throw std::runtime_error("no free run-id under " + parent.string());
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+    f << text;
+    f.flush();
+    if (!f) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + why);
+  }
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error(path + ": cannot open file");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool file_exists(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,24 @@
+#pragma once
+// Run directories (results/<gpu-slug>/<run-id>/) and atomic file writes, as the data
+// contract of DESIGN.md section 3 describes them.
+#include <ctime>
+#include <string>
+
+namespace gpuprobe {
+
+// "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3"
+std::string gpu_slug(const std::string& device_name);
+// UTC time as YYYYMMDDTHHMMSSZ.
+std::string run_id(std::time_t t);
+// Creates root/<slug>/<run-id>/ for a run started at `start`. A run never overwrites
+// another: when that directory exists, the next free second is taken. Returns the path and
+// sets *id to the run-id used.
+std::string create_run_dir(const std::string& root, const std::string& slug, std::time_t start,
+                           std::string* id);
+// Writes `text` to `path` through a temporary file renamed into place, so that a reader
+// never sees half a file. Throws std::runtime_error with the path on failure.
+void write_file_atomic(const std::string& path, const std::string& text);
+std::string read_file(const std::string& path);
+bool file_exists(const std::string& path);
+
+}  // namespace gpuprobe

@@ -1,0 +1,37 @@
+#pragma once
+// NVML, loaded at run time with dlopen so that the build never needs nvml.h and a machine
+// without it still runs the suite (it says so, and goes on).
+#include <string>
+
+namespace gpuprobe {
+
+struct NvmlReading {
+  bool available = false;
+  std::string why_unavailable;
+  std::string driver;
+  unsigned sm_clock_mhz = 0, mem_clock_mhz = 0;       // current
+  unsigned max_sm_clock_mhz = 0, max_mem_clock_mhz = 0;
+  double power_limit_w = 0;
+  int ecc_current = -1;                               // -1: unknown
+  unsigned temperature_c = 0;
+  unsigned long long throttle_reasons = 0;            // bit mask, as NVML defines it
+};
+
+class Nvml {
+ public:
+  // Loads the library and finds the device with this PCI bus id; never throws.
+  explicit Nvml(const std::string& pci_bus_id);
+  ~Nvml();
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+  NvmlReading read() const;
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+// "sw_power_cap|hw_slowdown" for a throttle-reason mask; "none" for 0.
+std::string throttle_reason_text(unsigned long long mask);
+
+}  // namespace gpuprobe

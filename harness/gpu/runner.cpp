@@ -1,0 +1,473 @@
+#include "gpu/runner.hpp"
+
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "analysis/analyzer.hpp"
+#include "common.cuh"
+#include "core/csv.hpp"
+#include "core/observation.hpp"
+#include "core/reference.hpp"
+#include "core/run_dir.hpp"
+#include "core/stats.hpp"
+#include "core/summary.hpp"
+#include "gpu/device.hpp"
+#include "gpu/nvml.hpp"
+
+namespace gpuprobe {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// Keeps every Google Benchmark run so that one JSON document covers the whole suite, however
+// many times RunSpecifiedBenchmarks was called.
+class CollectingReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    all_.insert(all_.end(), runs.begin(), runs.end());
+  }
+  std::string json() const {
+    std::ostringstream out, err;
+    benchmark::JSONReporter json;
+    json.SetOutputStream(&out);
+    json.SetErrorStream(&err);
+    Context ctx;
+    json.ReportContext(ctx);
+    if (!all_.empty()) json.ReportRuns(all_);
+    json.Finalize();
+    return out.str();
+  }
+
+ private:
+  std::vector<Run> all_;
+};
+
+// The status line on stderr: rewritten in place on a terminal, one line per family otherwise.
+class Progress {
+ public:
+  Progress() : tty_(isatty(STDERR_FILENO) != 0) {}
+  void family(size_t index, size_t total, const std::string& name) {
+    prefix_ = "[" + std::to_string(index) + "/" + std::to_string(total) + "] " + name;
+    t0_ = Clock::now();
+    if (!tty_) std::fprintf(stderr, "%s\n", prefix_.c_str());
+    show("");
+  }
+  void show(const std::string& what) {
+    if (!tty_) return;
+    std::string line = prefix_ + (what.empty() ? "" : " " + what) + "  (" +
+                       fixed(seconds_since(t0_), 1) + " s)";
+    if (line.size() > 110) line.resize(110);
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    std::fflush(stderr);
+  }
+  void done(const std::string& text) {
+    if (tty_) std::fprintf(stderr, "\r\033[K");
+    std::fprintf(stderr, "%s %s\n", prefix_.c_str(), text.c_str());
+  }
+
+ private:
+  bool tty_;
+  std::string prefix_;
+  Clock::time_point t0_ = Clock::now();
+};
+
+struct InvalidProbe {
+  std::string family, probe, why;
+};
+
+class FamilyContext : public RunContext {
+ public:
+  FamilyContext(const ProbeFamily& fam, const DeviceInfo& dev, const Options& opt, double mhz,
+                CollectingReporter& reporter, Progress& progress,
+                std::vector<InvalidProbe>& invalid)
+      : fam_(fam), dev_(dev), opt_(opt), mhz_(mhz), reporter_(reporter), progress_(progress),
+        invalid_(invalid) {}
+
+  const DeviceInfo& device() const override { return dev_; }
+  bool quick() const override { return opt_.quick; }
+  double sm_clock_mhz() const override { return mhz_; }
+  bool enabled(const std::string& probe) const override {
+    return filter_matches(opt_.filter, fam_.name() + "/" + probe);
+  }
+  void progress(const std::string& what) override { progress_.show(what); }
+  void record(const Observation& obs) override {
+    Observation o = obs;
+    o.family = fam_.name();
+    obs_.push_back(o);
+  }
+  void invalid(const std::string& probe, const std::string& why) override {
+    invalid_.push_back({fam_.name(), probe, why});
+    std::fprintf(stderr, "gpuprobe: %s/%s is invalid: %s\n", fam_.name().c_str(), probe.c_str(),
+                 why.c_str());
+  }
+
+  Observation measure(const Point& point, const std::function<Sample()>& rep) override {
+    std::string name = fam_.name() + "/" + point.probe;
+    for (const auto& [k, v] : point.params) name += "/" + k + ":" + v;
+    progress_.show(name.substr(fam_.name().size() + 1));
+    rep();  // warm-up: module load, first-touch, caches as the point means them
+
+    std::vector<double> values;
+    std::string error;
+    const int reps = std::max(1, point.reps);
+    benchmark::ClearRegisteredBenchmarks();
+    auto* b = benchmark::RegisterBenchmark(name.c_str(), [&](benchmark::State& st) {
+      for (auto _ : st) {
+        Sample s;
+        try {
+          s = rep();
+        } catch (const std::exception& e) {
+          error = e.what();
+          st.SkipWithError(error.c_str());
+          break;
+        }
+        st.SetIterationTime(std::max(s.seconds, 1e-12));
+        values.push_back(s.value);
+      }
+      if (!values.empty()) st.counters[point.unit] = median(values);
+      if (point.bytes_per_rep > 0)
+        st.SetBytesProcessed(static_cast<int64_t>(point.bytes_per_rep * static_cast<double>(values.size())));
+    });
+    b->UseManualTime()->Iterations(reps)->Unit(benchmark::kMicrosecond);
+    benchmark::RunSpecifiedBenchmarks(&reporter_, "all");
+    benchmark::ClearRegisteredBenchmarks();
+    if (!error.empty()) throw std::runtime_error(name + ": " + error);
+    if (values.empty()) throw std::runtime_error(name + ": no repetitions ran");
+
+    Summary s = summarize(values);
+    Observation o{fam_.name(), point.probe, point.params, s.p50, point.unit,
+                  s.p05,       s.p50,       s.p95,         s.n};
+    obs_.push_back(o);
+    if (point.unit == "cycles") {
+      double ns_per_cycle = 1e3 / mhz_;
+      Observation ns = o;
+      ns.unit = "ns";
+      ns.value *= ns_per_cycle;
+      ns.p05 *= ns_per_cycle;
+      ns.p50 *= ns_per_cycle;
+      ns.p95 *= ns_per_cycle;
+      obs_.push_back(ns);
+    }
+    return o;
+  }
+
+  const std::vector<Observation>& observations() const { return obs_; }
+
+ private:
+  const ProbeFamily& fam_;
+  const DeviceInfo& dev_;
+  const Options& opt_;
+  double mhz_;
+  CollectingReporter& reporter_;
+  Progress& progress_;
+  std::vector<InvalidProbe>& invalid_;
+  std::vector<Observation> obs_;
+};
+
+std::vector<ProbeFamily*> sorted_families() {
+  std::vector<ProbeFamily*> out;
+  for (auto& f : probe_families()) out.push_back(f.get());
+  std::sort(out.begin(), out.end(),
+            [](const ProbeFamily* a, const ProbeFamily* b) { return a->name() < b->name(); });
+  return out;
+}
+
+bool family_selected(const ProbeFamily& f, const std::string& filter) {
+  for (const auto& p : f.probes())
+    if (filter_matches(filter, f.name() + "/" + p.name)) return true;
+  return false;
+}
+
+std::string default_reference() {
+  return std::string(GPUPROBE_SOURCE_DIR) + "/results/reference/documented_figures.csv";
+}
+
+Metadata device_metadata(const DeviceInfo& d, const NvmlReading& nv) {
+  Metadata m = {
+      {"gpu", d.name},
+      {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+      {"sm_count", std::to_string(d.sm_count)},
+      {"pci_bus_id", d.pci_bus_id},
+      {"driver_version", nv.driver.empty() ? std::to_string(d.driver_version) : nv.driver},
+      {"cuda_driver_api", std::to_string(d.driver_version)},
+      {"runtime_version", std::to_string(d.runtime_version)},
+      {"l2_bytes", std::to_string(d.l2_bytes)},
+      {"shared_per_sm_bytes", std::to_string(d.shared_per_sm)},
+      {"global_mem_bytes", std::to_string(d.global_mem_bytes)},
+      {"memory_clock_mhz", fixed(d.mem_clock_khz / 1e3, 0) + " (cudaDevAttrMemoryClockRate, peak)"},
+      {"memory_bus_width_bits", std::to_string(d.bus_width_bits)},
+      {"nominal_sm_clock_mhz", fixed(d.nominal_sm_clock_khz / 1e3, 0) + " (attribute; not used)"},
+      {"ecc", nv.ecc_current >= 0 ? (nv.ecc_current ? "on" : "off") : (d.ecc ? "on" : "off")},
+  };
+  if (nv.available) {
+    m.emplace_back("power_limit_w", fixed(nv.power_limit_w, 0));
+    m.emplace_back("nvml_max_sm_clock_mhz", std::to_string(nv.max_sm_clock_mhz));
+    m.emplace_back("nvml_max_mem_clock_mhz", std::to_string(nv.max_mem_clock_mhz));
+  } else {
+    m.emplace_back("nvml", "unavailable: " + nv.why_unavailable);
+  }
+  return m;
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+// A sticky CUDA error poisons the context: start a fresh one so the next family can run.
+void recover_device(int ordinal) {
+  cudaGetLastError();
+  if (cudaDeviceSynchronize() != cudaSuccess) {
+    cudaDeviceReset();
+    CUDA_CHECK(cudaSetDevice(ordinal));
+    CUDA_CHECK(cudaFree(nullptr));
+  }
+}
+
+}  // namespace
+
+int print_list() {
+  for (ProbeFamily* f : sorted_families()) {
+    std::cout << f->name() << ": " << f->description() << "\n";
+    for (const auto& p : f->probes())
+      std::cout << "  " << f->name() << "/" << p.name << "  " << p.description << "\n";
+  }
+  return 0;
+}
+
+int print_info(const Options& opt) {
+  DeviceInfo d = open_device(opt.device);
+  Nvml nvml(d.pci_bus_id);
+  ClockReading clk = measure_sm_clock(d);
+  NvmlReading nv = nvml.read();
+  for (const auto& [k, v] : device_metadata(d, nv)) std::cout << k << ": " << v << "\n";
+  std::cout << "sm_clock_measured_mhz: " << fixed(clk.mhz, 1) << " (clock64 vs %globaltimer, "
+            << fixed(clk.window_ms, 1) << " ms window, SMs " << fixed(clk.min_mhz, 1) << ".."
+            << fixed(clk.max_mhz, 1) << ")\n";
+  if (nv.available)
+    std::cout << "nvml_sm_clock_mhz: " << nv.sm_clock_mhz << "\nthrottle_reasons: "
+              << throttle_reason_text(nv.throttle_reasons) << "\n";
+  std::cout << "theoretical_dram_bandwidth_gbs: " << fixed(d.theoretical_dram_gbs(), 1) << "\n";
+  return 0;
+}
+
+int analyze_run(const Options& opt) {
+  namespace fs = std::filesystem;
+  const std::string& dir = opt.positional.at(0);
+  if (!fs::is_directory(dir)) throw std::runtime_error(dir + ": not a run directory");
+  std::vector<Parameter> params;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".csv") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  for (const auto& path : files) {
+    CsvTable t = read_csv(path);
+    if (t.header.empty() || t.header[0] != "family") continue;  // not an observations file
+    std::vector<Observation> obs = observations_from_table(t);
+    if (obs.empty()) continue;
+    auto found = analyze(obs.front().family, obs, t.meta);
+    params.insert(params.end(), found.begin(), found.end());
+  }
+  std::cout << format_parameters({}, params);
+  return 0;
+}
+
+int run_suite(const Options& opt, int argc, char** argv) {
+  const auto suite_t0 = Clock::now();
+  std::vector<ProbeFamily*> families;
+  for (ProbeFamily* f : sorted_families())
+    if (family_selected(*f, opt.filter)) families.push_back(f);
+  if (families.empty())
+    throw UsageError("--filter '" + opt.filter + "' selects no probe (see 'gpuprobe list')");
+
+  std::string ref_path = opt.reference.empty() ? default_reference() : opt.reference;
+  Reference reference = load_reference(ref_path);
+
+  DeviceInfo dev = open_device(opt.device);
+  Nvml nvml(dev.pci_bus_id);
+  NvmlReading nv0 = nvml.read();
+  if (!nv0.available)
+    std::fprintf(stderr, "gpuprobe: NVML unavailable (%s): clocks and throttle reasons from the "
+                         "GPU's own timers only\n", nv0.why_unavailable.c_str());
+  ClockReading clk0 = measure_sm_clock(dev);
+
+  // Google Benchmark parses its own flags; the rest of the command line is ours.
+  std::vector<std::string> gb_args = {argv[0]};
+  gb_args.insert(gb_args.end(), opt.benchmark_flags.begin(), opt.benchmark_flags.end());
+  std::vector<char*> gb_argv;
+  for (auto& a : gb_args) gb_argv.push_back(a.data());
+  int gb_argc = static_cast<int>(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+
+  std::string rid;
+  const std::string dir =
+      create_run_dir(opt.out, gpu_slug(dev.name), std::time(nullptr), &rid);
+  std::fprintf(stderr, "gpuprobe: %s, %d SMs, SM clock %.0f MHz measured; writing %s\n",
+               dev.name.c_str(), dev.sm_count, clk0.mhz, dir.c_str());
+
+  Metadata base = device_metadata(dev, nv0);
+  base.emplace_back("gpuprobe_version", GPUPROBE_VERSION);
+  base.emplace_back("command_line", command_line(argc, argv));
+  base.emplace_back("run_id", rid);
+  base.emplace_back("quick", opt.quick ? "1" : "0");
+  if (!opt.filter.empty()) base.emplace_back("filter", opt.filter);
+
+  CollectingReporter reporter;
+  Progress progress;
+  std::vector<InvalidProbe> invalid;
+  std::map<std::string, Parameter> params;
+  std::vector<std::string> param_order;
+  std::vector<double> clocks = {clk0.mhz};
+  unsigned long long throttle_seen = nv0.throttle_reasons;
+  std::vector<std::vector<std::string>> family_rows;
+  int failures = 0;
+
+  auto add_params = [&](const std::vector<Parameter>& found) {
+    for (const auto& p : found) {
+      auto it = params.find(p.name);
+      if (it == params.end()) {
+        params[p.name] = p;
+        param_order.push_back(p.name);
+      } else if (p.confidence > it->second.confidence) {
+        it->second = p;  // two families measured it; keep the clearer evidence
+      }
+    }
+  };
+  auto ordered_params = [&]() {
+    std::vector<Parameter> out;
+    for (const auto& n : param_order) out.push_back(params[n]);
+    return out;
+  };
+  auto run_metadata = [&]() {
+    Metadata m = base;
+    Summary c = summarize(clocks);
+    m.emplace_back("sm_clock_mhz", fixed(c.p50, 1));
+    m.emplace_back("sm_clock_range_mhz", fixed(c.min, 1) + ".." + fixed(c.max, 1));
+    m.emplace_back("sm_clock_method", "clock64 vs %globaltimer on every SM under load, median; "
+                                      "measured before each family");
+    m.emplace_back("throttle_reasons_seen", nv0.available ? throttle_reason_text(throttle_seen)
+                                                          : "unknown (no NVML)");
+    return m;
+  };
+  auto write_run_files = [&]() {
+    write_file_atomic(dir + "/parameters.csv", format_parameters(run_metadata(), ordered_params()));
+    write_file_atomic(dir + "/families.csv",
+                      format_csv(run_metadata(),
+                                 {"family", "status", "wall_time_s", "sm_clock_mhz",
+                                  "observations", "message"},
+                                 family_rows));
+    std::vector<std::vector<std::string>> inv;
+    for (const auto& i : invalid) inv.push_back({i.family, i.probe, i.why});
+    write_file_atomic(dir + "/invalid.csv",
+                      format_csv(run_metadata(), {"family", "probe", "reason"}, inv));
+    write_file_atomic(dir + "/benchmark.json", reporter.json());
+  };
+
+  for (size_t i = 0; i < families.size(); ++i) {
+    ProbeFamily& fam = *families[i];
+    progress.family(i + 1, families.size(), fam.name());
+    std::string why;
+    if (!fam.supported(dev, &why)) {
+      progress.done("skipped: " + why);
+      family_rows.push_back({fam.name(), "unsupported", "0", "", "0", why});
+      continue;
+    }
+    const auto t0 = Clock::now();
+    std::string status = "ok", message;
+    double mhz = clocks.back();
+    std::vector<Observation> obs;
+    try {
+      mhz = measure_sm_clock(dev).mhz;
+      clocks.push_back(mhz);
+      FamilyContext ctx(fam, dev, opt, mhz, reporter, progress, invalid);
+      try {
+        fam.run(ctx);
+      } catch (...) {
+        obs = ctx.observations();
+        throw;
+      }
+      obs = ctx.observations();
+    } catch (const std::exception& e) {
+      status = "failed";
+      message = e.what();
+      ++failures;
+      try {
+        recover_device(dev.ordinal);
+      } catch (const std::exception& again) {
+        message += "; device not recovered: " + std::string(again.what());
+      }
+    }
+    const double wall = seconds_since(t0);
+    if (nv0.available) throttle_seen |= nvml.read().throttle_reasons;
+
+    Metadata meta = run_metadata();
+    meta.emplace_back("family", fam.name());
+    meta.emplace_back("family_sm_clock_mhz", fixed(mhz, 1));
+    meta.emplace_back("family_wall_time_s", fixed(wall, 2));
+    meta.emplace_back("status", status == "ok" ? "ok" : "failed: " + message);
+    try {
+      if (!obs.empty()) {
+        write_file_atomic(dir + "/" + fam.name() + ".csv", format_observations(meta, obs));
+        add_params(analyze(fam.name(), obs, meta));
+      }
+    } catch (const std::exception& e) {
+      status = "failed";
+      message += (message.empty() ? "" : "; ") + std::string("analysis: ") + e.what();
+      ++failures;
+    }
+    family_rows.push_back({fam.name(), status, fixed(wall, 2), fixed(mhz, 1),
+                           std::to_string(obs.size()), message});
+    progress.done(status == "ok" ? fixed(wall, 1) + " s, " + std::to_string(obs.size()) + " rows"
+                                 : "FAILED after " + fixed(wall, 1) + " s: " + message);
+    write_run_files();
+  }
+
+  Summary c = summarize(clocks);
+  add_params({{"sm_clock_measured", c.p50, "MHz", c.min, c.max, 0.99,
+               "clock64 vs %globaltimer over ~20 ms on every SM, median of the readings taken "
+               "before each family", "families.csv"},
+              {"suite_wall_time", seconds_since(suite_t0), "s", seconds_since(suite_t0),
+               seconds_since(suite_t0), 1.0, "host steady clock, whole run", "families.csv"}});
+  write_run_files();
+  if (!opt.benchmark_out.empty()) write_file_atomic(opt.benchmark_out, reporter.json());
+
+  std::cout << "\n" << dev.name << " (sm_" << dev.cc() << ", " << dev.sm_count << " SMs), run "
+            << dir << "\n\n";
+  std::cout << format_summary(ordered_params(), [&](const Parameter& p) {
+    auto doc = documented_for_gpu(reference, p.name, dev.name, dev.cc_major, dev.cc_minor);
+    return doc ? human_value(doc->value, doc->unit) : std::string();
+  });
+  if (!invalid.empty())
+    std::cout << "\n" << invalid.size() << " probe(s) invalid: see " << dir << "/invalid.csv\n";
+  if (failures) {
+    std::fprintf(stderr, "gpuprobe: %d family(ies) failed; what they measured is kept in %s\n",
+                 failures, dir.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace gpuprobe

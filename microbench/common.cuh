@@ -1,0 +1,118 @@
+#pragma once
+// What every probe family's .cu file shares: checked CUDA calls, device buffers that free
+// themselves, event timing, and the small device helpers that keep the compiler honest.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/probe.hpp"
+
+namespace gpuprobe {
+
+class CudaError : public std::runtime_error {
+ public:
+  CudaError(cudaError_t code, const std::string& what)
+      : std::runtime_error(what), code_(code) {}
+  cudaError_t code() const { return code_; }
+
+ private:
+  cudaError_t code_;
+};
+
+[[noreturn]] void throw_cuda(cudaError_t e, const char* expr, const char* file, int line);
+
+}  // namespace gpuprobe
+
+#define CUDA_CHECK(expr)                                                          \
+  do {                                                                            \
+    cudaError_t gpuprobe_err_ = (expr);                                           \
+    if (gpuprobe_err_ != cudaSuccess)                                             \
+      ::gpuprobe::throw_cuda(gpuprobe_err_, #expr, __FILE__, __LINE__);           \
+  } while (0)
+
+// After every launch: the launch error now, and any fault once the kernel has run.
+#define CUDA_CHECK_LAUNCH()                                                       \
+  do {                                                                            \
+    CUDA_CHECK(cudaGetLastError());                                               \
+    CUDA_CHECK(cudaDeviceSynchronize());                                          \
+  } while (0)
+
+namespace gpuprobe {
+
+// Device memory owned by scope. Allocation failure throws CudaError (out of memory included).
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t count) : count_(count) {
+    if (count) CUDA_CHECK(cudaMalloc(&ptr_, count * sizeof(T)));
+  }
+  ~DeviceBuffer() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), count_(o.count_) {
+    o.ptr_ = nullptr;
+    o.count_ = 0;
+  }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      if (ptr_) cudaFree(ptr_);
+      ptr_ = o.ptr_;
+      count_ = o.count_;
+      o.ptr_ = nullptr;
+      o.count_ = 0;
+    }
+    return *this;
+  }
+  T* get() const { return ptr_; }
+  size_t size() const { return count_; }
+  size_t bytes() const { return count_ * sizeof(T); }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t count_ = 0;
+};
+
+// Times the work `launch` enqueues on `stream` with events; checks the launch and the run.
+template <class F>
+double time_seconds(F&& launch, cudaStream_t stream = nullptr) {
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  CUDA_CHECK(cudaEventRecord(start, stream));
+  launch();
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaEventRecord(stop, stream));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return ms * 1e-3;
+}
+
+// Nanoseconds of the SM's global timer; clock64() counts SM cycles.
+__device__ __forceinline__ uint64_t global_timer_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// A store the compiler cannot prove dead: `flag` is false at run time, so nothing is written,
+// but the value stays live and the chain that produced it is kept.
+template <class T>
+__device__ __forceinline__ void keep(T value, T* sink, int flag) {
+  if (flag) *sink = value;
+}
+
+// A random single cycle over [0, n) (Sattolo's algorithm): following next[i] from any start
+// visits every element once before returning. Host side, deterministic for a seed.
+std::vector<uint32_t> sattolo_cycle(uint32_t n, uint64_t seed);
+
+}  // namespace gpuprobe

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# One call on a GPU machine: configure, build, run the code checks and the suite, and pack
+# everything into one archive under $OUT (the device tool brings back only a few files).
+#   scripts/device-run.sh [--budget SECONDS] [gpuprobe run options...]
+# Environment: OUT (default /tmp/gpuprobe-out), ARCH (default native), REPEAT_FILTER (a
+# --filter for a second run of the same probes, to check repeatability; empty: none).
+set -uo pipefail
+budget=480
+if [ "${1:-}" = "--budget" ]; then budget=$2; shift 2; fi
+OUT=${OUT:-/tmp/gpuprobe-out}
+ARCH=${ARCH:-native}
+mkdir -p "$OUT/results" "$OUT/logs"
+start=$(date +%s)
+pack() { tar czf "$OUT/gpuprobe-device.tar.gz" -C "$OUT" results logs 2>/dev/null; }
+trap pack EXIT
+left() { echo $(( budget - ($(date +%s) - start) )); }
+
+{ nvidia-smi -q -d CLOCK,PERFORMANCE,POWER,ECC || true; } > "$OUT/logs/nvidia-smi.txt" 2>&1
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
+  > "$OUT/logs/configure.log" 2>&1 || { tail -30 "$OUT/logs/configure.log"; exit 1; }
+cmake --build build -j "$(nproc)" > "$OUT/logs/build.log" 2>&1 || { grep -E "error|Error" -m 40 "$OUT/logs/build.log"; exit 1; }
+echo "built in $(( $(date +%s) - start )) s"
+cuobjdump -sass build/gpuprobe > "$OUT/logs/gpuprobe.sass" 2>&1 || true
+(cd build && ctest --output-on-failure -j 8 > "$OUT/logs/ctest.log" 2>&1); echo "ctest exit $?"
+tail -3 "$OUT/logs/ctest.log"
+./build/gpuprobe info 2>&1 | tee "$OUT/logs/info.txt"
+timeout --signal=INT $(( $(left) - 20 )) ./build/gpuprobe run --out "$OUT/results" "$@" \
+  2> "$OUT/logs/run.stderr" | tee "$OUT/logs/run.stdout"
+echo "run exit ${PIPESTATUS[0]}"; tail -15 "$OUT/logs/run.stderr"
+if [ -n "${REPEAT_FILTER:-}" ] && [ "$(left)" -gt 60 ]; then
+  timeout --signal=INT $(( $(left) - 15 )) ./build/gpuprobe run --out "$OUT/results" \
+    --filter "$REPEAT_FILTER" "$@" > "$OUT/logs/repeat.stdout" 2> "$OUT/logs/repeat.stderr"
+  echo "repeat exit $?"
+fi
+echo "total $(( $(date +%s) - start )) s"

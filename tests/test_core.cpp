@@ -1,0 +1,198 @@
+// The data contract: CSV reading and writing, observations and parameters files, run
+// directories, the command line, and the summary table.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/cli.hpp"
+#include "core/csv.hpp"
+#include "core/observation.hpp"
+#include "core/run_dir.hpp"
+#include "core/stats.hpp"
+#include "core/summary.hpp"
+
+namespace fs = std::filesystem;
+using namespace gpuprobe;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("gpuprobe_test_" + name + "_" +
+                                            std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+}  // namespace
+
+TEST(Csv, QuotedFieldsRoundTrip) {
+  std::vector<std::string> fields = {"plain", "with, comma", "with \"quote\"", ""};
+  EXPECT_EQ(split_csv_line(join_csv(fields)), fields);
+}
+
+TEST(Csv, UnterminatedQuoteNamesFileAndLine) {
+  try {
+    parse_csv("a,b\n1,\"oops\n", "x.csv");
+    FAIL() << "expected CsvError";
+  } catch (const CsvError& e) {
+    EXPECT_NE(std::string(e.what()).find("x.csv:2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Csv, WrongFieldCountNamesLine) {
+  try {
+    parse_csv("# k=v\na,b\n1,2\n3\n", "f.csv");
+    FAIL();
+  } catch (const CsvError& e) {
+    EXPECT_NE(std::string(e.what()).find("f.csv:4"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Csv, EmptyFileHasNoHeader) { EXPECT_THROW(parse_csv("# only=meta\n", "e.csv"), CsvError); }
+
+TEST(Csv, MissingFileIsOneClearError) {
+  try {
+    read_csv("/nonexistent/file.csv");
+    FAIL();
+  } catch (const CsvError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/file.csv"), std::string::npos);
+  }
+}
+
+TEST(Csv, NumbersRoundTripExactly) {
+  for (double v : {0.1, 33.125, 1e-9, 123456789.0, -2.5}) {
+    double back = 0;
+    ASSERT_TRUE(parse_number(format_number(v), &back));
+    EXPECT_EQ(back, v);
+  }
+  double x;
+  EXPECT_FALSE(parse_number("12abc", &x));
+  EXPECT_FALSE(parse_number("", &x));
+}
+
+TEST(Observations, TidyColumnsAndRoundTrip) {
+  std::vector<Observation> obs = {
+      {"latency", "ld_global", {{"footprint_bytes", "1024"}, {"stride_bytes", "128"}}, 33, "cycles", 32.5, 33, 34, 11},
+      {"latency", "shared", {{"footprint_bytes", "2048"}}, 29, "cycles", 29, 29, 29.5, 11},
+  };
+  Metadata meta = {{"gpu", "Test GPU"}, {"run_id", "20260101T000000Z"}};
+  std::string text = format_observations(meta, obs);
+  EXPECT_EQ(text.substr(0, 12), "# gpu=Test G");
+  EXPECT_NE(text.find("family,probe,footprint_bytes,stride_bytes,value,unit,p05,p50,p95,reps"),
+            std::string::npos);
+  CsvTable t = parse_csv(text, "mem.csv");
+  EXPECT_EQ(t.meta_value("gpu"), "Test GPU");
+  auto back = observations_from_table(t);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[1].param("footprint_bytes"), 2048);
+  EXPECT_TRUE(std::isnan(back[1].param("stride_bytes")));
+  EXPECT_EQ(back[0].p95, 34);
+  EXPECT_EQ(back[0].reps, 11);
+  EXPECT_EQ(select(back, "shared").size(), 1u);
+}
+
+TEST(Observations, RejectsFilesThatAreNotObservations) {
+  EXPECT_THROW(observations_from_table(parse_csv("a,b,c\n1,2,3\n", "p.csv")), CsvError);
+  EXPECT_THROW(observations_from_table(parse_csv(
+                   "family,probe,value,unit,p05,p50,p95,reps\nf,p,abc,cycles,1,1,1,3\n", "q.csv")),
+               CsvError);
+}
+
+TEST(Parameters, RoundTripAndConfidenceChecked) {
+  fs::path dir = temp_dir("params");
+  std::vector<Parameter> ps = {{"l1_hit_latency", 33.1, "cycles", 32.9, 33.4, 0.98,
+                                "pointer chase, ld.ca, 8 B pointers", "latency.csv"}};
+  std::string path = (dir / "parameters.csv").string();
+  write_file_atomic(path, format_parameters({{"gpu", "X"}}, ps));
+  auto back = read_parameters(path);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].method, "pointer chase, ld.ca, 8 B pointers");
+  EXPECT_DOUBLE_EQ(back[0].value, 33.1);
+  write_file_atomic(path, "parameter,value,unit,low,high,confidence,method,evidence\n"
+                          "x,1,B,1,1,1.5,m,e\n");
+  EXPECT_THROW(read_parameters(path), CsvError);
+}
+
+TEST(RunDir, SlugAndRunId) {
+  EXPECT_EQ(gpu_slug("NVIDIA H100 80GB HBM3"), "nvidia-h100-80gb-hbm3");
+  EXPECT_EQ(gpu_slug("  Tesla  V100-SXM2-16GB "), "tesla-v100-sxm2-16gb");
+  EXPECT_EQ(run_id(0), "19700101T000000Z");
+}
+
+TEST(RunDir, NeverOverwritesAnotherRun) {
+  fs::path root = temp_dir("runs");
+  std::string a, b;
+  std::string da = create_run_dir(root.string(), "gpu", 1000, &a);
+  std::string db = create_run_dir(root.string(), "gpu", 1000, &b);
+  EXPECT_NE(da, db);
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(fs::is_directory(da));
+  EXPECT_TRUE(fs::is_directory(db));
+}
+
+TEST(RunDir, AtomicWriteLeavesNoTemporary) {
+  fs::path dir = temp_dir("atomic");
+  std::string path = (dir / "x.csv").string();
+  write_file_atomic(path, "a\n");
+  write_file_atomic(path, "b\n");
+  EXPECT_EQ(read_file(path), "b\n");
+  int files = 0;
+  for (auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+  EXPECT_THROW(write_file_atomic((dir / "missing" / "x").string(), "a"), std::runtime_error);
+}
+
+TEST(Stats, Percentiles) {
+  Summary s = summarize({5, 1, 4, 2, 3});
+  EXPECT_DOUBLE_EQ(s.p50, 3);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.p05, 1.2);
+  EXPECT_DOUBLE_EQ(s.p95, 4.8);
+  EXPECT_DOUBLE_EQ(s.mean, 3);
+  EXPECT_TRUE(std::isnan(summarize({}).p50));
+}
+
+TEST(Cli, RunOptions) {
+  Options o = parse_command_line({"run", "--quick", "--filter", "latency/.*", "--out=/tmp/r",
+                                  "--device", "1", "--benchmark_min_time=0"});
+  EXPECT_EQ(o.command, "run");
+  EXPECT_TRUE(o.quick);
+  EXPECT_EQ(o.filter, "latency/.*");
+  EXPECT_EQ(o.out, "/tmp/r");
+  EXPECT_EQ(o.device, 1);
+  ASSERT_EQ(o.benchmark_flags.size(), 1u);
+}
+
+TEST(Cli, BadInputIsAUsageError) {
+  EXPECT_THROW(parse_command_line({}), UsageError);
+  EXPECT_THROW(parse_command_line({"frobnicate"}), UsageError);
+  EXPECT_THROW(parse_command_line({"run", "--bogus"}), UsageError);
+  EXPECT_THROW(parse_command_line({"run", "--device", "x"}), UsageError);
+  EXPECT_THROW(parse_command_line({"run", "--device", "-1"}), UsageError);
+  EXPECT_THROW(parse_command_line({"run", "--filter"}), UsageError);
+  EXPECT_THROW(parse_command_line({"run", "--filter", "(unclosed"}), UsageError);
+  EXPECT_THROW(parse_command_line({"list", "--quick"}), UsageError);
+  EXPECT_THROW(parse_command_line({"analyze"}), UsageError);
+  EXPECT_EQ(parse_command_line({"--help"}).command, "help");
+}
+
+TEST(Cli, FilterMatchesFamilySlashProbe) {
+  EXPECT_TRUE(filter_matches("", "latency/ld_global"));
+  EXPECT_TRUE(filter_matches("^latency/", "latency/ld_cg"));
+  EXPECT_FALSE(filter_matches("^latency/shared$", "latency/ld_cg"));
+}
+
+TEST(Summary, AlignsAndShowsDocumented) {
+  std::vector<Parameter> ps = {{"l2_size", 50331648, "bytes", 0, 0, 0.9, "", ""},
+                               {"l1_hit_latency", 33, "cycles", 0, 0, 0.98, "", ""}};
+  std::string s = format_summary(ps, [](const Parameter& p) {
+    return p.name == "l2_size" ? std::string("50 MiB") : std::string();
+  });
+  EXPECT_NE(s.find("48 MiB"), std::string::npos) << s;
+  EXPECT_NE(s.find("50 MiB"), std::string::npos) << s;
+  EXPECT_NE(s.find("0.98"), std::string::npos);
+}
