@@ -77,7 +77,7 @@ std::vector<Observation> observations_from_table(const CsvTable& t) {
     o.p50 = t.number(r, col(3));
     o.p95 = t.number(r, col(4));
     double reps = t.number(r, col(5));
-    if (reps < 0 || reps != std::floor(reps))
+    if (!(reps >= 0 && reps <= std::numeric_limits<int>::max()) || reps != std::floor(reps))
       throw CsvError(t.path + ":" + std::to_string(t.row_lines[r]) +
                      ": column 'reps' must be a whole number");
     o.reps = static_cast<int>(reps);
@@ -103,6 +103,11 @@ std::string format_parameters(const Metadata& meta, const std::vector<Parameter>
 std::vector<Parameter> read_parameters(const std::string& path, Metadata* meta) {
   CsvTable t = read_csv(path);
   if (meta) *meta = t.meta;
+  return parameters_from_table(t);
+}
+
+std::vector<Parameter> parameters_from_table(const CsvTable& t) {
+  const std::string& path = t.path;
   std::vector<int> c;
   for (const auto& h : kParameterHeader) c.push_back(t.require(h));
   std::vector<Parameter> out;

@@ -47,6 +47,9 @@ std::vector<Observation> observations_from_table(const CsvTable& t);
 
 std::string format_parameters(const Metadata& meta, const std::vector<Parameter>& params);
 std::vector<Parameter> read_parameters(const std::string& path, Metadata* meta = nullptr);
+// Parameters of a parsed parameters.csv, one per row in order (so t.row_lines[i] is the
+// line of the i-th); throws CsvError naming file and line on anything malformed.
+std::vector<Parameter> parameters_from_table(const CsvTable& t);
 
 // Rows of `obs` that belong to `probe` and have `unit` (either may be empty for any).
 std::vector<Observation> select(const std::vector<Observation>& obs, const std::string& probe,

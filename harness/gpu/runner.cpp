@@ -18,6 +18,7 @@
 #include "core/csv.hpp"
 #include "core/observation.hpp"
 #include "core/reference.hpp"
+#include "core/report.hpp"
 #include "core/run_dir.hpp"
 #include "core/stats.hpp"
 #include "core/summary.hpp"
@@ -458,10 +459,13 @@ int run_suite(const Options& opt, int argc, char** argv) {
             << dir << "\n\n";
   std::cout << format_summary(ordered_params(), [&](const Parameter& p) {
     auto doc = documented_for_gpu(reference, p.name, dev.name, dev.cc_major, dev.cc_minor);
-    return doc ? human_value(doc->value, doc->unit) : std::string();
+    return doc ? describe(*doc) : std::string();
   });
   if (!invalid.empty())
     std::cout << "\n" << invalid.size() << " probe(s) invalid: see " << dir << "/invalid.csv\n";
+  // The figures and report.md; without gnuplot `gpuprobe report` renders them later, anywhere.
+  std::cout << std::flush;
+  report_main({dir});
   if (failures) {
     std::fprintf(stderr, "gpuprobe: %d family(ies) failed; what they measured is kept in %s\n",
                  failures, dir.c_str());

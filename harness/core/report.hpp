@@ -1,0 +1,96 @@
+#pragma once
+// `gpuprobe report RUN_DIR`: renders every figure of a run with gnuplot and writes
+// RUN_DIR/report.md (metadata, inferred parameters beside the documented figures, figures).
+// Also the pieces `gpuprobe compare` shares: reading a run directory without trusting it,
+// finding the figure scripts, and rendering one figure. Works from the CSV files alone.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/observation.hpp"
+#include "core/reference.hpp"
+
+namespace gpuprobe {
+
+// Messages about the input: each names the file, and the line where there is one.
+struct Diagnostics {
+  std::string prefix;  // "gpuprobe report"
+  std::vector<std::string> warnings, errors;
+  void warn(const std::string& m);   // printed on stderr now, listed in the report
+  void error(const std::string& m);  // the same, and the command exits non-zero
+};
+
+// Where the figure scripts, the documented figures and gnuplot are. Flags win over the
+// environment (GPUPROBE_PLOTS_DIR, GPUPROBE_REFERENCE, GNUPLOT), which wins over
+// GPUPROBE_SOURCE_DIR (environment, else the source tree this binary was built from).
+struct ReportPaths {
+  std::string plots_dir;
+  std::string reference;
+  std::string gnuplot;  // the executable; empty when none was found
+};
+// Takes --plots DIR and --reference CSV out of `args`; throws UsageError on a flag without
+// its value.
+ReportPaths resolve_paths(std::vector<std::string>& args);
+
+struct FigureScript {
+  std::string name;    // "latency" for plots/latency.gp
+  std::string path;
+  std::string family;  // from the "# family: <family>" first line
+  std::string title;   // from "# title: ...", else the name
+};
+// Every plots/*.gp that declares its family, sorted by name. Scripts without the header
+// (style.gp, ref_value.gp) are helpers and skipped.
+std::vector<FigureScript> figure_scripts(const std::string& plots_dir, Diagnostics& diag);
+
+// Families the suite knows: registered probe families and analyzers, and `scripts`' families.
+std::set<std::string> known_families(const std::vector<FigureScript>& scripts);
+
+struct RunData {
+  std::string dir;
+  Metadata meta;      // of parameters.csv, else of the first observations file
+  std::string gpu;    // "# gpu=", else the directory's name
+  int cc_major = 0, cc_minor = 0;  // "# compute_capability=", 0.0 when absent
+  std::string params_path;
+  std::vector<Parameter> params;
+  std::vector<int> param_lines;  // line of each parameter in params_path; 0 when re-inferred
+  std::vector<std::pair<std::string, std::string>> families;  // (family, file) that read cleanly
+  std::string file_of(const std::string& family) const;       // "" when absent
+  std::string meta_value(const std::string& key) const;
+};
+// Reads what can be read and says what cannot: a malformed file is an error naming file
+// and line, and the rest of the run is still read. Without parameters.csv (an older or an
+// interrupted run) the parameters are inferred again from the observations. Throws
+// std::runtime_error only when `dir` is not a directory.
+RunData load_run(const std::string& dir, const std::set<std::string>& known, Diagnostics& diag);
+
+// Short figure-key labels, one per run, unique, made of [A-Za-z0-9.-] only: "H100", "H200".
+std::vector<std::string> run_labels(const std::vector<RunData>& runs);
+
+// Renders `script` with one curve per file (labels alike) into out_dir/<name>.{svg,png,pdf}.
+// Returns the files written (relative names), or an empty list after recording why.
+std::vector<std::string> render_figure(const ReportPaths& paths, const FigureScript& script,
+                                       const std::vector<std::string>& files,
+                                       const std::vector<std::string>& labels,
+                                       const std::string& out_dir, Diagnostics& diag);
+
+// The documented figures, or an empty reference after recording why.
+Reference load_reference_or_report(const std::string& path, Diagnostics& diag);
+
+// "28 cycles [r261]" for the table, and measured/documented ("x1.18", "in range"), or "".
+std::string documented_cell(const DocumentedFigure& doc);
+std::string versus_documented(const Parameter& p, const DocumentedFigure& doc);
+// True when `p` and `doc` are in units that compare; records a message naming both files
+// and lines otherwise.
+bool units_agree(const RunData& run, size_t index, const DocumentedFigure& doc,
+                 const std::string& reference_path, Diagnostics& diag);
+
+// "### title", the SVG embedded, links to SVG, PNG and PDF under rel_dir.
+std::string figure_markdown(const FigureScript& s, const std::string& rel_dir);
+// "## Messages" listing errors then warnings; "" when there are none.
+std::string messages_markdown(const Diagnostics& diag);
+std::string markdown_table(const std::vector<std::vector<std::string>>& rows);  // row 0: header
+std::string human(double value, const std::string& unit);  // human_value without padding
+
+int report_main(const std::vector<std::string>& args);
+
+}  // namespace gpuprobe

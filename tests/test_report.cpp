@@ -1,0 +1,296 @@
+// `gpuprobe report` and `gpuprobe compare` on the synthetic fixture runs
+// (tests/data/fixture_run_*: hand-made, not measurements), on the committed runs under
+// results/, and on broken input: every figure is produced, every problem is a message that
+// names the file and line, and nothing crashes.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/compare.hpp"
+#include "core/report.hpp"
+#include "core/run_dir.hpp"
+
+namespace gpuprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A figure script for the fixture family, written into a scratch plots/ beside the real
+// style: the test exercises the report's machinery, not another family's figure.
+const char* kFixtureScript = R"gp(# family: fixture
+# title: Synthetic fixture curve (tests only)
+load 'plots/style.gp'
+set logscale x 2
+set xlabel "footprint (bytes)"
+set ylabel "latency (cycles)"
+call 'plots/ref_value.gp' ref_gpu_volta "l1_hit_latency"
+volta_l1 = ref_value
+do for [ext in "svg png pdf"] {
+  eval set_output(ext)
+  plot for [i=1:words(files)] word(files, i) \
+         using "footprint_bytes":(is_probe("chase") && is_unit("cycles") ? column("value") : NaN) \
+         with linespoints ls i title word(labels, i), \
+       volta_l1 with lines ls 13 title "Volta V100 L1 (documented)"
+}
+)gp";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+bool have_gnuplot() {
+  std::vector<std::string> none;
+  return !resolve_paths(none).gnuplot.empty();
+}
+
+class ReportTest : public ::testing::Test {
+ protected:
+  fs::path root, plots;
+
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "gpuprobe-report-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root = tmpl;
+    plots = root / "plots";
+    fs::create_directories(plots);
+    for (const char* f : {"style.gp", "ref_value.gp"})
+      fs::copy_file(fs::path(GPUPROBE_SOURCE_DIR) / "plots" / f, plots / f);
+    spit(plots / "fixture.gp", kFixtureScript);
+    for (const char* run : {"fixture_run_h100", "fixture_run_h200"})
+      fs::copy(fs::path(GPUPROBE_TEST_DATA) / run, root / run, fs::copy_options::recursive);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+
+  std::string run_dir(const char* name) const { return (root / name).string(); }
+  int report(const std::string& dir, std::vector<std::string> extra = {}) const {
+    std::vector<std::string> args = {dir, "--plots", plots.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return report_main(args);
+  }
+  std::string report_md(const std::string& dir) const { return slurp(fs::path(dir) / "report.md"); }
+};
+
+void expect_figures(const fs::path& dir, const std::string& name) {
+  for (const char* ext : {"svg", "png", "pdf"}) {
+    fs::path f = dir / (name + "." + ext);
+    ASSERT_TRUE(fs::exists(f)) << f;
+    EXPECT_GT(fs::file_size(f), 100u) << f;
+  }
+}
+
+TEST_F(ReportTest, ReportWritesMarkdownAndEveryFigure) {
+  std::string dir = run_dir("fixture_run_h100");
+  int rc = report(dir);
+  std::string md = report_md(dir);
+  EXPECT_NE(md.find("# gpuprobe report: NVIDIA H100 80GB HBM3"), std::string::npos);
+  EXPECT_NE(md.find("| compute_capability | 9.0 |"), std::string::npos);
+  // Documented beside measured: this GPU (the H100 SXM5's L2) and the Volta V100's L1.
+  EXPECT_NE(md.find("| l2_size | 50 MiB |"), std::string::npos);
+  EXPECT_NE(md.find("50 MiB [r"), std::string::npos);
+  EXPECT_NE(md.find("28 cycles [r"), std::string::npos);
+  EXPECT_NE(md.find("Jia et al. 2018"), std::string::npos);
+  if (!have_gnuplot()) {
+    EXPECT_EQ(rc, 1);
+    GTEST_SKIP() << "gnuplot not on PATH: figures not checked";
+  }
+  EXPECT_EQ(rc, 0);
+  expect_figures(fs::path(dir) / "figures", "fixture");
+  EXPECT_NE(md.find("![Synthetic fixture curve (tests only)](figures/fixture.svg)"), std::string::npos);
+}
+
+TEST_F(ReportTest, CompareWritesTableAndEveryFigure) {
+  fs::path out = root / "cmp";
+  int rc = compare_main({run_dir("fixture_run_h100"), run_dir("fixture_run_h200"), "--plots",
+                         plots.string(), "--out", out.string()});
+  std::string csv = slurp(out / "parameters.csv");
+  EXPECT_NE(csv.find("parameter,unit,H100,H100_confidence,H200,H200_confidence,ratio_H200_to_H100,"
+                     "kepler_k80,kepler_k80_reference_line"),
+            std::string::npos);
+  EXPECT_NE(csv.find("dram_latency,cycles,620,0.9,700,0.9,1.129,200-400,"), std::string::npos);
+  std::string md = slurp(out / "compare.md");
+  EXPECT_NE(md.find("| parameter | H100 | H200 | H200 / H100 | Kepler K80 (documented) |"), std::string::npos);
+  EXPECT_NE(md.find("- dram_latency: H200 / H100 = 1.129"), std::string::npos);
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH: figures not checked";
+  EXPECT_EQ(rc, 0);
+  expect_figures(out / "figures", "fixture");
+}
+
+// The committed runs and their comparisons, with the real figure scripts: what CI renders.
+TEST(CommittedRuns, ReportAndCompareRenderEveryFigure) {
+  fs::path results = fs::path(GPUPROBE_SOURCE_DIR) / "results";
+  std::vector<fs::path> runs;
+  if (fs::is_directory(results))
+    for (const auto& gpu : fs::directory_iterator(results)) {
+      if (!gpu.is_directory() || gpu.path().filename() == "reference" || gpu.path().filename() == "compare")
+        continue;
+      for (const auto& run : fs::directory_iterator(gpu.path()))
+        if (fs::exists(run.path() / "parameters.csv")) runs.push_back(run.path());
+    }
+  if (runs.empty()) GTEST_SKIP() << "no run committed under results/ yet";
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  std::string tmpl = (fs::temp_directory_path() / "gpuprobe-committed-XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  fs::path tmp = tmpl;
+  Diagnostics quiet;
+  std::vector<FigureScript> scripts =
+      figure_scripts((fs::path(GPUPROBE_SOURCE_DIR) / "plots").string(), quiet);
+  std::vector<std::string> copies;
+  for (const auto& run : runs) {
+    fs::path copy = tmp / (run.parent_path().filename().string() + "-" + run.filename().string());
+    fs::copy(run, copy, fs::copy_options::recursive);
+    copies.push_back(copy.string());
+    EXPECT_EQ(report_main({copy.string()}), 0) << run;
+    for (const auto& s : scripts)
+      if (fs::exists(copy / (s.family + ".csv"))) expect_figures(copy / "figures", s.name);
+  }
+  if (copies.size() >= 2) {
+    std::vector<std::string> args = copies;
+    args.insert(args.end(), {"--out", (tmp / "cmp").string()});
+    EXPECT_EQ(compare_main(args), 0);
+    for (const auto& s : scripts)
+      for (const auto& c : copies)
+        if (fs::exists(fs::path(c) / (s.family + ".csv"))) expect_figures(tmp / "cmp" / "figures", s.name);
+  }
+  fs::remove_all(tmp);
+}
+
+TEST_F(ReportTest, MissingColumnNamesFileAndHeaderLine) {
+  std::string dir = run_dir("fixture_run_h100");
+  fs::path csv = fs::path(dir) / "fixture.csv";
+  std::string text = slurp(csv);
+  size_t at = text.find(",reps\n");
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, 5);
+  spit(csv, text);  // every data row now has one field too many
+  EXPECT_EQ(report(dir), 1);
+  std::string md = report_md(dir);
+  EXPECT_NE(md.find(csv.string() + ":11: expected 8 fields, found 9"), std::string::npos) << md;
+
+  // The same header with the rows cut to match: the header itself is wrong.
+  std::string fixed;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    fixed += (line[0] == '#' || line.rfind("family", 0) == 0 ? line : line.substr(0, line.rfind(','))) + "\n";
+  spit(csv, fixed);
+  EXPECT_EQ(report(dir), 1);
+  EXPECT_NE(report_md(dir).find(csv.string() + ":10: not an observations file"), std::string::npos);
+}
+
+TEST_F(ReportTest, TruncatedFileNamesTheLastLine) {
+  std::string dir = run_dir("fixture_run_h100");
+  fs::path csv = fs::path(dir) / "fixture.csv";
+  std::string text = slurp(csv);
+  text.resize(text.find("\n", text.find("fixture,chase,4096")) - 12);  // mid-row
+  spit(csv, text);
+  EXPECT_EQ(report(dir), 1);
+  std::string md = report_md(dir);
+  EXPECT_NE(md.find(csv.string() + ":15: expected 9 fields, found"), std::string::npos) << md;
+  EXPECT_NE(md.find(csv.string() + ":15: last line does not end in a newline"), std::string::npos);
+
+  spit(csv, "");
+  EXPECT_EQ(report(dir), 1);
+  EXPECT_NE(report_md(dir).find(csv.string() + ": no header row"), std::string::npos);
+}
+
+TEST_F(ReportTest, UnknownFamilyIsKeptAndNamed) {
+  std::string dir = run_dir("fixture_run_h100");
+  spit(fs::path(dir) / "mystery.csv",
+       "# gpu=x\nfamily,probe,n,value,unit,p05,p50,p95,reps\nmystery,a,1,2,cycles,2,2,2,3\n");
+  spit(fs::path(dir) / "misfiled.csv",
+       "family,probe,n,value,unit,p05,p50,p95,reps\nmisfiled,a,1,2,cycles,2,2,2,3\nother,a,1,2,cycles,2,2,2,3\n");
+  EXPECT_EQ(report(dir), 1);
+  std::string md = report_md(dir);
+  EXPECT_NE(md.find("mystery.csv: unknown family 'mystery'"), std::string::npos) << md;
+  EXPECT_NE(md.find("misfiled.csv:3: family 'other' in a file named misfiled.csv"), std::string::npos);
+}
+
+TEST_F(ReportTest, DisagreeingUnitsAreNotCompared) {
+  std::string dir = run_dir("fixture_run_h200");
+  fs::path params = fs::path(dir) / "parameters.csv";
+  std::string text = slurp(params);
+  size_t at = text.find("l1_hit_latency,33.0,cycles");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 26, "l1_hit_latency,18.0,ns");
+  spit(params, text);
+  EXPECT_EQ(report(dir), have_gnuplot() ? 0 : 1);
+  std::string md = report_md(dir);
+  EXPECT_NE(md.find(params.string() + ":10: l1_hit_latency in 'ns' but the documented figure ("),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("is in 'cycles': not compared"), std::string::npos);
+
+  fs::path out = root / "cmp";
+  compare_main({run_dir("fixture_run_h100"), dir, "--plots", plots.string(), "--out", out.string()});
+  std::string cmp = slurp(out / "compare.md");
+  EXPECT_NE(cmp.find(params.string() + ":10: l1_hit_latency in 'ns' but "), std::string::npos) << cmp;
+  EXPECT_NE(cmp.find("has 'cycles': no ratio"), std::string::npos);
+  EXPECT_NE(slurp(out / "parameters.csv").find("l1_hit_latency,cycles,33,0.98,18 ns,0.98,,"), std::string::npos);
+}
+
+TEST_F(ReportTest, OlderRunWithoutParametersOrVersionStillReports) {
+  std::string dir = run_dir("fixture_run_h100");
+  fs::remove(fs::path(dir) / "parameters.csv");
+  fs::remove(fs::path(dir) / "families.csv");
+  fs::path csv = fs::path(dir) / "fixture.csv";
+  std::string text = slurp(csv), kept;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("# gpuprobe_version=", 0) != 0) kept += line + "\n";
+  spit(csv, kept);
+  EXPECT_EQ(report(dir), have_gnuplot() ? 0 : 1);
+  std::string md = report_md(dir);
+  EXPECT_NE(md.find("parameters.csv: missing (an older or interrupted run)"), std::string::npos) << md;
+  EXPECT_NE(md.find("no '# gpuprobe_version=' metadata"), std::string::npos);
+  EXPECT_NE(md.find("# gpuprobe report: NVIDIA H100 80GB HBM3"), std::string::npos);
+}
+
+TEST_F(ReportTest, BrokenScriptAndMissingReferenceAreReportedNotFatal) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  spit(plots / "broken.gp", "# family: fixture\nload 'plots/style.gp'\nthis is not gnuplot\n");
+  std::string dir = run_dir("fixture_run_h100");
+  EXPECT_EQ(report(dir, {"--reference", (root / "nope.csv").string()}), 1);
+  std::string md = report_md(dir);
+  EXPECT_NE(md.find((plots / "broken.gp").string() + ": gnuplot exited with status"), std::string::npos) << md;
+  EXPECT_NE(md.find((root / "nope.csv").string() + ": cannot open file"), std::string::npos);
+  expect_figures(fs::path(dir) / "figures", "fixture");  // the good figure is still drawn
+}
+
+TEST_F(ReportTest, BadCommandLinesAreUsageErrors) {
+  EXPECT_EQ(report_main({}), 2);
+  EXPECT_EQ(report_main({"a", "b"}), 2);
+  EXPECT_EQ(report_main({run_dir("fixture_run_h100"), "--bogus"}), 2);
+  EXPECT_EQ(report_main({run_dir("fixture_run_h100"), "--plots"}), 2);
+  EXPECT_EQ(report_main({(root / "no-such-run").string()}), 1);
+  EXPECT_EQ(compare_main({run_dir("fixture_run_h100")}), 2);
+  EXPECT_EQ(compare_main({run_dir("fixture_run_h100"), run_dir("fixture_run_h200"), "--out"}), 2);
+  EXPECT_EQ(compare_main({run_dir("fixture_run_h100"), (root / "no-such-run").string(), "--out",
+                          (root / "x").string()}),
+            1);
+}
+
+TEST(RunLabels, ShortUniqueAndSafeForGnuplot) {
+  RunData a, b, c;
+  a.gpu = "NVIDIA H100 80GB HBM3";
+  b.gpu = "NVIDIA H200";
+  c.gpu = "NVIDIA H100 80GB HBM3";
+  c.meta = {{"run_id", "20250101T000000Z"}};
+  EXPECT_EQ(run_labels({a, b}), (std::vector<std::string>{"H100", "H200"}));
+  auto same = run_labels({a, c});
+  EXPECT_NE(same[0], same[1]);
+  for (const auto& l : same) EXPECT_EQ(l.find_first_of(" _^'"), std::string::npos) << l;
+}
+
+}  // namespace
+}  // namespace gpuprobe
