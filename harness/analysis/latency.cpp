@@ -1,0 +1,519 @@
+#include "analysis/latency.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "analysis/analyzer.hpp"
+#include "core/code_check.hpp"
+#include "core/stats.hpp"
+
+namespace gpuprobe {
+namespace ladder {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double clamp01(double v) { return std::min(1.0, std::max(0.0, v)); }
+
+// Curve in log-log coordinates, where a cache level is a horizontal run at any latency.
+struct LogCurve {
+  std::vector<double> lx, z;
+  explicit LogCurve(const std::vector<CurvePoint>& p) {
+    for (const auto& q : p) {
+      lx.push_back(std::log(q.x));
+      z.push_back(std::log(q.y));
+    }
+  }
+  double median_z(const std::vector<size_t>& idx) const {
+    std::vector<double> v;
+    for (size_t i : idx) v.push_back(z[i]);
+    return median(v);
+  }
+  // Whether every member lies within `tol` of the members' median.
+  bool level(const std::vector<size_t>& idx, double tol) const {
+    double m = median_z(idx);
+    return std::all_of(idx.begin(), idx.end(),
+                       [&](size_t i) { return std::fabs(z[i] - m) <= tol; });
+  }
+  // Change of the least-squares line across the members' x-range: how much the run climbs.
+  double rise(const std::vector<size_t>& idx) const {
+    if (idx.size() < 2) return 0;
+    double mx = 0, mz = 0;
+    for (size_t i : idx) {
+      mx += lx[i];
+      mz += z[i];
+    }
+    mx /= static_cast<double>(idx.size());
+    mz /= static_cast<double>(idx.size());
+    double sxx = 0, sxz = 0;
+    for (size_t i : idx) {
+      sxx += (lx[i] - mx) * (lx[i] - mx);
+      sxz += (lx[i] - mx) * (z[i] - mz);
+    }
+    if (sxx <= 0) return 0;
+    return std::fabs(sxz / sxx) * (lx[idx.back()] - lx[idx.front()]);
+  }
+};
+
+struct Run {
+  size_t first = 0, last = 0;
+  std::vector<size_t> members;
+};
+
+// Grows a run from `start` while every member stays within `tol` of the members' median. A
+// lone point off the level is skipped (kept inside the run, left out of the level) when the
+// run is established and the two points after it are back on the level.
+Run grow_run(const LogCurve& c, size_t start, double tol) {
+  const size_t n = c.z.size();
+  Run r{start, start, {start}};
+  size_t j = start + 1;
+  while (j < n) {
+    auto with = r.members;
+    with.push_back(j);
+    if (c.level(with, tol)) {
+      r.members = std::move(with);
+      r.last = j++;
+      continue;
+    }
+    if (r.members.size() >= 2 && j + 2 < n) {
+      auto skip = r.members;
+      skip.push_back(j + 1);
+      skip.push_back(j + 2);
+      if (c.level(skip, tol)) {
+        r.members = std::move(skip);
+        r.last = j + 2;
+        j += 3;
+        continue;
+      }
+    }
+    break;
+  }
+  return r;
+}
+
+Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r,
+                     double tol) {
+  Plateau pl;
+  pl.first = r.first;
+  pl.last = r.last;
+  pl.members = r.members.size();
+  std::vector<double> ys;
+  for (size_t i : r.members) ys.push_back(p[i].y);
+  pl.level = median(ys);
+  pl.min = *std::min_element(ys.begin(), ys.end());
+  pl.max = *std::max_element(ys.begin(), ys.end());
+  pl.rise = c.rise(r.members);
+  const double points = std::min(0.99, 0.45 + 0.1 * static_cast<double>(pl.members));
+  const double flat = 1.0 - 0.4 * clamp01(pl.rise / (1.25 * tol));
+  pl.confidence = points * flat;
+  return pl;
+}
+
+}  // namespace
+
+double curve_noise(const std::vector<CurvePoint>& p) {
+  if (p.size() < 3) return 0;
+  // Each point against the straight line (in log-log) through its neighbours: zero on a
+  // plateau or a steady ramp whatever the spacing, so only noise and the few knees remain,
+  // and the median ignores those.
+  std::vector<double> r;
+  for (size_t i = 1; i + 1 < p.size(); ++i) {
+    const double x0 = std::log(p[i - 1].x), x1 = std::log(p[i].x), x2 = std::log(p[i + 1].x);
+    const double w = x2 > x0 ? (x1 - x0) / (x2 - x0) : 0.5;
+    const double line = (1 - w) * std::log(p[i - 1].y) + w * std::log(p[i + 1].y);
+    // the residual of Gaussian noise sigma has sd sigma * sqrt(1 + w^2 + (1 - w)^2)
+    r.push_back(std::fabs(std::log(p[i].y) - line) / std::sqrt(1 + w * w + (1 - w) * (1 - w)));
+  }
+  return median(r) / 0.6745;
+}
+
+Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions& opt) {
+  Segmentation s;
+  points.erase(
+      std::remove_if(points.begin(), points.end(),
+                     [](const CurvePoint& q) {
+                       return !(std::isfinite(q.x) && std::isfinite(q.y) && q.x > 0 && q.y > 0);
+                     }),
+      points.end());
+  std::stable_sort(points.begin(), points.end(),
+                   [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
+  s.points = std::move(points);
+  const auto& p = s.points;
+  const size_t n = p.size();
+  s.noise = curve_noise(p);
+  const double tol = std::min(std::log1p(opt.max_tolerance),
+                              std::max(std::log1p(opt.min_tolerance), opt.noise_factor * s.noise));
+  s.tolerance = std::expm1(tol);
+  if (n == 0) return s;
+  const LogCurve c(p);
+
+  // 1. Greedy runs; only long, wide, flat ones are plateaus (a gradual ramp makes short,
+  //    narrow or climbing runs). A run that is no plateau is retried from its next point, so
+  //    that a transition point just below a level does not spoil the level's run.
+  std::vector<Run> plateaus;
+  for (size_t i = 0; i < n;) {
+    Run r = grow_run(c, i, tol);
+    if (r.members.size() >= opt.min_points && p[r.last].x >= opt.min_span * p[r.first].x &&
+        c.rise(r.members) <= 1.25 * tol) {
+      i = r.last + 1;
+      plateaus.push_back(std::move(r));
+    } else {
+      ++i;
+    }
+  }
+
+  // 2. A greedy run may start a point late or stop a point early: let each plateau take the
+  //    free neighbours that sit on its level.
+  std::vector<int> owner(n, -1);
+  for (size_t k = 0; k < plateaus.size(); ++k)
+    for (size_t i = plateaus[k].first; i <= plateaus[k].last; ++i) owner[i] = static_cast<int>(k);
+  for (size_t k = 0; k < plateaus.size(); ++k) {
+    Run& r = plateaus[k];
+    const double m = c.median_z(r.members);
+    while (r.first > 0 && owner[r.first - 1] < 0 && std::fabs(c.z[r.first - 1] - m) <= tol) {
+      owner[--r.first] = static_cast<int>(k);
+      r.members.insert(r.members.begin(), r.first);
+    }
+    while (r.last + 1 < n && owner[r.last + 1] < 0 && std::fabs(c.z[r.last + 1] - m) <= tol) {
+      owner[++r.last] = static_cast<int>(k);
+      r.members.push_back(r.last);
+    }
+  }
+
+  // 3. Neighbouring plateaus less than min_jump apart, with at most two points between, are one
+  //    level that noise split.
+  const double jump = std::log1p(opt.min_jump);
+  for (size_t k = 0; k + 1 < plateaus.size();) {
+    Run& a = plateaus[k];
+    const Run& b = plateaus[k + 1];
+    if (b.first - a.last <= 3 && std::fabs(c.median_z(a.members) - c.median_z(b.members)) < jump) {
+      a.members.insert(a.members.end(), b.members.begin(), b.members.end());
+      a.last = b.last;
+      plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1));
+    } else {
+      ++k;
+    }
+  }
+
+  for (const auto& r : plateaus) s.plateaus.push_back(make_plateau(p, c, r, tol));
+  for (size_t k = 0; k + 1 < s.plateaus.size(); ++k) {
+    const Plateau& a = s.plateaus[k];
+    const Plateau& b = s.plateaus[k + 1];
+    Knee kn;
+    kn.lower = k;
+    kn.low = p[a.last].x;
+    kn.high = p[a.last + 1].x;
+    kn.arrive = p[b.first].x;
+    kn.x = std::sqrt(kn.low * kn.high);
+    kn.ratio = b.level / a.level;
+    const double step = clamp01(std::fabs(std::log(kn.ratio)) / std::max(3 * jump, 4 * tol));
+    const double bracket =
+        1.0 - 0.5 * clamp01((std::log(kn.high / kn.low) - 0.05) / (std::log(2.0) - 0.05));
+    // a knee that takes long to reach the next level leaves more room for doubt about it
+    const double gradual = 1.0 - 0.3 * clamp01(std::log(kn.arrive / kn.high) / std::log(4.0));
+    kn.confidence = std::min(a.confidence, b.confidence) * step * bracket * gradual;
+    s.knees.push_back(kn);
+  }
+  return s;
+}
+
+std::vector<double> refinement_points(const std::vector<CurvePoint>& points,
+                                      const RefineOptions& opt) {
+  const Segmentation s = segment_curve(points, opt.segment);
+  const auto& p = s.points;
+  if (p.size() < 2) return {};
+  const double tol = std::log1p(s.tolerance);
+  // priority of splitting the gap between p[i] and p[i + 1]
+  std::vector<double> priority(p.size() - 1, 0.0);
+  auto dz = [&](size_t i) { return std::fabs(std::log(p[i + 1].y / p[i].y)); };
+  for (size_t i = 0; i + 1 < p.size(); ++i)
+    if (dz(i) > tol) priority[i] = dz(i);
+  for (const auto& k : s.knees) {
+    const size_t leave = s.plateaus[k.lower].last;
+    const size_t arrive = s.plateaus[k.lower + 1].first - 1;
+    priority[leave] = std::max(priority[leave], 3.0 + dz(leave));
+    priority[arrive] = std::max(priority[arrive], 2.0 + dz(arrive));
+  }
+  std::vector<size_t> gaps;
+  for (size_t i = 0; i + 1 < p.size(); ++i)
+    if (priority[i] > 0 && p[i + 1].x > p[i].x * opt.min_ratio) gaps.push_back(i);
+  std::stable_sort(gaps.begin(), gaps.end(),
+                   [&](size_t a, size_t b) { return priority[a] > priority[b]; });
+  if (gaps.size() > opt.max_points) gaps.resize(opt.max_points);
+  std::vector<double> out;
+  for (size_t i : gaps) out.push_back(std::sqrt(p[i].x * p[i + 1].x));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<CurvePoint> latency_curve(const std::vector<Observation>& obs,
+                                      const std::string& probe) {
+  std::vector<CurvePoint> out;
+  for (const auto& o : select(obs, probe, "cycles")) {
+    CurvePoint q{o.param("footprint_bytes"), o.value};
+    if (std::isfinite(q.x) && std::isfinite(q.y) && q.x > 0 && q.y > 0) out.push_back(q);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
+  return out;
+}
+
+namespace {
+
+double meta_number(const Metadata& meta, const std::string& key) {
+  for (const auto& [k, v] : meta) {
+    double x = 0;
+    if (k == key && parse_number(v, &x)) return x;
+  }
+  return kNaN;
+}
+
+// How each probe's loads are made, for the method column.
+std::string load_text(const std::string& probe) {
+  if (probe == "ld_global") return "default ld.global, L1-cached, 8 B pointers";
+  if (probe == "ld_cg") return "ld.global.cg, 8 B pointers";
+  if (probe == "ld_nc") return "ld.global.nc, 8 B pointers";
+  if (probe == "shared") return "ld.shared, 4 B offsets";
+  return "ld.const, 4 B offsets";
+}
+
+std::string method_text(const std::vector<Observation>& obs, const std::string& probe,
+                        const std::string& what) {
+  std::string spacing;
+  for (const auto& o : select(obs, probe, "cycles")) {
+    spacing = o.param_text("stride_bytes");
+    if (!spacing.empty()) break;
+  }
+  return "pointer chase (" + load_text(probe) +
+         (spacing.empty() ? "" : ", " + spacing + " B spacing") + ", random single cycle): " + what;
+}
+
+Parameter level_param(const std::string& name, const Plateau& p, double confidence,
+                      const std::string& method) {
+  return {name, p.level, "cycles", p.min, p.max, clamp01(confidence), method, "latency.csv"};
+}
+
+Parameter size_param(const std::string& name, const Knee& k, double confidence,
+                     const std::string& method) {
+  return {name, k.x, "bytes", k.low, k.high, clamp01(confidence), method, "latency.csv"};
+}
+
+// Which plateaus of a curve past the L1 are L2 levels and which is DRAM.
+struct Ladder {
+  const Segmentation* seg = nullptr;
+  size_t near = 0;            // plateau index of the near (or only) L2 level
+  std::optional<size_t> far;  // plateau index of the far L2 level; knees[*far - 1] ends near
+  size_t dram = 0;            // plateau index of DRAM; knees[dram - 1] is the L2 size
+  double l2_fit = 1.0;        // 1 when the L2 step sits near the device's L2 size
+};
+
+// Index of the knee in [from, to) nearest `bytes` (in log), with its distance.
+std::pair<size_t, double> knee_nearest(const Segmentation& s, size_t from, size_t to,
+                                       double bytes) {
+  std::pair<size_t, double> best{from, std::numeric_limits<double>::infinity()};
+  for (size_t k = from; k < to; ++k) {
+    const double d = std::fabs(std::log(s.knees[k].x / bytes));
+    if (d < best.second) best = {k, d};
+  }
+  return best;
+}
+
+// `first` is the first plateau past any L1. With the device's L2 size known, the L2 step is
+// the knee nearest it (so a TLB step past it is not taken for DRAM) and the far level begins
+// at the knee nearest half of it (one partition); otherwise the last knee ends the L2 and the
+// level after the first is the far one.
+std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2_bytes) {
+  if (s.plateaus.size() < first + 2) return std::nullopt;
+  const bool known = std::isfinite(l2_bytes) && l2_bytes > 0;
+  Ladder l;
+  l.seg = &s;
+  l.near = first;
+  size_t step = s.knees.size() - 1;
+  if (known) {
+    const auto [k, d] = knee_nearest(s, first, s.knees.size(), l2_bytes);
+    step = k;
+    l.l2_fit = d <= std::log(2.0) ? 1.0 : 0.5;
+  }
+  l.dram = step + 1;
+  if (step > first) {
+    const size_t split = known ? knee_nearest(s, first, step, l2_bytes / 2).first : first;
+    if (s.plateaus[split + 1].level > s.plateaus[first].level) l.far = split + 1;
+  }
+  return l;
+}
+
+}  // namespace
+
+std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const Metadata& meta) {
+  const double l2_bytes = meta_number(meta, "l2_bytes");
+  const double shared_per_sm = meta_number(meta, "shared_per_sm_bytes");
+  auto segment = [&](const std::string& probe) -> std::optional<Segmentation> {
+    auto curve = latency_curve(obs, probe);
+    if (curve.size() < 3) return std::nullopt;
+    return segment_curve(curve);
+  };
+  const auto g = segment("ld_global");
+  const auto cg = segment("ld_cg");
+  const auto nc = segment("ld_nc");
+  const auto sh = segment("shared");
+  const auto cn = segment("constant");
+  std::vector<Parameter> out;
+
+  // A first plateau is an L1-class hit when it is clearly faster than an L2 hit (ld.cg's first
+  // plateau); without ld.cg, when it ends within what the SM's L1/shared array can hold.
+  const double l2_level = cg && !cg->plateaus.empty() ? cg->plateaus[0].level : kNaN;
+  auto l1_class = [&](const Segmentation& s) {
+    if (s.plateaus.empty()) return false;
+    const Plateau& p0 = s.plateaus[0];
+    if (std::isfinite(l2_level)) return p0.level < 0.75 * l2_level;
+    if (std::isfinite(shared_per_sm) && shared_per_sm > 0)
+      return s.plateaus.size() >= 2 && s.points[p0.last].x <= 4 * shared_per_sm;
+    return s.plateaus.size() >= 3;
+  };
+
+  const bool g_l1 = g && l1_class(*g);
+  if (g_l1) {
+    const Plateau& p0 = g->plateaus[0];
+    out.push_back(level_param("l1_hit_latency", p0, p0.confidence,
+                              method_text(obs, "ld_global", "first plateau")));
+    if (!g->knees.empty())
+      out.push_back(size_param("l1_size", g->knees[0], g->knees[0].confidence,
+                               method_text(obs, "ld_global",
+                                           "footprint where the first plateau ends "
+                                           "(largest L1: carve-out preference 0)")));
+  }
+
+  // L2 levels and DRAM: from ld.cg (no L1 in the way), else from ld.global past its L1.
+  std::optional<Ladder> ladder;
+  std::string ladder_probe;
+  if (cg) {
+    ladder = find_ladder(*cg, 0, l2_bytes);
+    ladder_probe = "ld_cg";
+  }
+  std::optional<Ladder> g_ladder;
+  if (g) g_ladder = find_ladder(*g, g_l1 ? 1 : 0, l2_bytes);
+  if (!ladder && g_ladder) {
+    ladder = g_ladder;
+    ladder_probe = "ld_global";
+  }
+  if (ladder) {
+    const Segmentation& s = *ladder->seg;
+    const Plateau& near = s.plateaus[ladder->near];
+    const Knee& l2_step = s.knees[ladder->dram - 1];
+    // Two curves that both saw the L2 step should agree on where it is.
+    double agree = 1.0;
+    if (ladder_probe == "ld_cg" && g_ladder) {
+      const Knee& other = g_ladder->seg->knees[g_ladder->dram - 1];
+      agree = std::fabs(std::log(other.x / l2_step.x)) <= std::log(1.25) ? 1.0 : 0.8;
+    }
+    const bool split = ladder->far.has_value();
+    out.push_back(level_param(
+        "l2_near_hit_latency", near, near.confidence,
+        method_text(obs, ladder_probe,
+                    split ? "first L2 plateau (near partition)" : "L2 plateau (one level seen)")));
+    if (split) {
+      const Plateau& far = s.plateaus[*ladder->far];
+      const Knee& seg_step = s.knees[*ladder->far - 1];
+      out.push_back(
+          size_param("l2_segment_size", seg_step, seg_step.confidence * agree,
+                     method_text(obs, ladder_probe, "footprint where the near L2 plateau ends")));
+      out.push_back(
+          level_param("l2_far_hit_latency", far, far.confidence,
+                      method_text(obs, ladder_probe, "second L2 plateau (far partition)")));
+    }
+    out.push_back(
+        size_param("l2_size", l2_step, l2_step.confidence * ladder->l2_fit * agree,
+                   method_text(obs, ladder_probe, "footprint where the last L2 plateau ends")));
+    const Plateau& dram = s.plateaus[ladder->dram];
+    out.push_back(level_param("dram_latency", dram, dram.confidence * ladder->l2_fit,
+                              method_text(obs, ladder_probe, "first plateau past the L2 size")));
+  }
+
+  if (nc && l1_class(*nc))
+    out.push_back(level_param("readonly_hit_latency", nc->plateaus[0], nc->plateaus[0].confidence,
+                              method_text(obs, "ld_nc", "first plateau")));
+  if (sh && !sh->plateaus.empty())
+    out.push_back(level_param("shared_latency", sh->plateaus[0], sh->plateaus[0].confidence,
+                              method_text(obs, "shared", "first plateau")));
+  if (cn && !cn->plateaus.empty())
+    out.push_back(level_param("constant_hit_latency", cn->plateaus[0], cn->plateaus[0].confidence,
+                              method_text(obs, "constant", "first plateau")));
+  return out;
+}
+
+GPUPROBE_REGISTER_ANALYZER("latency", infer_latency);
+
+namespace {
+
+// The dependent load each probe times, as PTX and as SASS (sm_75 to sm_90 spell the default
+// load LDG.E.64, ld.cg LDG.E.64.STRONG.GPU, ld.nc LDG.E.64.CONSTANT; older ones add .SYS).
+struct ChaseCode {
+  const char* probe;
+  const char* kernel;
+  const char* ptx;
+  const char* sass;
+};
+const ChaseCode kChaseCode[] = {
+    {"ld_global", "latency::chase_global<latency::LoadDefault>", R"(^ld\.global\.u64 )",
+     R"(^LDG\.E\.64(\.SYS)? )"},
+    {"ld_cg", "latency::chase_global<latency::LoadCg>", R"(^ld\.global\.cg\.u64 )",
+     R"(^LDG\.E\.64\.STRONG\.GPU )"},
+    {"ld_nc", "latency::chase_global<latency::LoadNc>", R"(^ld\.global\.nc\.u64 )",
+     R"(^LDG\.E\.64\.CONSTANT(\.SYS)? )"},
+    {"shared", "latency::chase_shared", R"(^ld\.shared\.u32 )", R"(^LDS(\.U)?(\.32)? )"},
+    {"constant", "latency::chase_constant", R"(^ld\.const\.u32 )", R"(^LDC R[0-9]+, c\[0x3\])"},
+};
+// Write the global chain once per footprint, for the three global probes; find the SM every
+// chase runs on (once per run).
+constexpr const char* kLinkKernel = "latency::link_lines";
+constexpr const char* kLowestSmKernel = "latency::lowest_sm";
+
+// Every timed region holds the probe's load, each on the one before; the link kernel stores
+// one 8 B pointer per line; the SM finder makes one atomic min.
+std::vector<CodeExpectation> latency_expectations() {
+  std::vector<CodeExpectation> out;
+  for (const auto& c : kChaseCode) {
+    CodeExpectation e;
+    e.source = "latency";
+    e.kernel = c.kernel;
+    e.probe = c.probe;
+    e.ptx = {{c.ptx, -1, true}};
+    e.sass = {{c.sass, -1, true}};
+    out.push_back(e);
+  }
+  CodeExpectation link;
+  link.source = "latency";
+  link.kernel = kLinkKernel;
+  link.probe = "ld_global";
+  link.ptx = {{R"(^st\.global\.u64 )", 1, false}};
+  link.sass = {{R"(^STG\.E\.64(\.SYS)? )", 1, false}};
+  out.push_back(link);
+  CodeExpectation sm;
+  sm.source = "latency";
+  sm.kernel = kLowestSmKernel;
+  sm.probe = "ld_global";
+  sm.ptx = {{R"(^atom\.global\.min\.u32 )", 1, false}};
+  sm.sass = {{R"(^REDG?\.E\.MIN)", 1, false}};
+  out.push_back(sm);
+  return out;
+}
+
+}  // namespace
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(latency_expectations);
+
+std::vector<std::string> latency_kernels(const std::string& probe) {
+  for (const auto& c : kChaseCode)
+    if (probe == c.probe) {
+      std::vector<std::string> k = {c.kernel, kLowestSmKernel};
+      if (probe.rfind("ld_", 0) == 0) k.push_back(kLinkKernel);
+      return k;
+    }
+  return {};
+}
+
+}  // namespace ladder
+}  // namespace gpuprobe

@@ -1,0 +1,75 @@
+# family: latency
+# title: Pointer-chase latency against footprint for each load path (log-log): plateaus are cache levels, knees their capacities; documented L1, L2, DRAM and shared latencies of Kepler K80, Maxwell M60 and Volta V100 as dashed reference levels
+load 'plots/style.gp'
+
+probes = "ld_global ld_cg ld_nc shared constant"
+probe_title(p) = p eq "ld_global" ? "ld.global" : p eq "ld_cg" ? "ld.cg" : p eq "ld_nc" ? "ld.nc" : p
+probe_dt(p) = p eq "ld_global" ? 1 : p eq "ld_cg" ? 2 : p eq "ld_nc" ? 4 : p eq "shared" ? 3 : 5
+probe_pt(p) = p eq "ld_global" ? 7 : p eq "ld_cg" ? 5 : p eq "ld_nc" ? 9 : p eq "shared" ? 11 : 13
+sel(p) = is_probe(p) && is_unit("cycles")
+
+# Documented levels of the representative Kepler, Maxwell and Volta parts; a level that is not
+# documented for a part (NaN) is not drawn.
+array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
+array arch_name[3] = ["K80", "M60", "V100"]
+quantities = "l1_hit_latency l2_near_hit_latency dram_latency shared_latency"
+quantity_title(q) = q eq "l1_hit_latency" ? "L1" : q eq "l2_near_hit_latency" ? "L2" : \
+                    q eq "dram_latency" ? "DRAM" : "shared"
+array level[12]
+do for [g=1:3] {
+  do for [k=1:words(quantities)] {
+    call 'plots/ref_value.gp' (arch_gpu[g]) (word(quantities, k))
+    level[(g - 1) * 4 + k] = ref_value
+  }
+}
+# Each architecture's labels sit in their own column at the right, so that levels documented
+# close together (the three L2 latencies) stay readable; they are set per terminal (font size).
+levels = ""
+labels_cmd = ""
+do for [g=1:3] {
+  shown = 0
+  do for [k=1:4] {
+    v = level[(g - 1) * 4 + k]
+    if (v == v) {
+      shown = 1
+      levels = levels . sprintf(", %g with lines ls %d notitle", v, 10 + g)
+      labels_cmd = labels_cmd . sprintf("set label '%s %g' at graph %g, first %g offset 0, 0.4 center front tc rgb '%s' font labelfont; ", \
+          quantity_title(word(quantities, k)), v, 0.58 + 0.12 * g, v, \
+          g == 1 ? kepler_color : g == 2 ? maxwell_color : volta_color)
+    }
+  }
+  if (shown) { levels = levels . sprintf(", NaN with lines ls %d title '%s (documented)'", 10 + g, arch_name[g]) }
+}
+
+set logscale x 2
+# The x axis ends at the first 4x tic past the largest footprint of any file.
+xmax = 1024
+do for [i=1:words(files)] {
+  stats word(files, i) using (is_unit("cycles") ? column("footprint_bytes") : 0) nooutput
+  xmax = STATS_max > xmax ? STATS_max : xmax
+}
+set xrange [192 : 1.05 * 256 * 4**ceil(log(xmax / 256) / log(4) - 1e-9)]
+set logscale y 10
+set xtics ("256 B" 256, "4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576, "16 MiB" 16777216, \
+           "256 MiB" 268435456)
+set xtics add ("" 1024 1, "" 16384 1, "" 262144 1, "" 4194304 1, "" 67108864 1, "" 1073741824 1)
+set ytics (10, 20, 50, 100, 200, 500, 1000, 2000)
+set yrange [10:3000]
+set xlabel "footprint (bytes, 128 B between pointers; constant: 64 B)"
+set ylabel "cycles per dependent load"
+
+do for [ext in "svg png pdf"] {
+  eval set_output(ext)
+  keyfont = sprintf(",%d", ext eq "png" ? 16 : (ext eq "svg" ? 9 : 6))
+  labelfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 8 : 5))
+  # about 90 points a curve: small marks, so that the refined knees stay legible
+  pscale = ext eq "pdf" ? 0.3 : 0.5
+  set key top left font keyfont
+  unset label
+  eval labels_cmd
+  # Refinement adds points after the coarse sweep: smooth unique puts each curve in x order.
+  plot for [i=1:words(files)] for [p in probes] word(files, i) \
+         using (sel(p) ? column("footprint_bytes") : NaN):"value" smooth unique \
+         with linespoints ls i dt probe_dt(p) pt probe_pt(p) ps pscale \
+         title sprintf("%s %s", word(labels, i), probe_title(p)) @levels
+}

@@ -1,0 +1,452 @@
+// The latency ladder: plateau/knee segmentation and the inferred hierarchy on synthetic curves
+// (noise, gradual knees, a split L2, missing levels, older GPUs), through the CSV files, and on
+// the curve recorded on the H100.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include "analysis/analyzer.hpp"
+#include "analysis/latency.hpp"
+#include "core/observation.hpp"
+
+using namespace gpuprobe;
+using namespace gpuprobe::ladder;
+
+namespace {
+
+constexpr double KiB = 1024, MiB = 1024 * 1024;
+
+// One cache level: hits cost `latency` up to `capacity` bytes. Past it the hit fraction falls
+// as (capacity / footprint)^sharpness: a large sharpness is an LRU-like step, a small one the
+// gradual knee of random replacement. The last level (capacity 0) is memory.
+struct Level {
+  double latency, capacity, sharpness = 60;
+};
+
+double ladder_latency(const std::vector<Level>& levels, double footprint) {
+  double lat = levels.back().latency;
+  for (size_t i = levels.size() - 1; i-- > 0;) {
+    const Level& l = levels[i];
+    const double hit =
+        footprint <= l.capacity ? 1.0 : std::pow(l.capacity / footprint, l.sharpness);
+    lat = hit * l.latency + (1 - hit) * lat;
+  }
+  return lat;
+}
+
+struct Model {
+  std::vector<Level> levels;
+  double noise = 0.005;  // relative, Gaussian
+};
+
+// Measures a model the way the family does: a jittered geometric sweep, then rounds of
+// refinement around the knees.
+std::vector<CurvePoint> sweep(const Model& m, double min_bytes, double max_bytes, unsigned seed = 1,
+                              int rounds = 3, double ratio = 1.189207115) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0.0, m.noise);
+  std::uniform_real_distribution<double> jitter(-0.3, 0.3);
+  auto measure = [&](double x) {
+    return CurvePoint{x, ladder_latency(m.levels, x) * (1 + noise(rng))};
+  };
+  std::vector<CurvePoint> pts;
+  const double step = std::log(ratio);
+  for (double t = 0; min_bytes * std::exp(t) <= max_bytes; t += step)
+    pts.push_back(
+        measure(std::round(min_bytes * std::exp(t + step * std::fabs(jitter(rng))) / 128) * 128));
+  RefineOptions ro;
+  ro.min_ratio = 1.0 + (ratio - 1.0) / 16;
+  for (int r = 0; r < rounds; ++r)
+    for (double x : refinement_points(pts, ro)) pts.push_back(measure(std::round(x / 128) * 128));
+  return pts;
+}
+
+std::vector<Observation> to_observations(const std::string& probe,
+                                         const std::vector<CurvePoint>& pts) {
+  std::vector<Observation> out;
+  for (const auto& p : pts) {
+    Observation o;
+    o.family = "latency";
+    o.probe = probe;
+    o.params = {{"footprint_bytes", std::to_string(static_cast<long long>(p.x))},
+                {"stride_bytes", "128"}};
+    o.value = o.p05 = o.p50 = o.p95 = p.y;
+    o.unit = "cycles";
+    o.reps = 9;
+    out.push_back(o);
+    o.unit = "ns";  // the harness adds these; the analysis must ignore them
+    o.value = p.y / 1.755;
+    out.push_back(o);
+  }
+  return out;
+}
+
+void append(std::vector<Observation>& to, const std::vector<Observation>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+std::map<std::string, Parameter> by_name(const std::vector<Parameter>& ps) {
+  std::map<std::string, Parameter> m;
+  for (const auto& p : ps) m[p.name] = p;
+  return m;
+}
+
+const Metadata kH100Meta = {{"l2_bytes", "52428800"}, {"shared_per_sm_bytes", "233472"}};
+
+// H100-like: L1 with the largest carve-out, a near and a far L2 partition, HBM.
+struct H100Like {
+  double l1 = 240 * KiB, segment = 25 * MiB, l2 = 50 * MiB;
+  Model global{{{33, 240 * KiB}, {262, 25 * MiB}, {470, 50 * MiB}, {780, 0}}};
+  Model cg{{{250, 25 * MiB}, {460, 50 * MiB}, {770, 0}}};
+  Model nc{{{35, 240 * KiB}, {265, 25 * MiB}, {475, 50 * MiB}, {785, 0}}};
+  Model shared{{{29, 0}}};
+  Model constant{{{24, 2 * KiB}, {90, 32 * KiB}, {230, 0}}};
+
+  std::vector<Observation> observations(double noise, unsigned seed = 7) {
+    for (Model* m : {&global, &cg, &nc, &shared, &constant}) m->noise = noise;
+    std::vector<Observation> obs;
+    append(obs, to_observations("ld_global", sweep(global, 1 * KiB, 225 * MiB, seed)));
+    append(obs, to_observations("ld_cg", sweep(cg, 1 * KiB, 225 * MiB, seed + 1)));
+    append(obs, to_observations("ld_nc", sweep(nc, 1 * KiB, 225 * MiB, seed + 2)));
+    append(obs, to_observations("shared", sweep(shared, 1 * KiB, 227 * KiB, seed + 3, 1, 1.414)));
+    append(obs, to_observations("constant", sweep(constant, 256, 64 * KiB, seed + 4)));
+    return obs;
+  }
+};
+
+void expect_near(const std::map<std::string, Parameter>& p, const std::string& name, double want,
+                 double rel) {
+  auto it = p.find(name);
+  ASSERT_NE(it, p.end()) << name << " not inferred";
+  EXPECT_NEAR(it->second.value, want, rel * want) << name;
+  EXPECT_LE(it->second.low, it->second.value) << name;
+  EXPECT_GE(it->second.high, it->second.value) << name;
+  EXPECT_GT(it->second.confidence, 0.0) << name;
+  EXPECT_LE(it->second.confidence, 1.0) << name;
+  EXPECT_EQ(it->second.evidence, "latency.csv") << name;
+}
+
+// A size is right when the true capacity lies between the sweep points that bracket the knee
+// and the bracket is tight. `slack`: just past a capacity the model's latency rises by less
+// than the noise tolerance (more so for a gradual knee), so the level is left a little late.
+void expect_bracket(const std::map<std::string, Parameter>& p, const std::string& name,
+                    double capacity, double max_width, double slack = 1.005) {
+  auto it = p.find(name);
+  ASSERT_NE(it, p.end()) << name << " not inferred";
+  EXPECT_LE(it->second.low, capacity * slack) << name;
+  EXPECT_GE(it->second.high, capacity - 128) << name;
+  EXPECT_LE(it->second.high / it->second.low, max_width) << name;
+  EXPECT_EQ(it->second.unit, "bytes");
+}
+
+}  // namespace
+
+// --- segmentation ---------------------------------------------------------------------------
+
+TEST(Segmentation, FlatCurveIsOnePlateauWithoutKnees) {
+  std::vector<CurvePoint> pts;
+  for (int i = 0; i < 12; ++i) pts.push_back({1024.0 * (i + 1), 30.0 + (i % 2) * 0.2});
+  Segmentation s = segment_curve(pts);
+  ASSERT_EQ(s.plateaus.size(), 1u);
+  EXPECT_TRUE(s.knees.empty());
+  EXPECT_NEAR(s.plateaus[0].level, 30.1, 0.11);
+  EXPECT_EQ(s.plateaus[0].first, 0u);
+  EXPECT_EQ(s.plateaus[0].last, 11u);
+}
+
+TEST(Segmentation, SharpStepGivesOneKneeBracketedByNeighbours) {
+  std::vector<CurvePoint> pts;
+  for (int i = 0; i < 20; ++i) {
+    double x = 1000.0 * std::pow(1.2, i);
+    pts.push_back({x, x <= 20000 ? 40.0 : 300.0});
+  }
+  Segmentation s = segment_curve(pts);
+  ASSERT_EQ(s.plateaus.size(), 2u);
+  ASSERT_EQ(s.knees.size(), 1u);
+  EXPECT_LE(s.knees[0].low, 20000);
+  EXPECT_GT(s.knees[0].high, 20000);
+  EXPECT_EQ(s.knees[0].high, s.knees[0].arrive);
+  EXPECT_NEAR(s.knees[0].ratio, 7.5, 1e-9);
+}
+
+TEST(Segmentation, UnsortedAndInvalidPointsAreHandled) {
+  std::vector<CurvePoint> pts = {{4096, 30}, {1024, 30},  {-1, 5},
+                                 {2048, 30}, {8192, NAN}, {3000, 30}};
+  Segmentation s = segment_curve(pts);
+  ASSERT_EQ(s.points.size(), 4u);
+  EXPECT_EQ(s.points.front().x, 1024);
+  ASSERT_EQ(s.plateaus.size(), 1u);
+}
+
+TEST(Segmentation, LoneOutlierDoesNotSplitAPlateau) {
+  std::vector<CurvePoint> pts;
+  for (int i = 0; i < 15; ++i) pts.push_back({1000.0 * (i + 1), i == 7 ? 80.0 : 40.0});
+  Segmentation s = segment_curve(pts);
+  ASSERT_EQ(s.plateaus.size(), 1u);
+  EXPECT_EQ(s.plateaus[0].members, 14u);
+  EXPECT_DOUBLE_EQ(s.plateaus[0].level, 40.0);
+}
+
+TEST(Segmentation, RampIsNotAPlateau) {
+  // 40 flat, then a long steady climb to 400, then flat: two plateaus, the ramp between.
+  std::vector<CurvePoint> pts;
+  for (int i = 0; i < 40; ++i) {
+    double y = i < 10 ? 40 : i < 30 ? 40 * std::pow(10.0, (i - 9) / 21.0) : 400;
+    pts.push_back({1000.0 * std::pow(1.15, i), y});
+  }
+  Segmentation s = segment_curve(pts);
+  ASSERT_EQ(s.plateaus.size(), 2u);
+  EXPECT_EQ(s.plateaus[0].last, 9u);
+  EXPECT_GE(s.plateaus[1].first, 29u);
+  EXPECT_GT(s.knees[0].arrive / s.knees[0].high, 5.0);  // a gradual knee
+}
+
+TEST(Segmentation, NoiseIsEstimatedRobustly) {
+  std::mt19937 rng(3);
+  std::normal_distribution<double> n(0, 0.02);
+  std::vector<CurvePoint> pts;
+  for (int i = 0; i < 200; ++i) pts.push_back({double(i + 1), (i < 100 ? 50 : 500) * (1 + n(rng))});
+  EXPECT_NEAR(curve_noise(pts), 0.02, 0.006);
+  Segmentation s = segment_curve(pts);
+  EXPECT_EQ(s.plateaus.size(), 2u);
+}
+
+TEST(Segmentation, RefinementTargetsTheKnee) {
+  std::vector<CurvePoint> pts;
+  for (int i = 0; i < 20; ++i) {
+    double x = 1000.0 * std::pow(1.5, i);
+    pts.push_back({x, x <= 50000 ? 40.0 : 300.0});
+  }
+  auto next = refinement_points(pts);
+  ASSERT_FALSE(next.empty());
+  // the step lies between 1000*1.5^9 (38443) and 1000*1.5^10 (57665)
+  for (double x : next) {
+    EXPECT_GT(x, 38443);
+    EXPECT_LT(x, 57665);
+  }
+  RefineOptions tight;
+  tight.min_ratio = 1.6;
+  EXPECT_TRUE(refinement_points(pts, tight).empty());
+}
+
+// --- the ladder -----------------------------------------------------------------------------
+
+TEST(LatencyLadder, H100LikeSplitL2) {
+  H100Like h;
+  auto p = by_name(infer_latency(h.observations(0.005), kH100Meta));
+  expect_near(p, "l1_hit_latency", 33, 0.02);
+  expect_bracket(p, "l1_size", h.l1, 1.05);
+  expect_near(p, "l2_near_hit_latency", 250, 0.02);
+  expect_bracket(p, "l2_segment_size", h.segment, 1.05);
+  expect_near(p, "l2_far_hit_latency", 460, 0.03);
+  expect_bracket(p, "l2_size", h.l2, 1.05);
+  expect_near(p, "dram_latency", 770, 0.03);
+  expect_near(p, "readonly_hit_latency", 35, 0.02);
+  expect_near(p, "shared_latency", 29, 0.02);
+  expect_near(p, "constant_hit_latency", 24, 0.02);
+  EXPECT_GT(p["l1_hit_latency"].confidence, 0.8);
+  EXPECT_GT(p["l2_size"].confidence, 0.5);
+}
+
+TEST(LatencyLadder, NoisyCurvesStillGiveTheLadder) {
+  H100Like h;
+  auto p = by_name(infer_latency(h.observations(0.025, 11), kH100Meta));
+  expect_near(p, "l1_hit_latency", 33, 0.05);
+  expect_near(p, "l2_near_hit_latency", 250, 0.05);
+  expect_near(p, "l2_far_hit_latency", 460, 0.06);
+  expect_near(p, "dram_latency", 770, 0.06);
+  expect_near(p, "l1_size", h.l1, 0.15);
+  expect_near(p, "l2_size", h.l2, 0.15);
+}
+
+TEST(LatencyLadder, GradualKneesAreFoundWhereTheLevelIsLeft) {
+  H100Like h;
+  h.global.levels[0].sharpness = 1.5;  // random-replacement L1
+  h.nc.levels[0].sharpness = 1.5;
+  h.cg.levels[1].sharpness = 3;  // soft far-partition capacity
+  auto p = by_name(infer_latency(h.observations(0.005, 5), kH100Meta));
+  expect_bracket(p, "l1_size", h.l1, 1.06, 1.02);
+  expect_bracket(p, "l2_size", h.l2, 1.06, 1.02);
+  expect_near(p, "l2_far_hit_latency", 460, 0.05);
+  expect_near(p, "dram_latency", 770, 0.03);
+}
+
+TEST(LatencyLadder, UnsplitL2HasNoFarLevel) {
+  // Volta-like (V100: L1 28, 128 KiB; L2 193, 6 MiB; DRAM 375).
+  Model g{{{28, 128 * KiB}, {193, 6 * MiB}, {375, 0}}};
+  Model cg{{{185, 6 * MiB}, {370, 0}}};
+  std::vector<Observation> obs;
+  append(obs, to_observations("ld_global", sweep(g, 1 * KiB, 27 * MiB)));
+  append(obs, to_observations("ld_cg", sweep(cg, 1 * KiB, 27 * MiB, 2)));
+  auto p = by_name(infer_latency(obs, {{"l2_bytes", "6291456"}, {"shared_per_sm_bytes", "98304"}}));
+  expect_near(p, "l1_hit_latency", 28, 0.02);
+  expect_bracket(p, "l1_size", 128 * KiB, 1.05);
+  expect_near(p, "l2_near_hit_latency", 185, 0.02);
+  expect_bracket(p, "l2_size", 6 * MiB, 1.05);
+  expect_near(p, "dram_latency", 370, 0.02);
+  EXPECT_EQ(p.count("l2_far_hit_latency"), 0u);
+  EXPECT_EQ(p.count("l2_segment_size"), 0u);
+  EXPECT_EQ(p.count("shared_latency"), 0u);  // not measured, not invented
+}
+
+TEST(LatencyLadder, KeplerLikeValuesWithoutMetadata) {
+  // K80-like: L1 35 cycles in 16 KiB, L2 200 cycles in 1.5 MiB, DRAM ~ 450; no metadata, so the
+  // ladder is read from the structure alone.
+  Model g{{{35, 16 * KiB}, {200, 1.5 * MiB}, {450, 0}}};
+  Model cg{{{195, 1.5 * MiB}, {445, 0}}};
+  Model sh{{{26, 0}}};
+  Model cn{{{30, 2 * KiB}, {92, 32 * KiB}, {220, 0}}};
+  std::vector<Observation> obs;
+  append(obs, to_observations("ld_global", sweep(g, 1 * KiB, 7 * MiB)));
+  append(obs, to_observations("ld_cg", sweep(cg, 1 * KiB, 7 * MiB, 3)));
+  append(obs, to_observations("shared", sweep(sh, 1 * KiB, 48 * KiB, 4, 1, 1.414)));
+  append(obs, to_observations("constant", sweep(cn, 256, 64 * KiB, 5)));
+  auto p = by_name(infer_latency(obs, {}));
+  expect_near(p, "l1_hit_latency", 35, 0.02);
+  expect_bracket(p, "l1_size", 16 * KiB, 1.05);
+  expect_near(p, "l2_near_hit_latency", 195, 0.02);
+  expect_bracket(p, "l2_size", 1.5 * MiB, 1.05);
+  expect_near(p, "dram_latency", 445, 0.02);
+  expect_near(p, "shared_latency", 26, 0.02);
+  expect_near(p, "constant_hit_latency", 30, 0.02);
+  EXPECT_EQ(p.count("l2_far_hit_latency"), 0u);
+}
+
+TEST(LatencyLadder, LoadsThatSkipL1GiveNoL1) {
+  // Kepler's default: global loads not cached in L1, so ld.global looks like ld.cg.
+  Model g{{{200, 1.5 * MiB}, {450, 0}}};
+  std::vector<Observation> obs;
+  append(obs, to_observations("ld_global", sweep(g, 1 * KiB, 7 * MiB)));
+  append(obs, to_observations("ld_cg", sweep(g, 1 * KiB, 7 * MiB, 9)));
+  auto p = by_name(infer_latency(obs, {{"l2_bytes", "1572864"}}));
+  EXPECT_EQ(p.count("l1_hit_latency"), 0u);
+  EXPECT_EQ(p.count("l1_size"), 0u);
+  expect_near(p, "l2_near_hit_latency", 200, 0.02);
+  expect_bracket(p, "l2_size", 1.5 * MiB, 1.05);
+}
+
+TEST(LatencyLadder, WithoutLdCgTheL2ComesFromLdGlobal) {
+  H100Like h;
+  std::vector<Observation> obs;
+  for (const auto& o : h.observations(0.005))
+    if (o.probe == "ld_global") obs.push_back(o);
+  auto p = by_name(infer_latency(obs, kH100Meta));
+  expect_near(p, "l1_hit_latency", 33, 0.02);
+  expect_near(p, "l2_near_hit_latency", 262, 0.02);
+  expect_near(p, "l2_far_hit_latency", 470, 0.03);
+  expect_bracket(p, "l2_size", h.l2, 1.05);
+  EXPECT_NE(p["l2_size"].method.find("ld.global"), std::string::npos);
+}
+
+TEST(LatencyLadder, SweepThatStopsInL2InventsNoDram) {
+  Model cg{{{250, 25 * MiB}, {460, 50 * MiB}, {770, 0}}};
+  auto obs = to_observations("ld_cg", sweep(cg, 1 * KiB, 20 * MiB));
+  auto p = by_name(infer_latency(obs, kH100Meta));
+  EXPECT_EQ(p.count("dram_latency"), 0u);
+  EXPECT_EQ(p.count("l2_size"), 0u);
+}
+
+TEST(LatencyLadder, TlbStepPastDramIsNotTakenForDram) {
+  // A step past the L2 (TLB reach) must not turn DRAM into a "far L2".
+  Model cg{{{250, 25 * MiB}, {460, 50 * MiB}, {770, 120 * MiB}, {950, 0}}};
+  auto obs = to_observations("ld_cg", sweep(cg, 1 * KiB, 400 * MiB));
+  auto p = by_name(infer_latency(obs, kH100Meta));
+  expect_near(p, "l2_far_hit_latency", 460, 0.03);
+  expect_bracket(p, "l2_size", 50 * MiB, 1.05);
+  expect_near(p, "dram_latency", 770, 0.03);
+}
+
+TEST(LatencyLadder, QuickSweepStillSplitsTheL2) {
+  // --quick: coarse steps of 2^(1/2), two rounds of refinement.
+  H100Like h;
+  for (unsigned seed : {1u, 2u, 3u}) {
+    auto obs = to_observations("ld_cg", sweep(h.cg, 1 * KiB, 225 * MiB, seed, 2, 1.414213562));
+    auto p = by_name(infer_latency(obs, kH100Meta));
+    expect_near(p, "l2_near_hit_latency", 250, 0.02);
+    expect_near(p, "l2_far_hit_latency", 460, 0.03);
+    expect_near(p, "dram_latency", 770, 0.03);
+    expect_bracket(p, "l2_segment_size", h.segment, 1.2);
+    expect_bracket(p, "l2_size", h.l2, 1.2);
+  }
+}
+
+TEST(LatencyLadder, StepInsideTheNearL2IsNotTakenForTheFarPartition) {
+  // A small step inside the near partition (TLB reach, say) before the real split at 25 MiB.
+  Model cg{{{250, 8 * MiB}, {290, 25 * MiB}, {460, 50 * MiB}, {770, 0}}};
+  auto obs = to_observations("ld_cg", sweep(cg, 1 * KiB, 225 * MiB));
+  auto p = by_name(infer_latency(obs, kH100Meta));
+  expect_near(p, "l2_near_hit_latency", 250, 0.02);
+  expect_bracket(p, "l2_segment_size", 25 * MiB, 1.05);
+  expect_near(p, "l2_far_hit_latency", 460, 0.03);
+  expect_bracket(p, "l2_size", 50 * MiB, 1.05);
+}
+
+TEST(LatencyLadder, RoundTripsThroughTheObservationsFile) {
+  H100Like h;
+  auto obs = h.observations(0.005);
+  Metadata meta = kH100Meta;
+  auto path = std::filesystem::temp_directory_path() / "gpuprobe_test_latency.csv";
+  {
+    std::ofstream f(path);
+    f << format_observations(meta, obs);
+  }
+  Metadata read_meta;
+  auto back = read_observations(path.string(), &read_meta);
+  std::filesystem::remove(path);
+  auto direct = infer_latency(obs, meta);
+  auto via_file = analyze("latency", back, read_meta);  // the registered analyzer
+  ASSERT_EQ(direct.size(), via_file.size());
+  for (size_t i = 0; i < direct.size(); ++i) {
+    EXPECT_EQ(direct[i].name, via_file[i].name);
+    EXPECT_NEAR(direct[i].value, via_file[i].value, 1e-9 * direct[i].value);
+  }
+}
+
+TEST(LatencyLadder, RefinedSweepIsShortAndRepeatable) {
+  H100Like h;
+  h.cg.noise = 0.005;
+  auto a = sweep(h.cg, 1 * KiB, 225 * MiB, 21);
+  auto b = sweep(h.cg, 1 * KiB, 225 * MiB, 22);
+  EXPECT_LT(a.size(), 110u);
+  auto pa = by_name(infer_latency(to_observations("ld_cg", a), kH100Meta));
+  auto pb = by_name(infer_latency(to_observations("ld_cg", b), kH100Meta));
+  for (const char* name : {"l2_near_hit_latency", "l2_far_hit_latency", "dram_latency"})
+    EXPECT_NEAR(pa[name].value, pb[name].value, 0.01 * pa[name].value) << name;
+  EXPECT_NEAR(pa["l2_size"].value, pb["l2_size"].value, 0.05 * pa["l2_size"].value);
+}
+
+// --- the H100 ---------------------------------------------------------------------------------
+
+TEST(LatencyLadder, RecordedH100Curve) {
+  const std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_latency.csv";
+  if (!std::filesystem::exists(path))
+    GTEST_SKIP() << path << " is absent: it is committed after the first H100 run";
+  Metadata meta;
+  auto obs = read_observations(path, &meta);
+  auto p = by_name(infer_latency(obs, meta));
+  auto in = [&](const std::string& name, double lo, double hi) {
+    auto it = p.find(name);
+    ASSERT_NE(it, p.end()) << name << " not inferred from " << path;
+    EXPECT_GE(it->second.value, lo) << name;
+    EXPECT_LE(it->second.value, hi) << name;
+  };
+  in("l1_hit_latency", 20, 60);
+  in("l1_size", 64 * KiB, 512 * KiB);
+  in("l2_near_hit_latency", 150, 400);
+  in("l2_size", 25 * MiB, 100 * MiB);
+  in("dram_latency", 400, 1200);
+  in("shared_latency", 15, 60);
+  in("readonly_hit_latency", 20, 60);
+  in("constant_hit_latency", 10, 60);
+  EXPECT_LT(p["l1_hit_latency"].value, p["l2_near_hit_latency"].value);
+  EXPECT_LT(p["l2_near_hit_latency"].value, p["dram_latency"].value);
+  if (p.count("l2_far_hit_latency")) {
+    EXPECT_GT(p["l2_far_hit_latency"].value, p["l2_near_hit_latency"].value);
+    EXPECT_LT(p["l2_far_hit_latency"].value, p["dram_latency"].value);
+    EXPECT_LT(p["l2_segment_size"].value, p["l2_size"].value);
+  }
+}
