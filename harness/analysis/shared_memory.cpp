@@ -1,0 +1,449 @@
+#include "analysis/shared_memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "analysis/analyzer.hpp"
+#include "analysis/pipes.hpp"  // spread_confidence
+#include "core/code_check.hpp"
+#include "core/csv.hpp"
+
+namespace gpuprobe {
+
+std::vector<long long> stride_offsets(int access_bytes, int stride) {
+  std::vector<long long> out(shmem::kWarpLanes);
+  for (int t = 0; t < shmem::kWarpLanes; ++t)
+    out[t] = static_cast<long long>(stride) * t * access_bytes;
+  return out;
+}
+
+std::vector<long long> conflict_offsets(const BankModel& m, int ways, int lanes_per_word) {
+  if (ways < 1 || lanes_per_word < 1 || m.banks < 1 || m.width < 4)
+    throw std::invalid_argument("conflict_offsets: ways, lanes_per_word, banks >= 1, width >= 4");
+  const long long pitch = static_cast<long long>(m.banks) * m.width;
+  std::vector<long long> out(shmem::kWarpLanes);
+  for (int t = 0; t < shmem::kWarpLanes; ++t) {
+    int group = t / lanes_per_word;
+    int bank = group / ways;
+    if (bank >= m.banks) return {};  // more groups than banks x ways: the pattern cannot be built
+    out[t] = (group % ways) * pitch + static_cast<long long>(bank) * m.width;
+  }
+  return out;
+}
+
+int bank_wavefronts(const BankModel& m, int access_bytes, const std::vector<long long>& offsets) {
+  if (m.banks < 1 || m.width < 1 || access_bytes < 1)
+    throw std::invalid_argument("bank_wavefronts: banks, width and access_bytes must be >= 1");
+  const long long row_bytes = static_cast<long long>(m.banks) * m.width;
+  const size_t phase =
+      static_cast<size_t>(std::clamp<long long>(row_bytes / access_bytes, 1, shmem::kWarpLanes));
+  int total = 0;
+  for (size_t start = 0; start < offsets.size(); start += phase) {
+    std::map<long long, std::set<long long>> rows_of_bank;
+    for (size_t i = start; i < std::min(start + phase, offsets.size()); ++i)
+      for (long long w = offsets[i] / m.width; w <= (offsets[i] + access_bytes - 1) / m.width; ++w)
+        rows_of_bank[w % m.banks].insert(w / m.banks);
+    size_t deepest = 0;
+    for (const auto& [bank, rows] : rows_of_bank) deepest = std::max(deepest, rows.size());
+    total += static_cast<int>(deepest);
+  }
+  return total;
+}
+
+namespace shmem {
+
+std::string chase_kernel_name(int access_bytes) {
+  return "shmem::chase_kernel<" + std::to_string(access_bytes) + ">";
+}
+std::string request_kernel_name(int access_bytes) {
+  return "shmem::request_kernel<" + std::to_string(access_bytes) + ">";
+}
+static std::string flags(bool shared, bool cas) {
+  return std::string(shared ? "true" : "false") + ", " + (cas ? "true" : "false");
+}
+std::string chain_kernel_name(bool shared, bool cas) {
+  return "shmem::chain_kernel<" + flags(shared, cas) + ">";
+}
+std::string stream_kernel_name(bool shared, bool cas) {
+  return "shmem::stream_kernel<" + flags(shared, cas) + ">";
+}
+
+namespace {
+
+// What the timed loops must hold: every load (atomic) of a trip, none merged or dropped, in
+// the width (space, operation) meant; the latency loops as one dependent chain.
+std::vector<CodeExpectation> shared_memory_expectations() {
+  std::vector<CodeExpectation> out;
+  for (int bytes : {4, 8, 16}) {
+    const std::string w = bytes == 4 ? "u32" : bytes == 8 ? R"(v2\.u32)" : R"(v4\.u32)";
+    const std::string ptx = R"(^ld\.volatile\.shared\.)" + w + " ";
+    // LDS (or LDS.32), LDS.64, LDS.128, with whatever letter modifiers (.U) the compiler adds.
+    const std::string sass =
+        R"(^LDS(\.[A-Z]+)*)" +
+        std::string(bytes == 4 ? R"((\.32)?)" : R"(\.)" + std::to_string(bytes * 8)) + " ";
+    out.push_back({"shared_banks",
+                   chase_kernel_name(bytes),
+                   kStrideLatency,
+                   {{ptx, kLoadsPerTrip, true}},
+                   {{sass, kLoadsPerTrip, false}}});
+    out.push_back({"shared_banks",
+                   request_kernel_name(bytes),
+                   kStrideThroughput,
+                   {{ptx, kLoadsPerTrip, false}},
+                   {{sass, kLoadsPerTrip, false}}});
+  }
+  for (bool shared : {true, false})
+    for (bool cas : {false, true}) {
+      const std::string op = cas ? R"(cas\.b32)" : R"(add\.u32)";
+      const std::string ptx =
+          R"(^atom\.)" + std::string(shared ? "shared" : "global") + R"(\.)" + op + " ";
+      // ATOMS.ADD, ATOMS.CAS (or .CAST.SPIN), ATOMG.E.ADD.STRONG.GPU, ATOMG.E.CAS.STRONG.GPU
+      const std::string sass =
+          std::string(shared ? "^ATOMS" : "^ATOMG") + R"((\.[A-Z0-9]+)*\.)" + (cas ? "CAS" : "ADD");
+      out.push_back({"atomics",
+                     chain_kernel_name(shared, cas),
+                     kAtomicLatency,
+                     {{ptx, kAtomicsPerTrip, true}},
+                     {{sass, kAtomicsPerTrip, false}}});
+      out.push_back({"atomics",
+                     stream_kernel_name(shared, cas),
+                     kAtomicThroughput,
+                     {{ptx, kAtomicsPerTrip, false}},
+                     {{sass, kAtomicsPerTrip, false}}});
+    }
+  return out;
+}
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(shared_memory_expectations);
+
+}  // namespace
+}  // namespace shmem
+
+namespace {
+
+struct LineFit {
+  double intercept = 0, slope = 0, ssr = 0, sst = 0, slope_se = 0;
+  int n = 0;
+};
+
+// Weighted least squares y = a + b x. A fit whose slope would be negative is replaced by the
+// flat one (the model cannot explain the curve).
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y,
+                 const std::vector<double>& w, bool forbid_negative_slope) {
+  LineFit f;
+  f.n = static_cast<int>(x.size());
+  double W = 0, Sx = 0, Sy = 0, Sxx = 0, Sxy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    W += w[i];
+    Sx += w[i] * x[i];
+    Sy += w[i] * y[i];
+    Sxx += w[i] * x[i] * x[i];
+    Sxy += w[i] * x[i] * y[i];
+  }
+  if (W <= 0) return f;
+  const double den = W * Sxx - Sx * Sx;
+  f.slope = den > 0 ? (W * Sxy - Sx * Sy) / den : 0;
+  if (forbid_negative_slope && f.slope < 0) f.slope = 0;
+  f.intercept = (Sy - f.slope * Sx) / W;
+  const double mean = Sy / W;
+  for (size_t i = 0; i < x.size(); ++i) {
+    double r = y[i] - f.intercept - f.slope * x[i];
+    f.ssr += w[i] * r * r;
+    f.sst += w[i] * (y[i] - mean) * (y[i] - mean);
+  }
+  if (f.n > 2 && den > 0) f.slope_se = std::sqrt(f.ssr / (f.n - 2) * W / den);
+  return f;
+}
+
+// How clearly the best model beats an alternative: the drop in weighted squared residual in
+// units of the noise variance (at least 1 % relative noise is assumed, since no timing is
+// better than that), mapped to [0, 1) as tanh(delta/4): a likelihood ratio of e^2 gives 0.76.
+double separation(double ssr_best, double ssr_alt, int n) {
+  double noise = std::max(ssr_best / std::max(n - 2, 1), 1e-4);
+  return std::tanh(std::max(0.0, ssr_alt - ssr_best) / noise / 4.0);
+}
+
+std::string model_text(const BankModel& m) {
+  return std::to_string(m.banks) + "x" + std::to_string(m.width) + " B";
+}
+
+std::vector<Observation> rows_of(const std::vector<Observation>& obs, const std::string& probe,
+                                 const std::string& unit) {
+  std::vector<Observation> out;
+  for (const auto& o : select(obs, probe, unit))
+    if (std::isfinite(o.value)) out.push_back(o);
+  return out;
+}
+
+// Relative residuals beyond this are outliers: they count as this much and no more, and do
+// not steer the line.
+constexpr double kOutlier = 0.3;
+
+struct ModelScore {
+  LineFit line;
+  double floor = 1;
+  double score = 0;  // sum of squared relative residuals, each capped at kOutlier^2
+};
+
+// How well measured = a + b * max(wavefronts, floor) explains `y`. The floor stands for an
+// issue limit (a request that cannot go faster than `floor` passes even when conflict-free),
+// which would otherwise pass for conflicts on the cheapest patterns. Residuals are relative,
+// so a 2-way and a 32-way point weigh alike; one refit without the outliers keeps a few wild
+// points from choosing the model.
+ModelScore score_model(const std::vector<double>& wavefronts, const std::vector<double>& y) {
+  ModelScore best;
+  best.score = std::numeric_limits<double>::infinity();
+  for (double floor : {1.0, 1.5, 2.0, 3.0, 4.0}) {
+    std::vector<double> x, w;
+    for (size_t i = 0; i < y.size(); ++i) {
+      x.push_back(std::max(wavefronts[i], floor));
+      w.push_back(1.0 / (y[i] * y[i]));
+    }
+    LineFit line = fit_line(x, y, w, true);
+    for (size_t i = 0; i < y.size(); ++i)
+      if (std::abs(y[i] - line.intercept - line.slope * x[i]) > kOutlier * y[i]) w[i] = 0;
+    line = fit_line(x, y, w, true);
+    double score = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      double r = (y[i] - line.intercept - line.slope * x[i]) / y[i];
+      score += std::min(r * r, kOutlier * kOutlier);
+    }
+    if (score < best.score - 1e-12) best = {line, floor, score};
+  }
+  return best;
+}
+
+std::string family_file(const std::vector<Observation>& obs, const std::string& fallback) {
+  return (obs.empty() ? fallback : obs.front().family) + ".csv";
+}
+
+}  // namespace
+
+std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs,
+                                         const std::string& probe) {
+  const std::string unit = probe == shmem::kStrideThroughput ? shmem::kPerRequest : "cycles";
+  std::vector<int> access, stride;
+  std::vector<double> y;
+  for (const auto& o : rows_of(obs, probe, unit)) {
+    double a = o.param("access_bytes"), s = o.param("stride");
+    if (!(a >= 1 && s >= 1 && o.value > 0)) continue;  // stride 0 is the broadcast: not a bank test
+    access.push_back(static_cast<int>(a));
+    stride.push_back(static_cast<int>(s));
+    y.push_back(o.value);
+  }
+  if (y.size() < 6) return std::nullopt;
+  if (*std::max_element(y.begin(), y.end()) < 1.3 * *std::min_element(y.begin(), y.end()))
+    return std::nullopt;  // no conflict visible anywhere: nothing to read banks from
+
+  struct Candidate {
+    BankModel m;
+    ModelScore s;
+  };
+  std::vector<Candidate> cands;
+  for (int banks : {8, 16, 32, 64, 128})
+    for (int width : {4, 8, 16}) {
+      BankModel m{banks, width};
+      std::vector<double> p;
+      for (size_t i = 0; i < y.size(); ++i)
+        p.push_back(bank_wavefronts(m, access[i], stride_offsets(access[i], stride[i])));
+      cands.push_back({m, score_model(p, y)});
+    }
+  auto best = std::min_element(
+      cands.begin(), cands.end(),
+      [](const Candidate& a, const Candidate& b) { return a.s.score < b.s.score; });
+  BankFit r;
+  r.model = best->m;
+  r.intercept = best->s.line.intercept;
+  r.slope = best->s.line.slope;
+  r.floor = best->s.floor;
+  r.points = static_cast<int>(y.size());
+  r.rms = std::sqrt(best->s.score / r.points);
+  r.r2 = best->s.line.sst > 0 ? 1 - best->s.line.ssr / best->s.line.sst : 0;
+  r.probe = probe;
+  double alt_banks = std::numeric_limits<double>::infinity(), alt_width = alt_banks;
+  for (const auto& c : cands) {
+    if (c.m.banks != r.model.banks && c.s.score < alt_banks) {
+      alt_banks = c.s.score;
+      r.banks_runner_up = c.m;
+    }
+    if (c.m.width != r.model.width && c.s.score < alt_width) {
+      alt_width = c.s.score;
+      r.width_runner_up = c.m;
+    }
+  }
+  r.banks_separation = separation(best->s.score, alt_banks, r.points);
+  r.width_separation = separation(best->s.score, alt_width, r.points);
+  return r;
+}
+
+std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs) {
+  auto tput = fit_bank_geometry(obs, shmem::kStrideThroughput);
+  if (tput && bank_geometry_settled(*tput)) return tput;
+  // An issue floor can make throughput ambiguous (32x4 B with a 2-pass floor looks like
+  // 16x8 B); one warp's latency has no such floor.
+  auto lat = fit_bank_geometry(obs, shmem::kStrideLatency);
+  if (lat && bank_geometry_settled(*lat)) return lat;
+  return tput ? tput : lat;
+}
+
+// How well the model explains the curve: its R^2, discounted once the relative residual
+// passes 10 %.
+double bank_fit_quality(const BankFit& f) {
+  return std::clamp(f.r2, 0.0, 1.0) / (1.0 + (f.rms / 0.1) * (f.rms / 0.1));
+}
+
+bool bank_geometry_settled(const BankFit& f) {
+  return bank_fit_quality(f) > kMinFitQuality && f.banks_separation >= kMinSeparation &&
+         f.width_separation >= kMinSeparation;
+}
+
+std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  const std::string evidence = family_file(obs, "shared_banks");
+  std::optional<BankFit> fit = fit_bank_geometry(obs);
+  if (fit) {
+    const std::string how =
+        (fit->probe == shmem::kStrideThroughput ? "cycles per warp request" : "one-warp latency") +
+        std::string(" vs stride (4/8/16 B) fit to B-bank x W-byte models: best ") +
+        model_text(fit->model) +
+        (fit->floor > 1 ? " (issue floor " + format_number(fit->floor) + " passes)" : "");
+    const double q = bank_fit_quality(*fit);
+    // A quantity the curve cannot tell apart from its alternative is left out, not guessed.
+    if (fit->banks_separation >= kMinSeparation && q > kMinFitQuality)
+      out.push_back({"shared_banks", static_cast<double>(fit->model.banks), "banks",
+                     static_cast<double>(fit->model.banks), static_cast<double>(fit->model.banks),
+                     q * fit->banks_separation, how + ", next " + model_text(fit->banks_runner_up),
+                     evidence});
+    if (fit->width_separation >= kMinSeparation && q > kMinFitQuality)
+      out.push_back({"shared_bank_width", static_cast<double>(fit->model.width), "bytes",
+                     static_cast<double>(fit->model.width), static_cast<double>(fit->model.width),
+                     q * fit->width_separation, how + ", next " + model_text(fit->width_runner_up),
+                     evidence});
+  }
+
+  auto bw = rows_of(obs, shmem::kBandwidth, "B/clk/SM");
+  if (!bw.empty()) {
+    auto peak = *std::max_element(
+        bw.begin(), bw.end(),
+        [](const Observation& a, const Observation& b) { return a.value < b.value; });
+    std::string how = "ld.shared " + peak.param_text("access_bytes") + " B/lane, " +
+                      peak.param_text("warps_per_sm") + " warps/SM, conflict-free, clock64 per SM";
+    if (fit)
+      how += "; banks x width = " + std::to_string(fit->model.banks * fit->model.width) + " B/clk";
+    out.push_back({"shared_bandwidth_per_sm", peak.value, "B/clk/SM", peak.p05, peak.p95,
+                   spread_confidence(peak.p05, peak.value, peak.p95), how, evidence});
+  }
+
+  // The conflict ladder: one warp, N lanes per bank on N distinct rows, one lane per word.
+  std::vector<double> ways, lat, ones;
+  for (const auto& o : rows_of(obs, shmem::kConflictLatency, "cycles"))
+    if (o.param("lanes_per_word") == 1 && o.param("ways") >= 1) {
+      ways.push_back(o.param("ways"));
+      lat.push_back(o.value);
+      ones.push_back(1.0);
+    }
+  std::set<double> distinct(ways.begin(), ways.end());
+  if (distinct.size() >= 3) {
+    LineFit f = fit_line(ways, lat, ones, false);
+    std::string how =
+        "one-warp dependent ld.shared, N-way conflicts N=" + format_number(*distinct.begin()) +
+        ".." + format_number(*distinct.rbegin()) + ": slope of latency vs N";
+    std::vector<double> tw, tput, tones;
+    for (const auto& o : rows_of(obs, shmem::kConflictThroughput, shmem::kPerRequest))
+      if (o.param("lanes_per_word") == 1) {
+        tw.push_back(o.param("ways"));
+        tput.push_back(o.value);
+        tones.push_back(1.0);
+      }
+    if (tw.size() >= 3)
+      how += "; all warps: " +
+             format_number(std::round(fit_line(tw, tput, tones, false).slope * 100) / 100) +
+             " cycles/request per way";
+    double r2 = f.sst > 0 ? 1 - f.ssr / f.sst : 0;
+    out.push_back({"shared_conflict_penalty_per_way", f.slope, "cycles", f.slope - 2 * f.slope_se,
+                   f.slope + 2 * f.slope_se, std::clamp(r2, 0.0, 1.0), how, evidence});
+  }
+  return out;
+}
+
+namespace {
+
+const Observation* find_row(const std::vector<Observation>& rows,
+                            const std::vector<std::pair<std::string, std::string>>& want) {
+  for (const auto& o : rows) {
+    bool all = true;
+    for (const auto& [k, v] : want) all = all && o.param_text(k) == v;
+    if (all) return &o;
+  }
+  return nullptr;
+}
+
+Parameter measured(const std::string& name, const Observation& o, const std::string& how,
+                   const std::string& evidence) {
+  return {name, o.value, o.unit, o.p05, o.p95, spread_confidence(o.p05, o.value, o.p95),
+          how,  evidence};
+}
+
+}  // namespace
+
+std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  const std::string evidence = family_file(obs, "atomics");
+  const auto lat = rows_of(obs, shmem::kAtomicLatency, "cycles");
+  const auto tput = rows_of(obs, shmem::kAtomicThroughput, shmem::kPerClockPerSm);
+  for (std::string space : {"shared", "global"}) {
+    struct Want {
+      std::string name, op, lanes, addresses, how;
+    };
+    const std::vector<Want> wants = {
+        {"atomic_" + space + "_latency_nocontention", "add", "1", "1",
+         "one lane, dependent atomicAdd chain (each add's operand is the previous result)"},
+        {"atomic_" + space + "_latency_32way", "add", "32", "1",
+         "32 lanes of one warp on one address, dependent atomicAdd chain"},
+        {"atomic_" + space + "_cas_latency_nocontention", "cas", "1", "1",
+         "one lane, dependent atomicCAS chain (compare = previous result)"},
+    };
+    for (const auto& wnt : wants)
+      if (const Observation* o = find_row(lat, {{"space", space},
+                                                {"op", wnt.op},
+                                                {"lanes", wnt.lanes},
+                                                {"addresses", wnt.addresses}}))
+        out.push_back(measured(wnt.name, *o, wnt.how, evidence));
+    if (const Observation* o =
+            find_row(tput, {{"space", space}, {"op", "add"}, {"lanes", "32"}, {"addresses", "32"}}))
+      out.push_back(measured(
+          "atomic_" + space + "_throughput_per_sm", *o,
+          "atomicAdd, 32 lanes on 32 words per warp, all warps, " +
+              std::string(space == "shared" ? "clock64 per SM" : "events, measured SM clock"),
+          evidence));
+  }
+  return out;
+}
+
+std::vector<Parameter> analyze_transpose(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  const auto rows = rows_of(obs, shmem::kTranspose, "us");
+  for (std::string type : {"float", "double"}) {
+    const Observation* plain = find_row(rows, {{"type", type}, {"padding", "0"}});
+    const Observation* padded = find_row(rows, {{"type", type}, {"padding", "1"}});
+    if (!plain || !padded || !(padded->value > 0 && padded->p05 > 0)) continue;
+    double v = plain->value / padded->value;
+    double lo = plain->p05 / padded->p95, hi = plain->p95 / padded->p05;
+    out.push_back({"transpose_padding_speedup_" + type, v, "x", lo, hi,
+                   spread_confidence(lo, v, hi),
+                   "32x32 " + type + " tile through shared memory, n=" + plain->param_text("n") +
+                       ": time unpadded / time with one column of padding",
+                   family_file(obs, "transpose")});
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_ANALYZER("shared_banks", analyze_shared_banks);
+GPUPROBE_REGISTER_ANALYZER("atomics", analyze_atomics);
+GPUPROBE_REGISTER_ANALYZER("transpose", analyze_transpose);
+
+}  // namespace gpuprobe

@@ -1,0 +1,98 @@
+#pragma once
+// Shared memory analysis: a bank model (how many wavefronts a warp's request needs on a
+// machine of B banks of W bytes), the fit that picks B and W from measured conflict curves,
+// and the analyzers of the shared_banks, atomics and transpose families.
+// The probes build their lane addresses with the same functions the model reads, so the
+// pattern measured and the pattern predicted cannot drift apart.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/observation.hpp"
+
+namespace gpuprobe {
+
+// Probe names and units shared by the probes (microbench/shared_banks.cu, atomics.cu,
+// transpose.cu) and their analysis.
+namespace shmem {
+constexpr int kWarpLanes = 32;
+constexpr const char* kStrideLatency = "stride_latency";        // cycles, one warp
+constexpr const char* kStrideThroughput = "stride_throughput";  // cycles/request, all warps
+constexpr const char* kConflictLatency = "conflict_latency";
+constexpr const char* kConflictThroughput = "conflict_throughput";
+constexpr const char* kBandwidth = "bandwidth";  // B/clk/SM
+constexpr const char* kPerRequest = "cycles/request";
+constexpr const char* kAtomicLatency = "latency";        // cycles per atomic, one warp
+constexpr const char* kAtomicThroughput = "throughput";  // atomics/clk/SM
+constexpr const char* kPerClockPerSm = "atomics/clk/SM";
+constexpr const char* kTranspose = "transpose";             // us per kernel
+constexpr const char* kPaddingSpeedup = "padding_speedup";  // unpadded time / padded time
+
+// Instructions per loop trip of the timed loops, and the kernels' names as the code checks
+// (core/code_check.hpp) know them.
+constexpr int kLoadsPerTrip = 8;                    // ld.shared in chase_kernel and request_kernel
+constexpr int kAtomicsPerTrip = 8;                  // atomics in chain_kernel and stream_kernel
+std::string chase_kernel_name(int access_bytes);    // "shmem::chase_kernel<4>"
+std::string request_kernel_name(int access_bytes);  // "shmem::request_kernel<16>"
+std::string chain_kernel_name(bool shared, bool cas);  // "shmem::chain_kernel<true, false>"
+std::string stream_kernel_name(bool shared, bool cas);
+}  // namespace shmem
+
+struct BankModel {
+  int banks = 0;
+  int width = 0;  // bytes per bank per row
+  bool operator==(const BankModel& o) const { return banks == o.banks && width == o.width; }
+};
+
+// Byte offsets of a warp whose lane t accesses element `stride * t` of an array of
+// `access_bytes`-byte elements.
+std::vector<long long> stride_offsets(int access_bytes, int stride);
+
+// Byte offsets of a 4-byte access pattern with `ways` distinct words in each bank used and
+// `lanes_per_word` lanes reading each word: lanes are taken in groups of `lanes_per_word`,
+// group g reads row g % ways of bank g / ways. (ways, 1) is the N-way conflict ladder,
+// (1, m) is m-lane multicast without conflict, (N, 32/N) puts the whole warp on one bank.
+std::vector<long long> conflict_offsets(const BankModel& m, int ways, int lanes_per_word);
+
+// Wavefronts (bank-conflict-free passes) one warp request needs on machine `m`: lanes are
+// served in phases of B*W/access_bytes lanes (a whole warp when that is >= 32); within a
+// phase a bank serves one row per pass, and lanes reading the same row of a bank share it.
+int bank_wavefronts(const BankModel& m, int access_bytes, const std::vector<long long>& offsets);
+
+struct BankFit {
+  BankModel model;
+  // measured ~ intercept + slope * max(wavefronts, floor); floor > 1 is an issue limit
+  double intercept = 0, slope = 0, floor = 1;
+  double rms = 0;               // relative residual of the best model (outliers capped)
+  double r2 = 0;                // weighted coefficient of determination, outliers left out
+  double banks_separation = 0;  // [0,1]: how much worse the best model with other banks fits
+  double width_separation = 0;  // [0,1]: the same for the best model with another width
+  BankModel banks_runner_up, width_runner_up;
+  int points = 0;
+  std::string probe;  // the probe the fit used
+};
+
+// The model's banks (width) are reported only when the best model explains the curve and the
+// best one with other banks (width) fits clearly worse; the conflict probes are built on the
+// model only when both are.
+double bank_fit_quality(const BankFit& f);
+constexpr double kMinFitQuality = 0.2;
+constexpr double kMinSeparation = 0.5;
+bool bank_geometry_settled(const BankFit& f);
+
+// Fits every candidate model (banks 8..128, widths 4..16 B) to the rows of `probe` (params
+// access_bytes and stride; stride 0, the broadcast, left out) and returns the best, or
+// nothing when the curve shows no conflicts or too few points. The candidates are scored by
+// relative residual, a few outliers capped; see score_model in the .cpp.
+std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs,
+                                         const std::string& probe);
+// The fit on stride_throughput, or on stride_latency where throughput did not settle the
+// geometry (not measured, or ambiguous).
+std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs);
+
+std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
+                                            const Metadata& meta);
+std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, const Metadata& meta);
+std::vector<Parameter> analyze_transpose(const std::vector<Observation>& obs, const Metadata& meta);
+
+}  // namespace gpuprobe
