@@ -1,5 +1,6 @@
 // gpuprobe: one binary, a handful of commands (see usage_text()).
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
@@ -12,6 +13,10 @@
 
 int main(int argc, char** argv) {
   using namespace gpuprobe;
+  // Kernels in different streams share this many hardware queues (8 by default), which would
+  // cap the measured kernel concurrency at 8 instead of the GPU's own limit. A user's setting
+  // wins; the concurrency family records the value it ran with.
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
     Options opt = parse_command_line(args);

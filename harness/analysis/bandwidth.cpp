@@ -1,0 +1,248 @@
+#include "analysis/bandwidth.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "analysis/analyzer.hpp"
+
+namespace gpuprobe {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string mib(double bytes) { return fmt("%.4g", bytes / (1024.0 * 1024.0)) + " MiB"; }
+
+std::vector<Observation> rows_where(const std::vector<Observation>& obs, const std::string& probe,
+                                    const std::string& unit,
+                                    const std::function<bool(const Observation&)>& keep) {
+  std::vector<Observation> out;
+  for (const auto& o : select(obs, probe, unit))
+    if (keep(o)) out.push_back(o);
+  return out;
+}
+
+// The row with the highest median (a copy: callers often pass a temporary selection).
+std::optional<Observation> best_of(const std::vector<Observation>& rows) {
+  std::optional<Observation> best;
+  for (const auto& o : rows)
+    if (std::isfinite(o.p50) && (!best || o.p50 > best->p50)) best = o;
+  return best;
+}
+
+// "16 B ld.global.cg, ILP 4"
+std::string describe(const Observation& o) {
+  std::string s = o.param_text("width_bytes") + " B " + o.param_text("op");
+  if (!o.param_text("ilp").empty()) s += ", ILP " + o.param_text("ilp");
+  return s;
+}
+
+// How far the repetitions agree: 0.95 within 3 % (p05..p95 against the median), down to 0.6
+// at 20 % and beyond.
+double spread_confidence(const Observation& o) {
+  if (!(o.p50 > 0)) return 0.3;
+  const double spread = (o.p95 - o.p05) / o.p50;
+  if (spread <= 0.03) return 0.95;
+  if (spread >= 0.20) return 0.6;
+  return 0.95 - (spread - 0.03) / 0.17 * 0.35;
+}
+
+Parameter peak_parameter(const std::string& name, const Observation& best, const std::string& unit,
+                         const std::string& method, const std::string& evidence) {
+  return {name, best.p50, unit, best.p05, best.p95, spread_confidence(best), method, evidence};
+}
+
+// The DRAM figures quote their fraction of the theoretical peak; one above it means the
+// buffer was partly served from L2, and the figure cannot be trusted.
+void against_theoretical(Parameter& p, double theoretical) {
+  if (!(theoretical > 0)) return;
+  const double frac = p.value / theoretical;
+  p.method += "; " + fmt("%.1f", 100 * frac) + " % of the theoretical " + fmt("%.0f", theoretical) +
+              " GB/s (2 x memory clock x bus width)";
+  if (frac > 1.02) {
+    p.confidence = std::min(p.confidence, 0.3);
+    p.method += ", ABOVE the theoretical peak: L2 or a wrong memory clock?";
+  }
+}
+
+// Rows whose footprint is `lo` < footprint / L2 <= `hi`.
+std::function<bool(const Observation&)> l2_fraction_in(double lo, double hi) {
+  return [lo, hi](const Observation& o) {
+    const double f = o.param("l2_fraction");
+    return f > lo && f <= hi;
+  };
+}
+
+// The DRAM rows: those over the largest footprint, if that is at least 8x L2. A smaller
+// footprint reread within a repetition could still find part of itself in L2, whatever the
+// replacement policy, and read faster than DRAM can deliver.
+constexpr double kDramMinFraction = 8;
+std::vector<Observation> dram_rows(const std::vector<Observation>& obs, const std::string& probe) {
+  double largest = 0;
+  for (const auto& o : select(obs, probe, "GB/s"))
+    if (o.param("l2_fraction") > largest) largest = o.param("l2_fraction");
+  if (largest < kDramMinFraction) return {};
+  return rows_where(obs, probe, "GB/s", [largest](const Observation& o) {
+    return o.param("l2_fraction") >= 0.99 * largest;
+  });
+}
+
+}  // namespace
+
+std::optional<Saturation> saturation_point(std::vector<CurvePoint> curve, double fraction) {
+  curve.erase(std::remove_if(curve.begin(), curve.end(),
+                             [](const CurvePoint& p) {
+                               return !(std::isfinite(p.x) && std::isfinite(p.y) && p.x > 0);
+                             }),
+              curve.end());
+  // Best y at each distinct x, then the running maximum.
+  std::map<double, double> best;
+  for (const auto& p : curve) {
+    auto it = best.find(p.x);
+    if (it == best.end() || p.y > it->second) best[p.x] = p.y;
+  }
+  if (best.size() < 3) return std::nullopt;
+  std::vector<CurvePoint> env;
+  for (const auto& [x, y] : best) env.push_back({x, env.empty() ? y : std::max(y, env.back().y)});
+
+  Saturation s;
+  s.peak = env.back().y;
+  for (const auto& [x, y] : best)
+    if (y == s.peak) {
+      s.peak_x = x;
+      break;
+    }
+  if (!(s.peak > 0)) return std::nullopt;
+  const double target = fraction * s.peak;
+  if (env.front().y >= target) return std::nullopt;
+  size_t hi = 1;
+  while (env[hi].y < target) ++hi;
+  const CurvePoint a = env[hi - 1], b = env[hi];
+  s.low = a.x;
+  s.high = b.x;
+  const double t = (target - a.y) / (b.y - a.y);
+  s.x = std::exp(std::log(a.x) + t * (std::log(b.x) - std::log(a.x)));
+
+  // Confidence: how tightly the sweep brackets the crossing, and whether the curve flattened
+  // (the best of the last two x within 3 %) so that the peak is the level's and not merely
+  // the end of the sweep.
+  const double ratio = s.high / s.low;
+  const double bracket = ratio <= 2.05 ? 1.0 : ratio <= 4.1 ? 0.85 : 0.7;
+  const double before_last = env[env.size() - 2].y;
+  s.plateau = before_last >= 0.97 * s.peak;
+  s.confidence = 0.95 * bracket * (s.plateau ? 1.0 : 0.7);
+  return s;
+}
+
+double littles_law_bytes_per_sm(double latency_ns, double gbs, int sms) {
+  return sms > 0 ? latency_ns * gbs / sms : std::nan("");
+}
+
+std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, const Metadata&) {
+  const std::string ev = "bandwidth.csv";
+  std::vector<Parameter> out;
+  double theoretical = std::nan("");
+  if (auto t = best_of(select(obs, "dram_theoretical", "GB/s"))) theoretical = t->p50;
+
+  auto dram = dram_rows(obs, "read");
+  if (auto b = best_of(dram)) {
+    Parameter p = peak_parameter(
+        "dram_read_bandwidth", *b, "GB/s",
+        "best of " + std::to_string(dram.size()) +
+            " streaming reads (width, ILP, cache operator) " + "at full occupancy over " +
+            mib(b->param("footprint_bytes")) + " (" + fmt("%.0f", b->param("l2_fraction")) +
+            "x L2), events, median of " + std::to_string(b->reps) + ": " + describe(*b),
+        ev);
+    against_theoretical(p, theoretical);
+    out.push_back(p);
+  }
+
+  for (const std::string probe : {"write", "copy"}) {
+    auto rows = dram_rows(obs, probe);
+    auto b = best_of(rows);
+    if (!b) continue;
+    std::string method = std::string(probe == "copy" ? "load + store over two buffers, bytes read "
+                                                       "and written both counted; "
+                                                     : "streaming stores; ") +
+                         "best of " + std::to_string(rows.size()) + " over " +
+                         mib(b->param("footprint_bytes")) + ": " + describe(*b);
+    // Which store won, and by how much over the best with the other one.
+    std::vector<Observation> others;
+    for (const auto& o : rows)
+      if (o.param_text("op") != b->param_text("op")) others.push_back(o);
+    auto other = best_of(others);
+    if (other)
+      method += " won (" + other->param_text("op") + " best " + fmt("%.0f", other->p50) + " GB/s)";
+    Parameter p = peak_parameter("dram_" + probe + "_bandwidth", *b, "GB/s", method, ev);
+    against_theoretical(p, theoretical);
+    out.push_back(p);
+  }
+
+  auto near = rows_where(obs, "read", "GB/s", l2_fraction_in(0, 0.5));
+  if (auto b = best_of(near)) {
+    Parameter p = peak_parameter(
+        "l2_read_bandwidth", *b, "GB/s",
+        "streaming reads through L2 only (ld.global.cg), footprints up to half of L2 (one "
+        "partition of a split L2), best of " +
+            std::to_string(near.size()) + ": " + describe(*b) + " at " +
+            mib(b->param("footprint_bytes")),
+        ev);
+    if (near.size() < 2) p.confidence = std::min(p.confidence, 0.6);
+    if (auto both = best_of(rows_where(obs, "read", "GB/s", l2_fraction_in(0.5, 0.9))))
+      p.method += "; across both partitions (0.5-0.9x L2) " + fmt("%.0f", both->p50) + " GB/s";
+    out.push_back(p);
+  }
+
+  auto l1 = select(obs, "l1_read", "B/clk/SM");
+  if (auto b = best_of(l1)) {
+    out.push_back(peak_parameter(
+        "l1_bandwidth_per_sm", *b, "B/clk/SM",
+        "each block rereads its own 16 KiB slice through L1, " + b->param_text("threads_per_sm") +
+            " threads/SM; clock64 window per SM (blocks grouped by %smid), median over SMs; "
+            "best of " +
+            std::to_string(l1.size()) + ": " + describe(*b),
+        ev));
+  }
+  return out;
+}
+
+std::vector<Parameter> analyze_bytes_in_flight(const std::vector<Observation>& obs,
+                                               const Metadata&) {
+  std::vector<Parameter> out;
+  for (const std::string level : {"dram", "l2"}) {
+    std::vector<CurvePoint> curve;
+    for (const auto& o : select(obs, level, "GB/s"))
+      curve.push_back({o.param("bytes_in_flight_per_sm"), o.p50});
+    auto s = saturation_point(curve, 0.9);
+    if (!s) continue;
+    std::string method =
+        "least bytes in flight per SM (warps x ILP x width, best configuration at each) "
+        "reaching 90 % of the sweep's peak " +
+        fmt("%.0f", s->peak) +
+        " GB/s, log-interpolated "
+        "between " +
+        fmt("%.0f", s->low) + " and " + fmt("%.0f", s->high) + " B";
+    if (!s->plateau) method += "; the curve was still rising at the largest point";
+    for (const auto& l : select(obs, "littles_law", "B/SM"))
+      if (l.param_text("level") == level)
+        method += "; Little's law: " + fmt("%.0f", l.param("latency_ns")) + " ns unloaded x " +
+                  fmt("%.0f", l.param("peak_gbs")) + " GB/s = " + fmt("%.0f", l.p50) +
+                  " B/SM for the full peak (measured 90 % point / prediction = " +
+                  fmt("%.2f", s->x / l.p50) + ")";
+    out.push_back({level + "_bytes_in_flight_90pct", s->x, "bytes", s->low, s->high, s->confidence,
+                   method, "bytes_in_flight.csv"});
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_ANALYZER("bandwidth", analyze_bandwidth);
+GPUPROBE_REGISTER_ANALYZER("bytes_in_flight", analyze_bytes_in_flight);
+
+}  // namespace gpuprobe

@@ -1,0 +1,107 @@
+#include "analysis/concurrency.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "analysis/analyzer.hpp"
+
+namespace gpuprobe {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+const Observation* row_with(const std::vector<Observation>& rows, const std::string& key,
+                            const std::string& value) {
+  for (const auto& o : rows)
+    if (o.param_text(key) == value) return &o;
+  return nullptr;
+}
+
+}  // namespace
+
+int max_overlap(std::vector<Interval> spans) {
+  // Sweep the ends in time order; at equal times stops come first, so touching is not overlap.
+  std::vector<std::pair<double, int>> ends;
+  for (const auto& s : spans)
+    if (s.stop > s.start) {
+      ends.push_back({s.start, +1});
+      ends.push_back({s.stop, -1});
+    }
+  std::sort(ends.begin(), ends.end());
+  int now = 0, most = 0;
+  for (const auto& e : ends) most = std::max(most, now += e.second);
+  return most;
+}
+
+std::optional<ConcurrencyLimit> concurrency_limit(const std::vector<Observation>& rows) {
+  double level = 0;
+  for (const auto& o : rows)
+    if (std::isfinite(o.p50)) level = std::max(level, o.p50);
+  if (!(level > 0)) return std::nullopt;
+  ConcurrencyLimit c;
+  c.value = level;
+  c.low = level;
+  c.high = level;
+  int agree = 0;
+  const double tolerance = std::max(1.0, 0.03 * level);
+  for (const auto& o : rows) {
+    if (!(o.param("streams") > level) || !std::isfinite(o.p50)) continue;
+    ++c.saturated_points;
+    c.low = std::min(c.low, o.p50);
+    if (level - o.p50 <= tolerance) ++agree;
+  }
+  if (c.saturated_points == 0) return std::nullopt;  // every launch ran at once: no limit seen
+  const double share = static_cast<double>(agree) / c.saturated_points;
+  c.confidence = c.saturated_points == 1 ? 0.7 : share == 1.0 ? 0.95 : share >= 0.75 ? 0.8 : 0.5;
+  return c;
+}
+
+std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs, const Metadata&) {
+  const std::string ev = "concurrency.csv";
+  std::vector<Parameter> out;
+
+  auto kernels = select(obs, "concurrent_kernels", "kernels");
+  if (auto c = concurrency_limit(kernels)) {
+    const std::string connections =
+        kernels.empty() ? std::string() : kernels.front().param_text("connections");
+    std::string method =
+        "one-warp spin kernels, one per non-blocking stream, start/stop "
+        "stamped with %globaltimer, most overlapping at once; the count stays at " +
+        fmt("%.0f", c->value) + " for " + std::to_string(c->saturated_points) + " larger launches";
+    if (!connections.empty()) {
+      method += "; CUDA_DEVICE_MAX_CONNECTIONS " + connections;
+      double conn = 0;
+      if (std::sscanf(connections.c_str(), "%lf", &conn) == 1 && conn == c->value)
+        method += " (the limit seen is the number of hardware queues the streams share)";
+    }
+    out.push_back({"max_concurrent_kernels", c->value, "kernels", c->low, c->high, c->confidence,
+                   method, ev});
+  }
+
+  auto launches = select(obs, "launch", "us");
+  if (const Observation* plain = row_with(launches, "mode", "stream")) {
+    std::string method = "back-to-back empty kernels (one warp) in one stream, events around " +
+                         plain->param_text("kernels") + " launches, per kernel, median of " +
+                         std::to_string(plain->reps);
+    if (const Observation* graph = row_with(launches, "mode", "graph"))
+      method += "; the same kernels as one CUDA graph: " + fmt("%.2f", graph->p50) + " us each";
+    auto latency = select(obs, "launch_latency", "us");
+    if (!latency.empty())
+      method += "; one launch + stream synchronize, host round trip: " +
+                fmt("%.1f", latency.front().p50) + " us";
+    const double spread = plain->p50 > 0 ? (plain->p95 - plain->p05) / plain->p50 : 1;
+    out.push_back({"kernel_launch_overhead", plain->p50, "us", plain->p05, plain->p95,
+                   spread <= 0.1 ? 0.9 : 0.7, method, ev});
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_ANALYZER("concurrency", analyze_concurrency);
+
+}  // namespace gpuprobe

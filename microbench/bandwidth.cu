@@ -1,0 +1,383 @@
+// Peak bandwidth of each memory level. DRAM read, write and copy stream over a buffer 32x the
+// L2 with 4, 8 and 16-byte accesses at full occupancy; reads sweep the footprint through L2
+// (ld.global.cg, so L1 never serves them) from a fraction of one L2 partition to DRAM; L1 is
+// read per SM from a region each block keeps resident, timed in SM cycles.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/csv.hpp"
+#include "core/stats.hpp"
+#include "memory_streams.cuh"
+
+namespace gpuprobe {
+namespace {
+
+constexpr int kStreamThreads = 256;
+constexpr size_t kMiB = size_t(1) << 20;
+
+// Stores of a full buffer, front to back: U independent W-byte stores per thread and round,
+// warp-contiguous. With Copy, each value is first loaded (through L2) from `src`.
+template <int W, int U, Store Op, bool Copy>
+__global__ void stream_store(const typename Access<W>::T* src, typename Access<W>::T* dst,
+                             uint32_t rounds, uint32_t seed) {
+  const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const auto fill = splat<W>(seed ^ static_cast<uint32_t>(i));
+  for (uint32_t r = 0; r < rounds; ++r) {
+    typename Access<W>::T v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if constexpr (Copy)
+        v[u] = load<Load::cg, W>(src + i + u * threads);
+      else
+        v[u] = fill;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) store<Op, W>(dst + i + u * threads, v[u]);
+    i += U * threads;
+  }
+}
+
+struct StreamStore {
+  const void* kernel = nullptr;
+  void (*launch)(const void* src, void* dst, uint32_t rounds, int grid, int threads) = nullptr;
+  int width = 0, ilp = 0;
+  Store op = Store::wb;
+  bool copy = false;
+};
+
+template <int W, int U, Store Op, bool Copy>
+StreamStore stream_store_of() {
+  StreamStore s;
+  s.kernel = reinterpret_cast<const void*>(&stream_store<W, U, Op, Copy>);
+  s.launch = [](const void* src, void* dst, uint32_t rounds, int grid, int threads) {
+    using T = typename Access<W>::T;
+    stream_store<W, U, Op, Copy>
+        <<<grid, threads>>>(static_cast<const T*>(src), static_cast<T*>(dst), rounds, 0x9e3779b9u);
+  };
+  s.width = W;
+  s.ilp = U;
+  s.op = Op;
+  s.copy = Copy;
+  return s;
+}
+
+// Each block reads its own slice of `region` accesses (a power of two) of `buf` again and
+// again through L1: a warm-up pass brings the slice in, then `passes` passes are timed with
+// clock64 between two barriers. Thread t's U loads per pass go to accesses t + u * blockDim,
+// each index moving on by U * blockDim (mod region) every pass: ptxas merges loads of an
+// address it can prove unchanged, even volatile ones, so the index must move.
+template <int W, int U, Load Op>
+__global__ void l1_read(const typename Access<W>::T* buf, uint32_t region, uint32_t passes,
+                        long long* start, long long* stop, uint32_t* smid, uint32_t* sink,
+                        int flag) {
+  using T = typename Access<W>::T;
+  // Byte offsets into the block's slice, so that an address is one 64-bit add.
+  const char* base = reinterpret_cast<const char*>(buf + static_cast<size_t>(blockIdx.x) * region);
+  const uint32_t mask = region * W - 1, stride = U * blockDim.x * W;
+  uint32_t off[U];
+  uint32_t acc = 0;
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    off[u] = ((threadIdx.x + u * blockDim.x) * W) & mask;
+    acc ^= fold(load<Op, W>(base + off[u]));
+  }
+  __syncthreads();
+  const long long t0 = clock64();
+  for (uint32_t pass = 0; pass < passes; ++pass) {
+    T v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = load<Op, W>(base + off[u]);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      acc ^= fold(v[u]);
+      off[u] = (off[u] + stride) & mask;
+    }
+  }
+  __syncthreads();
+  const long long t1 = clock64();
+  if (threadIdx.x == 0) {
+    uint32_t sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    start[blockIdx.x] = t0;
+    stop[blockIdx.x] = t1;
+    smid[blockIdx.x] = sm;
+  }
+  keep(acc, sink, flag);
+}
+
+struct L1Read {
+  const void* kernel = nullptr;
+  void (*launch)(const void* buf, uint32_t region, uint32_t passes, long long* start,
+                 long long* stop, uint32_t* smid, uint32_t* sink, int grid, int threads) = nullptr;
+  int width = 0, ilp = 0;
+  Load op = Load::plain;
+};
+
+template <int W, int U, Load Op>
+L1Read l1_read_of() {
+  L1Read s;
+  s.kernel = reinterpret_cast<const void*>(&l1_read<W, U, Op>);
+  s.launch = [](const void* buf, uint32_t region, uint32_t passes, long long* start,
+                long long* stop, uint32_t* smid, uint32_t* sink, int grid, int threads) {
+    l1_read<W, U, Op><<<grid, threads>>>(static_cast<const typename Access<W>::T*>(buf), region,
+                                         passes, start, stop, smid, sink, 0);
+  };
+  s.width = W;
+  s.ilp = U;
+  s.op = Op;
+  return s;
+}
+
+std::string num(double v) { return format_number(v); }
+
+// One run of the family: the device, its buffers (freed when the run ends, however it ends)
+// and the measurements.
+class BandwidthRun {
+ public:
+  explicit BandwidthRun(RunContext& ctx)
+      : ctx_(ctx), dev_(ctx.device()), reps_(ctx.quick() ? 3 : 11), sink_(1) {}
+  void run();
+
+ private:
+  struct Geometry {
+    int grid = 0, threads = 0;
+    uint64_t total() const { return static_cast<uint64_t>(grid) * threads; }
+  };
+  // Every SM full: as many blocks of kStreamThreads as fit at once.
+  Geometry full_occupancy(const void* kernel) const {
+    int per_sm = resident_blocks(kernel, kStreamThreads);
+    if (per_sm < 1) throw std::runtime_error("bandwidth: a streaming kernel does not fit an SM");
+    return {per_sm * dev_.sm_count, kStreamThreads};
+  }
+  Params footprint_params(int width, int ilp, const std::string& op, uint64_t bytes) const {
+    return {{"width_bytes", std::to_string(width)},
+            {"ilp", std::to_string(ilp)},
+            {"op", op},
+            {"footprint_bytes", std::to_string(bytes)},
+            {"l2_fraction", num(static_cast<double>(bytes) / static_cast<double>(dev_.l2_bytes))}};
+  }
+  void measure_read(const StreamRead& k, uint64_t footprint, bool whole_passes);
+  void measure_store(const StreamStore& k);
+  void measure_l1(const L1Read& k);
+
+  RunContext& ctx_;
+  const DeviceInfo& dev_;
+  const int reps_;
+  DeviceBuffer<uint8_t> a_, b_;
+  DeviceBuffer<uint32_t> sink_;
+};
+
+// Reads `footprint` bytes of a_ over and over, at least 1 GiB per repetition so that a launch
+// is short against it. With whole_passes the footprint is trimmed so that every access is
+// read exactly once per pass (the DRAM points).
+void BandwidthRun::measure_read(const StreamRead& k, uint64_t footprint, bool whole_passes) {
+  const Geometry g = full_occupancy(k.kernel);
+  const uint64_t per_round = g.total() * static_cast<uint64_t>(k.ilp);
+  uint64_t n = footprint / k.width;
+  if (whole_passes) n = n / per_round * per_round;
+  n = n / 32 * 32;
+  if (n == 0) return;
+  const uint64_t min_accesses = (size_t(1) << 30) / k.width;
+  const auto rounds =
+      static_cast<uint32_t>((std::max(n, min_accesses) + per_round - 1) / per_round);
+  const double bytes = static_cast<double>(rounds) * per_round * k.width;
+  Point pt{"read", footprint_params(k.width, k.ilp, ptx_name(k.op), n * k.width), "GB/s", reps_,
+           bytes};
+  ctx_.measure(pt, [&] {
+    double s = time_seconds(
+        [&] { k.launch(a_.get(), n, 0, g.total() % n, rounds, sink_.get(), g.grid, g.threads); });
+    return Sample{bytes / s * 1e-9, s};
+  });
+}
+
+// Stores over all of b_ (a_ is the source of a copy); bytes moved count the loads of a copy.
+void BandwidthRun::measure_store(const StreamStore& k) {
+  const Geometry g = full_occupancy(k.kernel);
+  const uint64_t per_round = g.total() * static_cast<uint64_t>(k.ilp);
+  const uint64_t rounds = b_.bytes() / k.width / per_round;
+  const double footprint = static_cast<double>(rounds * per_round * k.width);
+  const double bytes = footprint * (k.copy ? 2 : 1);
+  Params params = {{"width_bytes", std::to_string(k.width)},
+                   {"ilp", std::to_string(k.ilp)},
+                   {"op", ptx_name(k.op)},
+                   {"footprint_bytes", num(footprint)},
+                   {"l2_fraction", num(footprint / static_cast<double>(dev_.l2_bytes))}};
+  Point pt{k.copy ? "copy" : "write", params, "GB/s", reps_, bytes};
+  ctx_.measure(pt, [&] {
+    double s = time_seconds(
+        [&] { k.launch(a_.get(), b_.get(), static_cast<uint32_t>(rounds), g.grid, g.threads); });
+    return Sample{bytes / s * 1e-9, s};
+  });
+}
+
+// Bytes per SM cycle, per SM: the blocks that ran on an SM (by %smid) moved their bytes
+// between the first block's start and the last block's stop on that SM's clock.
+void BandwidthRun::measure_l1(const L1Read& k) {
+  const DeviceInfo& d = dev_;
+  const int threads = std::min(1024, d.max_threads_per_block);
+  // Prefer the largest L1 the carve-out allows: the kernel uses no shared memory.
+  CUDA_CHECK(cudaFuncSetAttribute(k.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxL1));
+  const int per_sm = std::min(resident_blocks(k.kernel, threads), d.max_threads_per_sm / threads);
+  if (per_sm < 1) throw std::runtime_error("bandwidth: the L1 kernel does not fit an SM");
+  const int grid = per_sm * d.sm_count;
+  const uint32_t region = 16 * 1024 / k.width;  // 16 KiB per block
+  const uint64_t per_pass = static_cast<uint64_t>(threads) * k.ilp * k.width;
+  const auto passes = static_cast<uint32_t>(std::max<uint64_t>(1, (8 * kMiB) / per_pass));
+  DeviceBuffer<uint8_t> buf(static_cast<size_t>(grid) * region * k.width);
+  CUDA_CHECK(cudaMemset(buf.get(), 0x5a, buf.bytes()));
+  DeviceBuffer<long long> start(grid), stop(grid);
+  DeviceBuffer<uint32_t> smid(grid);
+  std::vector<long long> h_start(grid), h_stop(grid);
+  std::vector<uint32_t> h_smid(grid);
+
+  Params params = {
+      {"width_bytes", std::to_string(k.width)},
+      {"ilp", std::to_string(k.ilp)},
+      {"op", ptx_name(k.op)},
+      {"footprint_bytes", std::to_string(buf.bytes())},
+      {"footprint_per_sm_bytes", std::to_string(static_cast<uint64_t>(per_sm) * region * k.width)},
+      {"threads_per_sm", std::to_string(per_sm * threads)}};
+  Point pt{"l1_read", params, "B/clk/SM", reps_, static_cast<double>(per_pass) * passes * grid};
+  Observation o = ctx_.measure(pt, [&] {
+    double s = time_seconds([&] {
+      k.launch(buf.get(), region, passes, start.get(), stop.get(), smid.get(), sink_.get(), grid,
+               threads);
+    });
+    CUDA_CHECK(cudaMemcpy(h_start.data(), start.get(), start.bytes(), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(h_stop.data(), stop.get(), stop.bytes(), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(h_smid.data(), smid.get(), smid.bytes(), cudaMemcpyDeviceToHost));
+    struct Span {
+      long long first = 0, last = 0;
+      int blocks = 0;
+    };
+    std::map<uint32_t, Span> sms;
+    for (int b = 0; b < grid; ++b) {
+      Span& sp = sms[h_smid[b]];
+      sp.first = sp.blocks ? std::min(sp.first, h_start[b]) : h_start[b];
+      sp.last = sp.blocks ? std::max(sp.last, h_stop[b]) : h_stop[b];
+      ++sp.blocks;
+    }
+    std::vector<double> per_sm_rate;
+    for (const auto& [sm, sp] : sms)
+      if (sp.last > sp.first)
+        per_sm_rate.push_back(static_cast<double>(per_pass) * passes * sp.blocks /
+                              static_cast<double>(sp.last - sp.first));
+    if (per_sm_rate.empty()) throw std::runtime_error("bandwidth: l1_read recorded no time");
+    return Sample{median(per_sm_rate), s};
+  });
+  // The same figure for the whole chip, at the measured SM clock, for the footprint plot.
+  const double to_gbs = d.sm_count * ctx_.sm_clock_mhz() * 1e-3;
+  Observation chip = o;
+  chip.unit = "GB/s";
+  chip.value *= to_gbs;
+  chip.p05 *= to_gbs;
+  chip.p50 *= to_gbs;
+  chip.p95 *= to_gbs;
+  ctx_.record(chip);
+}
+
+void BandwidthRun::run() {
+  const DeviceInfo& d = dev_;
+  const bool quick = ctx_.quick();
+  const uint64_t l2 = static_cast<uint64_t>(d.l2_bytes);
+  if (l2 == 0) throw std::runtime_error("bandwidth: the device reports no L2 size");
+  const size_t big = dram_buffer_bytes(d);
+  a_ = DeviceBuffer<uint8_t>(big);
+  CUDA_CHECK(cudaMemset(a_.get(), 0x3c, a_.bytes()));
+
+  const double peak = d.theoretical_dram_gbs();
+  ctx_.record({"bandwidth",
+               "dram_theoretical",
+               {{"memory_clock_mhz", num(d.mem_clock_khz / 1e3)},
+                {"bus_width_bits", std::to_string(d.bus_width_bits)}},
+               peak,
+               "GB/s",
+               peak,
+               peak,
+               peak,
+               1});
+
+  if (ctx_.enabled("read")) {
+    const StreamRead best = stream_read_of<16, 4, Load::cg>();
+    // DRAM: every width, then the ILP and cache-operator variants at 16 B.
+    std::vector<StreamRead> dram = {stream_read_of<4, 4, Load::cg>(),
+                                    stream_read_of<8, 4, Load::cg>(), best};
+    if (!quick) {
+      dram.push_back(stream_read_of<16, 1, Load::cg>());
+      dram.push_back(stream_read_of<16, 2, Load::cg>());
+      dram.push_back(stream_read_of<16, 8, Load::cg>());
+      dram.push_back(stream_read_of<16, 4, Load::cs>());
+      dram.push_back(stream_read_of<16, 4, Load::nc>());
+      dram.push_back(stream_read_of<16, 4, Load::plain>());
+    }
+    for (const auto& k : dram) measure_read(k, big, true);
+    // Footprint sweep, 16 B: three points per octave (one in quick mode) up to half the
+    // buffer; the whole buffer is the DRAM point above.
+    const double ratio = quick ? 2.0 : std::cbrt(2.0);
+    for (double f = 256.0 * 1024; f <= big / 2.0; f *= ratio)
+      measure_read(best, static_cast<uint64_t>(f) / 4096 * 4096, false);
+    // 4 and 8 B inside one L2 partition and across both.
+    for (double frac : {0.25, 0.75}) {
+      const auto f = static_cast<uint64_t>(frac * l2) / 4096 * 4096;
+      measure_read(stream_read_of<4, 4, Load::cg>(), f, false);
+      measure_read(stream_read_of<8, 4, Load::cg>(), f, false);
+    }
+  }
+
+  const bool write = ctx_.enabled("write"), copy = ctx_.enabled("copy");
+  if (write || copy) {
+    b_ = DeviceBuffer<uint8_t>(big);
+    CUDA_CHECK(cudaMemset(b_.get(), 0, b_.bytes()));
+    if (write) {
+      for (const auto& k :
+           {stream_store_of<4, 4, Store::wb, false>(), stream_store_of<8, 4, Store::wb, false>(),
+            stream_store_of<16, 4, Store::wb, false>(), stream_store_of<4, 4, Store::cs, false>(),
+            stream_store_of<8, 4, Store::cs, false>(), stream_store_of<16, 4, Store::cs, false>()})
+        measure_store(k);
+    }
+    if (copy) {
+      for (const auto& k :
+           {stream_store_of<4, 4, Store::wb, true>(), stream_store_of<8, 4, Store::wb, true>(),
+            stream_store_of<16, 4, Store::wb, true>(), stream_store_of<16, 4, Store::cs, true>()})
+        measure_store(k);
+    }
+    b_ = DeviceBuffer<uint8_t>();
+  }
+  a_ = DeviceBuffer<uint8_t>();  // before the L1 probe: nothing else may need the memory
+
+  if (ctx_.enabled("l1_read")) {
+    measure_l1(l1_read_of<4, 4, Load::plain>());
+    measure_l1(l1_read_of<8, 4, Load::plain>());
+    measure_l1(l1_read_of<16, 4, Load::plain>());
+    if (!quick) measure_l1(l1_read_of<16, 4, Load::ca>());
+  }
+}
+
+class BandwidthFamily : public ProbeFamily {
+ public:
+  std::string name() const override { return "bandwidth"; }
+  std::string description() const override {
+    return "peak bandwidth: DRAM read/write/copy, reads against footprint (L2 partitions to "
+           "DRAM), L1 per SM; 4, 8 and 16-byte accesses";
+  }
+  std::vector<ProbeInfo> probes() const override {
+    return {{"read",
+             "streaming reads (ld.global[.cg/.cs/.nc]) against footprint, GB/s; the "
+             "footprint 32x L2 is the DRAM read bandwidth"},
+            {"write", "streaming stores (st.global, st.global.cs) over 32x L2, GB/s"},
+            {"copy", "load + store over two buffers of 32x L2, GB/s counting both"},
+            {"l1_read",
+             "per-SM reads of an L1-resident slice (ld.global, ld.global.ca), "
+             "B/clk/SM"}};
+  }
+  void run(RunContext& ctx) override { BandwidthRun(ctx).run(); }
+};
+
+}  // namespace
+
+GPUPROBE_REGISTER_FAMILY(BandwidthFamily);
+
+}  // namespace gpuprobe

@@ -1,0 +1,256 @@
+#pragma once
+// What the bandwidth, bytes-in-flight, loaded-latency and concurrency families share: loads
+// and stores with an explicit cache operator, the grid-stride streaming read, occupancy and
+// buffer sizes taken from the device, and a pointer chase over lines that no access has
+// touched yet.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "common.cuh"
+
+namespace gpuprobe {
+
+// The register type that carries one access of W bytes.
+template <int W>
+struct Access;
+template <>
+struct Access<4> {
+  using T = uint32_t;
+};
+template <>
+struct Access<8> {
+  using T = uint2;
+};
+template <>
+struct Access<16> {
+  using T = uint4;
+};
+
+// PTX cache operators. plain is the default weak load (cached in L1 on sm_70 and later); on
+// sm_90 ptxas makes ca a strong SM-scope load (still served by L1) and cg a strong GPU-scope
+// one (never served by L1); cs marks the line evict-first; nc takes the read-only path.
+enum class Load { plain, ca, cg, cs, nc };
+enum class Store { wb, cs };
+
+inline const char* ptx_name(Load op) {
+  switch (op) {
+    case Load::plain:
+      return "ld.global";
+    case Load::ca:
+      return "ld.global.ca";
+    case Load::cg:
+      return "ld.global.cg";
+    case Load::cs:
+      return "ld.global.cs";
+    case Load::nc:
+      return "ld.global.nc";
+  }
+  return "?";
+}
+inline const char* ptx_name(Store op) { return op == Store::cs ? "st.global.cs" : "st.global"; }
+
+// Inline PTX, volatile, so that the access is issued exactly as written: never merged with
+// another, hoisted out of a loop or dropped, whatever the compiler proves about the data.
+#define GPUPROBE_LD(Q)                                                                     \
+  if constexpr (W == 4)                                                                    \
+    asm volatile("ld.global" Q ".u32 %0, [%1];" : "=r"(v) : "l"(p));                       \
+  else if constexpr (W == 8)                                                               \
+    asm volatile("ld.global" Q ".v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p)); \
+  else                                                                                     \
+    asm volatile("ld.global" Q ".v4.u32 {%0, %1, %2, %3}, [%4];"                           \
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)                              \
+                 : "l"(p));
+
+template <Load Op, int W>
+__device__ __forceinline__ typename Access<W>::T load(const void* p) {
+  typename Access<W>::T v;
+  if constexpr (Op == Load::plain) {
+    GPUPROBE_LD("")
+  } else if constexpr (Op == Load::ca) {
+    GPUPROBE_LD(".ca")
+  } else if constexpr (Op == Load::cg) {
+    GPUPROBE_LD(".cg")
+  } else if constexpr (Op == Load::cs) {
+    GPUPROBE_LD(".cs")
+  } else {
+    GPUPROBE_LD(".nc")
+  }
+  return v;
+}
+#undef GPUPROBE_LD
+
+#define GPUPROBE_ST(Q)                                                                             \
+  if constexpr (W == 4)                                                                            \
+    asm volatile("st.global" Q ".u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");                      \
+  else if constexpr (W == 8)                                                                       \
+    asm volatile("st.global" Q ".v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(v.x), "r"(v.y) : "memory"); \
+  else                                                                                             \
+    asm volatile("st.global" Q ".v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y),     \
+                 "r"(v.z), "r"(v.w)                                                                \
+                 : "memory");
+
+template <Store Op, int W>
+__device__ __forceinline__ void store(void* p, typename Access<W>::T v) {
+  if constexpr (Op == Store::cs) {
+    GPUPROBE_ST(".cs")
+  } else {
+    GPUPROBE_ST("")
+  }
+}
+#undef GPUPROBE_ST
+
+__device__ __forceinline__ uint32_t fold(uint32_t v) { return v; }
+__device__ __forceinline__ uint32_t fold(uint2 v) { return v.x ^ v.y; }
+__device__ __forceinline__ uint32_t fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
+
+template <int W>
+__device__ __forceinline__ typename Access<W>::T splat(uint32_t x) {
+  if constexpr (W == 4)
+    return x;
+  else if constexpr (W == 8)
+    return make_uint2(x, x + 1);
+  else
+    return make_uint4(x, x + 1, x + 2, x + 3);
+}
+
+// Streaming read of a buffer of n accesses of W bytes, wrapping at n. Thread t starts at
+// (first + t) mod n and moves `step` = (threads in the grid) mod n accesses at a time, so a
+// warp's 32 accesses stay contiguous and the grid sweeps the buffer front to back. Each round
+// issues U independent loads before any result is used: U x W bytes in flight per thread,
+// and no more: `zero` (0 at run time) ties each round's addresses to the last round's data,
+// or ptxas would unroll the rounds and issue the next round's loads early.
+template <int W, int U, Load Op>
+__global__ void stream_read(const typename Access<W>::T* buf, uint64_t n, uint64_t first,
+                            uint64_t step, uint32_t rounds, uint32_t zero, uint32_t* sink,
+                            int flag) {
+  const uint64_t t = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  uint64_t i = (first + t) % n;
+  uint32_t acc = 0;
+  for (uint32_t r = 0; r < rounds; ++r) {
+    i += acc & zero;
+    typename Access<W>::T v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      v[u] = load<Op, W>(buf + i);
+      i += step;
+      if (i >= n) i -= n;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc ^= fold(v[u]);
+  }
+  keep(acc, sink, flag);
+}
+
+// stream_read<W, U, Op> chosen at run time: its address for the occupancy calculator and a
+// launcher (on the default stream).
+struct StreamRead {
+  const void* kernel = nullptr;
+  void (*launch)(const void* buf, uint64_t n, uint64_t first, uint64_t step, uint32_t rounds,
+                 uint32_t* sink, int grid, int threads) = nullptr;
+  int width = 0, ilp = 0;
+  Load op = Load::cg;
+};
+
+template <int W, int U, Load Op>
+StreamRead stream_read_of() {
+  StreamRead s;
+  s.kernel = reinterpret_cast<const void*>(&stream_read<W, U, Op>);
+  s.launch = [](const void* buf, uint64_t n, uint64_t first, uint64_t step, uint32_t rounds,
+                uint32_t* sink, int grid, int threads) {
+    stream_read<W, U, Op><<<grid, threads>>>(static_cast<const typename Access<W>::T*>(buf), n,
+                                             first, step, rounds, 0, sink, 0);
+  };
+  s.width = W;
+  s.ilp = U;
+  s.op = Op;
+  return s;
+}
+
+// Reads `bytes` of `buf` once, 16 B at a time through L2: what it leaves in L2 is this buffer,
+// so a buffer several times the L2 flushes it.
+// (A template only so that a file that never calls it does not get its kernel.)
+template <int = 0>
+void read_through_l2(const void* buf, size_t bytes, const DeviceInfo& d, uint32_t* sink) {
+  const StreamRead once = stream_read_of<16, 4, Load::cg>();
+  const int threads = 256, grid = 4 * d.sm_count;
+  const uint64_t n = bytes / 16, total = static_cast<uint64_t>(grid) * threads;
+  once.launch(buf, n, 0, total % n, static_cast<uint32_t>((n + 4 * total - 1) / (4 * total)), sink,
+              grid, threads);
+  CUDA_CHECK_LAUNCH();
+}
+
+// Blocks of `threads` that fit on one SM at once.
+inline int resident_blocks(const void* kernel, int threads, size_t dynamic_smem = 0) {
+  int blocks = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_smem));
+  return blocks;
+}
+
+// A buffer that cannot live in L2: 32x L2 and at least 1 GiB, so that a pass over it takes
+// long against a launch, but never more than a quarter of the free memory.
+inline size_t dram_buffer_bytes(const DeviceInfo& d) {
+  size_t want = std::max<size_t>(32 * static_cast<size_t>(d.l2_bytes), size_t(1) << 30);
+  size_t cap = static_cast<size_t>(d.free_mem_bytes) / 4;
+  return (std::min(want, cap) >> 20) << 20;
+}
+
+// Writes link i of a compact chain into the first word of line i.
+template <int = 0>
+__global__ void spread_links(const uint32_t* next, uint32_t* lines, uint32_t n, uint32_t words) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) lines[static_cast<size_t>(i) * words] = next[i];
+}
+
+// A random single cycle (Sattolo) over `lines` lines of `line_bytes`, each line's first word
+// holding the index of the next line. Walks continue where the last one stopped, so until
+// `lines` steps have been taken every step reaches a line no walk has touched: after the
+// chain is flushed from L2, each step goes to DRAM.
+class LineChain {
+ public:
+  template <int = 0>  // instantiated (with its kernel) only in files that build a chain
+  LineChain(uint32_t lines, uint32_t line_bytes, uint64_t seed)
+      : lines_(lines),
+        line_words_(line_bytes / 4),
+        buf_(static_cast<size_t>(lines) * (line_bytes / 4)) {
+    std::vector<uint32_t> next = sattolo_cycle(lines, seed);
+    DeviceBuffer<uint32_t> compact(lines);
+    CUDA_CHECK(cudaMemset(buf_.get(), 0, buf_.bytes()));
+    CUDA_CHECK(cudaMemcpy(compact.get(), next.data(), compact.bytes(), cudaMemcpyHostToDevice));
+    spread_links<<<(lines + 255) / 256, 256>>>(compact.get(), buf_.get(), lines, line_words_);
+    CUDA_CHECK_LAUNCH();
+  }
+  const uint32_t* data() const { return buf_.get(); }
+  uint32_t line_words() const { return line_words_; }
+  uint32_t lines() const { return lines_; }
+  size_t bytes() const { return buf_.bytes(); }
+  // Where the next walk starts; `advance` records where a walk of `steps` stopped.
+  uint32_t cursor() const { return cursor_; }
+  void advance(uint32_t stopped_at, uint64_t steps) {
+    cursor_ = stopped_at;
+    walked_ += steps;
+  }
+  // Whether every step so far reached a line not visited before.
+  bool fresh() const { return walked_ <= lines_; }
+
+ private:
+  uint32_t lines_, line_words_;
+  DeviceBuffer<uint32_t> buf_;
+  uint32_t cursor_ = 0;
+  uint64_t walked_ = 0;
+};
+
+// One thread follows `steps` links of a LineChain from `start` through L2 (ld.global.cg) and
+// returns where it stopped; *cycles gets the SM cycles the walk took. Each load's address is
+// the previous load's value, so the loads cannot overlap: cycles / steps is the latency.
+__device__ __forceinline__ uint32_t chase(const uint32_t* chain, uint32_t line_words,
+                                          uint32_t start, uint32_t steps, long long* cycles) {
+  uint32_t p = start;
+  const long long t0 = clock64();
+  for (uint32_t s = 0; s < steps; ++s)
+    p = load<Load::cg, 4>(chain + static_cast<size_t>(p) * line_words);
+  *cycles = clock64() - t0;
+  return p;
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,71 @@
+# family: bandwidth
+# title: Read bandwidth against footprint (16 B ld.global.cg, full occupancy) through L2 (one partition below L2/2, both up to L2) to DRAM, with L1 (per-SM slices, all SMs) and 4/8 B reads as points; dashed: each GPU's theoretical DRAM peak; documented Kepler, Maxwell and Volta L2 read and DRAM copy bandwidths marked
+load 'plots/style.gp'
+set datafile missing NaN
+
+MiB = 1048576.0
+# The footprint sweep: 16-byte ld.global.cg at ILP 4 (the DRAM point included).
+sweep(w) = is_probe("read") && is_unit("GB/s") && column("width_bytes") == w && \
+           column("ilp") == 4 && strcol("op") eq "ld.global.cg" ? column("footprint_bytes") / MiB : NaN
+l1(w) = is_probe("l1_read") && is_unit("GB/s") && column("width_bytes") == w && \
+        strcol("op") eq "ld.global" ? column("footprint_bytes") / MiB : NaN
+
+# Per GPU: the theoretical DRAM peak, and the L2 size (footprint / l2_fraction) of the first.
+peaks = ""
+do for [i=1:words(files)] {
+  # Counting the matching rows as x keeps stats from failing where there are none.
+  stats word(files, i) using (is_probe("dram_theoretical") ? 1 : 0):(is_probe("dram_theoretical") ? column("value") : 0) nooutput
+  if (STATS_sum_x > 0) {
+    peaks = peaks . sprintf(", %g with lines ls %d dt 2 lw 1.5 title '%s theoretical DRAM'", STATS_sum_y / STATS_sum_x, i, word(labels, i))
+  }
+}
+stats word(files, 1) using (is_probe("read") ? column("footprint_bytes") / column("l2_fraction") / MiB : NaN) nooutput
+l2_mib = STATS_median
+stats word(files, 1) using (sweep(16)):(column("value")) nooutput
+x_max = STATS_max_x
+x_min = STATS_min_x
+
+# Documented figures of the representative older parts: L2 read at a footprint inside L2,
+# DRAM copy at the largest footprint.
+array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
+array arch_name[3] = ["Kepler", "Maxwell", "Volta"]
+marks = ""
+do for [g=1:3] {
+  call 'plots/ref_value.gp' (arch_gpu[g]) "l2_read_bandwidth"
+  if (ref_value == ref_value) {
+    marks = marks . sprintf(", '+' using (%g):(%g) every ::0::0 with points ls %d pt 4 ps 1.6 title '%s doc. L2 read'", \
+            x_min * 2, ref_value, 10 + g, arch_name[g])
+  }
+  call 'plots/ref_value.gp' (arch_gpu[g]) "dram_copy_bandwidth"
+  if (ref_value == ref_value) {
+    marks = marks . sprintf(", '+' using (%g):(%g) every ::0::0 with points ls %d pt 8 ps 1.6 title '%s doc. DRAM copy'", \
+            x_max, ref_value, 10 + g, arch_name[g])
+  }
+}
+
+set logscale x 2
+set logscale y 10
+set xrange [x_min / 2 : x_max * 2]
+set format x "%g"
+set xlabel "footprint (MiB, whole chip)"
+set ylabel "read bandwidth (GB/s)"
+set arrow 1 from l2_mib / 2, graph 0 to l2_mib / 2, graph 1 nohead dt 3 lc rgb "#888888"
+set arrow 2 from l2_mib, graph 0 to l2_mib, graph 1 nohead dt 3 lc rgb "#888888"
+set label 1 "L2/2" at l2_mib / 2, graph 0.04 right offset -0.3, 0 tc rgb "#666666"
+set label 2 "L2" at l2_mib, graph 0.04 left offset 0.3, 0 tc rgb "#666666"
+set key outside right top noenhanced
+
+do for [ext in "svg png pdf"] {
+  eval set_output(ext)
+  keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 6))
+  set key font keyfont
+  plot for [i=1:words(files)] word(files, i) using (sweep(16)):"value" smooth unique \
+         with linespoints ls i title word(labels, i) . " 16 B", \
+       for [i=1:words(files)] word(files, i) using (sweep(8)):"value" \
+         with points ls i pt 6 ps 1.1 title word(labels, i) . " 8 B", \
+       for [i=1:words(files)] word(files, i) using (sweep(4)):"value" \
+         with points ls i pt 2 ps 1.1 title word(labels, i) . " 4 B", \
+       for [i=1:words(files)] word(files, i) using (l1(16)):"value" \
+         with points ls i pt 13 ps 1.8 title word(labels, i) . " L1, 16 B" \
+       @peaks @marks
+}

@@ -1,0 +1,41 @@
+# family: loaded_latency
+# title: DRAM pointer-chase latency (one thread, every step to an untouched line) while all SMs stream reads at a paced rate, against the bandwidth the streams achieved; the first point is the idle GPU; right axis in ns at the first GPU's measured clock; documented unloaded DRAM latencies of Kepler, Maxwell and Volta marked at zero load
+load 'plots/style.gp'
+set datafile missing NaN
+
+chase(u) = is_probe("chase") && is_unit(u) ? column("load_gbs") : NaN
+
+array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
+array arch_name[3] = ["Kepler", "Maxwell", "Volta"]
+marks = ""
+do for [g=1:3] {
+  call 'plots/ref_value.gp' (arch_gpu[g]) "dram_latency"
+  if (ref_value == ref_value) {
+    marks = marks . sprintf(", '+' using (0):(%g) every ::0::0 with points ls %d pt 8 ps 1.6 title '%s doc. unloaded'", \
+            ref_value, 10 + g, arch_name[g])
+  }
+}
+
+# ns per cycle of the first GPU, from its chase rows (each is written in both units).
+stats word(files, 1) using (is_probe("chase") ? 1 : 0):(is_probe("chase") && is_unit("ns") ? column("value") : 0) nooutput
+ns_sum = STATS_sum_y
+stats word(files, 1) using (is_probe("chase") ? 1 : 0):(is_probe("chase") && is_unit("cycles") ? column("value") : 0) nooutput
+ns_per_cycle = STATS_sum_y > 0 ? ns_sum / STATS_sum_y : 1
+
+set xlabel "bandwidth achieved by the streaming SMs (GB/s)"
+set ylabel "DRAM latency (cycles)"
+set y2label sprintf("DRAM latency (ns, %s)", word(labels, 1))
+set ytics nomirror
+set y2tics 250 format "%.0f"
+set link y2 via y * ns_per_cycle inverse y / ns_per_cycle
+set xrange [-100:*]
+set yrange [0:*]
+set key top left noenhanced
+
+do for [ext in "svg png pdf"] {
+  eval set_output(ext)
+  keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 6))
+  set key font keyfont
+  plot for [i=1:words(files)] word(files, i) using (chase("cycles")):"value" smooth unique \
+         with linespoints ls i title word(labels, i) @marks
+}
