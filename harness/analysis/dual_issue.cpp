@@ -1,0 +1,139 @@
+#include "analysis/dual_issue.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "analysis/analyzer.hpp"
+#include "analysis/pipes.hpp"
+#include "core/code_check.hpp"
+
+namespace gpuprobe {
+
+namespace dual_issue {
+
+const std::vector<PairInfo>& pairs() {
+  // int32 is the logic op: integer adds go half to the FMA pipe (IMAD.IADD), which would
+  // make fp32 + int32 look like a shared pipe for the compiler's reasons, not the SM's.
+  static const std::vector<PairInfo> all = {
+      {"fp32_int32", "fp32_fma", "int32_logic"}, {"fp32_fp64", "fp32_fma", "fp64_fma"},
+      {"fp32_sfu", "fp32_fma", "sfu_ex2"},       {"fp32_ldst", "fp32_fma", "ld_global"},
+      {"fp32_shared", "fp32_fma", "ldst"},       {"fp16_fp32", "fp16x2_fma", "fp32_fma"},
+      {"fp32_tensor", "fp32_fma", "tensor_mma_f16"},
+  };
+  return all;
+}
+
+std::string kernel_name(const std::string& a_type, const std::string& b_type, int a, int b) {
+  return "dual_issue::paired<pipes::" + a_type + ", pipes::" + b_type + ", " + std::to_string(a) +
+         ", " + std::to_string(b) + ">";
+}
+
+int balanced_mix(double rate_a, double rate_b, int steps_a, int steps_b) {
+  double want = std::log(rate_a / rate_b);
+  int best = -1;
+  double best_gap = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < kMixCount; ++i) {
+    if (kMixes[i].a == 0 || kMixes[i].b == 0) continue;
+    double gap = std::fabs(std::log(double(kMixes[i].a) * steps_a / (double(kMixes[i].b) * steps_b)) - want);
+    if (gap < best_gap) {
+      best_gap = gap;
+      best = i;
+    }
+  }
+  return best;
+}
+
+std::string verdict_for(double overlap) {
+  if (!std::isfinite(overlap)) return "";
+  if (overlap >= 0.8) return "co-issued";
+  if (overlap <= 0.2) return "shared pipe";
+  return "partial";
+}
+
+Verdict judge(double rate_a, double rate_b, double a_per_round, double b_per_round, double rate_pair) {
+  Verdict v;
+  if (!(rate_a > 0 && rate_b > 0 && rate_pair > 0 && a_per_round > 0 && b_per_round > 0)) {
+    v.overlap = std::numeric_limits<double>::quiet_NaN();
+    return v;
+  }
+  double ta = a_per_round / rate_a, tb = b_per_round / rate_b;
+  double tp = (a_per_round + b_per_round) / rate_pair;
+  v.ratio = rate_pair / std::max(rate_a, rate_b);
+  v.overlap = (ta + tb - tp) / std::min(ta, tb);
+  v.verdict = verdict_for(v.overlap);
+  return v;
+}
+
+namespace {
+
+std::vector<CodeExpectation> dual_issue_expectations() {
+  std::vector<CodeExpectation> out;
+  for (const auto& pair : pairs()) {
+    const pipes::OpInfo* a = pipes::find_op(pair.a);
+    const pipes::OpInfo* b = pipes::find_op(pair.b);
+    for (const Mix& m : kMixes) {
+      CodeExpectation e;
+      e.source = "dual_issue";
+      e.kernel = kernel_name(a->type, b->type, m.a, m.b);
+      e.probe = pair.name;
+      e.ptx = {{a->ptx, kRounds * m.a * a->ptx_per_apply, false},
+               {b->ptx, kRounds * m.b * b->ptx_per_apply, false}};
+      e.sass = {{a->sass, kRounds * m.a * a->sass_per_apply, false},
+                {b->sass, kRounds * m.b * b->sass_per_apply, false}};
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(dual_issue_expectations);
+
+}  // namespace
+
+}  // namespace dual_issue
+
+std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  for (const auto& pair : dual_issue::pairs()) {
+    const Observation *a = nullptr, *b = nullptr, *p = nullptr;
+    for (const auto& o : obs) {
+      if (o.probe != pair.name) continue;
+      std::string s = o.param_text("stream");
+      if (s == "a") a = &o;
+      if (s == "b") b = &o;
+      if (s == "pair") p = &o;
+    }
+    if (!a || !b || !p) continue;
+    double na = p->param("a_per_round"), nb = p->param("b_per_round");
+    auto v = dual_issue::judge(a->value, b->value, na, nb, p->value);
+    if (!std::isfinite(v.overlap)) continue;
+    Parameter out_p;
+    out_p.name = std::string("dual_issue_") + pair.name;
+    out_p.value = v.ratio;
+    out_p.unit = "ratio";
+    double solo = std::max(a->value, b->value);
+    out_p.low = p->p05 / solo;
+    out_p.high = p->p95 / solo;
+    out_p.confidence = std::min({spread_confidence(a->p05, a->p50, a->p95),
+                                 spread_confidence(b->p05, b->p50, b->p95),
+                                 spread_confidence(p->p05, p->p50, p->p95)});
+    // An overlap next to a verdict's boundary could have fallen either side.
+    if (std::fabs(v.overlap - 0.8) < 0.05 || std::fabs(v.overlap - 0.2) < 0.05)
+      out_p.confidence *= 0.7;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%s: %s + %s in one warp, %g:%g instructions per round; solo %.3g and %.3g, "
+                  "paired %.3g inst/clk/SM; overlap %.2f",
+                  v.verdict.c_str(), pair.a, pair.b, na, nb, a->value, b->value, p->value, v.overlap);
+    out_p.method = buf;
+    out_p.evidence = "dual_issue.csv";
+    out.push_back(out_p);
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_ANALYZER("dual_issue", analyze_dual_issue);
+
+}  // namespace gpuprobe

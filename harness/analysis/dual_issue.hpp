@@ -1,0 +1,59 @@
+#pragma once
+// Dual issue: two independent instruction streams for different pipes interleaved in one
+// warp, timed alone and together. If the SM runs them side by side, the pair takes as long as
+// the slower stream alone; if they share a pipe (or the issue slot), as long as both in turn.
+// The issue slot is shared too: a scheduler that issues one instruction per clock can overlap
+// two pipes only up to that rate, so a pair whose streams each fill the slot alone reads
+// "shared pipe" whatever pipes they use, and two half-rate streams (fp32 + int32 mixed 8:4 at
+// 4 and 2 inst/clk/SM) read "partial" with an overlap near 0.5.
+#include <string>
+#include <vector>
+
+#include "core/observation.hpp"
+
+namespace gpuprobe {
+
+namespace dual_issue {
+
+// Rounds per loop trip; each round issues `a` steps of stream A and `b` of stream B, one
+// step per independent chain.
+constexpr int kRounds = 32;
+
+struct Mix {
+  int a, b;
+};
+// The mixes compiled: the two solo streams first, then pairs from which the probe picks the
+// one whose streams take equally long alone (balanced), so the overlap is easiest to see.
+constexpr Mix kMixes[] = {{8, 0}, {0, 8}, {8, 8}, {8, 4}, {4, 8}, {8, 2}, {2, 8}, {8, 1}, {1, 8}};
+constexpr int kMixCount = sizeof(kMixes) / sizeof(kMixes[0]);
+
+struct PairInfo {
+  const char* name;  // "fp32_int32": the probe, and dual_issue_<name> the parameter
+  const char* a;     // the ops' probe names in pipes::ops()
+  const char* b;
+};
+const std::vector<PairInfo>& pairs();
+
+std::string kernel_name(const std::string& a_type, const std::string& b_type, int a, int b);
+
+// Index in kMixes of the paired mix (both a, b > 0) whose instruction ratio
+// a*steps_a : b*steps_b is closest to rate_a : rate_b, so that each stream alone takes about as
+// long as the other.
+int balanced_mix(double rate_a, double rate_b, int steps_a, int steps_b);
+
+struct Verdict {
+  double ratio = 0;    // paired rate / larger solo rate (instructions of both streams per clock)
+  double overlap = 0;  // 1: the pair takes as long as the slower stream alone; 0: as both in turn
+  std::string verdict; // "co-issued", "partial" or "shared pipe"
+};
+
+// From the solo rates and the pair's rate (instructions/clk/SM) and the pair's instructions of
+// A and B per round.
+Verdict judge(double rate_a, double rate_b, double a_per_round, double b_per_round, double rate_pair);
+std::string verdict_for(double overlap);
+
+}  // namespace dual_issue
+
+std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, const Metadata& meta);
+
+}  // namespace gpuprobe

@@ -1,0 +1,153 @@
+#include "analysis/ilp_occupancy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "analysis/analyzer.hpp"
+#include "analysis/pipes.hpp"
+#include "core/code_check.hpp"
+#include "core/stats.hpp"
+
+namespace gpuprobe {
+
+namespace ilp_occupancy {
+
+std::vector<int> warp_counts(int max_warps, bool quick) {
+  std::vector<int> all = quick ? std::vector<int>{1, 2, 4, 8, 16, 32, 64}
+                               : std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 56, 64};
+  std::vector<int> out;
+  for (int w : all)
+    if (w <= max_warps) out.push_back(w);
+  if (out.empty() || out.back() != max_warps) out.push_back(max_warps);
+  return out;
+}
+
+std::string fma_kernel_name(int ilp) { return "ilp::fma<" + std::to_string(ilp) + ">"; }
+std::string load_kernel_name(int ilp) { return "ilp::load<" + std::to_string(ilp) + ">"; }
+
+long long exclusive_shared_bytes(long long shared_per_sm, long long reserved, long long per_block_max,
+                                 int blocks) {
+  if (blocks < 1 || shared_per_sm <= 0) return -1;
+  // Whole KiB, below the allocation granularity of any GPU so far.
+  long long footprint = shared_per_sm / blocks / 1024 * 1024;
+  long long dyn = std::min(footprint - reserved, per_block_max);
+  if (dyn < 0) return -1;
+  bool fits = blocks * (dyn + reserved) <= shared_per_sm;
+  bool excludes = (blocks + 1) * (dyn + reserved) > shared_per_sm;
+  return fits && excludes ? dyn : -1;
+}
+
+Knee knee(const std::vector<int>& warps, const std::vector<double>& rates, double peak,
+          double fraction) {
+  Knee k;
+  for (size_t i = 0; i < warps.size() && i < rates.size(); ++i) {
+    if (rates[i] >= fraction * peak) {
+      k.found = true;
+      k.warps = warps[i];
+      k.warps_below = i > 0 ? warps[i - 1] : warps[i];
+      k.rate = rates[i];
+      break;
+    }
+  }
+  return k;
+}
+
+namespace {
+
+std::vector<CodeExpectation> ilp_expectations() {
+  std::vector<CodeExpectation> out;
+  for (int ilp : kIlps) {
+    CodeExpectation f;
+    f.source = "ilp_occupancy";
+    f.kernel = fma_kernel_name(ilp);
+    f.probe = "fp32_fma";
+    // With one chain the steps must stay one dependent chain, or ILP 1 would not be 1.
+    f.ptx = {{R"(^fma\.rn\.f32 )", kFmaSteps, ilp == 1}};
+    f.sass = {{R"(^FFMA R)", kFmaSteps, ilp == 1}};
+    out.push_back(f);
+    CodeExpectation l;
+    l.source = "ilp_occupancy";
+    l.kernel = load_kernel_name(ilp);
+    l.probe = "dram_load";
+    // ILP loads per loop trip, not unrolled: a warp has exactly ILP loads in flight.
+    l.ptx = {{R"(^ld\.global\.cg\.f32 )", ilp, false}};
+    l.sass = {{R"(^LDG(\.[A-Z0-9]+)* R)", ilp, false}};
+    out.push_back(l);
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(ilp_expectations);
+
+}  // namespace
+
+}  // namespace ilp_occupancy
+
+std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs, const Metadata&) {
+  using namespace ilp_occupancy;
+  std::vector<Parameter> out;
+  for (const std::string kind : {"fp32_fma", "dram_load"}) {
+    std::map<int, std::map<int, const Observation*>> by_ilp;  // ilp -> warps -> row
+    double peak = 0;
+    std::string unit;
+    for (const auto& o : obs) {
+      if (o.probe != kind) continue;
+      double ilp = o.param("ilp"), w = o.param("warps_per_sm");
+      if (!std::isfinite(ilp) || !std::isfinite(w)) continue;
+      by_ilp[int(ilp)][int(w)] = &o;
+      peak = std::max(peak, o.value);
+      unit = o.unit;
+    }
+    if (peak <= 0) continue;
+    std::vector<double> in_flight;
+    for (const auto& [ilp, points] : by_ilp) {
+      std::vector<int> warps;
+      std::vector<double> rates;
+      for (const auto& [w, row] : points) {
+        warps.push_back(w);
+        rates.push_back(row->value);
+      }
+      Knee k = knee(warps, rates, peak);
+      if (!k.found) continue;  // this ILP never reaches the peak: nothing to infer
+      const Observation* at = points.at(k.warps);
+      Parameter p;
+      p.name = kind + "_warps_90pct_ilp" + std::to_string(ilp);
+      p.value = k.warps;
+      p.unit = "warps/SM";
+      p.low = k.warps_below;
+      p.high = k.warps;
+      // A knee between far-apart sweep points is placed less precisely.
+      double resolution = k.warps_below > 0 ? double(k.warps_below) / k.warps : 0.5;
+      p.confidence = spread_confidence(at->p05, at->p50, at->p95) * (0.5 + 0.5 * resolution);
+      char buf[200];
+      std::snprintf(buf, sizeof buf,
+                    "fewest warps per SM (exact occupancy) reaching 90 %% of the %.4g %s peak "
+                    "with %d independent operations per thread",
+                    peak, unit.c_str(), ilp);
+      p.method = buf;
+      p.evidence = "ilp_occupancy.csv";
+      out.push_back(p);
+      in_flight.push_back(double(k.warps) * ilp);
+    }
+    if (in_flight.empty()) continue;
+    Parameter p;
+    p.name = kind + "_in_flight_90pct";
+    p.value = median(in_flight);
+    p.unit = "warp-ops/SM";
+    p.low = *std::min_element(in_flight.begin(), in_flight.end());
+    p.high = *std::max_element(in_flight.begin(), in_flight.end());
+    // If ILP substitutes for warps, warps x ILP at the knee is the same for every ILP.
+    p.confidence = std::clamp(p.low / p.high, 0.1, 1.0);
+    p.method = "warps x ILP at the 90 % knee, median over ILP " + std::to_string(in_flight.size()) +
+               " values (low/high: their range; equal when ILP replaces occupancy)";
+    p.evidence = "ilp_occupancy.csv";
+    out.push_back(p);
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_ANALYZER("ilp_occupancy", analyze_ilp_occupancy);
+
+}  // namespace gpuprobe

@@ -1,0 +1,50 @@
+#pragma once
+// Instruction-level parallelism against occupancy (Volkov, "Better performance at lower
+// occupancy"): the same work with ILP independent operations per thread and W warps per SM.
+// While latency-bound the rate grows with W * ILP (operations in flight); the knee where it
+// stops growing tells how much parallelism hides the latency, and whether ILP can stand in
+// for warps.
+#include <string>
+#include <vector>
+
+#include "core/observation.hpp"
+
+namespace gpuprobe {
+
+namespace ilp_occupancy {
+
+constexpr int kIlps[] = {1, 2, 4, 8};
+// Independent FMAs per loop trip (ILP chains x 256/ILP steps), the same for every ILP.
+constexpr int kFmaSteps = 256;
+
+// Warps per SM swept: 1..max, denser where the knee is expected; `max_warps` from the device.
+std::vector<int> warp_counts(int max_warps, bool quick);
+
+std::string fma_kernel_name(int ilp);
+std::string load_kernel_name(int ilp);
+
+// Dynamic shared memory per block that lets exactly `blocks` blocks share an SM of
+// `shared_per_sm` bytes (each block also costs `reserved` bytes): more than a (blocks+1)-th,
+// at most a blocks-th, within `per_block_max`. -1 when no size does.
+long long exclusive_shared_bytes(long long shared_per_sm, long long reserved, long long per_block_max,
+                                 int blocks);
+
+struct Knee {
+  bool found = false;
+  int warps = 0;       // fewest warps per SM reaching `fraction` of the peak
+  int warps_below = 0; // the sweep point before it (the knee lies between)
+  double rate = 0;     // the rate there
+};
+
+// rates[i] measured at warps[i] (ascending); peak over the whole sweep.
+Knee knee(const std::vector<int>& warps, const std::vector<double>& rates, double peak,
+          double fraction = 0.9);
+
+}  // namespace ilp_occupancy
+
+// <kind>_warps_90pct_ilp<k> (warps/SM reaching 90 % of the kind's peak at ILP k) and
+// <kind>_in_flight_90pct (warps x ILP at the knee, median over ILP) for kind = fp32_fma and
+// dram_load.
+std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs, const Metadata& meta);
+
+}  // namespace gpuprobe

@@ -1,0 +1,205 @@
+#include "analysis/pipes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "analysis/analyzer.hpp"
+#include "core/code_check.hpp"
+#include "core/stats.hpp"
+
+namespace gpuprobe {
+
+namespace {
+
+struct SmSpan {
+  int64_t start, end;
+  int blocks;
+};
+
+std::map<int32_t, SmSpan> by_sm(const std::vector<BlockSpan>& spans) {
+  std::map<int32_t, SmSpan> sms;
+  for (const auto& s : spans) {
+    auto it = sms.try_emplace(s.sm, SmSpan{s.start, s.end, 0}).first;
+    it->second.start = std::min(it->second.start, s.start);
+    it->second.end = std::max(it->second.end, s.end);
+    ++it->second.blocks;
+  }
+  return sms;
+}
+
+}  // namespace
+
+std::vector<double> per_sm_rates(const std::vector<BlockSpan>& spans, double work_per_block) {
+  std::vector<double> rates;
+  for (const auto& [sm, t] : by_sm(spans))
+    if (t.end > t.start) rates.push_back(t.blocks * work_per_block / double(t.end - t.start));
+  return rates;
+}
+
+double sm_rate(const std::vector<BlockSpan>& spans, double work_per_block) {
+  auto r = per_sm_rates(spans, work_per_block);
+  return r.empty() ? 0 : median(r);
+}
+
+double median_sm_cycles(const std::vector<BlockSpan>& spans) {
+  std::vector<double> cycles;
+  for (const auto& [sm, t] : by_sm(spans)) cycles.push_back(double(t.end - t.start));
+  return cycles.empty() ? 0 : median(cycles);
+}
+
+namespace pipes {
+
+std::string kernel_name(const std::string& op_type, int ilp, int unroll) {
+  return "pipes::throughput<pipes::" + op_type + ", " + std::to_string(ilp) + ", " +
+         std::to_string(unroll) + ">";
+}
+
+const std::vector<OpInfo>& ops() {
+  // SASS patterns name what ptxas must emit. Integer adds: ptxas spreads them over IADD3
+  // (integer pipe) and IMAD.IADD (FMA pipe); both count, the loop counter (an immediate) not.
+  static const std::vector<OpInfo> all = {
+      {"fp32_fma", "Fp32Fma", R"(^fma\.rn\.f32 )", 1, R"(^FFMA R)", 1, "fma.rn.f32 (FFMA)"},
+      {"fp32_add", "Fp32Add", R"(^add\.rn\.f32 )", 1, R"(^FADD R)", 1, "add.rn.f32 (FADD)"},
+      {"fp32_mul", "Fp32Mul", R"(^mul\.rn\.f32 )", 1, R"(^FMUL R)", 1, "mul.rn.f32 (FMUL)"},
+      {"fp64_fma", "Fp64Fma", R"(^fma\.rn\.f64 )", 1, R"(^DFMA R)", 1, "fma.rn.f64 (DFMA)"},
+      {"fp16x2_fma", "Fp16x2Fma", R"(^fma\.rn\.f16x2 )", 1, R"(^HFMA2(\.MMA)? R)", 1,
+       "fma.rn.f16x2 (HFMA2; 2 results per lane)"},
+      {"bf16x2_fma", "Bf16x2Fma", R"(^fma\.rn\.bf16x2 )", 1, R"(^HFMA2(\.MMA)?\.BF16_V2 R)", 1,
+       "fma.rn.bf16x2 (HFMA2.BF16_V2; 2 results per lane)"},
+      {"int32_add", "Int32Add", R"(^add\.u32 )", 2,
+       R"(^(IADD3 R\d+, -?R\d+, -?R\d+, RZ|IMAD\.IADD R\d+, R\d+, 0x1, R\d+))", 2,
+       "add.u32 pairs feeding each other (ptxas: IADD3 and IMAD.IADD)"},
+      {"int32_mad", "Int32Mad", R"(^mad\.lo\.u32 )", 1, R"(^IMAD R)", 1, "mad.lo.u32 (IMAD)"},
+      {"int32_logic", "Int32Logic", R"(^lop3\.b32 )", 2, R"(^LOP3\.LUT R)", 2,
+       "lop3.b32 majority pairs (LOP3.LUT)"},
+      {"sfu_sin", "SfuSin", R"(^sin\.approx\.ftz\.f32 )", 1, R"(^MUFU\.SIN )", 1,
+       "sin.approx.ftz.f32 (FMUL.RZ + MUFU.SIN)"},
+      {"sfu_ex2", "SfuEx2", R"(^ex2\.approx\.ftz\.f32 )", 1, R"(^MUFU\.EX2 )", 1,
+       "ex2.approx.ftz.f32 (MUFU.EX2)"},
+      {"sfu_rsqrt", "SfuRsqrt", R"(^rsqrt\.approx\.ftz\.f32 )", 1, R"(^MUFU\.RSQ )", 1,
+       "rsqrt.approx.ftz.f32 (MUFU.RSQ)"},
+      {"sfu_rcp", "SfuRcp", R"(^rcp\.approx\.ftz\.f32 )", 1, R"(^MUFU\.RCP )", 1,
+       "rcp.approx.ftz.f32 (MUFU.RCP)"},
+      {"conversion", "Conversion", R"(^cvt\.rzi\.s32\.f32 )", 1, R"(^F2I(\.[A-Z0-9]+)* R)", 1,
+       "cvt.rzi.s32.f32 (F2I)"},
+      {"shuffle", "Shuffle", R"(^shfl\.sync\.bfly\.b32 )", 1, R"(^SHFL\.BFLY )", 1,
+       "shfl.sync.bfly.b32 (SHFL.BFLY)"},
+      {"ldst", "LdShared", R"(^ld\.shared\.u32 )", 1, R"(^LDS(\.[A-Z0-9]+)* R)", 1,
+       "ld.shared.u32, conflict-free (LDS): load/store issue rate"},
+      {"ld_global", "LdGlobal", R"(^ld\.global\.ca\.u64 )", 1, R"(^LDG\.E\.64(\.[A-Z0-9]+)* R)", 1,
+       "ld.global.ca.u64 pointer chase per chain, L1 hits (LDG)"},
+      {"tensor_mma_f16", "MmaF16", R"(^mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32 )",
+       1, R"(^HMMA\.16816\.F32 )", 1, "mma.sync m16n8k16 f16 -> f32 (HMMA); result = multiply-add"},
+      {"tensor_mma_bf16", "MmaBf16",
+       R"(^mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.bf16\.bf16\.f32 )", 1,
+       R"(^HMMA\.16816\.F32\.BF16 )", 1, "mma.sync m16n8k16 bf16 -> f32 (HMMA); result = multiply-add"},
+      {"tensor_mma_tf32", "MmaTf32",
+       R"(^mma\.sync\.aligned\.m16n8k8\.row\.col\.f32\.tf32\.tf32\.f32 )", 1,
+       R"(^HMMA\.1688\.F32\.TF32 )", 1, "mma.sync m16n8k8 tf32 -> f32 (HMMA); result = multiply-add"},
+      {"tensor_mma_int8", "MmaInt8", R"(^mma\.sync\.aligned\.m16n8k32\.row\.col\.s32\.s8\.s8\.s32 )",
+       1, R"(^IMMA\.16832\.S8\.S8 )", 1, "mma.sync m16n8k32 s8 -> s32 (IMMA); result = multiply-add"},
+      {"tensor_mma_fp64", "MmaFp64", R"(^mma\.sync\.aligned\.m8n8k4\.row\.col\.f64\.f64\.f64\.f64 )",
+       1, R"(^DMMA\.8x8x4 )", 1, "mma.sync m8n8k4 f64 (DMMA); result = multiply-add"},
+  };
+  return all;
+}
+
+const OpInfo* find_op(const std::string& probe) {
+  for (const auto& op : ops())
+    if (probe == op.probe) return &op;
+  return nullptr;
+}
+
+namespace {
+
+std::vector<CodeExpectation> pipe_expectations() {
+  std::vector<CodeExpectation> out;
+  for (const auto& op : ops()) {
+    // Throughput kernels: the count (nothing fused or dropped); latency kernels: one chain.
+    for (auto [ilp, unroll] : {std::pair{kThroughputIlp, kThroughputUnroll}, std::pair{1, kLatencyUnroll}}) {
+      int steps = ilp * unroll;
+      bool chained = ilp == 1;
+      CodeExpectation e;
+      e.source = "pipes";
+      e.kernel = kernel_name(op.type, ilp, unroll);
+      e.probe = op.probe;
+      e.ptx = {{op.ptx, steps * op.ptx_per_apply, chained}};
+      e.sass = {{op.sass, steps * op.sass_per_apply, chained}};
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(pipe_expectations);
+
+const Observation* find_row(const std::vector<Observation>& rows, const std::string& mode,
+                            const std::string& timing, const std::string& unit) {
+  for (const auto& o : rows)
+    if (o.param_text("mode") == mode && o.param_text("timing") == timing && o.unit == unit)
+      return &o;
+  return nullptr;
+}
+
+}  // namespace
+
+}  // namespace pipes
+
+double spread_confidence(double p05, double p50, double p95) {
+  if (!(p50 > 0) || !std::isfinite(p05) || !std::isfinite(p95)) return 0.3;
+  double spread = std::max(0.0, p95 - p05) / p50;
+  return std::clamp(1.0 / (1.0 + 10.0 * spread), 0.05, 1.0);
+}
+
+std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<std::string> probes;
+  for (const auto& o : obs)
+    if (std::find(probes.begin(), probes.end(), o.probe) == probes.end()) probes.push_back(o.probe);
+  std::vector<Parameter> out;
+  for (const auto& probe : probes) {
+    auto rows = select(obs, probe);
+    const pipes::OpInfo* op = pipes::find_op(probe);
+    std::string what = op ? op->what : probe;
+    if (const Observation* c = pipes::find_row(rows, "throughput", "cycles", "results/clk/SM")) {
+      Parameter p;
+      p.name = probe + "_throughput_per_sm";
+      p.value = c->value;
+      p.unit = "results/clk/SM";
+      p.low = c->p05;
+      p.high = c->p95;
+      p.confidence = spread_confidence(c->p05, c->p50, c->p95);
+      p.method = what + "; 8 independent chains per thread, whole chip, per-SM clock64";
+      // The event-timed rate uses the clock measured before the family; a large gap means the
+      // clock moved during the run, which makes either figure less certain.
+      if (const Observation* e = pipes::find_row(rows, "throughput", "events", "results/clk/SM")) {
+        double ratio = c->value > 0 ? e->value / c->value : 0;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "; events/cycles %.3f", ratio);
+        p.method += buf;
+        double gap = std::fabs(ratio - 1);
+        if (gap > 0.05) p.confidence *= std::max(0.3, 1 - 4 * gap);
+      }
+      p.evidence = "pipes.csv";
+      out.push_back(p);
+    }
+    if (const Observation* l = pipes::find_row(rows, "latency", "", "cycles")) {
+      Parameter p;
+      p.name = probe + "_latency";
+      p.value = l->value;
+      p.unit = "cycles";
+      p.low = l->p05;
+      p.high = l->p95;
+      p.confidence = spread_confidence(l->p05, l->p50, l->p95);
+      p.method = what + "; one dependent chain, one warp, clock64";
+      p.evidence = "pipes.csv";
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_ANALYZER("pipes", analyze_pipes);
+
+}  // namespace gpuprobe

@@ -1,0 +1,61 @@
+#pragma once
+// Execution pipes: per-SM rates from block timings, the names of the pipe kernels (shared by
+// the probes and their code expectations), and the inference of <op>_throughput_per_sm and
+// <op>_latency. Pure C++: the probes (microbench/pipes.cu) include it too.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/observation.hpp"
+
+namespace gpuprobe {
+
+// One block's timing as a kernel records it: clock64() after the opening barrier and after
+// the closing one, and the SM it ran on (%smid).
+struct BlockSpan {
+  int64_t start, end;
+  int32_t sm, reserved;
+};
+
+// Work per cycle on each SM: the work of the blocks that ran there over the cycles from its
+// first block's start to its last block's end (clock64 counts per SM, so only spans of one SM
+// are compared). One entry per SM that ran a block, in SM order.
+std::vector<double> per_sm_rates(const std::vector<BlockSpan>& spans, double work_per_block);
+// Median of per_sm_rates: the rate of a typical SM, robust to one that started late.
+double sm_rate(const std::vector<BlockSpan>& spans, double work_per_block);
+// Cycles from the first block's start to the last block's end, median over the SMs.
+double median_sm_cycles(const std::vector<BlockSpan>& spans);
+
+namespace pipes {
+
+// Throughput: 8 independent chains, each step unrolled 64 times per loop trip, so that the
+// loop's own 3 instructions cost < 1 % of the issue slots. Latency: one chain, 128 steps.
+constexpr int kThroughputIlp = 8;
+constexpr int kThroughputUnroll = 64;
+constexpr int kLatencyUnroll = 128;
+
+// kernel_name() of pipes::throughput<Op, ilp, unroll> (microbench/pipes.cu).
+std::string kernel_name(const std::string& op_type, int ilp, int unroll);
+
+struct OpInfo {
+  const char* probe;   // "fp32_fma": the probe and the parameter prefix
+  const char* type;    // the op's struct in microbench/pipe_ops.cuh
+  const char* ptx;     // regex for the PTX instruction(s) an apply() issues
+  int ptx_per_apply;
+  const char* sass;    // regex for the SASS they must become
+  int sass_per_apply;
+  const char* what;    // for the parameter's method text
+};
+const std::vector<OpInfo>& ops();
+const OpInfo* find_op(const std::string& probe);
+
+}  // namespace pipes
+
+// Robust confidence from a measurement's spread: 1 for p05 == p95, 0.5 at 10 % spread.
+double spread_confidence(double p05, double p50, double p95);
+
+// <op>_throughput_per_sm (results/clk/SM, from the per-SM cycle counts) and <op>_latency
+// (cycles per dependent step) for every op in `obs`.
+std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const Metadata& meta);
+
+}  // namespace gpuprobe

@@ -1,0 +1,81 @@
+# family: ilp_occupancy
+# title: ILP against occupancy (Volkov): fp32 FMA results/clk/SM (top) and DRAM load bytes/clk/SM (bottom) against exactly set warps per SM, one curve per number of independent operations per thread; the rate grows with warps x ILP until the pipe (or DRAM) is saturated; documented fp32 FMA rates of the measured GPU's compute capability, Kepler K80, Maxwell M60 and Volta V100 as dashed levels
+load 'plots/style.gp'
+set datafile missing NaN
+
+ilps = "1 2 4 8"
+ilp_dt(k) = k == 1 ? 1 : k == 2 ? 2 : k == 4 ? 4 : 5
+ilp_pt(k) = k == 1 ? 7 : k == 2 ? 5 : k == 4 ? 9 : 11
+sel(p, k) = is_probe(p) && column("ilp") == k
+nfiles = words(files)
+
+# Documented peak fp32 FMA rates: the measured GPU's compute capability (from the first
+# file's metadata), then the representative Kepler, Maxwell and Volta parts.
+cc = system(sprintf("sed -n 's/^# compute_capability=//p' '%s' | head -n 1", word(files, 1)))
+_dv = ""
+if (cc ne "") {
+  stats ref using ((_dv eq "" && strcol("cc") eq cc && strcol("quantity") eq "fp32_fma_throughput_per_sm") ? \
+                   (_dv = strcol("value"), 1) : 0) nooutput
+}
+array doc_level[4]
+array doc_name[4] = [sprintf("cc %s", cc), "K80", "M60", "V100"]
+array doc_color[4] = ["#000000", kepler_color, maxwell_color, volta_color]
+doc_level[1] = _dv ne "" ? real(_dv) : NaN
+array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
+do for [g=1:3] {
+  call 'plots/ref_value.gp' (arch_gpu[g]) "fp32_fma_throughput_per_sm"
+  doc_level[g + 1] = ref_value
+}
+# One dashed level per documented value; parts documented alike share its label.
+levels = ""
+labels_cmd = ""
+do for [s=1:4] {
+  v = doc_level[s]
+  first = v == v
+  do for [t=1:s-1] { first = first && doc_level[t] != v }
+  if (first) {
+    names = doc_name[s]
+    do for [t=s+1:4] { if (doc_level[t] == v) { names = names . ", " . doc_name[t] } }
+    levels = levels . sprintf(", %g with lines lc rgb '%s' dt 2 lw 1.5 notitle", v, doc_color[s])
+    labels_cmd = labels_cmd . sprintf("set label '%s documented: %g' at graph 0.99, first %g offset 0, 0.5 right front tc rgb '%s' font labelfont; ", \
+                 names, v, v, doc_color[s])
+  }
+}
+
+set logscale x 2
+set xrange [0.8 : 80]
+set xtics (1, 2, 4, 8, 16, 32, 64)
+set grid xtics ytics
+
+do for [ext in "svg png pdf"] {
+  eval set_output(ext)
+  keyfont = sprintf(",%d", ext eq "png" ? 13 : (ext eq "svg" ? 8 : 6))
+  labelfont = sprintf(",%d", ext eq "png" ? 12 : (ext eq "svg" ? 7 : 5))
+  set multiplot
+  set lmargin at screen 0.12
+  set rmargin at screen 0.97
+  set tmargin at screen 0.97
+  set bmargin at screen 0.58
+  set key top left font keyfont maxrows 4
+  set format x ""
+  set xlabel ""
+  set ylabel "fp32 FMA\nresults/clk/SM"
+  set yrange [0:*]
+  unset label
+  eval labels_cmd
+  plot for [i=1:nfiles] for [k in ilps] word(files, i) \
+         using (sel("fp32_fma", k + 0) ? column("warps_per_sm") : NaN):"value" smooth unique \
+         with linespoints ls i dt ilp_dt(k + 0) pt ilp_pt(k + 0) \
+         title sprintf("%s ILP %s", word(labels, i), k) @levels
+  unset label
+  set tmargin at screen 0.53
+  set bmargin at screen 0.14
+  set format x "%g"
+  set xlabel "warps per SM (set exactly)"
+  set ylabel "DRAM loads\nbytes/clk/SM"
+  unset key
+  plot for [i=1:nfiles] for [k in ilps] word(files, i) \
+         using (sel("dram_load", k + 0) ? column("warps_per_sm") : NaN):"value" smooth unique \
+         with linespoints ls i dt ilp_dt(k + 0) pt ilp_pt(k + 0) notitle
+  unset multiplot
+}

@@ -1,0 +1,101 @@
+# family: pipes
+# title: Results per clock per SM of each execution pipe (top, log scale; tensor results are multiply-adds) and dependent-issue latency in cycles (bottom), measured bars beside the documented figures for the measured GPU's compute capability and for Kepler K80, Maxwell M60 and Volta V100
+load 'plots/style.gp'
+set datafile missing NaN
+
+ops = "fp32_fma fp32_add fp32_mul fp64_fma fp16x2_fma bf16x2_fma int32_add int32_mad int32_logic " . \
+      "sfu_sin sfu_ex2 sfu_rsqrt sfu_rcp conversion shuffle ldst ld_global " . \
+      "tensor_mma_f16 tensor_mma_bf16 tensor_mma_tf32 tensor_mma_int8 tensor_mma_fp64"
+nops = words(ops)
+op_index(s, i) = i > nops ? NaN : (word(ops, i) eq s ? i : op_index(s, i + 1))
+# Throughput from the per-SM cycle counts; latency in cycles (not its ns row).
+is_row(mode) = strcol("mode") eq mode && \
+               (mode eq "throughput" ? strcol("timing") eq "cycles" : is_unit("cycles"))
+
+# Documented figures: for the first file's GPU, the rows of its compute capability (as the
+# run's metadata gives it); for K80, M60 and V100, the lookup of ref_value.gp.
+cc = system(sprintf("sed -n 's/^# compute_capability=//p' '%s' | head -n 1", word(files, 1)))
+is_number(s) = strlen(s) > 0 && strstrt("0123456789.", s[1:1]) > 0 && (strlen(s) == 1 || is_number_tail(s[2:]))
+is_number_tail(s) = strlen(s) == 0 ? 1 : (strstrt("0123456789.eE+-", s[1:1]) > 0 ? is_number_tail(s[2:]) : 0)
+array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
+array t_doc[4 * nops]
+array l_doc[4 * nops]
+do for [k=1:nops] {
+  do for [kind in "throughput_per_sm latency"] {
+    q = word(ops, k) . "_" . kind
+    _dv = ""
+    if (cc ne "") {
+      stats ref using ((_dv eq "" && strcol("cc") eq cc && strcol("quantity") eq q) ? (_dv = strcol("value"), 1) : 0) nooutput
+    }
+    v = is_number(_dv) ? real(_dv) : NaN
+    if (kind eq "latency") { l_doc[k] = v } else { t_doc[k] = v }
+    do for [g=1:3] {
+      call 'plots/ref_value.gp' (arch_gpu[g]) (q)
+      if (kind eq "latency") { l_doc[g * nops + k] = ref_value } else { t_doc[g * nops + k] = ref_value }
+    }
+  }
+}
+# One group of bars per op: each GPU measured, then the four documented series.
+nfiles = words(files)
+nseries = nfiles + 4
+bw = 0.84 / nseries
+off(s) = -0.42 + (s - 0.5) * bw
+array doc_color[4] = ["#404040", kepler_color, maxwell_color, volta_color]
+array doc_title[4] = [cc ne "" ? sprintf("cc %s (documented)", cc) : "this GPU (documented)", \
+                      "K80 (documented)", "M60 (documented)", "V100 (documented)"]
+# Documented bars come from the arrays through the '+' pseudo-file; its first sample is read
+# as the column header (style.gp), so sampling starts at 0, which draws nothing.
+doc_t(s, k) = k >= 1 ? t_doc[(s - 1) * nops + int(k)] : NaN
+doc_l(s, k) = k >= 1 ? l_doc[(s - 1) * nops + int(k)] : NaN
+
+# Plot clauses for the documented series that have at least one figure (an empty series would
+# only draw a warning); the measured GPU's own documented figures are hatched.
+t_docs = ""
+l_docs = ""
+do for [s=1:4] {
+  style = s == 1 ? "fs pattern 4 border rgb '#000000' fc rgb '#000000'" : sprintf("fc rgb doc_color[%d]", s)
+  nt = 0
+  nl = 0
+  do for [k=1:nops] {
+    nt = nt + (t_doc[(s - 1) * nops + k] == t_doc[(s - 1) * nops + k])
+    nl = nl + (l_doc[(s - 1) * nops + k] == l_doc[(s - 1) * nops + k])
+  }
+  if (nt > 0) { t_docs = t_docs . sprintf(", [k=0:%d:1] '+' using (k + off(%d)):(doc_t(%d, k)) with boxes %s title doc_title[%d]", nops, nfiles + s, s, style, s) }
+  if (nl > 0) { l_docs = l_docs . sprintf(", [k=0:%d:1] '+' using (k + off(%d)):(doc_l(%d, k)) with boxes %s notitle", nops, nfiles + s, s, style) }
+}
+
+set xrange [0.4 : nops + 0.6]
+set style fill solid 0.85 border -1
+set boxwidth bw absolute
+set grid noxtics ytics
+set logscale y 10
+
+do for [ext in "svg png pdf"] {
+  eval set_output(ext)
+  keyfont = sprintf(",%d", ext eq "png" ? 13 : (ext eq "svg" ? 8 : 6))
+  ticfont = sprintf(",%d", ext eq "png" ? 12 : (ext eq "svg" ? 7 : 5))
+  set multiplot
+  set lmargin at screen 0.09
+  set rmargin at screen 0.985
+  set key at screen 0.985, screen 0.995 right top horizontal maxrows 2 noenhanced font keyfont
+  set tmargin at screen 0.88
+  set bmargin at screen 0.56
+  set xtics () scale 0 norotate
+  do for [k=1:nops] { set xtics add ("" k) }
+  set yrange [1:20000]
+  set ylabel "results/clk/SM"
+  plot for [i=1:nfiles] word(files, i) \
+         using (is_row("throughput") ? op_index(strcol("probe"), 1) + off(i) : NaN):"value" \
+         with boxes fc rgb gpu_color[i] title word(labels, i) @t_docs
+  unset key
+  set tmargin at screen 0.53
+  set bmargin at screen 0.20
+  set xtics () scale 0 rotate by 40 right noenhanced font ticfont
+  do for [k=1:nops] { set xtics add (word(ops, k) k) }
+  set yrange [1:300]
+  set ylabel "latency (cycles)"
+  plot for [i=1:nfiles] word(files, i) \
+         using (is_row("latency") ? op_index(strcol("probe"), 1) + off(i) : NaN):"value" \
+         with boxes fc rgb gpu_color[i] notitle @l_docs
+  unset multiplot
+}
