@@ -274,7 +274,7 @@ std::string kernel_name(const std::string& symbol) {
 std::vector<KernelCode> parse_ptx(const std::string& text) {
   std::vector<KernelCode> out;
   std::string s = strip_ptx_comments(text);
-  for (size_t pos = 0; (pos = s.find(".entry", pos)) != std::string::npos; pos += 6) {
+  for (size_t pos = 0; (pos = s.find(".entry", pos)) != std::string::npos; ++pos) {
     if (pos > 0 && !std::isspace(static_cast<unsigned char>(s[pos - 1]))) continue;
     size_t b = pos + 6;
     while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
