@@ -9,6 +9,7 @@ budget=480
 if [ "${1:-}" = "--budget" ]; then budget=$2; shift 2; fi
 OUT=${OUT:-/tmp/gpuprobe-out}
 ARCH=${ARCH:-native}
+export PATH="/usr/local/cuda/bin:$PATH"
 mkdir -p "$OUT/results" "$OUT/logs"
 start=$(date +%s)
 pack() { tar czf "$OUT/gpuprobe-device.tar.gz" -C "$OUT" results logs 2>/dev/null; }
