@@ -1,0 +1,769 @@
+#include "analysis/memory_structure.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "analysis/analyzer.hpp"
+#include "core/code_check.hpp"
+#include "core/stats.hpp"
+
+namespace gpuprobe {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+using XY = std::vector<std::pair<double, double>>;
+
+std::string kib(double bytes) {
+  char buf[64];
+  if (bytes >= 1 << 30)
+    std::snprintf(buf, sizeof buf, "%.3g GiB", bytes / (1 << 30));
+  else if (bytes >= 1 << 20)
+    std::snprintf(buf, sizeof buf, "%.3g MiB", bytes / (1 << 20));
+  else if (bytes >= 1 << 10)
+    std::snprintf(buf, sizeof buf, "%.4g KiB", bytes / (1 << 10));
+  else
+    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+  return buf;
+}
+
+std::string num(double v, int digits = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+double clamp01(double v) { return std::isfinite(v) ? std::min(1.0, std::max(0.0, v)) : 0.0; }
+
+bool is_pow2(double v) {
+  if (!(v >= 1) || v != std::floor(v)) return false;
+  auto u = static_cast<unsigned long long>(v);
+  return (u & (u - 1)) == 0;
+}
+
+double round_pow2(double v) { return std::exp2(std::round(std::log2(v))); }
+
+// Rows of `probe` in `unit` whose text parameters match every (key, value) of `where`,
+// grouped by the numeric parameter `key` and returned as (key, x_param, value) points.
+std::map<double, XY> grouped(const std::vector<Observation>& obs, const std::string& probe,
+                             const std::string& unit, const Params& where,
+                             const std::string& group_key, const std::string& x_key) {
+  std::map<double, XY> out;
+  for (const auto& o : select(obs, probe, unit)) {
+    bool match = true;
+    for (const auto& [k, v] : where) match = match && o.param_text(k) == v;
+    double g = group_key.empty() ? 0.0 : o.param(group_key);
+    double x = o.param(x_key);
+    if (match && std::isfinite(g) && std::isfinite(x) && std::isfinite(o.value))
+      out[g].emplace_back(x, o.value);
+  }
+  for (auto& [g, xy] : out) std::sort(xy.begin(), xy.end());
+  return out;
+}
+
+Parameter param(const std::string& name, double value, const std::string& unit, double low,
+                double high, double confidence, const std::string& method,
+                const std::string& evidence) {
+  return {name, value, unit, low, high, clamp01(confidence), method, evidence};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Shared pieces
+
+double split_threshold(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }),
+          v.end());
+  std::sort(v.begin(), v.end());
+  if (v.size() < 2 || v.front() == v.back()) return kNaN;
+  std::vector<double> prefix(v.size() + 1, 0.0);
+  for (size_t i = 0; i < v.size(); ++i) prefix[i + 1] = prefix[i] + v[i];
+  const double n = static_cast<double>(v.size());
+  double best = -1, threshold = kNaN;
+  for (size_t k = 1; k < v.size(); ++k) {
+    if (v[k] == v[k - 1]) continue;
+    double w0 = static_cast<double>(k) / n, w1 = 1 - w0;
+    double m0 = prefix[k] / static_cast<double>(k);
+    double m1 = (prefix.back() - prefix[k]) / static_cast<double>(v.size() - k);
+    double between = w0 * w1 * (m0 - m1) * (m0 - m1);
+    if (between > best) {
+      best = between;
+      threshold = 0.5 * (v[k - 1] + v[k]);
+    }
+  }
+  return threshold;
+}
+
+BoundarySearch::BoundarySearch(double start, double min_x, double max_x, double growth,
+                               double quantum, double resolution)
+    : start_(start), min_(min_x), max_(max_x), growth_(growth), quantum_(quantum),
+      resolution_(resolution), lo_(kNaN), hi_(kNaN) {}
+
+double BoundarySearch::round(double x) const {
+  return std::max(quantum_, std::round(x / quantum_) * quantum_);
+}
+
+std::optional<double> BoundarySearch::next() const {
+  if (std::isnan(lo_) && std::isnan(hi_)) return round(std::min(std::max(start_, min_), max_));
+  if (std::isnan(lo_)) {  // only misses so far: shrink
+    double x = round(hi_ / growth_);
+    if (x >= hi_) x = hi_ - quantum_;
+    if (x < min_) return std::nullopt;
+    return x;
+  }
+  if (std::isnan(hi_)) {  // only fits so far: grow
+    if (lo_ >= max_) return std::nullopt;
+    double x = std::min(round(lo_ * growth_), std::floor(max_ / quantum_) * quantum_);
+    if (x <= lo_) x = lo_ + quantum_;
+    if (x > max_) return std::nullopt;
+    return x;
+  }
+  if (hi_ - lo_ <= std::max(quantum_, resolution_ * lo_)) return std::nullopt;
+  // Geometric midpoint across a wide bracket, arithmetic once it is narrow.
+  double mid = round(hi_ > 2 * lo_ ? std::sqrt(lo_ * hi_) : 0.5 * (lo_ + hi_));
+  if (mid <= lo_ || mid >= hi_) return std::nullopt;
+  return mid;
+}
+
+void BoundarySearch::add(double x, bool fits) {
+  if (fits) {
+    if (std::isnan(lo_) || x > lo_) lo_ = x;
+    if (!std::isnan(hi_) && hi_ <= lo_) hi_ = kNaN;  // the earlier miss was noise
+  } else {
+    if (std::isnan(hi_) || x < hi_) hi_ = x;
+    if (!std::isnan(lo_) && lo_ >= hi_) lo_ = kNaN;
+  }
+}
+
+bool BoundarySearch::bracketed() const { return !std::isnan(lo_) && !std::isnan(hi_); }
+
+bool Bracket::found() const { return std::isfinite(miss); }
+
+std::optional<Bracket> first_miss_bracket(XY xy, double limit) {
+  std::sort(xy.begin(), xy.end());
+  for (size_t i = 0; i < xy.size(); ++i) {
+    if (xy[i].second > limit) {
+      if (i == 0) return std::nullopt;
+      return Bracket{xy[i - 1].first, xy[i].first};
+    }
+  }
+  if (xy.empty()) return std::nullopt;
+  return Bracket{xy.back().first, kNaN};
+}
+
+std::vector<LatencyLevel> latency_levels(const std::vector<double>& offsets,
+                                         const std::vector<double>& latencies) {
+  std::vector<LatencyLevel> levels;
+  const size_t n = std::min(offsets.size(), latencies.size());
+  if (n == 0) return levels;
+  std::vector<double> sorted(latencies.begin(), latencies.begin() + static_cast<long>(n));
+  std::sort(sorted.begin(), sorted.end());
+  // Clusters of sorted latencies; clusters too small to be a level are outliers.
+  const size_t min_count = std::max<size_t>(2, n / 200);
+  std::vector<double> cluster = {sorted[0]};
+  auto close = [&]() {
+    if (cluster.size() >= min_count)
+      levels.push_back({median(cluster), cluster.front(), cluster.back(),
+                        static_cast<int>(cluster.size()), 0, 0});
+    cluster.clear();
+  };
+  for (size_t i = 1; i < n; ++i) {
+    if (sorted[i] > sorted[i - 1] + std::max(12.0, 0.2 * sorted[i - 1])) close();
+    cluster.push_back(sorted[i]);
+  }
+  close();
+  for (size_t l = 1; l < levels.size(); ++l) {
+    std::vector<double> at;
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k = l; k < levels.size(); ++k)
+        if (latencies[i] >= levels[k].lowest && latencies[i] <= levels[k].highest) {
+          at.push_back(offsets[i]);
+          break;
+        }
+    std::sort(at.begin(), at.end());
+    std::map<double, int> gaps;
+    for (size_t i = 1; i < at.size(); ++i) ++gaps[at[i] - at[i - 1]];
+    int total = 0, best = 0;
+    for (const auto& [gap, count] : gaps) {
+      total += count;
+      if (count > best) {
+        best = count;
+        levels[l].period = gap;
+      }
+    }
+    levels[l].regularity = total ? static_cast<double>(best) / total : 0.0;
+  }
+  return levels;
+}
+
+// ---------------------------------------------------------------------------------------
+// granularity
+
+std::optional<GranularityFit> fit_fetch_granularity(const XY& pts) {
+  if (pts.size() < 4) return std::nullopt;
+  double smin = pts.front().first, smax = pts.front().first;
+  for (const auto& p : pts) {
+    smin = std::min(smin, p.first);
+    smax = std::max(smax, p.first);
+  }
+  if (!(smin > 0)) return std::nullopt;
+  struct Candidate {
+    double g, a, b, sse;
+  };
+  std::vector<Candidate> cands;
+  // g = smin is the flat model (every access misses); g = smax is "still rising at the end".
+  for (double g = round_pow2(smin); g <= smax * 1.0001; g *= 2) {
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (const auto& [s, y] : pts) {
+      double x = std::min(1.0, s / g);
+      n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+    }
+    double den = n * sxx - sx * sx, a, b;
+    if (std::fabs(den) < 1e-12) {
+      a = sy / n, b = 0;
+    } else {
+      b = (n * sxy - sx * sy) / den;
+      a = (sy - b * sx) / n;
+    }
+    double sse = 0;
+    for (const auto& [s, y] : pts) {
+      double r = y - (a + b * std::min(1.0, s / g));
+      sse += r * r;
+    }
+    cands.push_back({g, a, b, sse});
+  }
+  if (cands.size() < 3) return std::nullopt;
+  std::sort(cands.begin(), cands.end(),
+            [](const Candidate& x, const Candidate& y) { return x.sse < y.sse; });
+  const Candidate& best = cands[0];
+  if (best.g <= smin || best.g >= smax) return std::nullopt;
+  GranularityFit f;
+  f.granularity = best.g;
+  f.base = best.a;
+  f.penalty = best.b;
+  f.points = static_cast<int>(pts.size());
+  f.rms = std::sqrt(best.sse / static_cast<double>(pts.size()));
+  f.runner_up = cands[1].g;
+  f.separation = cands[1].sse > 0 ? 1.0 - best.sse / cands[1].sse : 0.0;
+  if (!(f.penalty > std::max(5.0, 5.0 * f.rms))) return std::nullopt;
+  return f;
+}
+
+double bytes_per_request(double aligned_gbs, double pattern_gbs) {
+  if (!(aligned_gbs > 0) || !(pattern_gbs > 0)) return kNaN;
+  return 128.0 * aligned_gbs / pattern_gbs;
+}
+
+std::optional<LineFit> fit_line_size(const XY& in) {
+  XY pts;
+  for (const auto& p : in)
+    if (p.first > 0 && p.second > 0) pts.push_back(p);
+  std::sort(pts.begin(), pts.end());
+  if (pts.size() < 3) return std::nullopt;
+  const double smin = pts.front().first, smax = pts.back().first, base = pts.front().second;
+  // Normalised to the smallest stride: max(1, s / L) / max(1, smin / L).
+  auto model = [&](double s, double line) {
+    return std::max(1.0, s / line) / std::max(1.0, smin / line);
+  };
+  struct Candidate {
+    double line, sse;
+  };
+  std::vector<Candidate> cands;
+  for (double line = round_pow2(smin); line <= 2 * smax; line *= 2) {
+    double sse = 0;
+    for (const auto& [s, c] : pts) {
+      double r = std::log2(c / base) - std::log2(model(s, line));
+      sse += r * r;
+    }
+    cands.push_back({line, sse});
+  }
+  std::sort(cands.begin(), cands.end(),
+            [](const Candidate& x, const Candidate& y) { return x.sse < y.sse; });
+  const Candidate& best = cands[0];
+  if (best.line > smax) return std::nullopt;  // no growth seen: the line is beyond the sweep
+  LineFit f;
+  f.line = best.line;
+  f.points = static_cast<int>(pts.size());
+  f.rms = std::sqrt(best.sse / static_cast<double>(pts.size()));
+  f.runner_up = cands.size() > 1 ? cands[1].line : 0;
+  f.separation = cands.size() > 1 && cands[1].sse > 0 ? 1.0 - best.sse / cands[1].sse : 0.0;
+  f.low = f.high = f.line;
+  for (const auto& [s, c] : pts) {
+    double g = c / base;
+    if (s > f.line && g > 1.1) {
+      double est = s / g * std::max(1.0, smin / f.line);
+      f.low = std::min(f.low, est);
+      f.high = std::max(f.high, est);
+    }
+  }
+  return f;
+}
+
+namespace {
+
+struct PathInfo {
+  const char* path;
+  const char* parameter;
+  const char* what;
+};
+const PathInfo kPaths[] = {
+    {"l1", "l1_sector_size", "ld.global (L1-cached), L1 miss served by L2"},
+    {"readonly", "readonly_line_size", "ld.global.nc (read-only path), miss served by L2"},
+    {"l2", "l2_sector_size", "ld.global.cg, L2 flushed, miss served by DRAM"},
+    {"constant", "constant_line_size", "ld.const, L1 constant cache miss served by the next level"},
+};
+
+}  // namespace
+
+std::vector<Parameter> analyze_granularity(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  const std::string ev = "granularity.csv";
+  for (const auto& p : kPaths) {
+    // One fit per access width (and, for L2, per fetch-granularity limit); the widths must
+    // agree. For L2 the smallest limit is the one that shows the sector itself.
+    std::map<std::pair<double, double>, XY> by_limit_width;
+    for (const auto& o : select(obs, "stride", "cycles")) {
+      if (o.param_text("path") != p.path || o.param_text("residency") != "cold") continue;
+      double limit = o.param("l2_fetch_limit_bytes");
+      by_limit_width[{std::isfinite(limit) ? limit : 0, o.param("width_bytes")}].emplace_back(
+          o.param("stride_bytes"), o.value);
+    }
+    double chosen_limit = kNaN;
+    std::vector<GranularityFit> fits;
+    for (const auto& [key, pts] : by_limit_width) {
+      if (!fits.empty() && key.first != chosen_limit) break;  // smallest limit that fits
+      auto f = fit_fetch_granularity(pts);
+      if (!f) continue;
+      chosen_limit = key.first;
+      fits.push_back(*f);
+    }
+    if (fits.empty()) continue;
+    std::vector<double> gs;
+    double sep = 0, pen = 0, rms = 0;
+    for (const auto& f : fits) {
+      gs.push_back(f.granularity);
+      sep += f.separation;
+      pen += f.penalty;
+      rms += f.rms;
+    }
+    const double n = static_cast<double>(fits.size());
+    double g = round_pow2(median(gs));
+    int agree = 0;
+    double lo = g, hi = g;
+    for (const auto& f : fits) {
+      agree += f.granularity == g;
+      if (f.separation < 0.5) {
+        lo = std::min(lo, f.runner_up);
+        hi = std::max(hi, f.runner_up);
+      }
+      lo = std::min(lo, f.granularity);
+      hi = std::max(hi, f.granularity);
+    }
+    double conf = (0.5 + 0.5 * sep / n) * (agree / n);
+    std::string method = std::string("cold chase, stride 4 B-1 KiB, sequential; ") + p.what +
+                         "; fit cycles = base + penalty*min(1, stride/G): penalty " +
+                         num(pen / n) + " cycles, rms " + num(rms / n, 2) + ", " +
+                         std::to_string(agree) + "/" + std::to_string(fits.size()) +
+                         " access widths agree";
+    if (std::string(p.path) == "l2" && chosen_limit > 0)
+      method += "; cudaLimitMaxL2FetchGranularity " + num(chosen_limit) + " B";
+    out.push_back(param(p.parameter, g, "bytes", lo, hi, conf, method, ev));
+  }
+
+  // Line (allocation) size of L2: the footprint at which cycles per access pass half-way
+  // from the L2 hit level to the DRAM level (both read off the smallest stride), per stride.
+  auto l2 = grouped(obs, "l2_capacity", "cycles", {}, "stride_bytes", "footprint_bytes");
+  XY caps;
+  if (!l2.empty()) {
+    const XY& first = l2.begin()->second;
+    double lo = first.front().second, hi = lo;
+    for (const auto& pt : first) lo = std::min(lo, pt.second), hi = std::max(hi, pt.second);
+    for (const auto& [stride, pts] : l2) {
+      auto b = hi > 1.2 * lo ? first_miss_bracket(pts, 0.5 * (lo + hi)) : std::nullopt;
+      if (b && b->found()) caps.emplace_back(stride, b->fit);
+    }
+  }
+  if (auto f = fit_line_size(caps)) {
+    double conf = (0.4 + 0.5 * f->separation) * (f->high / f->low < 1.3 ? 1.0 : 0.7);
+    out.push_back(param("l2_line_size", f->line, "bytes", f->low, f->high, conf,
+                        "many ld.global.cg chases (one lane per warp, all SMs), footprint "
+                        "bisected to the half-way latency between L2 and DRAM at " +
+                            std::to_string(caps.size()) +
+                            " strides; capacity grows as stride/line above the line",
+                        ev));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// fine_grained
+
+std::vector<StrideCapacity> capacity_by_stride(const std::vector<Observation>& obs,
+                                               const std::string& series) {
+  std::vector<StrideCapacity> out;
+  for (const auto& [stride, pts] :
+       grouped(obs, "capacity", "misses", {{"series", series}}, "stride_bytes", "lines")) {
+    auto b = first_miss_bracket(pts, kMissesPerPassLimit);
+    if (b) out.push_back({stride, b->fit, b->miss});
+  }
+  return out;
+}
+
+std::optional<SetFit> fit_sets(const std::vector<StrideCapacity>& caps) {
+  if (caps.size() < 3) return std::nullopt;
+  auto near = [](double a, double b) { return std::fabs(a / b - 1.0) <= 0.15; };
+  for (size_t p = 0; p + 1 < caps.size(); ++p) {
+    bool flat = true;
+    for (size_t j = p + 1; j < caps.size() && flat; ++j) flat = near(caps[j].lines, caps[p].lines);
+    if (!flat) continue;
+    SetFit f;
+    f.plateau_stride = caps[p].stride;
+    std::vector<double> w;
+    for (size_t j = p; j < caps.size(); ++j) w.push_back(caps[j].lines);
+    f.ways = std::round(median(w));
+    f.plateau_points = static_cast<int>(w.size());
+    f.halving_before = p > 0;
+    for (size_t j = 0; j < p; ++j) {
+      double r = caps[j].lines / caps[j + 1].lines * caps[j].stride / caps[j + 1].stride * 2;
+      f.halving_before = f.halving_before && r > 1.6 && r < 2.5;
+    }
+    return f;
+  }
+  return std::nullopt;
+}
+
+std::vector<Parameter> analyze_fine_grained(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  const std::string ev = "fine_grained.csv";
+
+  // Line size: capacity in bytes at odd multiples of 32 B (so that a set-indexed cache
+  // spreads them over all of its sets).
+  auto line_caps = capacity_by_stride(obs, "line");
+  XY line_pts;
+  for (const auto& c : line_caps) line_pts.emplace_back(c.stride, c.lines * c.stride);
+  auto lf = fit_line_size(line_pts);
+  double line = 0;
+  if (lf) {
+    line = lf->line;
+    double conf = (0.45 + 0.5 * lf->separation) * (lf->high / lf->low < 1.3 ? 1.0 : 0.7);
+    if (line <= line_pts.front().first) conf *= 0.6;  // only a bound: line <= smallest stride
+    out.push_back(param("l1_line_size", line, "bytes", lf->low, lf->high, conf,
+                        "one-thread ld.global chase, every access timed with clock64; lines "
+                        "resident without a miss (bisected) at " +
+                            std::to_string(lf->points) +
+                            " odd multiples of 32 B; resident bytes grow as stride/line above "
+                            "the line (allocation granularity)",
+                        ev));
+  }
+
+  // Sets and ways: power-of-two strides.
+  auto set_caps = capacity_by_stride(obs, "sets");
+  auto sf = fit_sets(set_caps);
+  if (sf && line > 0) {
+    double sets = std::max(1.0, sf->plateau_stride / line);
+    double capacity = line_pts.empty() ? 0 : line_pts.front().second;
+    bool consistent = capacity > 0 && std::fabs(sets * sf->ways * line / capacity - 1.0) < 0.15;
+    double conf = sf->halving_before ? 0.85 : 0.55;
+    if (!consistent) conf *= 0.7;
+    std::string replacement;
+    auto rep = select(obs, "replacement", "fraction");
+    if (!rep.empty()) {
+      double f = rep.front().value;
+      replacement = f >= 0.9 ? "; replacement LRU-like: " + num(100 * f) +
+                                   " % of accesses to ways+1 lines of one set miss"
+                             : "; replacement not LRU: only " + num(100 * f) +
+                                   " % of accesses to ways+1 lines of one set miss (LRU: 100 %)";
+    }
+    std::string how = sf->halving_before
+                          ? "resident lines halve per stride doubling up to " +
+                                kib(sf->plateau_stride) + " = sets*line, then stay at the ways"
+                          : "no conflict misses from the smallest stride on: fully associative "
+                            "or hashed index";
+    std::string method = "one-thread chase over K lines at power-of-two strides, misses counted "
+                         "per access; " + how + "; sets*ways*line = " +
+                         kib(sets * sf->ways * line) + " vs " + kib(capacity) + " resident" +
+                         replacement;
+    out.push_back(param("l1_ways", sf->ways, "ways", sf->ways, sf->ways, conf, method, ev));
+    out.push_back(param("l1_sets", sets, "sets", sets, sets, conf, method, ev));
+  }
+
+  // Constant cache levels from one cold sequential pass: each slower level recurs at the
+  // line size of the level in front of it.
+  std::vector<double> offs, lats;
+  for (const auto& o : select(obs, "trace", "cycles"))
+    if (o.param_text("trace") == "constant_cold" && o.param("pass") == 0) {
+      offs.push_back(o.param("offset_bytes"));
+      lats.push_back(o.value);
+    }
+  auto levels = latency_levels(offs, lats);
+  const char* names[] = {"constant_line_size", "constant_l15_line_size"};
+  for (size_t l = 1; l < levels.size() && l <= 2; ++l) {
+    const auto& lv = levels[l];
+    if (lv.period <= 0 || lv.regularity < 0.7 || !is_pow2(lv.period)) continue;
+    out.push_back(param(names[l - 1], lv.period, "bytes", lv.period, lv.period,
+                        0.8 * lv.regularity,
+                        "fine-grained cold ld.const pass, 4 B stride: accesses at >= " +
+                            num(lv.lowest) + " cycles recur every " + kib(lv.period) + " (" +
+                            num(100 * lv.regularity) + " % of gaps)",
+                        ev));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// carveout
+
+std::vector<CarveoutCapacity> l1_capacity_by_carveout(const std::vector<Observation>& obs) {
+  std::vector<CarveoutCapacity> out;
+  std::map<double, double> request;
+  for (const auto& o : select(obs, "chase", "cycles"))
+    request[o.param("carveout_percent")] = o.param("shared_request_bytes");
+  for (const auto& [pct, pts] :
+       grouped(obs, "chase", "cycles", {}, "carveout_percent", "footprint_bytes")) {
+    double hit = pts.front().second;
+    for (const auto& p : pts) hit = std::min(hit, p.second);
+    auto b = first_miss_bracket(pts, kL1FitFactor * hit);
+    if (!b || !b->found()) continue;
+    out.push_back({pct, request[pct], b->fit, b->miss});
+  }
+  return out;
+}
+
+std::vector<Parameter> analyze_carveout(const std::vector<Observation>& obs, const Metadata&) {
+  auto caps = l1_capacity_by_carveout(obs);
+  if (caps.empty()) return {};
+  const CarveoutCapacity* best = &caps.front();
+  for (const auto& c : caps)
+    if (c.l1_bytes > best->l1_bytes) best = &c;
+  double resolution = (best->miss_bytes - best->l1_bytes) / best->l1_bytes;
+  double conf = 0.95 - std::min(0.4, 4 * resolution) - (caps.size() < 2 ? 0.1 : 0.0);
+  return {param("l1_size", best->l1_bytes, "bytes", best->l1_bytes, best->miss_bytes, conf,
+                "one-thread ld.global chase, 32 B spacing, quasi-random cyclic order; "
+                "footprint bisected to where cycles/access exceed " +
+                    num(kL1FitFactor) + "x the hit level; largest over " +
+                    std::to_string(caps.size()) + " carve-out preferences (at " +
+                    num(best->percent) + " %)",
+                "carveout.csv")};
+}
+
+// ---------------------------------------------------------------------------------------
+// tlb
+
+ladder::SegmentOptions tlb_segment_options() {
+  ladder::SegmentOptions o;
+  o.min_jump = 0.05;
+  return o;
+}
+
+std::vector<ladder::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride) {
+  std::vector<ladder::CurvePoint> out;
+  for (const auto& o : select(obs, "chase", "cycles"))
+    if (o.param("stride_bytes") == stride) out.push_back({o.param("footprint_bytes"), o.value});
+  return out;
+}
+
+std::vector<std::pair<double, double>> first_tlb_steps(const std::vector<Observation>& obs) {
+  XY out;
+  for (const auto& [stride, pts] :
+       grouped(obs, "chase", "cycles", {}, "stride_bytes", "footprint_bytes")) {
+    auto seg = ladder::segment_curve(tlb_curve(obs, stride), tlb_segment_options());
+    if (!seg.knees.empty()) out.emplace_back(stride, seg.knees.front().low);
+  }
+  return out;
+}
+
+std::optional<PageEntryFit> fit_page_entry(const XY& in) {
+  XY steps = in;
+  std::sort(steps.begin(), steps.end());
+  if (steps.empty()) return std::nullopt;
+  PageEntryFit f;
+  const double k0 = steps.front().second;
+  std::vector<double> below, entries;
+  for (const auto& [stride, reach] : steps) {
+    if (reach <= 1.5 * k0 && reach >= k0 / 1.5) {
+      below.push_back(reach);
+      f.sweep_stride = stride;
+    } else if (reach > 1.5 * k0) {
+      entries.push_back(reach / stride);
+    }
+  }
+  f.strides_below = static_cast<int>(below.size());
+  f.strides_above = static_cast<int>(entries.size());
+  f.reach = median(below);
+  if (!entries.empty()) {
+    f.entries = std::round(median(entries));
+    if (f.entries >= 1) f.entry_size = round_pow2(f.reach / f.entries);
+  }
+  return f;
+}
+
+std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  const std::string ev = "tlb.csv";
+  auto curves = grouped(obs, "chase", "cycles", {}, "stride_bytes", "footprint_bytes");
+  if (curves.empty()) return out;
+  auto pe = fit_page_entry(first_tlb_steps(obs));
+  if (pe && pe->entry_size > 0 && pe->strides_below > 0) {
+    double conf = pe->strides_above >= 2 && pe->strides_below >= 2 ? 0.85 : 0.6;
+    out.push_back(param("tlb_page_entry_size", pe->entry_size, "bytes", pe->entry_size,
+                        pe->entry_size, conf,
+                        "first TLB step of ld.global.cg chases at " +
+                            std::to_string(pe->strides_below + pe->strides_above) +
+                            " strides: reach stays at " + kib(pe->reach) + " below the entry "
+                            "size and grows as " + num(pe->entries) + " entries * stride above",
+                        ev));
+  }
+  // Coverage from the longest sweep whose stride is not above the entry size.
+  double sweep = 0, longest = 0;
+  for (const auto& [stride, pts] : curves) {
+    bool ok = !pe || pe->entry_size <= 0 || stride <= pe->entry_size;
+    if (ok && pts.back().first > longest) longest = pts.back().first, sweep = stride;
+  }
+  if (sweep <= 0) return out;
+  const auto seg = ladder::segment_curve(tlb_curve(obs, sweep), tlb_segment_options());
+  const auto& knees = seg.knees;
+  auto level = [&](size_t plateau) { return seg.plateaus[plateau].level; };
+  std::string how = "one-thread ld.global.cg chase, one access per " + kib(sweep) +
+                    " (TLB and L2 warmed by a first pass), footprint swept to " + kib(longest);
+  const char* names[] = {"tlb_l1_coverage", "tlb_l2_coverage"};
+  for (size_t k = 0; k < knees.size() && k < 2; ++k) {
+    const auto& kn = knees[k];
+    out.push_back(param(names[k], kn.low, "bytes", kn.low, kn.high, kn.confidence,
+                        how + "; step " + std::to_string(k + 1) + ": " + num(level(kn.lower)) +
+                            " -> " + num(level(kn.lower + 1)) + " cycles per access",
+                        ev));
+  }
+  if (!knees.empty()) {
+    const double penalty = seg.plateaus.back().level - seg.plateaus.front().level;
+    std::string what = knees.size() >= 2
+                           ? "cycles added per access beyond the last TLB level's reach (" +
+                                 kib(knees.back().high) + "): a page walk"
+                           : "cycles added per access by an L1 TLB miss; no further step up "
+                             "to " + kib(longest);
+    double conf = 0;
+    for (const auto& kn : knees) conf = std::max(conf, kn.confidence);
+    out.push_back(param("tlb_miss_latency", penalty, "cycles", penalty, penalty,
+                        conf * (knees.size() >= 2 ? 1.0 : 0.7), how + "; " + what, ev));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Code checks
+
+namespace {
+
+// Kernel names as kernel_name() prints them.
+std::string templ(const std::string& name, const std::vector<std::string>& args) {
+  std::string s = name + "<";
+  for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i];
+  return s + (s.back() == '>' ? " >" : ">");
+}
+std::string loader(int path, int width) {
+  return templ("GlobalLoader", {"(Path)" + std::to_string(path), std::to_string(width)});
+}
+std::string chase_kernel(bool per_access, const std::string& ld) {
+  return templ("memory_chase::chase", {per_access ? "true" : "false", ld});
+}
+const std::string kWriteChain64 = "memory_chase::write_chain<unsigned long>";
+const std::string kWriteChain32 = "memory_chase::write_chain<unsigned int>";
+const std::string kConstWalk = "granularity::stride_walk<GranularityConstLoader, GranularityConstLoader>";
+const std::string kFineConst = chase_kernel(true, "FineGrainedConstLoader");
+constexpr int kL1 = 0, kReadonly = 1, kL2 = 2;  // Path in microbench/memory_chase.cuh
+
+std::string stride_walk(int path, int width) {
+  return templ("granularity::stride_walk", {loader(path, width), loader(kL2, width)});
+}
+
+// The load of each path and width: PTX as written; SASS as sm_70-sm_90 spell it (the default
+// load weak, .nc CONSTANT, .cg STRONG.GPU), lenient about the size modifier.
+InstructionRule ptx_load(int path, int width, bool chained) {
+  const char* op[] = {R"(^ld\.global\.)", R"(^ld\.global\.nc\.)", R"(^ld\.global\.cg\.)"};
+  const char* ty = width == 4 ? R"(u32 )" : width == 8 ? R"(u64 )" : R"(v2\.u64 )";
+  return {std::string(op[path]) + ty, -1, chained};
+}
+InstructionRule sass_load(int path) {
+  const char* re[] = {R"(^LDG\.E(\.64|\.128)?(\.SYS)? )", R"(^LDG\.E[.0-9A-Z]*\.CONSTANT)",
+                      R"(^LDG\.E[.0-9A-Z]*\.STRONG\.GPU)"};
+  return {re[path], -1, false};
+}
+
+std::vector<CodeExpectation> memory_structure_expectations() {
+  std::vector<CodeExpectation> out;
+  auto add = [&](const std::string& source, const std::string& kernel, const std::string& probe,
+                 InstructionRule ptx, InstructionRule sass) {
+    CodeExpectation e;
+    e.source = source;
+    e.kernel = kernel;
+    e.probe = probe;
+    e.ptx = {std::move(ptx)};
+    e.sass = {std::move(sass)};
+    out.push_back(std::move(e));
+  };
+  // Timed chases: one dependent chain of the path's load between the clock reads.
+  add("carveout", chase_kernel(false, loader(kL1, 8)), "chase", ptx_load(kL1, 8, true),
+      sass_load(kL1));
+  add("tlb", chase_kernel(false, loader(kL2, 8)), "chase", ptx_load(kL2, 8, true),
+      sass_load(kL2));
+  add("fine_grained", chase_kernel(true, loader(kL1, 8)), "capacity", ptx_load(kL1, 8, true),
+      sass_load(kL1));
+  add("fine_grained", chase_kernel(true, loader(kL1, 4)), "trace", ptx_load(kL1, 4, true),
+      sass_load(kL1));
+  add("fine_grained", kFineConst, "trace", {R"(^ld\.const\.u32 )", -1, true}, {"^LDC", -1, false});
+  // The walks time two chains (cold, then resident): the path's load, not one chain.
+  for (int path : {kL1, kReadonly, kL2})
+    for (int width : {4, 8, 16})
+      add("granularity", stride_walk(path, width), "stride", ptx_load(path, width, false),
+          sass_load(path));
+  add("granularity", kConstWalk, "stride", {R"(^ld\.const\.u32 )", -1, false}, {"^LDC", -1, false});
+  add("granularity", "granularity::warp_pattern", "warp_pattern", ptx_load(kL2, 4, false),
+      sass_load(kL2));
+  add("granularity", "granularity::flush_l2", "stride", {R"(^ld\.global\.cg\.v4\.u32 )", -1, false},
+      sass_load(kL2));
+  // Chain layout: stores of the next element's offset.
+  add("carveout", kWriteChain64, "chase", {R"(^st\.global\.u64 )", -1, false}, {R"(^STG\.E)", -1, false});
+  add("fine_grained", kWriteChain32, "trace", {R"(^st\.global\.u32 )", -1, false},
+      {R"(^STG\.E)", -1, false});
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> memory_structure_kernels(const std::string& family,
+                                                  const std::string& probe) {
+  if (family == "granularity") {
+    if (probe == "stride") {
+      std::vector<std::string> k = {kConstWalk, "granularity::flush_l2", kWriteChain32,
+                                    kWriteChain64};
+      for (int path : {kL1, kReadonly, kL2})
+        for (int width : {4, 8, 16}) k.push_back(stride_walk(path, width));
+      return k;
+    }
+    if (probe == "warp_pattern") return {"granularity::warp_pattern"};
+    if (probe == "l2_capacity") return {chase_kernel(false, loader(kL2, 8)), kWriteChain64};
+  }
+  if (family == "fine_grained") {
+    if (probe == "trace")
+      return {chase_kernel(true, loader(kL1, 8)), chase_kernel(true, loader(kL1, 4)), kFineConst,
+              kWriteChain64, kWriteChain32};
+    if (probe == "calibration" || probe == "capacity" || probe == "replacement")
+      return {chase_kernel(true, loader(kL1, 8)), kWriteChain64};
+  }
+  if (family == "carveout" && (probe == "chase" || probe == "l1_size"))
+    return {chase_kernel(false, loader(kL1, 8)), kWriteChain64};
+  if (family == "tlb" && probe == "chase") return {chase_kernel(false, loader(kL2, 8)), kWriteChain64};
+  return {};
+}
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(memory_structure_expectations);
+
+GPUPROBE_REGISTER_ANALYZER("granularity", analyze_granularity);
+GPUPROBE_REGISTER_ANALYZER("fine_grained", analyze_fine_grained);
+GPUPROBE_REGISTER_ANALYZER("carveout", analyze_carveout);
+GPUPROBE_REGISTER_ANALYZER("tlb", analyze_tlb);
+
+}  // namespace gpuprobe

@@ -1,0 +1,98 @@
+# family: fine_grained
+# title: Fine-grained chase (Mei & Chu): the latency of every access of one thread. (a) A cold walk at 4 B: one L1 miss per fetch unit. (b) Cold constant memory: misses of the L1 constant cache and of the level behind it. (c) ways+1 lines of one L1 set, pass after pass: LRU misses every access. (d) Lines that stay resident against the stride; at power-of-two strides they stop halving at sets x line (documented for Kepler K80, Maxwell M60 and Volta V100: dashed marks)
+load 'plots/style.gp'
+
+traced(t) = is_probe("trace") && is_unit("cycles") && strcol("trace") eq t
+resident(s) = is_probe("resident_lines") && is_unit("lines") && strcol("series") eq s
+
+# sets x line of each representative part: the stride from which only the ways stay resident.
+# Parts that agree share one label.
+array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
+array arch_name[3] = ["K80", "M60", "V100"]
+array doc_sets[3]
+array doc_line[3]
+do for [g=1:3] {
+  call 'plots/ref_value.gp' (arch_gpu[g]) "l1_sets"
+  doc_sets[g] = ref_value
+  call 'plots/ref_value.gp' (arch_gpu[g]) "l1_line_size"
+  doc_line[g] = ref_value
+}
+marks_cmd = ""
+refs = ""
+shown_labels = 0
+do for [g=1:3] {
+  x = doc_sets[g] * doc_line[g]
+  if (x == x) {
+    marks_cmd = marks_cmd . sprintf("set arrow from %g, graph 0 to %g, graph 1 nohead ls %d back; ", x, x, 10 + g)
+    refs = refs . sprintf(", NaN with lines ls %d title '%s (documented)'", 10 + g, arch_name[g])
+    first = 1
+    names = ""
+    do for [h=1:3] {
+      if (doc_sets[h] * doc_line[h] == x && doc_sets[h] == doc_sets[g]) {
+        if (h < g) { first = 0 }
+        names = names . (names eq "" ? "" : ", ") . arch_name[h]
+      }
+    }
+    if (first) {
+      shown_labels = shown_labels + 1
+      marks_cmd = marks_cmd . sprintf("set label '%s: %g sets x %g B' at %g, graph %g offset 0.4, 0 front font labelfont; ", \
+          names, doc_sets[g], doc_line[g], x, 0.02 + 0.07 * shown_labels)
+    }
+  }
+}
+
+panel(s) = sprintf("set label '%s' at graph 0.02, graph 0.93 front font titlefont", s)
+
+do for [ext in "svg png pdf"] {
+  eval set_output(ext)
+  keyfont = sprintf(",%d", ext eq "png" ? 12 : (ext eq "svg" ? 7 : 4))
+  labelfont = sprintf(",%d", ext eq "png" ? 12 : (ext eq "svg" ? 7 : 4))
+  titlefont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 8 : 5))
+  tickfont = sprintf(",%d", ext eq "png" ? 15 : (ext eq "svg" ? 9 : 6))
+  pscale = ext eq "pdf" ? 0.15 : 0.3
+  set multiplot layout 2, 2
+  set tics font tickfont
+  set logscale y 2
+  set yrange [16 : 2048]
+  set ytics (16, 32, 64, 128, 256, 512, 1024, 2048)
+  set xrange [0:*]
+  set xtics autofreq
+  set ylabel "cycles"
+  set key top right font keyfont
+
+  set xlabel "access (cold pass, then a warm one)"
+  unset label
+  eval panel("(a) ld.global, 4 B stride")
+  plot for [i=1:words(files)] word(files, i) using (traced("l1_cold") ? column("index") : NaN):"value" \
+         with points ls i pt 7 ps pscale title word(labels, i)
+
+  unset label
+  eval panel("(b) ld.const, 4 B stride")
+  plot for [i=1:words(files)] word(files, i) using (traced("constant_cold") ? column("index") : NaN):"value" \
+         with points ls i pt 7 ps pscale title word(labels, i)
+
+  set xlabel "access (passes over the set in turn)"
+  unset label
+  eval panel("(c) ways+1 lines of one L1 set")
+  plot for [i=1:words(files)] word(files, i) using (traced("set_conflict") ? column("index") : NaN):"value" \
+         with points ls i pt 7 ps pscale title word(labels, i)
+
+  unset label
+  eval marks_cmd
+  eval panel("(d) lines resident")
+  set logscale x 2
+  set xrange [16 : 262144]
+  set xtics ("32" 32, "256" 256, "2K" 2048, "16K" 16384, "128K" 131072)
+  set yrange [1 : 65536]
+  set ytics ("1" 1, "16" 16, "256" 256, "4K" 4096, "64K" 65536)
+  set xlabel "stride (bytes)"
+  set ylabel "lines resident"
+  set key top right font keyfont
+  plot for [i=1:words(files)] word(files, i) using (resident("sets") ? column("stride_bytes") : NaN):"value" \
+         smooth unique with linespoints ls i pt 7 ps 2 * pscale title sprintf("%s, 2^k B", word(labels, i)), \
+       for [i=1:words(files)] word(files, i) using (resident("line") ? column("stride_bytes") : NaN):"value" \
+         smooth unique with linespoints ls i dt 2 pt 9 ps 2 * pscale title sprintf("%s, odd x 32 B", word(labels, i)) @refs
+  unset arrow
+  unset logscale x
+  unset multiplot
+}

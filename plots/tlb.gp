@@ -1,0 +1,76 @@
+# family: tlb
+# title: Cycles per ld.global.cg access against footprint, one access per stride: each step is a TLB level running out of entries; below the page-entry size the steps sit at the same footprint whatever the stride. Documented L1 and L2 TLB reach of Kepler K80, Maxwell M60 and Volta V100 as dashed marks
+load 'plots/style.gp'
+
+strides = "262144 524288 1048576 2097152 4194304 8388608 16777216 33554432"
+stride_title(s) = s < 1048576 ? sprintf("%d KiB", s / 1024) : sprintf("%d MiB", s / 1048576)
+stride_dt(k) = (k - 1) % 5 + 1
+stride_pt(k) = word("7 5 9 11 13 4 6 8", k) + 0
+chased(s) = is_probe("chase") && is_unit("cycles") && column("stride_bytes") == s
+size_text(b) = b >= 1073741824 ? sprintf("%g GiB", b / 1073741824) : sprintf("%g MiB", b / 1048576)
+
+# Documented reach of each TLB level of the representative parts; parts that agree share a label.
+array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
+array arch_name[3] = ["K80", "M60", "V100"]
+quantities = "tlb_l1_coverage tlb_l2_coverage"
+quantity_title(q) = q eq "tlb_l1_coverage" ? "L1 TLB" : "L2 TLB"
+array doc[6]
+do for [k=1:2] {
+  do for [g=1:3] {
+    call 'plots/ref_value.gp' (arch_gpu[g]) (word(quantities, k))
+    doc[(k - 1) * 3 + g] = ref_value
+  }
+}
+marks_cmd = ""
+refs = ""
+shown_labels = 0
+do for [g=1:3] {
+  shown = 0
+  do for [k=1:2] {
+    x = doc[(k - 1) * 3 + g]
+    if (x == x) {
+      shown = 1
+      marks_cmd = marks_cmd . sprintf("set arrow from %g, graph 0 to %g, graph 1 nohead ls %d back; ", x, x, 10 + g)
+      first = 1
+      names = ""
+      do for [h=1:3] {
+        if (doc[(k - 1) * 3 + h] == x) {
+          if (h < g) { first = 0 }
+          names = names . (names eq "" ? "" : ", ") . arch_name[h]
+        }
+      }
+      if (first) {
+        shown_labels = shown_labels + 1
+        marks_cmd = marks_cmd . sprintf("set label '%s %s: %s' at %g, graph %g offset 0.4, 0 front font labelfont; ", \
+            quantity_title(word(quantities, k)), size_text(x), names, x, 0.98 - 0.05 * shown_labels)
+      }
+    }
+  }
+  if (shown) { refs = refs . sprintf(", NaN with lines ls %d title '%s (documented)'", 10 + g, arch_name[g]) }
+}
+
+set logscale x 2
+set xrange [131072 : 274877906944]
+set xtics ("256K" 262144, "4M" 4194304, "64M" 67108864, "1G" 1073741824, "16G" 17179869184, \
+           "256G" 274877906944)
+set xtics add ("" 1048576 1, "" 16777216 1, "" 268435456 1, "" 4294967296 1, "" 68719476736 1)
+set xlabel "footprint (bytes)"
+set ylabel "cycles per access"
+set yrange [0 : *]
+
+do for [ext in "svg png pdf"] {
+  eval set_output(ext)
+  keyfont = sprintf(",%d", ext eq "png" ? 13 : (ext eq "svg" ? 7 : 4))
+  labelfont = sprintf(",%d", ext eq "png" ? 12 : (ext eq "svg" ? 7 : 4))
+  pscale = ext eq "pdf" ? 0.25 : 0.45
+  set key bottom right font keyfont
+  unset arrow
+  unset label
+  eval marks_cmd
+  plot for [i=1:words(files)] for [k=1:words(strides)] word(files, i) \
+         using (chased(word(strides, k) + 0) ? column("footprint_bytes") : NaN):"value" smooth unique \
+         with linespoints ls i dt stride_dt(k) pt stride_pt(k) ps pscale lw 1 notitle, \
+       for [i=1:words(files)] NaN with lines ls i title word(labels, i), \
+       for [k=1:words(strides)] NaN with linespoints lc rgb "#333333" dt stride_dt(k) pt stride_pt(k) \
+         ps pscale title sprintf("stride %s", stride_title(word(strides, k) + 0)) @refs
+}
