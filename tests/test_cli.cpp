@@ -20,7 +20,10 @@ struct Result {
 };
 
 Result run(const std::string& args) {
-  fs::path errfile = fs::temp_directory_path() / "gpuprobe_cli_stderr.txt";
+  // ctest runs tests in parallel: each test gets its own stderr file.
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  fs::path errfile = fs::temp_directory_path() /
+                     (std::string("gpuprobe_cli_") + info->name() + ".stderr");
   std::string cmd = std::string(GPUPROBE_BINARY) + " " + args + " 2>" + errfile.string();
   Result r;
   FILE* p = popen(cmd.c_str(), "r");

@@ -94,22 +94,30 @@ ClockReading measure_sm_clock(const DeviceInfo& dev) {
   DeviceBuffer<float> sink(1);
   // The nominal clock only sizes the window (about 20 ms); the reading never uses it.
   const long long window = std::max(1000, dev.nominal_sm_clock_khz) * 20LL;
-  for (int warm = 0; warm < 3; ++warm) {
+  clock_kernel<<<blocks, 256>>>(window, out.get(), sink.get(), 0);  // let boost clocks settle
+  CUDA_CHECK_LAUNCH();
+  // Single windows were seen to read a few percent high now and then (the global timer
+  // advancing in coarse steps), so the reading is the median of several windows.
+  std::vector<double> per_window, all;
+  double window_ns = 0;
+  std::vector<unsigned long long> host(out.size());
+  for (int w = 0; w < 3; ++w) {
     clock_kernel<<<blocks, 256>>>(window, out.get(), sink.get(), 0);
     CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(host.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
+    std::vector<double> mhz;
+    for (int b = 0; b < blocks; ++b) {
+      double cyc = static_cast<double>(host[2 * b]), ns = static_cast<double>(host[2 * b + 1]);
+      if (ns > 0) mhz.push_back(cyc / ns * 1e3);
+      window_ns = std::max(window_ns, ns);
+    }
+    if (mhz.empty())
+      throw std::runtime_error("SM clock measurement: the global timer did not advance");
+    per_window.push_back(median(mhz));
+    all.insert(all.end(), mhz.begin(), mhz.end());
   }
-  std::vector<unsigned long long> host(out.size());
-  CUDA_CHECK(cudaMemcpy(host.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
-  std::vector<double> mhz;
-  double window_ns = 0;
-  for (int b = 0; b < blocks; ++b) {
-    double cyc = static_cast<double>(host[2 * b]), ns = static_cast<double>(host[2 * b + 1]);
-    if (ns > 0) mhz.push_back(cyc / ns * 1e3);
-    window_ns = std::max(window_ns, ns);
-  }
-  if (mhz.empty()) throw std::runtime_error("SM clock measurement: the global timer did not advance");
-  Summary s = summarize(mhz);
-  return {s.p50, s.min, s.max, window_ns * 1e-6};
+  Summary s = summarize(all);
+  return {median(per_window), s.min, s.max, window_ns * 1e-6};
 }
 
 }  // namespace gpuprobe

@@ -24,6 +24,7 @@
 #include "core/summary.hpp"
 #include "gpu/device.hpp"
 #include "gpu/nvml.hpp"
+#include "gpu/sass_check.hpp"
 
 namespace gpuprobe {
 
@@ -286,7 +287,8 @@ int analyze_run(const Options& opt) {
   std::sort(files.begin(), files.end());
   for (const auto& path : files) {
     CsvTable t = read_csv(path);
-    if (t.header.empty() || t.header[0] != "family") continue;  // not an observations file
+    if (t.header.size() < 2 || t.header[0] != "family" || t.header[1] != "probe")
+      continue;  // parameters.csv, families.csv, invalid.csv
     std::vector<Observation> obs = observations_from_table(t);
     if (obs.empty()) continue;
     auto found = analyze(obs.front().family, obs, t.meta);
@@ -335,6 +337,13 @@ int run_suite(const Options& opt, int argc, char** argv) {
   base.emplace_back("run_id", rid);
   base.emplace_back("quick", opt.quick ? "1" : "0");
   if (!opt.filter.empty()) base.emplace_back("filter", opt.filter);
+
+  const auto sass_t0 = Clock::now();
+  std::string sass_why = load_sass(dev);
+  std::fprintf(stderr, "gpuprobe: %s (%.1f s)\n",
+               sass_why.empty() ? "SASS of this program read for the code checks"
+                                : ("SASS not checked: " + sass_why).c_str(),
+               seconds_since(sass_t0));
 
   CollectingReporter reporter;
   Progress progress;

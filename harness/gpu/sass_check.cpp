@@ -96,6 +96,11 @@ const SassCache& sass_for(const std::string& arch) {
 
 }  // namespace
 
+std::string load_sass(const DeviceInfo& dev) {
+  const SassCache& sass = sass_for("sm_" + std::to_string(dev.cc()));
+  return sass.available ? "" : sass.why;
+}
+
 SassVerdict check_kernel_sass(const DeviceInfo& dev, const std::string& kernel) {
   const SassCache& sass = sass_for("sm_" + std::to_string(dev.cc()));
   if (!sass.available) return {SassStatus::unchecked, sass.why};

@@ -19,6 +19,11 @@ struct SassVerdict {
   std::string why;
 };
 
+// Reads this program's SASS for the device now (cuobjdump takes seconds on a large binary),
+// so that the time is not charged to whichever family checks first. Returns why it could not
+// be had, or "".
+std::string load_sass(const DeviceInfo& dev);
+
 // Checks `kernel` (a kernel_name()) against its registered expectation's SASS rules.
 SassVerdict check_kernel_sass(const DeviceInfo& dev, const std::string& kernel);
 
