@@ -1,7 +1,10 @@
 // Peak bandwidth of each memory level. DRAM read, write and copy stream over a buffer 32x the
-// L2 with 4, 8 and 16-byte accesses at full occupancy; reads sweep the footprint through L2
-// (ld.global.cg, so L1 never serves them) from a fraction of one L2 partition to DRAM; L1 is
-// read per SM from a region each block keeps resident, timed in SM cycles.
+// L2 with 4, 8 and 16-byte accesses at full occupancy, with every cache operator and
+// streaming hint PTX offers, the grid sweeping the buffer together or each warp its own
+// slice, several passes per launch (>= 16 GiB, some ms) so that the launch and the ramp at
+// either end are lost in the noise; reads sweep the footprint through L2 (ld.global.cg, so L1
+// never serves them) from a fraction of one L2 partition to DRAM; L1 is read per SM from a
+// region each block keeps resident, timed in SM cycles.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -15,33 +18,39 @@ namespace {
 
 constexpr int kStreamThreads = 256;
 constexpr size_t kMiB = size_t(1) << 20;
+constexpr size_t kGiB = size_t(1) << 30;
 
-// Stores of a full buffer, front to back: U independent W-byte stores per thread and round,
-// warp-contiguous. With Copy, each value is first loaded (through L2) from `src`.
+// `passes` stores of a full buffer, each front to back: U independent W-byte stores per
+// thread and round, warp-contiguous (a warp stores whole 128-byte lines). With Copy, each
+// value is first loaded (through L2) from `src`.
 template <int W, int U, Store Op, bool Copy>
 __global__ void stream_store(const typename Access<W>::T* src, typename Access<W>::T* dst,
-                             uint32_t rounds, uint32_t seed) {
+                             uint32_t rounds, uint32_t passes, uint32_t seed) {
   const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const auto fill = splat<W>(seed ^ static_cast<uint32_t>(i));
-  for (uint32_t r = 0; r < rounds; ++r) {
-    typename Access<W>::T v[U];
+  const uint64_t first = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const auto fill = splat<W>(seed ^ static_cast<uint32_t>(first));
+  for (uint32_t pass = 0; pass < passes; ++pass) {
+    uint64_t i = first;
+    for (uint32_t r = 0; r < rounds; ++r) {
+      typename Access<W>::T v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if constexpr (Copy)
-        v[u] = load<Load::cg, W>(src + i + u * threads);
-      else
-        v[u] = fill;
+      for (int u = 0; u < U; ++u) {
+        if constexpr (Copy)
+          v[u] = load<Load::cg, W>(src + i + u * threads);
+        else
+          v[u] = fill;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) store<Op, W>(dst + i + u * threads, v[u]);
+      i += U * threads;
     }
-#pragma unroll
-    for (int u = 0; u < U; ++u) store<Op, W>(dst + i + u * threads, v[u]);
-    i += U * threads;
   }
 }
 
 struct StreamStore {
   const void* kernel = nullptr;
-  void (*launch)(const void* src, void* dst, uint32_t rounds, int grid, int threads) = nullptr;
+  void (*launch)(const void* src, void* dst, uint32_t rounds, uint32_t passes, int grid,
+                 int threads) = nullptr;
   int width = 0, ilp = 0;
   Store op = Store::wb;
   bool copy = false;
@@ -51,10 +60,11 @@ template <int W, int U, Store Op, bool Copy>
 StreamStore stream_store_of() {
   StreamStore s;
   s.kernel = reinterpret_cast<const void*>(&stream_store<W, U, Op, Copy>);
-  s.launch = [](const void* src, void* dst, uint32_t rounds, int grid, int threads) {
+  s.launch = [](const void* src, void* dst, uint32_t rounds, uint32_t passes, int grid,
+                int threads) {
     using T = typename Access<W>::T;
-    stream_store<W, U, Op, Copy>
-        <<<grid, threads>>>(static_cast<const T*>(src), static_cast<T*>(dst), rounds, 0x9e3779b9u);
+    stream_store<W, U, Op, Copy><<<grid, threads>>>(
+        static_cast<const T*>(src), static_cast<T*>(dst), rounds, passes, 0x9e3779b9u);
   };
   s.width = W;
   s.ilp = U;
@@ -137,7 +147,12 @@ std::string num(double v) { return format_number(v); }
 class BandwidthRun {
  public:
   explicit BandwidthRun(RunContext& ctx)
-      : ctx_(ctx), dev_(ctx.device()), reps_(ctx.quick() ? 3 : 11), sink_(1) {}
+      : ctx_(ctx),
+        dev_(ctx.device()),
+        reps_(ctx.quick() ? 3 : 11),
+        dram_reps_(ctx.quick() ? 3 : 21),
+        dram_bytes_per_rep_(ctx.quick() ? kGiB : 16 * kGiB),
+        sink_(1) {}
   void run();
 
  private:
@@ -158,56 +173,71 @@ class BandwidthRun {
             {"footprint_bytes", std::to_string(bytes)},
             {"l2_fraction", num(static_cast<double>(bytes) / static_cast<double>(dev_.l2_bytes))}};
   }
-  void measure_read(const StreamRead& k, uint64_t footprint, bool whole_passes);
+  void measure_read(const StreamRead& k, uint64_t footprint, bool dram);
   void measure_store(const StreamStore& k);
   void measure_l1(const L1Read& k);
 
   RunContext& ctx_;
   const DeviceInfo& dev_;
-  const int reps_;
+  // The DRAM points: more repetitions for a steadier median, each moving at least
+  // dram_bytes_per_rep_ (some ms at several TB/s).
+  const int reps_, dram_reps_;
+  const size_t dram_bytes_per_rep_;
   DeviceBuffer<uint8_t> a_, b_;
   DeviceBuffer<uint32_t> sink_;
 };
 
-// Reads `footprint` bytes of a_ over and over, at least 1 GiB per repetition so that a launch
-// is short against it. With whole_passes the footprint is trimmed so that every access is
-// read exactly once per pass (the DRAM points).
-void BandwidthRun::measure_read(const StreamRead& k, uint64_t footprint, bool whole_passes) {
+// Reads `footprint` bytes of a_ over and over: at least 4 GiB per repetition (1 GiB in quick
+// mode) so that a launch is short against it, dram_bytes_per_rep_ at a DRAM point. A DRAM
+// point's footprint is trimmed so that every access is read exactly once per pass (warp
+// slices exist only there). round_bytes: what one round of the grid reads; below it, several
+// threads read the same data at once, which the memory system may merge.
+void BandwidthRun::measure_read(const StreamRead& k, uint64_t footprint, bool dram) {
   const Geometry g = full_occupancy(k.kernel);
   const uint64_t per_round = g.total() * static_cast<uint64_t>(k.ilp);
   uint64_t n = footprint / k.width;
-  if (whole_passes) n = n / per_round * per_round;
+  if (dram || k.slices) n = n / per_round * per_round;
   n = n / 32 * 32;
   if (n == 0) return;
-  const uint64_t min_accesses = (size_t(1) << 30) / k.width;
+  // Warp slices: n / warps is a multiple of 32 x ILP, as stream_read wants.
+  const uint64_t step = k.slices ? n / (g.total() / 32) : g.total() % n;
+  const size_t min_bytes = dram ? dram_bytes_per_rep_ : (ctx_.quick() ? kGiB : 4 * kGiB);
+  const uint64_t min_accesses = min_bytes / k.width;
   const auto rounds =
       static_cast<uint32_t>((std::max(n, min_accesses) + per_round - 1) / per_round);
   const double bytes = static_cast<double>(rounds) * per_round * k.width;
-  Point pt{"read", footprint_params(k.width, k.ilp, ptx_name(k.op), n * k.width), "GB/s", reps_,
-           bytes};
+  Params params = footprint_params(k.width, k.ilp, ptx_name(k.op), n * k.width);
+  params.push_back({"round_bytes", std::to_string(per_round * k.width)});
+  Point pt{k.slices ? "read_slices" : "read", params, "GB/s", dram ? dram_reps_ : reps_, bytes};
   ctx_.measure(pt, [&] {
     double s = time_seconds(
-        [&] { k.launch(a_.get(), n, 0, g.total() % n, rounds, sink_.get(), g.grid, g.threads); });
+        [&] { k.launch(a_.get(), n, 0, step, rounds, sink_.get(), g.grid, g.threads); });
     return Sample{bytes / s * 1e-9, s};
   });
 }
 
-// Stores over all of b_ (a_ is the source of a copy); bytes moved count the loads of a copy.
+// Stores over all of b_, several passes per repetition (dram_bytes_per_rep_ stored); a_ is
+// the source of a copy, whose bytes moved count its loads too.
 void BandwidthRun::measure_store(const StreamStore& k) {
   const Geometry g = full_occupancy(k.kernel);
   const uint64_t per_round = g.total() * static_cast<uint64_t>(k.ilp);
   const uint64_t rounds = b_.bytes() / k.width / per_round;
+  if (rounds == 0) return;
   const double footprint = static_cast<double>(rounds * per_round * k.width);
-  const double bytes = footprint * (k.copy ? 2 : 1);
+  const auto passes =
+      static_cast<uint32_t>(std::ceil(static_cast<double>(dram_bytes_per_rep_) / footprint));
+  const double bytes = footprint * passes * (k.copy ? 2 : 1);
   Params params = {{"width_bytes", std::to_string(k.width)},
                    {"ilp", std::to_string(k.ilp)},
                    {"op", ptx_name(k.op)},
                    {"footprint_bytes", num(footprint)},
-                   {"l2_fraction", num(footprint / static_cast<double>(dev_.l2_bytes))}};
-  Point pt{k.copy ? "copy" : "write", params, "GB/s", reps_, bytes};
+                   {"l2_fraction", num(footprint / static_cast<double>(dev_.l2_bytes))},
+                   {"passes", std::to_string(passes)}};
+  Point pt{k.copy ? "copy" : "write", params, "GB/s", dram_reps_, bytes};
   ctx_.measure(pt, [&] {
-    double s = time_seconds(
-        [&] { k.launch(a_.get(), b_.get(), static_cast<uint32_t>(rounds), g.grid, g.threads); });
+    double s = time_seconds([&] {
+      k.launch(a_.get(), b_.get(), static_cast<uint32_t>(rounds), passes, g.grid, g.threads);
+    });
     return Sample{bytes / s * 1e-9, s};
   });
 }
@@ -302,16 +332,18 @@ void BandwidthRun::run() {
 
   if (ctx_.enabled("read")) {
     const StreamRead best = stream_read_of<16, 4, Load::cg>();
-    // DRAM: every width, then the ILP and cache-operator variants at 16 B.
+    // DRAM: every width, then the ILP, cache-operator and streaming-hint variants at 16 B.
     std::vector<StreamRead> dram = {stream_read_of<4, 4, Load::cg>(),
                                     stream_read_of<8, 4, Load::cg>(), best};
     if (!quick) {
-      dram.push_back(stream_read_of<16, 1, Load::cg>());
-      dram.push_back(stream_read_of<16, 2, Load::cg>());
-      dram.push_back(stream_read_of<16, 8, Load::cg>());
-      dram.push_back(stream_read_of<16, 4, Load::cs>());
-      dram.push_back(stream_read_of<16, 4, Load::nc>());
-      dram.push_back(stream_read_of<16, 4, Load::plain>());
+      for (const auto& k :
+           {stream_read_of<16, 1, Load::cg>(), stream_read_of<16, 2, Load::cg>(),
+            stream_read_of<16, 8, Load::cg>(), stream_read_of<16, 4, Load::cs>(),
+            stream_read_of<16, 4, Load::nc>(), stream_read_of<16, 4, Load::plain>(),
+            stream_read_of<16, 4, Load::na>(), stream_read_of<16, 4, Load::cg_256>(),
+            stream_read_of<16, 4, Load::nc_na_256>(), stream_read_of<16, 8, Load::nc_na_256>(),
+            stream_read_of<16, 4, Load::na_ef>()})
+        dram.push_back(k);
     }
     for (const auto& k : dram) measure_read(k, big, true);
     // Footprint sweep, 16 B: three points per octave (one in quick mode) up to half the
@@ -319,11 +351,24 @@ void BandwidthRun::run() {
     const double ratio = quick ? 2.0 : std::cbrt(2.0);
     for (double f = 256.0 * 1024; f <= big / 2.0; f *= ratio)
       measure_read(best, static_cast<uint64_t>(f) / 4096 * 4096, false);
-    // 4 and 8 B inside one L2 partition and across both.
-    for (double frac : {0.25, 0.75}) {
+    // Inside one L2 partition and across both, with rounds small enough (4 and 8 B, or 16 B
+    // at ILP 1 and 2) that no two threads read the same data at once.
+    const std::vector<double> fracs = quick ? std::vector<double>{0.25, 0.75}
+                                            : std::vector<double>{0.125, 0.25, 0.375, 0.45, 0.75};
+    for (double frac : fracs) {
       const auto f = static_cast<uint64_t>(frac * l2) / 4096 * 4096;
       measure_read(stream_read_of<4, 4, Load::cg>(), f, false);
       measure_read(stream_read_of<8, 4, Load::cg>(), f, false);
+      measure_read(stream_read_of<16, 1, Load::cg>(), f, false);
+      if (!quick) measure_read(stream_read_of<16, 2, Load::cg>(), f, false);
+    }
+  }
+
+  if (ctx_.enabled("read_slices")) {
+    measure_read(stream_read_of<16, 4, Load::cg, true>(), big, true);
+    if (!quick) {
+      measure_read(stream_read_of<16, 8, Load::cg, true>(), big, true);
+      measure_read(stream_read_of<16, 4, Load::nc_na_256, true>(), big, true);
     }
   }
 
@@ -332,16 +377,24 @@ void BandwidthRun::run() {
     b_ = DeviceBuffer<uint8_t>(big);
     CUDA_CHECK(cudaMemset(b_.get(), 0, b_.bytes()));
     if (write) {
-      for (const auto& k :
-           {stream_store_of<4, 4, Store::wb, false>(), stream_store_of<8, 4, Store::wb, false>(),
-            stream_store_of<16, 4, Store::wb, false>(), stream_store_of<4, 4, Store::cs, false>(),
-            stream_store_of<8, 4, Store::cs, false>(), stream_store_of<16, 4, Store::cs, false>()})
-        measure_store(k);
+      std::vector<StreamStore> stores = {
+          stream_store_of<4, 4, Store::wb, false>(),  stream_store_of<8, 4, Store::wb, false>(),
+          stream_store_of<16, 4, Store::wb, false>(), stream_store_of<4, 4, Store::cs, false>(),
+          stream_store_of<8, 4, Store::cs, false>(),  stream_store_of<16, 4, Store::cs, false>()};
+      if (!quick) {
+        for (const auto& k : {stream_store_of<16, 8, Store::wb, false>(),
+                              stream_store_of<16, 8, Store::cs, false>(),
+                              stream_store_of<16, 4, Store::na, false>(),
+                              stream_store_of<16, 4, Store::ef, false>()})
+          stores.push_back(k);
+      }
+      for (const auto& k : stores) measure_store(k);
     }
     if (copy) {
       for (const auto& k :
            {stream_store_of<4, 4, Store::wb, true>(), stream_store_of<8, 4, Store::wb, true>(),
-            stream_store_of<16, 4, Store::wb, true>(), stream_store_of<16, 4, Store::cs, true>()})
+            stream_store_of<16, 4, Store::wb, true>(), stream_store_of<16, 4, Store::cs, true>(),
+            stream_store_of<16, 4, Store::na, true>()})
         measure_store(k);
     }
     b_ = DeviceBuffer<uint8_t>();
@@ -365,9 +418,14 @@ class BandwidthFamily : public ProbeFamily {
   }
   std::vector<ProbeInfo> probes() const override {
     return {{"read",
-             "streaming reads (ld.global[.cg/.cs/.nc]) against footprint, GB/s; the "
-             "footprint 32x L2 is the DRAM read bandwidth"},
-            {"write", "streaming stores (st.global, st.global.cs) over 32x L2, GB/s"},
+             "streaming reads (ld.global[.cg/.cs/.nc], L1::no_allocate, L2::256B, L2 "
+             "evict-first) against footprint, GB/s; the footprint 32x L2 is the DRAM read "
+             "bandwidth"},
+            {"read_slices",
+             "DRAM reads (32x L2) with each warp streaming its own contiguous slice, GB/s"},
+            {"write",
+             "streaming stores (st.global, .cs, .L1::no_allocate, L2 evict-first) over 32x L2, "
+             "GB/s"},
             {"copy", "load + store over two buffers of 32x L2, GB/s counting both"},
             {"l1_read",
              "per-SM reads of an L1-resident slice (ld.global, ld.global.ca), "

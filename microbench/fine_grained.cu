@@ -78,16 +78,17 @@ class FineGrainedFamily : public ProbeFamily {
       XY line_pts;
       for (const auto& c : capacity_by_stride(rows_, "line"))
         line_pts.emplace_back(c.stride, c.lines * c.stride);
-      auto lf = fit_line_size(line_pts);
-      double first = lf ? lf->line : strides.front();
+      auto lb = fit_line_bound(line_pts);
+      double first = lb ? lb->line : strides.front();
       for (double s = first; s <= kMaxSetStride; s *= 2) {
         capacity_sweep("sets", s);
         auto sf = fit_sets(capacity_by_stride(rows_, "sets"));
         if (sf && sf->plateau_points >= 3) break;
       }
       record_resident_lines();
+      // Which line is evicted is only defined where lines map to sets.
       auto sf = fit_sets(capacity_by_stride(rows_, "sets"));
-      if (sf && allowed("replacement")) replacement(*sf);
+      if (sf && sf->halving_before && allowed("replacement")) replacement(*sf);
     }
     if (allowed("trace")) {
       trace_l1_cold();

@@ -149,6 +149,8 @@ class IlpOccupancyFamily : public ProbeFamily {
     }
     template <int ILP>
     static double work_per_warp(int iters) { return double(iters) * kFmaSteps * 32; }
+    // Each SM's pipes are its own: the rate of a typical SM.
+    static double rate(const std::vector<BlockSpan>& spans, double per_block) { return sm_rate(spans, per_block); }
   };
   struct LoadKind {
     static constexpr const char* kProbe = "dram_load";
@@ -162,6 +164,8 @@ class IlpOccupancyFamily : public ProbeFamily {
     }
     template <int ILP>
     static double work_per_warp(int iters) { return double(iters) * ILP * 32 * sizeof(float); }
+    // DRAM is shared: an SM that gets more than its share finishes early, so the chip's rate.
+    static double rate(const std::vector<BlockSpan>& spans, double per_block) { return chip_rate(spans, per_block); }
   };
 
   bool checked(RunContext& ctx, const std::string& probe, std::string (*name)(int)) {
@@ -202,7 +206,7 @@ class IlpOccupancyFamily : public ProbeFamily {
               Kind::kUnit, ctx.quick() ? 3 : 5};
       ctx.measure(p, [&] {
         double s = seconds(iters);
-        return Sample{sm_rate(spans.fetch(), per_block), s};
+        return Sample{Kind::rate(spans.fetch(), per_block), s};
       });
     }
   }

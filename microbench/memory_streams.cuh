@@ -30,8 +30,12 @@ struct Access<16> {
 // PTX cache operators. plain is the default weak load (cached in L1 on sm_70 and later); on
 // sm_90 ptxas makes ca a strong SM-scope load (still served by L1) and cg a strong GPU-scope
 // one (never served by L1); cs marks the line evict-first; nc takes the read-only path.
-enum class Load { plain, ca, cg, cs, nc };
-enum class Store { wb, cs };
+// The streaming hints of PTX 7.4+ (sm_80+): na = .L1::no_allocate (no L1 line for data read
+// once); cg_256 and nc_na_256 add .L2::256B, a prefetch-size hint that lets the L2 fetch
+// 256 B of DRAM around a miss instead of only the sectors asked for; na_ef marks the line
+// evict-first in L2 through a createpolicy cache hint.
+enum class Load { plain, ca, cg, cs, nc, na, cg_256, nc_na_256, na_ef };
+enum class Store { wb, cs, na, ef };
 
 inline const char* ptx_name(Load op) {
   switch (op) {
@@ -45,60 +49,110 @@ inline const char* ptx_name(Load op) {
       return "ld.global.cs";
     case Load::nc:
       return "ld.global.nc";
+    case Load::na:
+      return "ld.global.L1::no_allocate";
+    case Load::cg_256:
+      return "ld.global.cg.L2::256B";
+    case Load::nc_na_256:
+      return "ld.global.nc.L1::no_allocate.L2::256B";
+    case Load::na_ef:
+      return "ld.global.L1::no_allocate.L2::evict_first";
   }
   return "?";
 }
-inline const char* ptx_name(Store op) { return op == Store::cs ? "st.global.cs" : "st.global"; }
+inline const char* ptx_name(Store op) {
+  switch (op) {
+    case Store::wb:
+      return "st.global";
+    case Store::cs:
+      return "st.global.cs";
+    case Store::na:
+      return "st.global.L1::no_allocate";
+    case Store::ef:
+      return "st.global.L2::evict_first";
+  }
+  return "?";
+}
+
+// An L2 evict-first policy for the whole line, for the .L2::cache_hint forms.
+#define GPUPROBE_EVICT_FIRST \
+  "{ .reg .b64 pol; createpolicy.fractional.L2::evict_first.b64 pol, 1.0;\n"
 
 // Inline PTX, volatile, so that the access is issued exactly as written: never merged with
 // another, hoisted out of a loop or dropped, whatever the compiler proves about the data.
-#define GPUPROBE_LD(Q)                                                                     \
-  if constexpr (W == 4)                                                                    \
-    asm volatile("ld.global" Q ".u32 %0, [%1];" : "=r"(v) : "l"(p));                       \
-  else if constexpr (W == 8)                                                               \
-    asm volatile("ld.global" Q ".v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p)); \
-  else                                                                                     \
-    asm volatile("ld.global" Q ".v4.u32 {%0, %1, %2, %3}, [%4];"                           \
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)                              \
+// POLICY_IN / POLICY_ARG / POLICY_OUT: empty, or the evict-first policy block, its operand
+// and the brace closing the block.
+#define GPUPROBE_LD(Q, POLICY_IN, POLICY_ARG, POLICY_OUT)                                   \
+  if constexpr (W == 4)                                                                     \
+    asm volatile(POLICY_IN "ld.global" Q ".u32 %0, [%1]" POLICY_ARG ";" POLICY_OUT          \
+                 : "=r"(v)                                                                  \
+                 : "l"(p));                                                                 \
+  else if constexpr (W == 8)                                                                \
+    asm volatile(POLICY_IN "ld.global" Q ".v2.u32 {%0, %1}, [%2]" POLICY_ARG ";" POLICY_OUT \
+                 : "=r"(v.x), "=r"(v.y)                                                     \
+                 : "l"(p));                                                                 \
+  else                                                                                      \
+    asm volatile(POLICY_IN "ld.global" Q ".v4.u32 {%0, %1, %2, %3}, [%4]" POLICY_ARG        \
+                           ";" POLICY_OUT                                                   \
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)                               \
                  : "l"(p));
 
 template <Load Op, int W>
 __device__ __forceinline__ typename Access<W>::T load(const void* p) {
   typename Access<W>::T v;
   if constexpr (Op == Load::plain) {
-    GPUPROBE_LD("")
+    GPUPROBE_LD("", "", "", "")
   } else if constexpr (Op == Load::ca) {
-    GPUPROBE_LD(".ca")
+    GPUPROBE_LD(".ca", "", "", "")
   } else if constexpr (Op == Load::cg) {
-    GPUPROBE_LD(".cg")
+    GPUPROBE_LD(".cg", "", "", "")
   } else if constexpr (Op == Load::cs) {
-    GPUPROBE_LD(".cs")
+    GPUPROBE_LD(".cs", "", "", "")
+  } else if constexpr (Op == Load::nc) {
+    GPUPROBE_LD(".nc", "", "", "")
+  } else if constexpr (Op == Load::na) {
+    GPUPROBE_LD(".L1::no_allocate", "", "", "")
+  } else if constexpr (Op == Load::cg_256) {
+    GPUPROBE_LD(".cg.L2::256B", "", "", "")
+  } else if constexpr (Op == Load::nc_na_256) {
+    GPUPROBE_LD(".nc.L1::no_allocate.L2::256B", "", "", "")
   } else {
-    GPUPROBE_LD(".nc")
+    GPUPROBE_LD(".L1::no_allocate.L2::cache_hint", GPUPROBE_EVICT_FIRST, ", pol", " }")
   }
   return v;
 }
 #undef GPUPROBE_LD
 
-#define GPUPROBE_ST(Q)                                                                             \
-  if constexpr (W == 4)                                                                            \
-    asm volatile("st.global" Q ".u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");                      \
-  else if constexpr (W == 8)                                                                       \
-    asm volatile("st.global" Q ".v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(v.x), "r"(v.y) : "memory"); \
-  else                                                                                             \
-    asm volatile("st.global" Q ".v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y),     \
-                 "r"(v.z), "r"(v.w)                                                                \
+#define GPUPROBE_ST(Q, POLICY_IN, POLICY_ARG, POLICY_OUT)                                    \
+  if constexpr (W == 4)                                                                      \
+    asm volatile(POLICY_IN "st.global" Q ".u32 [%0], %1" POLICY_ARG ";" POLICY_OUT ::"l"(p), \
+                 "r"(v)                                                                      \
+                 : "memory");                                                                \
+  else if constexpr (W == 8)                                                                 \
+    asm volatile(POLICY_IN "st.global" Q ".v2.u32 [%0], {%1, %2}" POLICY_ARG                 \
+                           ";" POLICY_OUT ::"l"(p),                                          \
+                 "r"(v.x), "r"(v.y)                                                          \
+                 : "memory");                                                                \
+  else                                                                                       \
+    asm volatile(POLICY_IN "st.global" Q ".v4.u32 [%0], {%1, %2, %3, %4}" POLICY_ARG         \
+                           ";" POLICY_OUT ::"l"(p),                                          \
+                 "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)                                      \
                  : "memory");
 
 template <Store Op, int W>
 __device__ __forceinline__ void store(void* p, typename Access<W>::T v) {
   if constexpr (Op == Store::cs) {
-    GPUPROBE_ST(".cs")
+    GPUPROBE_ST(".cs", "", "", "")
+  } else if constexpr (Op == Store::na) {
+    GPUPROBE_ST(".L1::no_allocate", "", "", "")
+  } else if constexpr (Op == Store::ef) {
+    GPUPROBE_ST(".L2::cache_hint", GPUPROBE_EVICT_FIRST, ", pol", " }")
   } else {
-    GPUPROBE_ST("")
+    GPUPROBE_ST("", "", "", "")
   }
 }
 #undef GPUPROBE_ST
+#undef GPUPROBE_EVICT_FIRST
 
 __device__ __forceinline__ uint32_t fold(uint32_t v) { return v; }
 __device__ __forceinline__ uint32_t fold(uint2 v) { return v.x ^ v.y; }
@@ -120,21 +174,26 @@ __device__ __forceinline__ typename Access<W>::T splat(uint32_t x) {
 // issues U independent loads before any result is used: U x W bytes in flight per thread,
 // and no more: `zero` (0 at run time) ties each round's addresses to the last round's data,
 // or ptxas would unroll the rounds and issue the next round's loads early.
-template <int W, int U, Load Op>
+// With Slices, warp w instead streams its own slice [w step, (w + 1) step) front to back
+// (`step`: a multiple of 32 U accesses; `first` unused): each warp keeps to a few DRAM rows at
+// a time instead of the grid moving through the buffer together.
+template <int W, int U, Load Op, bool Slices = false>
 __global__ void stream_read(const typename Access<W>::T* buf, uint64_t n, uint64_t first,
                             uint64_t step, uint32_t rounds, uint32_t zero, uint32_t* sink,
                             int flag) {
   const uint64_t t = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  uint64_t i = (first + t) % n;
+  const uint64_t span = Slices ? step : n, stride = Slices ? 32 : step;
+  const typename Access<W>::T* base = Slices ? buf + t / 32 * step : buf;
+  uint64_t i = Slices ? t % 32 : (first + t) % n;
   uint32_t acc = 0;
   for (uint32_t r = 0; r < rounds; ++r) {
     i += acc & zero;
     typename Access<W>::T v[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      v[u] = load<Op, W>(buf + i);
-      i += step;
-      if (i >= n) i -= n;
+      v[u] = load<Op, W>(base + i);
+      i += stride;
+      if (i >= span) i -= span;
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) acc ^= fold(v[u]);
@@ -142,28 +201,30 @@ __global__ void stream_read(const typename Access<W>::T* buf, uint64_t n, uint64
   keep(acc, sink, flag);
 }
 
-// stream_read<W, U, Op> chosen at run time: its address for the occupancy calculator and a
-// launcher (on the default stream).
+// stream_read<W, U, Op, Slices> chosen at run time: its address for the occupancy calculator
+// and a launcher (on the default stream).
 struct StreamRead {
   const void* kernel = nullptr;
   void (*launch)(const void* buf, uint64_t n, uint64_t first, uint64_t step, uint32_t rounds,
                  uint32_t* sink, int grid, int threads) = nullptr;
   int width = 0, ilp = 0;
   Load op = Load::cg;
+  bool slices = false;
 };
 
-template <int W, int U, Load Op>
+template <int W, int U, Load Op, bool Slices = false>
 StreamRead stream_read_of() {
   StreamRead s;
-  s.kernel = reinterpret_cast<const void*>(&stream_read<W, U, Op>);
+  s.kernel = reinterpret_cast<const void*>(&stream_read<W, U, Op, Slices>);
   s.launch = [](const void* buf, uint64_t n, uint64_t first, uint64_t step, uint32_t rounds,
                 uint32_t* sink, int grid, int threads) {
-    stream_read<W, U, Op><<<grid, threads>>>(static_cast<const typename Access<W>::T*>(buf), n,
-                                             first, step, rounds, 0, sink, 0);
+    stream_read<W, U, Op, Slices><<<grid, threads>>>(static_cast<const typename Access<W>::T*>(buf),
+                                                     n, first, step, rounds, 0, sink, 0);
   };
   s.width = W;
   s.ilp = U;
   s.op = Op;
+  s.slices = Slices;
   return s;
 }
 

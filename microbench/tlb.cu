@@ -47,7 +47,8 @@ class TlbFamily : public ProbeFamily {
     const std::vector<double> strides =
         ctx.quick() ? std::vector<double>{1 * kMiB, 2 * kMiB, 4 * kMiB}
                     : std::vector<double>{256 * 1024, 512 * 1024, 1 * kMiB,  2 * kMiB,
-                                          4 * kMiB,   8 * kMiB,   16 * kMiB, 32 * kMiB};
+                                          4 * kMiB,   8 * kMiB,   16 * kMiB, 32 * kMiB,
+                                          64 * kMiB,  128 * kMiB};
     for (double s : strides) sweep(s, true);
     // Coverage at the largest stride still below the entry size, so that it is the footprint
     // in bytes; without a first step anywhere, at the middle stride.
@@ -58,12 +59,13 @@ class TlbFamily : public ProbeFamily {
   }
 
  private:
-  // Most of the free memory, less headroom for the driver and the rest of the process.
+  // Most of the free memory, less headroom for the driver and the rest of the process (the
+  // chase itself needs a few small buffers). The last TLB level may reach most of memory.
   void allocate() {
     size_t free = 0, total = 0;
     CUDA_CHECK(cudaMemGetInfo(&free, &total));
     double want = static_cast<double>(free) -
-                  std::max(2 * kGiB, static_cast<double>(total) / 16);
+                  std::max(1 * kGiB, static_cast<double>(total) / 64);
     if (ctx_->quick()) want = std::min(want, 4 * kGiB);
     for (int attempt = 0; attempt < 4 && want >= 256 * kMiB; ++attempt, want /= 2) {
       const double bytes = std::floor(want / (32 * kMiB)) * 32 * kMiB;
@@ -126,6 +128,8 @@ class TlbFamily : public ProbeFamily {
       auto kn = knees();
       if (!kn.empty() && n * stride >= 2 * kn.front().arrive) break;
     }
+    // The whole buffer, too: a last level reaching beyond the grid's top still shows.
+    if (!first_only && !measured_.count({stride, max_n})) cycles_at(stride, max_n);
     ladder::RefineOptions opt;
     opt.segment = tlb_segment_options();
     for (int round = 0; round < 6; ++round) {

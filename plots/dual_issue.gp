@@ -1,5 +1,5 @@
 # family: dual_issue
-# title: Dual issue: two independent instruction streams for different pipes in one warp, mixed so that each alone takes equally long; bar = overlap (1: the pair takes as long as one stream alone, co-issued; 0: as both in turn, shared pipe), label = paired rate over the faster stream alone; documented dual-issue statements for Kepler, Maxwell and Volta noted
+# title: Dual issue: two independent instruction streams for different pipes in one warp, mixed so that each alone takes equally long; bar = overlap (1: as fast as separate pipes allow at one instruction per clock per scheduler; 0: the streams take turns, shared pipe; above 1: co-issued), label = paired rate over the faster stream alone; issue-bound: each stream alone fills the issue slot, nothing to tell; documented dual-issue statements for Kepler, Maxwell and Volta noted
 load 'plots/style.gp'
 set datafile missing NaN
 
@@ -11,7 +11,11 @@ nfiles = words(files)
 row_of(p, s) = is_probe(p) && strcol("stream") eq s
 array overlap[nfiles * np]
 array ratio[nfiles * np]
+array bound[nfiles * np]
 do for [i=1:nfiles] {
+  # the issue rate: the fastest solo stream of the file
+  stats word(files, i) using ((strcol("stream") eq "a" || strcol("stream") eq "b") ? column("value") : NaN) nooutput
+  issue = STATS_max
   do for [j=1:np] {
     p = word(pairs, j)
     stats word(files, i) using (row_of(p, "a") ? 1 : 0):(row_of(p, "a") ? column("value") : 0) nooutput
@@ -27,12 +31,20 @@ do for [i=1:nfiles] {
     ta = na / ra
     tb = nb / rb
     tp = (na + nb) / rp
-    overlap[(i - 1) * np + j] = (ta + tb - tp) / (ta < tb ? ta : tb)
+    ti = (na + nb) / issue
+    side = ta > tb ? ta : tb
+    side = ti > side ? ti : side
+    bound[(i - 1) * np + j] = (rp <= 1.03 * issue && ta + tb - side < 0.1 * (ta + tb)) ? 1 : 0
+    overlap[(i - 1) * np + j] = bound[(i - 1) * np + j] ? NaN : (ta + tb - tp) / (ta + tb - side)
     ratio[(i - 1) * np + j] = rp / (ra > rb ? ra : rb)
   }
 }
 ov(i, k) = k >= 1 ? overlap[(i - 1) * np + int(k)] : NaN
 rt(i, k) = k >= 1 ? ratio[(i - 1) * np + int(k)] : NaN
+bd(i, k) = k >= 1 ? bound[(i - 1) * np + int(k)] : 0
+# bar label: the ratio, and "issue-bound" where there is no bar
+bar_text(i, k) = bd(i, k) ? sprintf("x%.2f\nissue-bound", rt(i, k)) : sprintf("x%.2f", rt(i, k))
+bar_y(i, k) = bd(i, k) ? 0.08 : ov(i, k) + 0.03
 
 # Documented statements (text) of the representative parts, where the reference has one.
 array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
@@ -64,7 +76,7 @@ do for [ext in "svg png pdf"] {
   labelfont = sprintf(",%d", ext eq "png" ? 12 : (ext eq "svg" ? 7 : 5))
   set key top right font keyfont
   unset label
-  set label 1 "co-issued" at graph 0.01, first 1.3 left font labelfont
+  set label 1 "separate pipes (above 1: co-issued)" at graph 0.01, first 1.3 left font labelfont
   set label 2 "shared pipe" at graph 0.01, first -0.05 left font labelfont
   set label 4 "partial" at graph 0.995, first 0.5 right font labelfont
   ticfont = sprintf(",%d", ext eq "png" ? 15 : (ext eq "svg" ? 9 : 6))
@@ -72,6 +84,6 @@ do for [ext in "svg png pdf"] {
   set label 3 documented at graph 0.5, graph -0.16 center noenhanced font labelfont
   set bmargin 5
   plot for [i=1:nfiles] [k=0:np:1] '+' using (k + off(i)):(ov(i, k)) with boxes fc rgb gpu_color[i] title word(labels, i), \
-       for [i=1:nfiles] [k=0:np:1] '+' using (k + off(i)):(ov(i, k) + 0.03):(sprintf("x%.2f", rt(i, k))) \
+       for [i=1:nfiles] [k=0:np:1] '+' using (k + off(i)):(bar_y(i, k)):(bar_text(i, k)) \
          with labels font labelfont notitle
 }

@@ -5,7 +5,9 @@ load 'plots/style.gp'
 probes = "ld_global ld_cg ld_nc shared constant"
 probe_title(p) = p eq "ld_global" ? "ld.global" : p eq "ld_cg" ? "ld.cg" : p eq "ld_nc" ? "ld.nc" : p
 probe_dt(p) = p eq "ld_global" ? 1 : p eq "ld_cg" ? 2 : p eq "ld_nc" ? 4 : p eq "shared" ? 3 : 5
-probe_pt(p) = p eq "ld_global" ? 7 : p eq "ld_cg" ? 5 : p eq "ld_nc" ? 9 : p eq "shared" ? 11 : 13
+# ld.global, ld.cg and ld.nc lie on one another past the L1 (and ld.nc on ld.global below it):
+# open marks for the two drawn over ld.global's filled ones keep all three visible.
+probe_pt(p) = p eq "ld_global" ? 7 : p eq "ld_cg" ? 4 : p eq "ld_nc" ? 8 : p eq "shared" ? 11 : 13
 sel(p) = is_probe(p) && is_unit("cycles")
 
 # Documented levels of the representative Kepler, Maxwell and Volta parts; a level that is not
@@ -68,8 +70,11 @@ do for [ext in "svg png pdf"] {
   unset label
   eval labels_cmd
   # Refinement adds points after the coarse sweep: smooth unique puts each curve in x order.
+  # The key names each GPU by its colour and each load path by its dashes and marks.
   plot for [i=1:words(files)] for [p in probes] word(files, i) \
          using (sel(p) ? column("footprint_bytes") : NaN):"value" smooth unique \
-         with linespoints ls i dt probe_dt(p) pt probe_pt(p) ps pscale \
-         title sprintf("%s %s", word(labels, i), probe_title(p)) @levels
+         with linespoints ls i dt probe_dt(p) pt probe_pt(p) ps pscale notitle, \
+       for [i=1:words(files)] NaN with lines ls i title word(labels, i), \
+       for [p in probes] NaN with linespoints lc rgb "#333333" dt probe_dt(p) pt probe_pt(p) \
+         ps pscale title probe_title(p) @levels
 }

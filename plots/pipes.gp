@@ -75,7 +75,7 @@ do for [ext in "svg png pdf"] {
   keyfont = sprintf(",%d", ext eq "png" ? 13 : (ext eq "svg" ? 8 : 6))
   ticfont = sprintf(",%d", ext eq "png" ? 12 : (ext eq "svg" ? 7 : 5))
   set multiplot
-  set lmargin at screen 0.09
+  set lmargin at screen 0.14
   set rmargin at screen 0.985
   set key at screen 0.985, screen 0.995 right top horizontal maxrows 2 noenhanced font keyfont
   set tmargin at screen 0.88

@@ -204,7 +204,8 @@ TEST(AnalyzeBandwidth, OnlyTheLargestFootprintCountsAsDram) {
   auto obs = synthetic_bandwidth();
   // Reread within a repetition, 16x L2 can still hit in L2 and beat DRAM: not a DRAM figure.
   obs.push_back(row("bandwidth", "read", stream(16, 4, "ld.global.cg", 16), 3400, "GB/s"));
-  const Parameter* read = find(analyze("bandwidth", obs), "dram_read_bandwidth");
+  const auto ps = analyze("bandwidth", obs);
+  const Parameter* read = find(ps, "dram_read_bandwidth");
   ASSERT_TRUE(read);
   EXPECT_DOUBLE_EQ(read->value, 3150);
   // A sweep that never left L2 far behind has no DRAM figure at all.
@@ -213,6 +214,41 @@ TEST(AnalyzeBandwidth, OnlyTheLargestFootprintCountsAsDram) {
     if (o.param("l2_fraction") < 8) small.push_back(o);
   EXPECT_FALSE(find(analyze("bandwidth", small), "dram_read_bandwidth"));
   EXPECT_TRUE(find(analyze("bandwidth", small), "l2_read_bandwidth"));
+}
+
+TEST(AnalyzeBandwidth, WarpSlicesCountAmongTheDramReads) {
+  auto obs = synthetic_bandwidth();
+  obs.push_back(row("bandwidth", "read_slices",
+                    stream(16, 4, "ld.global.nc.L1::no_allocate.L2::256B", 32), 3160, "GB/s"));
+  const auto ps = analyze("bandwidth", obs);
+  const Parameter* read = find(ps, "dram_read_bandwidth");
+  ASSERT_TRUE(read);
+  EXPECT_DOUBLE_EQ(read->value, 3160);
+  EXPECT_NE(read->method.find("best of 4 "), std::string::npos) << read->method;
+  EXPECT_NE(read->method.find("16 B ld.global.nc.L1::no_allocate.L2::256B, ILP 4, warp slices"),
+            std::string::npos)
+      << read->method;
+}
+
+TEST(AnalyzeBandwidth, L2FootprintsBelowOneRoundOfTheGridDoNotCount) {
+  // Below what one round of the grid reads, threads read the same lines at once and the
+  // requests merge: a spike that is not the L2's bandwidth.
+  auto obs = synthetic_bandwidth();
+  for (auto& o : obs)
+    if (o.probe == "read") o.params.push_back({"round_bytes", "4325376"});
+  Params tiny = stream(16, 4, "ld.global.cg", 0.008);
+  tiny.push_back({"round_bytes", "17301504"});
+  obs.push_back(row("bandwidth", "read", tiny, 16000, "GB/s"));
+  const auto with_rounds = analyze("bandwidth", obs);
+  const Parameter* l2 = find(with_rounds, "l2_read_bandwidth");
+  ASSERT_TRUE(l2);
+  EXPECT_DOUBLE_EQ(l2->value, 7300);
+  // Without round_bytes (older runs) every footprint counts.
+  obs.back().params.pop_back();
+  const auto without = analyze("bandwidth", obs);
+  l2 = find(without, "l2_read_bandwidth");
+  ASSERT_TRUE(l2);
+  EXPECT_DOUBLE_EQ(l2->value, 16000);
 }
 
 TEST(AnalyzeBandwidth, AboveTheTheoreticalPeakIsFlagged) {
@@ -230,7 +266,8 @@ TEST(AnalyzeBandwidth, WideSpreadLowersConfidence) {
       o.p05 = o.p50 * 0.8;
       o.p95 = o.p50 * 1.2;
     }
-  const Parameter* l1 = find(analyze("bandwidth", obs), "l1_bandwidth_per_sm");
+  const auto ps = analyze("bandwidth", obs);
+  const Parameter* l1 = find(ps, "l1_bandwidth_per_sm");
   ASSERT_TRUE(l1);
   EXPECT_LE(l1->confidence, 0.6 + 1e-12);
 }
@@ -240,7 +277,8 @@ TEST(AnalyzeBandwidth, NothingMeasuredNothingInferred) {
   // Without the theoretical row the DRAM figures still come, without a fraction.
   auto obs = synthetic_bandwidth();
   obs.erase(obs.begin());
-  const Parameter* read = find(analyze("bandwidth", obs), "dram_read_bandwidth");
+  const auto ps = analyze("bandwidth", obs);
+  const Parameter* read = find(ps, "dram_read_bandwidth");
   ASSERT_TRUE(read);
   EXPECT_EQ(read->method.find("theoretical"), std::string::npos);
 }
@@ -333,7 +371,10 @@ TEST(BandwidthPtx, StreamsUseTheCacheOperatorsAndWidthsTheyName) {
   for (const char* op :
        {"ld.global.cg.u32 ", "ld.global.cg.v2.u32 ", "ld.global.cg.v4.u32 ", "ld.global.cs.v4.u32 ",
         "ld.global.nc.v4.u32 ", "ld.global.v4.u32 ", "ld.global.ca.v4.u32 ", "st.global.v4.u32 ",
-        "st.global.cs.v4.u32 ", "st.global.cs.u32 "})
+        "st.global.cs.v4.u32 ", "st.global.cs.u32 ", "ld.global.L1::no_allocate.v4.u32 ",
+        "ld.global.cg.L2::256B.v4.u32 ", "ld.global.nc.L1::no_allocate.L2::256B.v4.u32 ",
+        "ld.global.L1::no_allocate.L2::cache_hint.v4.u32 ", "st.global.L1::no_allocate.v4.u32 ",
+        "st.global.L2::cache_hint.v4.u32 ", "createpolicy.fractional.L2::evict_first"})
     EXPECT_NE(bw.find(op), std::string::npos) << op;
   for (const char* op : {"ld.global.cg.u32 ", "ld.global.cg.v2.u32 ", "ld.global.cg.v4.u32 "})
     EXPECT_NE(bif.find(op), std::string::npos) << op;

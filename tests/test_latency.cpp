@@ -269,8 +269,9 @@ TEST(LatencyLadder, GradualKneesAreFoundWhereTheLevelIsLeft) {
   h.nc.levels[0].sharpness = 1.5;
   h.cg.levels[1].sharpness = 3;  // soft far-partition capacity
   auto p = by_name(infer_latency(h.observations(0.005, 5), kH100Meta));
-  expect_bracket(p, "l1_size", h.l1, 1.06, 1.02);
-  expect_bracket(p, "l2_size", h.l2, 1.06, 1.02);
+  // A size is read where 10 % of the step (in log) is climbed: 2-3 % past a soft capacity.
+  expect_bracket(p, "l1_size", h.l1, 1.06, 1.03);
+  expect_bracket(p, "l2_size", h.l2, 1.06, 1.03);
   expect_near(p, "l2_far_hit_latency", 460, 0.05);
   expect_near(p, "dram_latency", 770, 0.03);
 }
@@ -385,6 +386,51 @@ TEST(LatencyLadder, StepInsideTheNearL2IsNotTakenForTheFarPartition) {
   expect_bracket(p, "l2_size", 50 * MiB, 1.05);
 }
 
+TEST(LatencyLadder, CreepBeforeTheCliffDoesNotMoveTheSize) {
+  // The H100's L1 misses a little before it is full (up to 4 % above the hit level in the last
+  // 5 % of its capacity), by a different amount in each run; the size stays at the cliff.
+  H100Like h;
+  auto obs = h.observations(0.002);
+  auto crept = obs;
+  for (auto& o : crept)
+    if (o.probe == "ld_global" && o.param("footprint_bytes") > 0.93 * h.l1 &&
+        o.param("footprint_bytes") <= h.l1)
+      o.value *= 1.04;
+  auto a = by_name(infer_latency(obs, kH100Meta));
+  auto b = by_name(infer_latency(crept, kH100Meta));
+  expect_bracket(b, "l1_size", h.l1, 1.05);
+  EXPECT_EQ(a["l1_size"].low, b["l1_size"].low);
+  EXPECT_EQ(a["l1_size"].high, b["l1_size"].high);
+}
+
+TEST(LatencyLadder, FewLineFootprintsDoNotBiasTheL2Level) {
+  // A chase over a few lines visits a few L2 slices: the level there is off by a few % (up or
+  // down, depending on where the pages landed); it is read from footprints of L2/64 and up.
+  H100Like h;
+  for (double bias : {1.03, 0.97}) {
+    auto obs = h.observations(0.002);
+    for (auto& o : obs)
+      if (o.probe == "ld_cg" && o.param("footprint_bytes") < 128 * KiB) o.value *= bias;
+    auto p = by_name(infer_latency(obs, kH100Meta));
+    expect_near(p, "l2_near_hit_latency", 250, 0.003);
+    EXPECT_GT(p["l2_near_hit_latency"].confidence, 0.9);
+    EXPECT_NE(p["l2_near_hit_latency"].method.find("L2/64"), std::string::npos);
+  }
+}
+
+TEST(LatencyLadder, ShelfBetweenThePartitionsIsNotTheFarLevel) {
+  // A run of points part-way up the ramp from the near to the far level (the H100 showed one at
+  // 494 cycles, 30-31 MiB, in one run only): the far level is the one the L2 size ends.
+  Model cg{{{250, 25 * MiB}, {400, 34 * MiB}, {460, 50 * MiB}, {770, 0}}};
+  auto p =
+      by_name(infer_latency(to_observations("ld_cg", sweep(cg, 1 * KiB, 225 * MiB)), kH100Meta));
+  expect_near(p, "l2_near_hit_latency", 250, 0.02);
+  expect_bracket(p, "l2_segment_size", 25 * MiB, 1.05);
+  expect_near(p, "l2_far_hit_latency", 460, 0.03);
+  expect_bracket(p, "l2_size", 50 * MiB, 1.05);
+  expect_near(p, "dram_latency", 770, 0.03);
+}
+
 TEST(LatencyLadder, RoundTripsThroughTheObservationsFile) {
   H100Like h;
   auto obs = h.observations(0.005);
@@ -448,5 +494,34 @@ TEST(LatencyLadder, RecordedH100Curve) {
     EXPECT_GT(p["l2_far_hit_latency"].value, p["l2_near_hit_latency"].value);
     EXPECT_LT(p["l2_far_hit_latency"].value, p["dram_latency"].value);
     EXPECT_LT(p["l2_segment_size"].value, p["l2_size"].value);
+  }
+}
+
+// Issue 2's criterion: repeating the family gives latencies within 1 % and the same sizes (the
+// sweep points that bracket each capacity overlap). The two runs were made one after the other
+// on the same H100: the whole suite, then the latency family alone.
+TEST(LatencyLadder, RecordedH100RunIsRepeatable) {
+  const std::string first = std::string(GPUPROBE_TEST_DATA) + "/h100_latency.csv";
+  const std::string again = std::string(GPUPROBE_TEST_DATA) + "/h100_latency_repeat.csv";
+  for (const auto& path : {first, again})
+    if (!std::filesystem::exists(path))
+      GTEST_SKIP() << path << " is absent: it is committed after the H100 runs";
+  Metadata ma, mb;
+  auto obs_a = read_observations(first, &ma);
+  auto obs_b = read_observations(again, &mb);
+  auto a = by_name(infer_latency(obs_a, ma));
+  auto b = by_name(infer_latency(obs_b, mb));
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.size(), 10u);
+  for (const auto& [name, pa] : a) {
+    ASSERT_EQ(b.count(name), 1u) << name << " inferred from one run only";
+    const Parameter& pb = b.at(name);
+    if (pa.unit == "cycles") {
+      EXPECT_NEAR(pa.value, pb.value, 0.01 * pa.value) << name;
+    } else {
+      EXPECT_EQ(pa.unit, "bytes") << name;
+      EXPECT_LE(pa.low, pb.high) << name;
+      EXPECT_LE(pb.low, pa.high) << name;
+    }
   }
 }

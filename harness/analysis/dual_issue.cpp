@@ -47,22 +47,31 @@ int balanced_mix(double rate_a, double rate_b, int steps_a, int steps_b) {
 
 std::string verdict_for(double overlap) {
   if (!std::isfinite(overlap)) return "";
-  if (overlap >= 0.8) return "co-issued";
+  if (overlap >= 0.8) return "separate pipes";
   if (overlap <= 0.2) return "shared pipe";
   return "partial";
 }
 
-Verdict judge(double rate_a, double rate_b, double a_per_round, double b_per_round, double rate_pair) {
+Verdict judge(double rate_a, double rate_b, double a_per_round, double b_per_round, double rate_pair,
+              double issue_rate) {
   Verdict v;
-  if (!(rate_a > 0 && rate_b > 0 && rate_pair > 0 && a_per_round > 0 && b_per_round > 0)) {
-    v.overlap = std::numeric_limits<double>::quiet_NaN();
+  v.overlap = std::numeric_limits<double>::quiet_NaN();
+  if (!(rate_a > 0 && rate_b > 0 && rate_pair > 0 && a_per_round > 0 && b_per_round > 0 && issue_rate > 0))
     return v;
-  }
   double ta = a_per_round / rate_a, tb = b_per_round / rate_b;
   double tp = (a_per_round + b_per_round) / rate_pair;
+  double t_issue = (a_per_round + b_per_round) / issue_rate;
+  double in_turn = ta + tb, side_by_side = std::max({ta, tb, t_issue});
   v.ratio = rate_pair / std::max(rate_a, rate_b);
-  v.overlap = (ta + tb - tp) / std::min(ta, tb);
-  v.verdict = verdict_for(v.overlap);
+  v.overlap = (in_turn - tp) / (in_turn - side_by_side);
+  if (rate_pair > 1.03 * issue_rate) {
+    v.verdict = "co-issued";
+  } else if (in_turn - side_by_side < 0.1 * in_turn) {
+    v.verdict = "issue-bound";
+    v.overlap = std::numeric_limits<double>::quiet_NaN();  // 0/0 in effect: nothing to tell
+  } else {
+    v.verdict = verdict_for(v.overlap);
+  }
   return v;
 }
 
@@ -96,6 +105,9 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(dual_issue_expectations);
 
 std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
+  double issue = 0;
+  for (const auto& o : obs)
+    if (o.param_text("stream") == "a" || o.param_text("stream") == "b") issue = std::max(issue, o.value);
   for (const auto& pair : dual_issue::pairs()) {
     const Observation *a = nullptr, *b = nullptr, *p = nullptr;
     for (const auto& o : obs) {
@@ -107,8 +119,8 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
     }
     if (!a || !b || !p) continue;
     double na = p->param("a_per_round"), nb = p->param("b_per_round");
-    auto v = dual_issue::judge(a->value, b->value, na, nb, p->value);
-    if (!std::isfinite(v.overlap)) continue;
+    auto v = dual_issue::judge(a->value, b->value, na, nb, p->value, issue);
+    if (v.verdict.empty()) continue;
     Parameter out_p;
     out_p.name = std::string("dual_issue_") + pair.name;
     out_p.value = v.ratio;
@@ -120,14 +132,18 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
                                  spread_confidence(b->p05, b->p50, b->p95),
                                  spread_confidence(p->p05, p->p50, p->p95)});
     // An overlap next to a verdict's boundary could have fallen either side.
-    if (std::fabs(v.overlap - 0.8) < 0.05 || std::fabs(v.overlap - 0.2) < 0.05)
+    if (v.verdict != "co-issued" && (std::fabs(v.overlap - 0.8) < 0.05 || std::fabs(v.overlap - 0.2) < 0.05))
       out_p.confidence *= 0.7;
-    char buf[256];
+    char buf[320];
     std::snprintf(buf, sizeof buf,
                   "%s: %s + %s in one warp, %g:%g instructions per round; solo %.3g and %.3g, "
-                  "paired %.3g inst/clk/SM; overlap %.2f",
-                  v.verdict.c_str(), pair.a, pair.b, na, nb, a->value, b->value, p->value, v.overlap);
+                  "paired %.3g inst/clk/SM, issue rate %.3g (fastest solo stream)",
+                  v.verdict.c_str(), pair.a, pair.b, na, nb, a->value, b->value, p->value, issue);
     out_p.method = buf;
+    if (std::isfinite(v.overlap)) {
+      std::snprintf(buf, sizeof buf, "; overlap %.2f", v.overlap);
+      out_p.method += buf;
+    }
     out_p.evidence = "dual_issue.csv";
     out.push_back(out_p);
   }

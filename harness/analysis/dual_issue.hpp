@@ -1,11 +1,16 @@
 #pragma once
 // Dual issue: two independent instruction streams for different pipes interleaved in one
 // warp, timed alone and together. If the SM runs them side by side, the pair takes as long as
-// the slower stream alone; if they share a pipe (or the issue slot), as long as both in turn.
-// The issue slot is shared too: a scheduler that issues one instruction per clock can overlap
-// two pipes only up to that rate, so a pair whose streams each fill the slot alone reads
-// "shared pipe" whatever pipes they use, and two half-rate streams (fp32 + int32 mixed 8:4 at
-// 4 and 2 inst/clk/SM) read "partial" with an overlap near 0.5.
+// the slower stream alone; if they share a pipe, as long as both in turn. The issue slot bounds
+// the first case: a scheduler that issues one instruction per clock can overlap two pipes only
+// up to that rate, so the pair can at best take (a + b) / issue rate. The issue rate is the
+// fastest solo stream of the family (fp32 FMA fills it on every GPU since Maxwell). Verdicts:
+//   co-issued       the pair beats the issue rate: more than one instruction per clock (Kepler)
+//   separate pipes  overlap >= 0.8 of what single issue allows
+//   partial         in between
+//   shared pipe     overlap <= 0.2: the streams take turns
+//   issue-bound     each stream alone nearly fills the issue slot (the best overlap would save
+//                   < 10 % of the time in turn), so pairing cannot tell the pipes apart
 #include <string>
 #include <vector>
 
@@ -43,13 +48,14 @@ int balanced_mix(double rate_a, double rate_b, int steps_a, int steps_b);
 
 struct Verdict {
   double ratio = 0;    // paired rate / larger solo rate (instructions of both streams per clock)
-  double overlap = 0;  // 1: the pair takes as long as the slower stream alone; 0: as both in turn
-  std::string verdict; // "co-issued", "partial" or "shared pipe"
+  double overlap = 0;  // 1: as fast as separate pipes and single issue allow; 0: as both in turn
+  std::string verdict; // see above
 };
 
-// From the solo rates and the pair's rate (instructions/clk/SM) and the pair's instructions of
-// A and B per round.
-Verdict judge(double rate_a, double rate_b, double a_per_round, double b_per_round, double rate_pair);
+// From the solo rates, the pair's rate and the issue rate (instructions/clk/SM), and the pair's
+// instructions of A and B per round. overlap is NaN when the inputs are not all positive.
+Verdict judge(double rate_a, double rate_b, double a_per_round, double b_per_round, double rate_pair,
+              double issue_rate);
 std::string verdict_for(double overlap);
 
 }  // namespace dual_issue

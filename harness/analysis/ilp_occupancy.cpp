@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <iterator>
 #include <map>
 
 #include "analysis/analyzer.hpp"
@@ -37,6 +39,13 @@ long long exclusive_shared_bytes(long long shared_per_sm, long long reserved, lo
   bool fits = blocks * (dyn + reserved) <= shared_per_sm;
   bool excludes = (blocks + 1) * (dyn + reserved) > shared_per_sm;
   return fits && excludes ? dyn : -1;
+}
+
+double confirmed_peak(std::vector<double> rates, double tolerance) {
+  std::sort(rates.begin(), rates.end(), std::greater<>());
+  for (size_t i = 0; i + 1 < rates.size(); ++i)
+    if (rates[i + 1] >= (1 - tolerance) * rates[i]) return rates[i];
+  return rates.empty() ? 0 : rates.front();
 }
 
 Knee knee(const std::vector<int>& warps, const std::vector<double>& rates, double peak,
@@ -85,22 +94,62 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(ilp_expectations);
 
 }  // namespace ilp_occupancy
 
+namespace {
+
+// For an ILP that never reaches 90 % of the peak: its best rate as a fraction of the peak.
+// Still rising over the last sweep points means it lacked warps (the SM holds no more); flat
+// means a ceiling of its own at that ILP (issue, register banks), which more warps do not lift.
+Parameter ceiling(const std::string& kind, int ilp, const std::map<int, const Observation*>& points,
+                  double peak, const char* peak_text) {
+  const Observation* best = nullptr;
+  for (const auto& [w, row] : points)
+    if (!best || row->value > best->value) best = row;
+  const Observation* last = points.rbegin()->second;
+  const Observation* before = points.size() > 1 ? std::next(points.rbegin())->second : last;
+  bool rising = last->value > 1.03 * before->value;
+  Parameter p;
+  p.name = kind + "_ceiling_ilp" + std::to_string(ilp);
+  p.value = best->value / peak;
+  p.unit = "ratio";
+  p.low = best->p05 / peak;
+  p.high = best->p95 / peak;
+  p.confidence = spread_confidence(best->p05, best->p50, best->p95);
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "best rate with %d independent operations per thread over %s, at %g warps/SM; "
+                "never 90 %%: %s at %g warps/SM, the most swept",
+                ilp, peak_text, best->param("warps_per_sm"),
+                rising ? "still rising (needs more warps than the SM holds)"
+                       : "flat (a limit of this ILP that more warps do not lift)",
+                double(points.rbegin()->first));
+  p.method = buf;
+  p.evidence = "ilp_occupancy.csv";
+  return p;
+}
+
+}  // namespace
+
 std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs, const Metadata&) {
   using namespace ilp_occupancy;
   std::vector<Parameter> out;
   for (const std::string kind : {"fp32_fma", "dram_load"}) {
     std::map<int, std::map<int, const Observation*>> by_ilp;  // ilp -> warps -> row
-    double peak = 0;
+    std::vector<double> all;
     std::string unit;
     for (const auto& o : obs) {
       if (o.probe != kind) continue;
       double ilp = o.param("ilp"), w = o.param("warps_per_sm");
       if (!std::isfinite(ilp) || !std::isfinite(w)) continue;
       by_ilp[int(ilp)][int(w)] = &o;
-      peak = std::max(peak, o.value);
+      all.push_back(o.value);
       unit = o.unit;
     }
+    double peak = confirmed_peak(all);
     if (peak <= 0) continue;
+    long spikes = std::count_if(all.begin(), all.end(), [&](double r) { return r > peak; });
+    char peak_text[160];
+    std::snprintf(peak_text, sizeof peak_text, "the %.4g %s peak (seen at two points within 3 %%%s)",
+                  peak, unit.c_str(), spikes ? "; higher lone points set aside" : "");
     std::vector<double> in_flight;
     for (const auto& [ilp, points] : by_ilp) {
       std::vector<int> warps;
@@ -110,7 +159,10 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
         rates.push_back(row->value);
       }
       Knee k = knee(warps, rates, peak);
-      if (!k.found) continue;  // this ILP never reaches the peak: nothing to infer
+      if (!k.found) {
+        out.push_back(ceiling(kind, ilp, points, peak, peak_text));
+        continue;
+      }
       const Observation* at = points.at(k.warps);
       Parameter p;
       p.name = kind + "_warps_90pct_ilp" + std::to_string(ilp);
@@ -121,11 +173,11 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
       // A knee between far-apart sweep points is placed less precisely.
       double resolution = k.warps_below > 0 ? double(k.warps_below) / k.warps : 0.5;
       p.confidence = spread_confidence(at->p05, at->p50, at->p95) * (0.5 + 0.5 * resolution);
-      char buf[200];
+      char buf[320];
       std::snprintf(buf, sizeof buf,
-                    "fewest warps per SM (exact occupancy) reaching 90 %% of the %.4g %s peak "
-                    "with %d independent operations per thread",
-                    peak, unit.c_str(), ilp);
+                    "fewest warps per SM (exact occupancy) reaching 90 %% of %s with %d independent "
+                    "operations per thread",
+                    peak_text, ilp);
       p.method = buf;
       p.evidence = "ilp_occupancy.csv";
       out.push_back(p);

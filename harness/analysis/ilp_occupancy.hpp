@@ -36,6 +36,10 @@ struct Knee {
   double rate = 0;     // the rate there
 };
 
+// The highest rate that a second point confirms within `tolerance` (a plateau is seen more
+// than once; a lone spike above it is not the peak); the maximum if none does.
+double confirmed_peak(std::vector<double> rates, double tolerance = 0.03);
+
 // rates[i] measured at warps[i] (ascending); peak over the whole sweep.
 Knee knee(const std::vector<int>& warps, const std::vector<double>& rates, double peak,
           double fraction = 0.9);
@@ -44,7 +48,9 @@ Knee knee(const std::vector<int>& warps, const std::vector<double>& rates, doubl
 
 // <kind>_warps_90pct_ilp<k> (warps/SM reaching 90 % of the kind's peak at ILP k) and
 // <kind>_in_flight_90pct (warps x ILP at the knee, median over ILP) for kind = fp32_fma and
-// dram_load.
+// dram_load. An ILP that never reaches 90 % gives <kind>_ceiling_ilp<k> instead: its best rate
+// over the peak, and whether it was still rising at the SM's last warp (more warps than the
+// SM holds would be needed) or flat (a limit of its own that warps do not lift).
 std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs, const Metadata& meta);
 
 }  // namespace gpuprobe

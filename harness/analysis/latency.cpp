@@ -301,13 +301,17 @@ Parameter size_param(const std::string& name, const Knee& k, double confidence,
   return {name, k.x, "bytes", k.low, k.high, clamp01(confidence), method, "latency.csv"};
 }
 
+// ld.cg's L2 levels are read from footprints of at least L2 size / this (see infer_latency).
+constexpr double kL2LevelFraction = 64;
+
 // Which plateaus of a curve past the L1 are L2 levels and which is DRAM.
 struct Ladder {
   const Segmentation* seg = nullptr;
-  size_t near = 0;            // plateau index of the near (or only) L2 level
-  std::optional<size_t> far;  // plateau index of the far L2 level; knees[*far - 1] ends near
-  size_t dram = 0;            // plateau index of DRAM; knees[dram - 1] is the L2 size
-  double l2_fit = 1.0;        // 1 when the L2 step sits near the device's L2 size
+  size_t near = 0;                // plateau index of the near (or only) L2 level
+  std::optional<size_t> segment;  // knee index where the near level ends (split L2 only)
+  std::optional<size_t> far;      // plateau index of the far L2 level: the one the L2 step leaves
+  size_t dram = 0;                // plateau index of DRAM; knees[dram - 1] is the L2 size
+  double l2_fit = 1.0;            // 1 when the L2 step sits near the device's L2 size
 };
 
 // Index of the knee in [from, to) nearest `bytes` (in log), with its distance.
@@ -322,9 +326,11 @@ std::pair<size_t, double> knee_nearest(const Segmentation& s, size_t from, size_
 }
 
 // `first` is the first plateau past any L1. With the device's L2 size known, the L2 step is
-// the knee nearest it (so a TLB step past it is not taken for DRAM) and the far level begins
-// at the knee nearest half of it (one partition); otherwise the last knee ends the L2 and the
-// level after the first is the far one.
+// the knee nearest it (so a TLB step past it is not taken for DRAM) and the near level ends at
+// the knee nearest half of it (one partition); otherwise the last knee ends the L2 and the
+// first knee past the near level splits it. The far level is the plateau the L2 step leaves:
+// a short shelf in the ramp between the partitions (the H100 showed one at 494 cycles for
+// 30-31 MiB in one run and none in the next) is not it.
 std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2_bytes) {
   if (s.plateaus.size() < first + 2) return std::nullopt;
   const bool known = std::isfinite(l2_bytes) && l2_bytes > 0;
@@ -338,11 +344,37 @@ std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2
     l.l2_fit = d <= std::log(2.0) ? 1.0 : 0.5;
   }
   l.dram = step + 1;
-  if (step > first) {
-    const size_t split = known ? knee_nearest(s, first, step, l2_bytes / 2).first : first;
-    if (s.plateaus[split + 1].level > s.plateaus[first].level) l.far = split + 1;
+  if (step > first && s.plateaus[step].level > s.plateaus[first].level) {
+    l.segment = known ? knee_nearest(s, first, step, l2_bytes / 2).first : first;
+    l.far = step;
   }
   return l;
+}
+
+// A capacity read off a knee: the sweep points around the first footprint past the lower
+// level whose latency has climbed kCapacityClimb of the step (in log; at least the plateau
+// tolerance). A cache that is hashed or not quite LRU misses a little before it is full: the
+// H100's L1 crept from 32.0 to 33.4 cycles (4 %) at 232 KiB in one run and to 32.9 in the
+// next, before the cliff at 238-245 KiB that both runs show; the creep would move the size
+// from run to run, the cliff does not.
+constexpr double kCapacityClimb = 0.10;
+const std::string kCapacityText = " (10 % of the step climbed, in log)";
+Knee capacity_knee(const Segmentation& s, const Knee& k) {
+  const Plateau& lo = s.plateaus[k.lower];
+  const Plateau& hi = s.plateaus[k.lower + 1];
+  if (hi.level <= lo.level) return k;
+  const double climb =
+      std::max(std::log1p(s.tolerance), kCapacityClimb * std::log(hi.level / lo.level));
+  const double threshold = lo.level * std::exp(climb);
+  for (size_t i = lo.last + 1; i <= hi.first; ++i) {
+    if (s.points[i].y < threshold) continue;
+    Knee c = k;
+    c.low = s.points[i - 1].x;
+    c.high = s.points[i].x;
+    c.x = std::sqrt(c.low * c.high);
+    return c;
+  }
+  return k;
 }
 
 }  // namespace
@@ -350,13 +382,22 @@ std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2
 std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const Metadata& meta) {
   const double l2_bytes = meta_number(meta, "l2_bytes");
   const double shared_per_sm = meta_number(meta, "shared_per_sm_bytes");
-  auto segment = [&](const std::string& probe) -> std::optional<Segmentation> {
+  auto segment = [&](const std::string& probe,
+                     double min_bytes = 0) -> std::optional<Segmentation> {
     auto curve = latency_curve(obs, probe);
+    curve.erase(std::remove_if(curve.begin(), curve.end(),
+                               [&](const CurvePoint& q) { return q.x < min_bytes; }),
+                curve.end());
     if (curve.size() < 3) return std::nullopt;
     return segment_curve(curve);
   };
   const auto g = segment("ld_global");
-  const auto cg = segment("ld_cg");
+  // ld.cg's L2 levels from footprints of at least L2/64: a chase over fewer lines visits few
+  // L2 slices, whose distance from the SM depends on where the pages landed (the H100 gave
+  // 275-287 cycles below 6 KiB, different in each run, and 278.7 +- 0.3 from 256 KiB up).
+  const bool l2_known = std::isfinite(l2_bytes) && l2_bytes > 0;
+  const double cg_min_bytes = l2_known ? l2_bytes / kL2LevelFraction : 0;
+  const auto cg = segment("ld_cg", cg_min_bytes);
   const auto nc = segment("ld_nc");
   const auto sh = segment("shared");
   const auto cn = segment("constant");
@@ -380,10 +421,11 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
     out.push_back(level_param("l1_hit_latency", p0, p0.confidence,
                               method_text(obs, "ld_global", "first plateau")));
     if (!g->knees.empty())
-      out.push_back(size_param("l1_size", g->knees[0], g->knees[0].confidence,
-                               method_text(obs, "ld_global",
-                                           "footprint where the first plateau ends "
-                                           "(largest L1: carve-out preference 0)")));
+      out.push_back(
+          size_param("l1_size", capacity_knee(*g, g->knees[0]), g->knees[0].confidence,
+                     method_text(obs, "ld_global",
+                                 "footprint where the first plateau ends" + kCapacityText +
+                                     " (largest L1: carve-out preference 0)")));
   }
 
   // L2 levels and DRAM: from ld.cg (no L1 in the way), else from ld.global past its L1.
@@ -402,31 +444,35 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
   if (ladder) {
     const Segmentation& s = *ladder->seg;
     const Plateau& near = s.plateaus[ladder->near];
-    const Knee& l2_step = s.knees[ladder->dram - 1];
+    const Knee l2_step = capacity_knee(s, s.knees[ladder->dram - 1]);
     // Two curves that both saw the L2 step should agree on where it is.
     double agree = 1.0;
     if (ladder_probe == "ld_cg" && g_ladder) {
-      const Knee& other = g_ladder->seg->knees[g_ladder->dram - 1];
+      const Knee other = capacity_knee(*g_ladder->seg, g_ladder->seg->knees[g_ladder->dram - 1]);
       agree = std::fabs(std::log(other.x / l2_step.x)) <= std::log(1.25) ? 1.0 : 0.8;
     }
+    const std::string from = ladder_probe == "ld_cg" && l2_known ? ", footprints from L2/64" : "";
     const bool split = ladder->far.has_value();
     out.push_back(level_param(
         "l2_near_hit_latency", near, near.confidence,
-        method_text(obs, ladder_probe,
-                    split ? "first L2 plateau (near partition)" : "L2 plateau (one level seen)")));
+        method_text(
+            obs, ladder_probe,
+            (split ? "first L2 plateau (near partition)" : "L2 plateau (one level seen)") + from)));
     if (split) {
       const Plateau& far = s.plateaus[*ladder->far];
-      const Knee& seg_step = s.knees[*ladder->far - 1];
+      const Knee seg_step = capacity_knee(s, s.knees[*ladder->segment]);
       out.push_back(
           size_param("l2_segment_size", seg_step, seg_step.confidence * agree,
-                     method_text(obs, ladder_probe, "footprint where the near L2 plateau ends")));
-      out.push_back(
-          level_param("l2_far_hit_latency", far, far.confidence,
-                      method_text(obs, ladder_probe, "second L2 plateau (far partition)")));
+                     method_text(obs, ladder_probe,
+                                 "footprint where the near L2 plateau ends" + kCapacityText)));
+      out.push_back(level_param(
+          "l2_far_hit_latency", far, far.confidence,
+          method_text(obs, ladder_probe, "last L2 plateau, up to the L2 size (far partition)")));
     }
     out.push_back(
         size_param("l2_size", l2_step, l2_step.confidence * ladder->l2_fit * agree,
-                   method_text(obs, ladder_probe, "footprint where the last L2 plateau ends")));
+                   method_text(obs, ladder_probe,
+                               "footprint where the last L2 plateau ends" + kCapacityText)));
     const Plateau& dram = s.plateaus[ladder->dram];
     out.push_back(level_param("dram_latency", dram, dram.confidence * ladder->l2_fit,
                               method_text(obs, ladder_probe, "first plateau past the L2 size")));

@@ -436,39 +436,77 @@ std::optional<SetFit> fit_sets(const std::vector<StrideCapacity>& caps) {
   return std::nullopt;
 }
 
-std::vector<Parameter> analyze_fine_grained(const std::vector<Observation>& obs, const Metadata&) {
-  std::vector<Parameter> out;
+std::optional<LineBound> fit_line_bound(const XY& in) {
+  XY pts;
+  for (const auto& p : in)
+    if (p.first > 0 && p.second > 0) pts.push_back(p);
+  std::sort(pts.begin(), pts.end());
+  if (pts.size() < 3) return std::nullopt;
+  // Resident bytes at strides below the line equal C up to the bisection's resolution.
+  constexpr double kSame = 1.04;
+  const double c = pts.front().second;
+  LineBound f;
+  f.points = static_cast<int>(pts.size());
+  f.high = std::numeric_limits<double>::infinity();
+  for (const auto& [s, b] : pts)
+    if (b > kSame * c) f.high = std::min(f.high, c * s / b);
+  if (!std::isfinite(f.high)) return std::nullopt;
+  f.low = pts.front().first;
+  for (const auto& [s, b] : pts)
+    if (s <= f.high && b <= kSame * c) f.low = std::max(f.low, s);
+  for (const auto& [s, b] : pts) f.tight += b > kSame * c && c * s / b <= 1.05 * f.high;
+  const double top = std::exp2(std::floor(std::log2(1.02 * f.high)));
+  if (top < f.low) return std::nullopt;
+  f.line = top;
+  f.unique = top / 2 < f.low;
+  return f;
+}
+
+namespace {
+
+// l1_line_size, and l1_sets and l1_ways where the strides show a set structure.
+void l1_line_sets_ways(const std::vector<Observation>& obs, std::vector<Parameter>& out) {
   const std::string ev = "fine_grained.csv";
+  // The family runs at preference 0 with 4 KiB of dynamic shared memory: the smallest
+  // carve-out the driver offers for it, i.e. the largest L1.
+  const std::string where = "one-thread ld.global chase at the largest L1 (carve-out preference "
+                            "0, 4 KiB dynamic shared memory), every access timed with clock64";
 
-  // Line size: capacity in bytes at odd multiples of 32 B (so that a set-indexed cache
-  // spreads them over all of its sets).
+  // Line size from the resident bytes at every stride of both series: odd multiples of 32 B
+  // (spread over the sets of a modulo-indexed cache) and powers of two.
   auto line_caps = capacity_by_stride(obs, "line");
-  XY line_pts;
-  for (const auto& c : line_caps) line_pts.emplace_back(c.stride, c.lines * c.stride);
-  auto lf = fit_line_size(line_pts);
-  double line = 0;
-  if (lf) {
-    line = lf->line;
-    double conf = (0.45 + 0.5 * lf->separation) * (lf->high / lf->low < 1.3 ? 1.0 : 0.7);
-    if (line <= line_pts.front().first) conf *= 0.6;  // only a bound: line <= smallest stride
-    out.push_back(param("l1_line_size", line, "bytes", lf->low, lf->high, conf,
-                        "one-thread ld.global chase, every access timed with clock64; lines "
-                        "resident without a miss (bisected) at " +
-                            std::to_string(lf->points) +
-                            " odd multiples of 32 B; resident bytes grow as stride/line above "
-                            "the line (allocation granularity)",
-                        ev));
-  }
-
-  // Sets and ways: power-of-two strides.
   auto set_caps = capacity_by_stride(obs, "sets");
+  XY pts;
+  for (const auto* caps : {&line_caps, &set_caps})
+    for (const auto& c : *caps) pts.emplace_back(c.stride, c.lines * c.stride);
+  auto lb = fit_line_bound(pts);
+  if (!lb) return;
+  const double line = lb->line;
+  std::sort(pts.begin(), pts.end());
+  const double capacity = pts.front().second;
+
   auto sf = fit_sets(set_caps);
-  if (sf && line > 0) {
+  std::string line_method =
+      where + "; lines resident without a miss (bisected) at " + std::to_string(lb->points) +
+      " strides; set conflicts only lower that, so resident bytes above the " +
+      kib(pts.front().first) + "-stride " + kib(capacity) + " bound the line from above (" +
+      kib(lb->high) + ", " + std::to_string(lb->tight) +
+      " strides) and strides keeping them bound it from below (" + kib(lb->low) + ")";
+  if (sf && !sf->halving_before) {
+    // Power-of-two strides from the first on keep every line resident: no set structure
+    // shows, so sets and ways are not reported.
+    line_method += "; power-of-two strides " + kib(sf->plateau_stride) + " to " +
+                   kib(set_caps.back().stride) + " keep " + num(sf->ways, 5) + " lines (" +
+                   kib(sf->ways * line) + ") resident: no set conflicts, so the L1 is fully "
+                   "associative or its set index hashed; l1_sets and l1_ways not inferred";
+  }
+  double conf = 0.45 + (lb->unique ? 0.25 : 0.0) + 0.1 * std::min(2, lb->tight - 1);
+  out.push_back(param("l1_line_size", line, "bytes", lb->low, lb->high, conf, line_method, ev));
+
+  if (sf && sf->halving_before) {
     double sets = std::max(1.0, sf->plateau_stride / line);
-    double capacity = line_pts.empty() ? 0 : line_pts.front().second;
-    bool consistent = capacity > 0 && std::fabs(sets * sf->ways * line / capacity - 1.0) < 0.15;
-    double conf = sf->halving_before ? 0.85 : 0.55;
-    if (!consistent) conf *= 0.7;
+    bool consistent = std::fabs(sets * sf->ways * line / capacity - 1.0) < 0.15;
+    double sconf = consistent ? 0.85 : 0.6;
     std::string replacement;
     auto rep = select(obs, "replacement", "fraction");
     if (!rep.empty()) {
@@ -478,18 +516,22 @@ std::vector<Parameter> analyze_fine_grained(const std::vector<Observation>& obs,
                              : "; replacement not LRU: only " + num(100 * f) +
                                    " % of accesses to ways+1 lines of one set miss (LRU: 100 %)";
     }
-    std::string how = sf->halving_before
-                          ? "resident lines halve per stride doubling up to " +
-                                kib(sf->plateau_stride) + " = sets*line, then stay at the ways"
-                          : "no conflict misses from the smallest stride on: fully associative "
-                            "or hashed index";
-    std::string method = "one-thread chase over K lines at power-of-two strides, misses counted "
-                         "per access; " + how + "; sets*ways*line = " +
-                         kib(sets * sf->ways * line) + " vs " + kib(capacity) + " resident" +
-                         replacement;
-    out.push_back(param("l1_ways", sf->ways, "ways", sf->ways, sf->ways, conf, method, ev));
-    out.push_back(param("l1_sets", sets, "sets", sets, sets, conf, method, ev));
+    std::string method = where + "; K lines at power-of-two strides, misses counted per "
+                         "access; resident lines halve per stride doubling up to " +
+                         kib(sf->plateau_stride) + " = sets*line, then stay at the ways; "
+                         "sets*ways*line = " + kib(sets * sf->ways * line) + " vs " +
+                         kib(capacity) + " resident" + replacement;
+    out.push_back(param("l1_ways", sf->ways, "ways", sf->ways, sf->ways, sconf, method, ev));
+    out.push_back(param("l1_sets", sets, "sets", sets, sets, sconf, method, ev));
   }
+}
+
+}  // namespace
+
+std::vector<Parameter> analyze_fine_grained(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  const std::string ev = "fine_grained.csv";
+  l1_line_sets_ways(obs, out);
 
   // Constant cache levels from one cold sequential pass: each slower level recurs at the
   // line size of the level in front of it.
@@ -555,7 +597,10 @@ std::vector<Parameter> analyze_carveout(const std::vector<Observation>& obs, con
 
 ladder::SegmentOptions tlb_segment_options() {
   ladder::SegmentOptions o;
-  o.min_jump = 0.05;
+  // The H100's first step is 10 cycles on a 277-cycle L2 hit (3.7 %), on points that repeat
+  // to 0.1 %: steps and plateaus are told apart more finely than cache levels are.
+  o.min_jump = 0.02;
+  o.min_tolerance = 0.01;
   return o;
 }
 
@@ -594,6 +639,12 @@ std::optional<PageEntryFit> fit_page_entry(const XY& in) {
   f.strides_below = static_cast<int>(below.size());
   f.strides_above = static_cast<int>(entries.size());
   f.reach = median(below);
+  f.reach_low = *std::min_element(below.begin(), below.end());
+  f.reach_high = *std::max_element(below.begin(), below.end());
+  f.agree = static_cast<double>(std::count_if(below.begin(), below.end(), [&](double r) {
+              return std::fabs(r / f.reach - 1) <= 0.1;
+            })) /
+            static_cast<double>(below.size());
   if (!entries.empty()) {
     f.entries = std::round(median(entries));
     if (f.entries >= 1) f.entry_size = round_pow2(f.reach / f.entries);
@@ -632,10 +683,21 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
   const char* names[] = {"tlb_l1_coverage", "tlb_l2_coverage"};
   for (size_t k = 0; k < knees.size() && k < 2; ++k) {
     const auto& kn = knees[k];
-    out.push_back(param(names[k], kn.low, "bytes", kn.low, kn.high, kn.confidence,
-                        how + "; step " + std::to_string(k + 1) + ": " + num(level(kn.lower)) +
-                            " -> " + num(level(kn.lower + 1)) + " cycles per access",
-                        ev));
+    std::string method = how + "; step " + std::to_string(k + 1) + ": " + num(level(kn.lower)) +
+                         " -> " + num(level(kn.lower + 1)) + " cycles per access";
+    if (k == 0 && pe && pe->strides_below >= 2) {
+      // The first step at every stride below the entry size: one sweep's transition points
+      // may sit on either side of the level, the median over strides does not.
+      out.push_back(param(names[k], pe->reach, "bytes", pe->reach_low, pe->reach_high,
+                          std::max(kn.confidence, 0.4 + 0.5 * pe->agree),
+                          method + "; reach " + kib(pe->reach) + " = median of the first steps "
+                              "at " + std::to_string(pe->strides_below) + " strides up to the "
+                              "entry size (" + kib(pe->reach_low) + " to " +
+                              kib(pe->reach_high) + ")",
+                          ev));
+      continue;
+    }
+    out.push_back(param(names[k], kn.low, "bytes", kn.low, kn.high, kn.confidence, method, ev));
   }
   if (!knees.empty()) {
     const double penalty = seg.plateaus.back().level - seg.plateaus.front().level;

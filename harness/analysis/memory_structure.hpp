@@ -126,6 +126,22 @@ struct SetFit {
 };
 std::optional<SetFit> fit_sets(const std::vector<StrideCapacity>& caps);
 
+// Allocation granularity of a cache whose set index may be hashed, so that some strides
+// conflict more than others: conflicts only ever lower what stays resident, so each stride s
+// whose resident bytes B(s) exceed those at the smallest stride (C) bounds the line from above,
+// line <= C * s / B(s), and a larger stride whose resident bytes stay at C bounds it from
+// below, line >= s. The line is the largest power of two within both bounds.
+struct LineBound {
+  double line = 0;
+  double low = 0, high = 0;  // the bounds
+  int tight = 0;             // strides whose upper bound is within 5 % of `high`
+  bool unique = false;       // `line` is the only power of two within the bounds
+  int points = 0;
+};
+// `stride_capacity`: (stride, resident bytes at that stride); nothing without growth, or
+// when no power of two lies within the bounds.
+std::optional<LineBound> fit_line_bound(const std::vector<std::pair<double, double>>& stride_capacity);
+
 std::vector<Parameter> analyze_fine_grained(const std::vector<Observation>& obs,
                                             const Metadata& meta);
 
@@ -151,7 +167,7 @@ std::vector<Parameter> analyze_carveout(const std::vector<Observation>& obs,
 // tlb: ld.global.cg chases with one access per stride over growing footprints
 
 // TLB curves are cut into plateaus and knees by the latency family's segmentation; a TLB
-// step may be as small as 5 % of an L2 hit.
+// step may be as small as 2 % of an L2 hit.
 ladder::SegmentOptions tlb_segment_options();
 // One stride's chase: footprint_bytes against cycles per access.
 std::vector<ladder::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride);
@@ -165,7 +181,9 @@ std::vector<std::pair<double, double>> first_tlb_steps(const std::vector<Observa
 struct PageEntryFit {
   double entry_size = 0;
   double entries = 0;
-  double reach = 0;         // entries * entry_size: the L1 TLB coverage
+  double reach = 0;         // entries * entry_size: the L1 TLB coverage (median over strides)
+  double reach_low = 0, reach_high = 0;  // range of the first steps below the entry size
+  double agree = 0;         // fraction of those within 10 % of `reach`
   double sweep_stride = 0;  // largest stride whose first step is at `reach`
   int strides_below = 0, strides_above = 0;
 };

@@ -23,6 +23,10 @@ struct BlockSpan {
 std::vector<double> per_sm_rates(const std::vector<BlockSpan>& spans, double work_per_block);
 // Median of per_sm_rates: the rate of a typical SM, robust to one that started late.
 double sm_rate(const std::vector<BlockSpan>& spans, double work_per_block);
+// Work per cycle per SM for a resource the SMs share (DRAM): all blocks' work over the longest
+// SM's span, per SM that ran. SMs that get more than their share finish early, so the median
+// SM's own rate would overstate what the chip delivers.
+double chip_rate(const std::vector<BlockSpan>& spans, double work_per_block);
 // Cycles from the first block's start to the last block's end, median over the SMs.
 double median_sm_cycles(const std::vector<BlockSpan>& spans);
 
