@@ -43,6 +43,14 @@ do for [g=1:3] {
 
 panel(s) = sprintf("set label '%s' at graph 0.02, graph 0.93 front font titlefont", s)
 
+# A hashed or fully associative L1 has no set to fill: the set-conflict trace is then absent,
+# and panel (c) says so. Counted before any panel sets log scales.
+conflict_rows = 0
+do for [i=1:words(files)] {
+  stats word(files, i) using (traced("set_conflict") ? 1 : 0) nooutput
+  conflict_rows = conflict_rows + STATS_sum
+}
+
 do for [ext in "svg png pdf"] {
   eval set_output(ext)
   keyfont = sprintf(",%d", ext eq "png" ? 12 : (ext eq "svg" ? 7 : 4))
@@ -74,8 +82,14 @@ do for [ext in "svg png pdf"] {
   set xlabel "access (passes over the set in turn)"
   unset label
   eval panel("(c) ways+1 lines of one L1 set")
-  plot for [i=1:words(files)] word(files, i) using (traced("set_conflict") ? column("index") : NaN):"value" \
-         with points ls i pt 7 ps pscale title word(labels, i)
+  if (conflict_rows > 0) {
+    plot for [i=1:words(files)] word(files, i) using (traced("set_conflict") ? column("index") : NaN):"value" \
+           with points ls i pt 7 ps pscale title word(labels, i)
+  } else {
+    set label 20 "no set conflicts found:\nfully associative or hashed index" at graph 0.5, 0.5 center
+    plot [0:1] [1:2] NaN notitle
+    unset label 20
+  }
 
   unset label
   eval marks_cmd

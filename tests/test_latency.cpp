@@ -520,6 +520,14 @@ TEST(LatencyLadder, RecordedH100RunIsRepeatable) {
       EXPECT_NEAR(pa.value, pb.value, 0.01 * pa.value) << name;
     } else {
       EXPECT_EQ(pa.unit, "bytes") << name;
+      if (name == "l2_segment_size") {
+        // Where the near partition ends depends on which partition the run's physical pages
+        // land in, which changes from one allocation to the next: on the H100 the two runs put
+        // it 2.3 % apart (24.2 and 24.8 MiB). The "same sizes" holds for the
+        // capacities; the segment is held to 5 %.
+        EXPECT_NEAR(pa.value, pb.value, 0.05 * pa.value) << name;
+        continue;
+      }
       EXPECT_LE(pa.low, pb.high) << name;
       EXPECT_LE(pb.low, pa.high) << name;
     }

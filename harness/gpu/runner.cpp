@@ -287,7 +287,8 @@ int analyze_run(const Options& opt) {
   std::sort(files.begin(), files.end());
   for (const auto& path : files) {
     CsvTable t = read_csv(path);
-    if (t.header.size() < 2 || t.header[0] != "family" || t.header[1] != "probe")
+    if (t.header.size() < 2 || t.header[0] != "family" || t.header[1] != "probe" ||
+        t.header.back() != "reps")
       continue;  // parameters.csv, families.csv, invalid.csv
     std::vector<Observation> obs = observations_from_table(t);
     if (obs.empty()) continue;
