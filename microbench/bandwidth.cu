@@ -193,6 +193,7 @@ class BandwidthRun {
 // slices exist only there). round_bytes: what one round of the grid reads; below it, several
 // threads read the same data at once, which the memory system may merge.
 void BandwidthRun::measure_read(const StreamRead& k, uint64_t footprint, bool dram) {
+  if (needs_sm80(k.op) && dev_.cc() < 80) return;
   const Geometry g = full_occupancy(k.kernel);
   const uint64_t per_round = g.total() * static_cast<uint64_t>(k.ilp);
   uint64_t n = footprint / k.width;
@@ -219,6 +220,7 @@ void BandwidthRun::measure_read(const StreamRead& k, uint64_t footprint, bool dr
 // Stores over all of b_, several passes per repetition (dram_bytes_per_rep_ stored); a_ is
 // the source of a copy, whose bytes moved count its loads too.
 void BandwidthRun::measure_store(const StreamStore& k) {
+  if (needs_sm80(k.op) && dev_.cc() < 80) return;
   const Geometry g = full_occupancy(k.kernel);
   const uint64_t per_round = g.total() * static_cast<uint64_t>(k.ilp);
   const uint64_t rounds = b_.bytes() / k.width / per_round;

@@ -37,6 +37,18 @@ struct Access<16> {
 enum class Load { plain, ca, cg, cs, nc, na, cg_256, nc_na_256, na_ef };
 enum class Store { wb, cs, na, ef };
 
+// The streaming hints need sm_80 (PTX ISA 7.4): on an older device those variants are not run,
+// and their code there is a trap rather than a different instruction under the same name.
+__host__ __device__ constexpr bool needs_sm80(Load op) {
+  return op == Load::na || op == Load::cg_256 || op == Load::nc_na_256 || op == Load::na_ef;
+}
+__host__ __device__ constexpr bool needs_sm80(Store op) { return op == Store::na || op == Store::ef; }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define GPUPROBE_HAVE_SM80_HINTS 0
+#else
+#define GPUPROBE_HAVE_SM80_HINTS 1
+#endif
+
 inline const char* ptx_name(Load op) {
   switch (op) {
     case Load::plain:
@@ -99,7 +111,7 @@ inline const char* ptx_name(Store op) {
 
 template <Load Op, int W>
 __device__ __forceinline__ typename Access<W>::T load(const void* p) {
-  typename Access<W>::T v;
+  typename Access<W>::T v{};
   if constexpr (Op == Load::plain) {
     GPUPROBE_LD("", "", "", "")
   } else if constexpr (Op == Load::ca) {
@@ -110,14 +122,20 @@ __device__ __forceinline__ typename Access<W>::T load(const void* p) {
     GPUPROBE_LD(".cs", "", "", "")
   } else if constexpr (Op == Load::nc) {
     GPUPROBE_LD(".nc", "", "", "")
-  } else if constexpr (Op == Load::na) {
-    GPUPROBE_LD(".L1::no_allocate", "", "", "")
-  } else if constexpr (Op == Load::cg_256) {
-    GPUPROBE_LD(".cg.L2::256B", "", "", "")
-  } else if constexpr (Op == Load::nc_na_256) {
-    GPUPROBE_LD(".nc.L1::no_allocate.L2::256B", "", "", "")
   } else {
-    GPUPROBE_LD(".L1::no_allocate.L2::cache_hint", GPUPROBE_EVICT_FIRST, ", pol", " }")
+#if GPUPROBE_HAVE_SM80_HINTS
+    if constexpr (Op == Load::na) {
+      GPUPROBE_LD(".L1::no_allocate", "", "", "")
+    } else if constexpr (Op == Load::cg_256) {
+      GPUPROBE_LD(".cg.L2::256B", "", "", "")
+    } else if constexpr (Op == Load::nc_na_256) {
+      GPUPROBE_LD(".nc.L1::no_allocate.L2::256B", "", "", "")
+    } else {
+      GPUPROBE_LD(".L1::no_allocate.L2::cache_hint", GPUPROBE_EVICT_FIRST, ", pol", " }")
+    }
+#else
+    __trap();
+#endif
   }
   return v;
 }
@@ -143,16 +161,23 @@ template <Store Op, int W>
 __device__ __forceinline__ void store(void* p, typename Access<W>::T v) {
   if constexpr (Op == Store::cs) {
     GPUPROBE_ST(".cs", "", "", "")
-  } else if constexpr (Op == Store::na) {
-    GPUPROBE_ST(".L1::no_allocate", "", "", "")
-  } else if constexpr (Op == Store::ef) {
-    GPUPROBE_ST(".L2::cache_hint", GPUPROBE_EVICT_FIRST, ", pol", " }")
+  } else if constexpr (needs_sm80(Op)) {
+#if GPUPROBE_HAVE_SM80_HINTS
+    if constexpr (Op == Store::na) {
+      GPUPROBE_ST(".L1::no_allocate", "", "", "")
+    } else {
+      GPUPROBE_ST(".L2::cache_hint", GPUPROBE_EVICT_FIRST, ", pol", " }")
+    }
+#else
+    __trap();
+#endif
   } else {
     GPUPROBE_ST("", "", "", "")
   }
 }
 #undef GPUPROBE_ST
 #undef GPUPROBE_EVICT_FIRST
+#undef GPUPROBE_HAVE_SM80_HINTS
 
 __device__ __forceinline__ uint32_t fold(uint32_t v) { return v; }
 __device__ __forceinline__ uint32_t fold(uint2 v) { return v.x ^ v.y; }
