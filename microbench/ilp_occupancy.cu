@@ -16,8 +16,17 @@ namespace gpuprobe::ilp {
 
 using ilp_occupancy::kFmaSteps;
 
+// Two resident blocks of 1024 threads cap registers so that a full SM of 2048 threads fits
+// (sm_70, sm_80, sm_90); SMs that hold fewer threads (Turing 1024, sm_86/89 1536) reject the
+// bound, and there one block is the most that can be asked for.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 700 && __CUDA_ARCH__ != 800 && __CUDA_ARCH__ != 900
+#define GPUPROBE_ILP_MIN_BLOCKS 1
+#else
+#define GPUPROBE_ILP_MIN_BLOCKS 2
+#endif
+
 template <int ILP>
-__global__ void __launch_bounds__(1024, 2)
+__global__ void __launch_bounds__(1024, GPUPROBE_ILP_MIN_BLOCKS)
     fma(pipes::OpArgs args, int iters, BlockSpan* spans, float* sink, int flag) {
   float x[ILP];
 #pragma unroll
@@ -42,7 +51,7 @@ __global__ void __launch_bounds__(1024, 2)
 // Each warp reads ILP coalesced 128-byte rows per trip, all issued before any is used; the
 // grid walks through a buffer several times the L2, so every row comes from DRAM.
 template <int ILP>
-__global__ void __launch_bounds__(1024, 2)
+__global__ void __launch_bounds__(1024, GPUPROBE_ILP_MIN_BLOCKS)
     load(const float* data, uint64_t mask, int iters, BlockSpan* spans, float* sink, int flag) {
   const uint64_t thread = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const uint64_t step = uint64_t(gridDim.x) * blockDim.x * ILP;
