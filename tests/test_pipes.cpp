@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <random>
 
+#include "observation_rows.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/divergence.hpp"
 #include "analysis/dual_issue.hpp"
@@ -18,16 +19,7 @@ namespace {
 
 Observation row(const std::string& family, const std::string& probe, Params params, double value,
                 const std::string& unit, double spread = 0.002) {
-  Observation o;
-  o.family = family;
-  o.probe = probe;
-  o.params = std::move(params);
-  o.value = o.p50 = value;
-  o.p05 = value * (1 - spread);
-  o.p95 = value * (1 + spread);
-  o.unit = unit;
-  o.reps = 11;
-  return o;
+  return make_row(family, probe, std::move(params), value, unit, spread);
 }
 
 const Parameter* find(const std::vector<Parameter>& ps, const std::string& name) {

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "observation_rows.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/shared_memory.hpp"
 #include "core/code_check.hpp"
@@ -35,16 +36,7 @@ std::vector<int> all_strides() {
 
 Observation row(const std::string& family, const std::string& probe, Params params, double value,
                 const std::string& unit, double spread = 0.02) {
-  Observation o;
-  o.family = family;
-  o.probe = probe;
-  o.params = std::move(params);
-  o.value = o.p50 = value;
-  o.p05 = value * (1 - spread);
-  o.p95 = value * (1 + spread);
-  o.unit = unit;
-  o.reps = 11;
-  return o;
+  return make_row(family, probe, std::move(params), value, unit, spread);
 }
 
 // Documented 32 banks x 4 B (Maxwell, Volta; CUDA Programming Guide H.4.3), written out in

@@ -7,18 +7,14 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
+#include "core/csv.hpp"
 
 namespace gpuprobe {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
-std::string mib(double bytes) { return fmt("%.4g", bytes / (1024.0 * 1024.0)) + " MiB"; }
+std::string mib(double bytes) { return format_printf("%.4g", bytes / (1024.0 * 1024.0)) + " MiB"; }
 
 std::vector<Observation> rows_where(const std::vector<Observation>& obs, const std::string& probe,
                                     const std::string& unit,
@@ -65,7 +61,7 @@ Parameter peak_parameter(const std::string& name, const Observation& best, const
 void against_theoretical(Parameter& p, double theoretical) {
   if (!(theoretical > 0)) return;
   const double frac = p.value / theoretical;
-  p.method += "; " + fmt("%.1f", 100 * frac) + " % of the theoretical " + fmt("%.0f", theoretical) +
+  p.method += "; " + format_printf("%.1f", 100 * frac) + " % of the theoretical " + format_printf("%.0f", theoretical) +
               " GB/s (2 x memory clock x bus width)";
   if (frac > 1.02) {
     p.confidence = std::min(p.confidence, 0.3);
@@ -165,7 +161,7 @@ std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, co
                        "best of " + std::to_string(dram.size()) +
                            " streaming reads (width, ILP, cache operator and hints, layout) " +
                            "at full occupancy over " + mib(b->param("footprint_bytes")) + " (" +
-                           fmt("%.0f", b->param("l2_fraction")) + "x L2), events, median of " +
+                           format_printf("%.0f", b->param("l2_fraction")) + "x L2), events, median of " +
                            std::to_string(b->reps) + ": " + describe(*b),
                        ev);
     against_theoretical(p, theoretical);
@@ -187,7 +183,7 @@ std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, co
       if (o.param_text("op") != b->param_text("op")) others.push_back(o);
     auto other = best_of(others);
     if (other)
-      method += " won (" + other->param_text("op") + " best " + fmt("%.0f", other->p50) + " GB/s)";
+      method += " won (" + other->param_text("op") + " best " + format_printf("%.0f", other->p50) + " GB/s)";
     Parameter p = peak_parameter("dram_" + probe + "_bandwidth", *b, "GB/s", method, ev);
     against_theoretical(p, theoretical);
     out.push_back(p);
@@ -204,7 +200,7 @@ std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, co
         ev);
     if (near.size() < 2) p.confidence = std::min(p.confidence, 0.6);
     if (auto both = best_of(rows_where(obs, "read", "GB/s", l2_fraction_in(0.5, 0.9))))
-      p.method += "; across both partitions (0.5-0.9x L2) " + fmt("%.0f", both->p50) + " GB/s";
+      p.method += "; across both partitions (0.5-0.9x L2) " + format_printf("%.0f", both->p50) + " GB/s";
     out.push_back(p);
   }
 
@@ -233,17 +229,17 @@ std::vector<Parameter> analyze_bytes_in_flight(const std::vector<Observation>& o
     std::string method =
         "least bytes in flight per SM (warps x ILP x width, best configuration at each) "
         "reaching 90 % of the sweep's peak " +
-        fmt("%.0f", s->peak) +
+        format_printf("%.0f", s->peak) +
         " GB/s, log-interpolated "
         "between " +
-        fmt("%.0f", s->low) + " and " + fmt("%.0f", s->high) + " B";
+        format_printf("%.0f", s->low) + " and " + format_printf("%.0f", s->high) + " B";
     if (!s->plateau) method += "; the curve was still rising at the largest point";
     for (const auto& l : select(obs, "littles_law", "B/SM"))
       if (l.param_text("level") == level)
-        method += "; Little's law: " + fmt("%.0f", l.param("latency_ns")) + " ns unloaded x " +
-                  fmt("%.0f", l.param("peak_gbs")) + " GB/s = " + fmt("%.0f", l.p50) +
+        method += "; Little's law: " + format_printf("%.0f", l.param("latency_ns")) + " ns unloaded x " +
+                  format_printf("%.0f", l.param("peak_gbs")) + " GB/s = " + format_printf("%.0f", l.p50) +
                   " B/SM for the full peak (measured 90 % point / prediction = " +
-                  fmt("%.2f", s->x / l.p50) + ")";
+                  format_printf("%.2f", s->x / l.p50) + ")";
     out.push_back({level + "_bytes_in_flight_90pct", s->x, "bytes", s->low, s->high, s->confidence,
                    method, "bytes_in_flight.csv"});
   }

@@ -5,16 +5,12 @@
 #include <cstdio>
 
 #include "analysis/analyzer.hpp"
+#include "core/csv.hpp"
 
 namespace gpuprobe {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 const Observation* row_with(const std::vector<Observation>& rows, const std::string& key,
                             const std::string& value) {
@@ -73,7 +69,7 @@ std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs, 
     std::string method =
         "one-warp spin kernels, one per non-blocking stream, start/stop "
         "stamped with %globaltimer, most overlapping at once; the count stays at " +
-        fmt("%.0f", c->value) + " for " + std::to_string(c->saturated_points) + " larger launches";
+        format_printf("%.0f", c->value) + " for " + std::to_string(c->saturated_points) + " larger launches";
     if (!connections.empty()) {
       method += "; CUDA_DEVICE_MAX_CONNECTIONS " + connections;
       double conn = 0;
@@ -90,11 +86,11 @@ std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs, 
                          plain->param_text("kernels") + " launches, per kernel, median of " +
                          std::to_string(plain->reps);
     if (const Observation* graph = row_with(launches, "mode", "graph"))
-      method += "; the same kernels as one CUDA graph: " + fmt("%.2f", graph->p50) + " us each";
+      method += "; the same kernels as one CUDA graph: " + format_printf("%.2f", graph->p50) + " us each";
     auto latency = select(obs, "launch_latency", "us");
     if (!latency.empty())
       method += "; one launch + stream synchronize, host round trip: " +
-                fmt("%.1f", latency.front().p50) + " us";
+                format_printf("%.1f", latency.front().p50) + " us";
     const double spread = plain->p50 > 0 ? (plain->p95 - plain->p05) / plain->p50 : 1;
     out.push_back({"kernel_launch_overhead", plain->p50, "us", plain->p05, plain->p95,
                    spread <= 0.1 ? 0.9 : 0.7, method, ev});

@@ -159,6 +159,12 @@ std::string format_number(double v) {
   return buf;
 }
 
+std::string format_printf(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
 bool parse_number(const std::string& s, double* out) {
   if (s.empty()) return false;
   const char* b = s.c_str();

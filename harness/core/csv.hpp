@@ -47,6 +47,8 @@ std::string format_csv(const Metadata& meta, const std::vector<std::string>& hea
 
 // Shortest text that reads back as the same double.
 std::string format_number(double v);
+// One number through a printf format ("%.1f"), for method texts and tables.
+std::string format_printf(const char* fmt, double v);
 // Strict parse of a whole field as a finite-or-nan number.
 bool parse_number(const std::string& s, double* out);
 

@@ -101,11 +101,6 @@ std::string trim_copy(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string md_escape(const std::string& s) {
   std::string out;
@@ -496,10 +491,10 @@ std::string documented_cell(const DocumentedFigure& doc) {
 std::string versus_documented(const Parameter& p, const DocumentedFigure& doc) {
   if (!std::isfinite(p.value) || !doc.numeric()) return "";
   if (std::isfinite(doc.value))
-    return doc.value == 0 ? "" : "x" + fmt("%.2f", p.value / doc.value);
+    return doc.value == 0 ? "" : "x" + format_printf("%.2f", p.value / doc.value);
   if (p.value >= doc.low && p.value <= doc.high) return "in range";
   double bound = p.value < doc.low ? doc.low : doc.high;
-  return bound == 0 ? "" : "x" + fmt("%.2f", p.value / bound) + (p.value < doc.low ? " of low" : " of high");
+  return bound == 0 ? "" : "x" + format_printf("%.2f", p.value / bound) + (p.value < doc.low ? " of low" : " of high");
 }
 
 bool units_agree(const RunData& run, size_t index, const DocumentedFigure& doc,
@@ -615,7 +610,7 @@ int report_main(const std::vector<std::string>& args_in) {
       const Parameter& p = run.params[i];
       std::vector<std::string> row = {p.name, human(p.value, p.unit),
                                       human(p.low, p.unit) + " to " + human(p.high, p.unit),
-                                      fmt("%.2f", p.confidence)};
+                                      format_printf("%.2f", p.confidence)};
       auto mine = documented_for_gpu(ref, p.name, run.gpu, run.cc_major, run.cc_minor);
       if (mine && units_agree(run, i, *mine, ref.path, diag)) {
         row.push_back(documented_cell(*mine));
