@@ -1,5 +1,6 @@
 #include "core/observation.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -128,6 +129,17 @@ std::vector<Parameter> parameters_from_table(const CsvTable& t) {
     out.push_back(std::move(p));
   }
   return out;
+}
+
+void merge_parameters(std::vector<Parameter>& params, const std::vector<Parameter>& found) {
+  for (const auto& p : found) {
+    auto same = std::find_if(params.begin(), params.end(),
+                             [&](const Parameter& q) { return q.name == p.name; });
+    if (same == params.end())
+      params.push_back(p);
+    else if (p.confidence > same->confidence)
+      *same = p;
+  }
 }
 
 std::vector<Observation> select(const std::vector<Observation>& obs, const std::string& probe,

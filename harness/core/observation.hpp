@@ -51,6 +51,10 @@ std::vector<Parameter> read_parameters(const std::string& path, Metadata* meta =
 // line of the i-th); throws CsvError naming file and line on anything malformed.
 std::vector<Parameter> parameters_from_table(const CsvTable& t);
 
+// Adds `found` to `params`, keeping first-seen order; where two families measured the same
+// parameter, the one with the higher confidence stays.
+void merge_parameters(std::vector<Parameter>& params, const std::vector<Parameter>& found);
+
 // Rows of `obs` that belong to `probe` and have `unit` (either may be empty for any).
 std::vector<Observation> select(const std::vector<Observation>& obs, const std::string& probe,
                                 const std::string& unit = "");

@@ -336,10 +336,8 @@ RunData load_run(const std::string& dir, const std::set<std::string>& known, Dia
   if (!have_params && !fs::exists(run.params_path)) {
     diag.warn(run.params_path + ": missing (an older or interrupted run): parameters inferred "
               "again from the observations with this gpuprobe's analyzers");
-    for (const auto& [family, obs] : observed) {
-      auto found = analyze(family, obs, run.meta);
-      run.params.insert(run.params.end(), found.begin(), found.end());
-    }
+    for (const auto& [family, obs] : observed)
+      merge_parameters(run.params, analyze(family, obs, run.meta));
     run.param_lines.assign(run.params.size(), 0);
   }
 

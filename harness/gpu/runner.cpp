@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
@@ -292,8 +291,7 @@ int analyze_run(const Options& opt) {
       continue;  // parameters.csv, families.csv, invalid.csv
     std::vector<Observation> obs = observations_from_table(t);
     if (obs.empty()) continue;
-    auto found = analyze(obs.front().family, obs, t.meta);
-    params.insert(params.end(), found.begin(), found.end());
+    merge_parameters(params, analyze(obs.front().family, obs, t.meta));
   }
   std::cout << format_parameters({}, params);
   return 0;
@@ -349,29 +347,12 @@ int run_suite(const Options& opt, int argc, char** argv) {
   CollectingReporter reporter;
   Progress progress;
   std::vector<InvalidProbe> invalid;
-  std::map<std::string, Parameter> params;
-  std::vector<std::string> param_order;
+  std::vector<Parameter> params;
   std::vector<double> clocks = {clk0.mhz};
   unsigned long long throttle_seen = nv0.throttle_reasons;
   std::vector<std::vector<std::string>> family_rows;
   int failures = 0;
 
-  auto add_params = [&](const std::vector<Parameter>& found) {
-    for (const auto& p : found) {
-      auto it = params.find(p.name);
-      if (it == params.end()) {
-        params[p.name] = p;
-        param_order.push_back(p.name);
-      } else if (p.confidence > it->second.confidence) {
-        it->second = p;  // two families measured it; keep the clearer evidence
-      }
-    }
-  };
-  auto ordered_params = [&]() {
-    std::vector<Parameter> out;
-    for (const auto& n : param_order) out.push_back(params[n]);
-    return out;
-  };
   auto run_metadata = [&]() {
     Metadata m = base;
     Summary c = summarize(clocks);
@@ -384,7 +365,7 @@ int run_suite(const Options& opt, int argc, char** argv) {
     return m;
   };
   auto write_run_files = [&]() {
-    write_file_atomic(dir + "/parameters.csv", format_parameters(run_metadata(), ordered_params()));
+    write_file_atomic(dir + "/parameters.csv", format_parameters(run_metadata(), params));
     write_file_atomic(dir + "/families.csv",
                       format_csv(run_metadata(),
                                  {"family", "status", "wall_time_s", "sm_clock_mhz",
@@ -442,7 +423,7 @@ int run_suite(const Options& opt, int argc, char** argv) {
     try {
       if (!obs.empty()) {
         write_file_atomic(dir + "/" + fam.name() + ".csv", format_observations(meta, obs));
-        add_params(analyze(fam.name(), obs, meta));
+        merge_parameters(params, analyze(fam.name(), obs, meta));
       }
     } catch (const std::exception& e) {
       status = "failed";
@@ -457,7 +438,7 @@ int run_suite(const Options& opt, int argc, char** argv) {
   }
 
   Summary c = summarize(clocks);
-  add_params({{"sm_clock_measured", c.p50, "MHz", c.min, c.max, 0.99,
+  merge_parameters(params, {{"sm_clock_measured", c.p50, "MHz", c.min, c.max, 0.99,
                "clock64 vs %globaltimer over ~20 ms on every SM, median of the readings taken "
                "before each family", "families.csv"},
               {"suite_wall_time", seconds_since(suite_t0), "s", seconds_since(suite_t0),
@@ -467,7 +448,7 @@ int run_suite(const Options& opt, int argc, char** argv) {
 
   std::cout << "\n" << dev.name << " (sm_" << dev.cc() << ", " << dev.sm_count << " SMs), run "
             << dir << "\n\n";
-  std::cout << format_summary(ordered_params(), [&](const Parameter& p) {
+  std::cout << format_summary(params, [&](const Parameter& p) {
     auto doc = documented_for_gpu(reference, p.name, dev.name, dev.cc_major, dev.cc_minor);
     return doc ? describe(*doc) : std::string();
   });
