@@ -140,6 +140,72 @@ L1Read l1_read_of() {
   return s;
 }
 
+// The bulk-copy engine (TMA, sm_90): one thread per block keeps `stages` chunks of `chunk`
+// bytes in flight between global and shared memory, so that the SM's load/store units and
+// registers play no part and requests reach L2 as whole chunks. Reads land in shared memory
+// and are counted when their mbarrier's transaction count completes; writes stream one
+// shared chunk (never changed) out and bound the groups in flight with wait_group.read.
+// Chunk c of the grid's sweep is chunk (c mod chunks) of the buffer: block b takes c = b,
+// b + grid, ..., so the whole grid moves through the buffer together as the streams above do.
+constexpr int kBulkMaxStages = 8;
+
+template <bool Write>
+__global__ void bulk_stream(char* buf, uint64_t chunks, uint32_t chunk, uint32_t stages,
+                            uint64_t per_block, uint32_t* sink, int flag) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) char stage[];
+  __shared__ __align__(8) uint64_t bars[kBulkMaxStages];
+  if (threadIdx.x != 0) return;
+  auto smem_addr = [](const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); };
+  auto at = [&](uint64_t k) {
+    return buf + ((blockIdx.x + k * gridDim.x) % chunks) * static_cast<uint64_t>(chunk);
+  };
+  if constexpr (Write) {
+    for (uint64_t k = 0; k < per_block; ++k) {
+      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(at(k)),
+                   "r"(smem_addr(stage)), "r"(chunk)
+                   : "memory");
+      asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+      asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(kBulkMaxStages - 1) : "memory");
+    }
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  } else {
+    for (uint32_t s = 0; s < stages; ++s)
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bars[s])) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    auto issue = [&](uint64_t k) {
+      const uint32_t s = static_cast<uint32_t>(k % stages);
+      const uint32_t bar = smem_addr(&bars[s]);
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(chunk)
+                   : "memory");
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+              smem_addr(stage + static_cast<uint64_t>(s) * chunk)),
+          "l"(at(k)), "r"(chunk), "r"(bar)
+          : "memory");
+    };
+    for (uint64_t k = 0; k < stages && k < per_block; ++k) issue(k);
+    for (uint64_t k = 0; k < per_block; ++k) {
+      const uint32_t bar = smem_addr(&bars[k % stages]);
+      const uint32_t parity = static_cast<uint32_t>((k / stages) & 1);
+      uint32_t done = 0;
+      while (!done)
+        asm volatile(
+            "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+      if (k + stages < per_block) issue(k + stages);
+    }
+    keep(*reinterpret_cast<const uint32_t*>(stage), sink, flag);
+  }
+#else
+  // Never launched below sm_90 (the family checks the device); trap if it ever is.
+  (void)buf, (void)chunks, (void)chunk, (void)stages, (void)per_block, (void)sink, (void)flag;
+  __trap();
+#endif
+}
+
 std::string num(double v) { return format_number(v); }
 
 // One run of the family: the device, its buffers (freed when the run ends, however it ends)
@@ -176,6 +242,7 @@ class BandwidthRun {
   void measure_read(const StreamRead& k, uint64_t footprint, bool dram);
   void measure_store(const StreamStore& k);
   void measure_l1(const L1Read& k);
+  void measure_bulk(bool write, uint32_t chunk, uint32_t stages);
 
   RunContext& ctx_;
   const DeviceInfo& dev_;
@@ -311,6 +378,43 @@ void BandwidthRun::measure_l1(const L1Read& k) {
   ctx_.record(chip);
 }
 
+// Bulk copies over the whole DRAM buffer (a_ to read, b_ to write), dram_bytes_per_rep_ per
+// repetition, as many blocks per SM as the shared stages allow (at most 2: one thread each).
+void BandwidthRun::measure_bulk(bool write, uint32_t chunk, uint32_t stages) {
+  if (dev_.cc() < 90) return;
+  const void* kernel = write ? reinterpret_cast<const void*>(&bulk_stream<true>)
+                             : reinterpret_cast<const void*>(&bulk_stream<false>);
+  const size_t smem = static_cast<size_t>(chunk) * (write ? 1 : stages);
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(smem)));
+  const int per_sm = std::min(2, resident_blocks(kernel, 32, smem));
+  if (per_sm < 1) return;
+  const int grid = per_sm * dev_.sm_count;
+  const DeviceBuffer<uint8_t>& buf = write ? b_ : a_;
+  const uint64_t chunks = buf.bytes() / chunk / grid * grid;
+  if (chunks == 0) return;
+  const uint64_t per_block = (dram_bytes_per_rep_ / chunk + grid - 1) / grid;
+  const double bytes = static_cast<double>(per_block) * grid * chunk;
+  const double footprint = static_cast<double>(chunks) * chunk;
+  Params params = {{"width_bytes", std::to_string(chunk)},
+                   {"ilp", std::to_string(write ? kBulkMaxStages : stages)},
+                   {"op", "cp.async.bulk"},
+                   {"footprint_bytes", num(footprint)},
+                   {"l2_fraction", num(footprint / static_cast<double>(dev_.l2_bytes))},
+                   {"blocks_per_sm", std::to_string(per_sm)}};
+  Point pt{write ? "write_bulk" : "read_bulk", params, "GB/s", dram_reps_, bytes};
+  ctx_.measure(pt, [&] {
+    double s = time_seconds([&] {
+      char* p = reinterpret_cast<char*>(const_cast<uint8_t*>(buf.get()));
+      if (write)
+        bulk_stream<true><<<grid, 32, smem>>>(p, chunks, chunk, stages, per_block, sink_.get(), 0);
+      else
+        bulk_stream<false><<<grid, 32, smem>>>(p, chunks, chunk, stages, per_block, sink_.get(), 0);
+    });
+    return Sample{bytes / s * 1e-9, s};
+  });
+}
+
 void BandwidthRun::run() {
   const DeviceInfo& d = dev_;
   const bool quick = ctx_.quick();
@@ -366,6 +470,14 @@ void BandwidthRun::run() {
     }
   }
 
+  if (ctx_.enabled("read_bulk")) {
+    for (auto [chunk, stages] : quick ? std::vector<std::pair<uint32_t, uint32_t>>{{16384, 4}}
+                                      : std::vector<std::pair<uint32_t, uint32_t>>{
+                                            {4096, 8}, {16384, 4}, {32768, 3}, {32768, 6},
+                                            {65536, 3}})
+      measure_bulk(false, chunk, stages);
+  }
+
   if (ctx_.enabled("read_slices")) {
     measure_read(stream_read_of<16, 4, Load::cg, true>(), big, true);
     if (!quick) {
@@ -375,7 +487,7 @@ void BandwidthRun::run() {
   }
 
   const bool write = ctx_.enabled("write"), copy = ctx_.enabled("copy");
-  if (write || copy) {
+  if (write || copy || ctx_.enabled("write_bulk")) {
     b_ = DeviceBuffer<uint8_t>(big);
     CUDA_CHECK(cudaMemset(b_.get(), 0, b_.bytes()));
     if (write) {
@@ -391,6 +503,10 @@ void BandwidthRun::run() {
           stores.push_back(k);
       }
       for (const auto& k : stores) measure_store(k);
+    }
+    if (ctx_.enabled("write_bulk")) {
+      for (uint32_t chunk : quick ? std::vector<uint32_t>{16384} : std::vector<uint32_t>{4096, 16384, 65536})
+        measure_bulk(true, chunk, 1);
     }
     if (copy) {
       for (const auto& k :
@@ -428,6 +544,12 @@ class BandwidthFamily : public ProbeFamily {
             {"write",
              "streaming stores (st.global, .cs, .L1::no_allocate, L2 evict-first) over 32x L2, "
              "GB/s"},
+            {"read_bulk",
+             "DRAM reads (32x L2) by the bulk-copy engine (cp.async.bulk into shared memory, "
+             "sm_90+), GB/s"},
+            {"write_bulk",
+             "DRAM writes (32x L2) by the bulk-copy engine (cp.async.bulk from shared memory, "
+             "sm_90+), GB/s"},
             {"copy", "load + store over two buffers of 32x L2, GB/s counting both"},
             {"l1_read",
              "per-SM reads of an L1-resident slice (ld.global, ld.global.ca), "

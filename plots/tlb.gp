@@ -1,5 +1,5 @@
 # family: tlb
-# title: Cycles per ld.global.cg access against footprint, one access per stride: each step is a TLB level running out of entries; below the page-entry size the steps sit at the same footprint whatever the stride. Documented L1 and L2 TLB reach of Kepler K80, Maxwell M60 and Volta V100 as dashed marks
+# title: Cycles per ld.global.cg access against footprint, one access per stride: each step is a TLB level running out of entries (thick: the same in a virtual space of one physical chunk mapped again and again, up to 1 TiB); below the page-entry size the steps sit at the same footprint whatever the stride. Documented L1 and L2 TLB reach of Kepler K80, Maxwell M60 and Volta V100 as dashed marks
 load 'plots/style.gp'
 
 strides = "262144 524288 1048576 2097152 4194304 8388608 16777216 33554432"
@@ -7,6 +7,9 @@ stride_title(s) = s < 1048576 ? sprintf("%d KiB", s / 1024) : sprintf("%d MiB", 
 stride_dt(k) = (k - 1) % 5 + 1
 stride_pt(k) = word("7 5 9 11 13 4 6 8", k) + 0
 chased(s) = is_probe("chase") && is_unit("cycles") && column("stride_bytes") == s
+# The same chase in a virtual space made of one physical chunk mapped again and again (up to
+# 1 TiB): the last TLB level's step beyond device memory.
+aliased(s) = is_probe("chase_aliased") && is_unit("cycles") && column("stride_bytes") == s
 size_text(b) = b >= 1073741824 ? sprintf("%g GiB", b / 1073741824) : sprintf("%g MiB", b / 1048576)
 
 # Documented reach of each TLB level of the representative parts; parts that agree share a label.
@@ -50,9 +53,9 @@ do for [g=1:3] {
 }
 
 set logscale x 2
-set xrange [131072 : 274877906944]
+set xrange [131072 : 1099511627776 * 1.3]
 set xtics ("256K" 262144, "4M" 4194304, "64M" 67108864, "1G" 1073741824, "16G" 17179869184, \
-           "256G" 274877906944)
+           "256G" 274877906944, "1T" 1099511627776)
 set xtics add ("" 1048576 1, "" 16777216 1, "" 268435456 1, "" 4294967296 1, "" 68719476736 1)
 set xlabel "footprint (bytes)"
 set ylabel "cycles per access"
@@ -70,7 +73,11 @@ do for [ext in "svg png pdf"] {
   plot for [i=1:words(files)] for [k=1:words(strides)] word(files, i) \
          using (chased(word(strides, k) + 0) ? column("footprint_bytes") : NaN):"value" smooth unique \
          with linespoints ls i dt stride_dt(k) pt stride_pt(k) ps pscale lw 1 notitle, \
+       for [i=1:words(files)] for [k=1:words(strides)] word(files, i) \
+         using (aliased(word(strides, k) + 0) ? column("footprint_bytes") : NaN):"value" smooth unique \
+         with linespoints ls i dt stride_dt(k) pt 2 ps pscale lw 2.5 notitle, \
        for [i=1:words(files)] NaN with lines ls i title word(labels, i), \
+       NaN with lines lc rgb "#333333" lw 2.5 title "aliased virtual space (thick)", \
        for [k=1:words(strides)] NaN with linespoints lc rgb "#333333" dt stride_dt(k) pt stride_pt(k) \
          ps pscale title sprintf("stride %s", stride_title(word(strides, k) + 0)) @refs
 }

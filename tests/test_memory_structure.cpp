@@ -557,6 +557,41 @@ TEST(Tlb, TenCycleStepOfLargeEntries) {
   EXPECT_FALSE(find(ps, "tlb_l2_coverage"));
 }
 
+// The H100's shape: the L2 TLB's step lies near the end of device memory, so it is measured
+// in an aliased virtual space up to 1 TiB, at the entry size and twice it; a third level
+// reaches 4x further, and small aliased footprints are not measured.
+TEST(Tlb, SecondLevelInTheAliasedSpace) {
+  auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 10, 0.5);
+  std::mt19937 rng(3);
+  std::normal_distribution<double> noise(0, 0.5);
+  const double entries2 = 4096;
+  for (double stride : {16 * kMiB, 32 * kMiB}) {
+    for (double k = 12; std::round(std::exp2(k / 2)) * stride <= 1024 * kGiB; ++k) {
+      const double n = std::round(std::exp2(k / 2));
+      const double fp = n * stride;
+      double y = 294 + (fp > 256 * kMiB ? 10 : 0) + (fp > entries2 * 16 * kMiB ? 90 : 0) +
+                 (fp > 256 * kGiB ? 750 : 0) + noise(rng);
+      obs.push_back(row("tlb", "chase_aliased",
+                        {{"stride_bytes", num(stride)}, {"footprint_bytes", num(n * stride)}}, y,
+                        "cycles"));
+    }
+  }
+  auto ps = analyze("tlb", obs);
+  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  const Parameter* l2 = find(ps, "tlb_l2_coverage");
+  const Parameter* miss = find(ps, "tlb_miss_latency");
+  ASSERT_TRUE(l1 && l2 && miss);
+  EXPECT_LE(l1->value, 256 * kMiB);
+  EXPECT_GE(l1->value, 256 * kMiB / 1.2);
+  EXPECT_LE(l2->value, 64 * kGiB);
+  EXPECT_GE(l2->value, 64 * kGiB / 1.5);
+  EXPECT_NE(l2->method.find("virtual addresses"), std::string::npos);
+  EXPECT_NE(l2->method.find("then"), std::string::npos) << l2->method;  // the third level
+  EXPECT_NE(l2->method.find("at 32 MiB the step lies at"), std::string::npos) << l2->method;
+  EXPECT_NEAR(miss->value, 850, 5);
+  expect_sane(*l2);
+}
+
 TEST(Tlb, PageEntryFit) {
   auto f = fit_page_entry({{256 * kKiB, 32 * kMiB},
                            {1 * kMiB, 32 * kMiB},

@@ -35,6 +35,9 @@ std::optional<Observation> best_of(const std::vector<Observation>& rows) {
 
 // "16 B ld.global.cg, ILP 4" (", warp slices" for the read_slices layout)
 std::string describe(const Observation& o) {
+  if (o.param_text("op") == "cp.async.bulk")
+    return o.param_text("width_bytes") + " B cp.async.bulk chunks, " + o.param_text("ilp") +
+           " in flight per block";
   std::string s = o.param_text("width_bytes") + " B " + o.param_text("op");
   if (!o.param_text("ilp").empty()) s += ", ILP " + o.param_text("ilp");
   if (o.probe == "read_slices") s += ", warp slices";
@@ -152,14 +155,16 @@ std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, co
   double theoretical = std::nan("");
   if (auto t = best_of(select(obs, "dram_theoretical", "GB/s"))) theoretical = t->p50;
 
-  // The grid sweeping the buffer together and each warp streaming its own slice.
+  // The grid sweeping the buffer together, each warp streaming its own slice, and the
+  // bulk-copy engine.
   auto dram = dram_rows(obs, "read");
-  for (const auto& o : dram_rows(obs, "read_slices")) dram.push_back(o);
+  for (const std::string probe : {"read_slices", "read_bulk"})
+    for (const auto& o : dram_rows(obs, probe)) dram.push_back(o);
   if (auto b = best_of(dram)) {
     Parameter p =
         peak_parameter("dram_read_bandwidth", *b, "GB/s",
                        "best of " + std::to_string(dram.size()) +
-                           " streaming reads (width, ILP, cache operator and hints, layout) " +
+                           " streaming reads (width, ILP, cache operator and hints, layout, bulk copies) " +
                            "at full occupancy over " + mib(b->param("footprint_bytes")) + " (" +
                            format_printf("%.0f", b->param("l2_fraction")) + "x L2), events, median of " +
                            std::to_string(b->reps) + ": " + describe(*b),
@@ -170,6 +175,8 @@ std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, co
 
   for (const std::string probe : {"write", "copy"}) {
     auto rows = dram_rows(obs, probe);
+    if (probe == "write")
+      for (const auto& o : dram_rows(obs, "write_bulk")) rows.push_back(o);
     auto b = best_of(rows);
     if (!b) continue;
     std::string method = std::string(probe == "copy" ? "load + store over two buffers, bytes read "

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "analysis/analyzer.hpp"
 #include "core/code_check.hpp"
@@ -604,9 +605,10 @@ ladder::SegmentOptions tlb_segment_options() {
   return o;
 }
 
-std::vector<ladder::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride) {
+std::vector<ladder::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
+                                          const std::string& probe) {
   std::vector<ladder::CurvePoint> out;
-  for (const auto& o : select(obs, "chase", "cycles"))
+  for (const auto& o : select(obs, probe, "cycles"))
     if (o.param("stride_bytes") == stride) out.push_back({o.param("footprint_bytes"), o.value});
   return out;
 }
@@ -668,7 +670,7 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
                             "size and grows as " + num(pe->entries) + " entries * stride above",
                         ev));
   }
-  // Coverage from the longest sweep whose stride is not above the entry size.
+  // Coverage from the longest plain sweep whose stride is not above the entry size.
   double sweep = 0, longest = 0;
   for (const auto& [stride, pts] : curves) {
     bool ok = !pe || pe->entry_size <= 0 || stride <= pe->entry_size;
@@ -676,41 +678,90 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
   }
   if (sweep <= 0) return out;
   const auto seg = ladder::segment_curve(tlb_curve(obs, sweep), tlb_segment_options());
-  const auto& knees = seg.knees;
-  auto level = [&](size_t plateau) { return seg.plateaus[plateau].level; };
+  if (seg.knees.empty()) return out;
+  auto steps_text = [](const ladder::Segmentation& sg, size_t from) {
+    std::string t;
+    for (size_t k = from; k < sg.knees.size(); ++k)
+      t += std::string(t.empty() ? "" : ", then ") + num(sg.plateaus[sg.knees[k].lower].level) +
+           " -> " + num(sg.plateaus[sg.knees[k].lower + 1].level) + " cycles at " +
+           kib(sg.knees[k].low);
+    return t;
+  };
   std::string how = "one-thread ld.global.cg chase, one access per " + kib(sweep) +
                     " (TLB and L2 warmed by a first pass), footprint swept to " + kib(longest);
-  const char* names[] = {"tlb_l1_coverage", "tlb_l2_coverage"};
-  for (size_t k = 0; k < knees.size() && k < 2; ++k) {
-    const auto& kn = knees[k];
-    std::string method = how + "; step " + std::to_string(k + 1) + ": " + num(level(kn.lower)) +
-                         " -> " + num(level(kn.lower + 1)) + " cycles per access";
-    if (k == 0 && pe && pe->strides_below >= 2) {
-      // The first step at every stride below the entry size: one sweep's transition points
-      // may sit on either side of the level, the median over strides does not.
-      out.push_back(param(names[k], pe->reach, "bytes", pe->reach_low, pe->reach_high,
-                          std::max(kn.confidence, 0.4 + 0.5 * pe->agree),
-                          method + "; reach " + kib(pe->reach) + " = median of the first steps "
-                              "at " + std::to_string(pe->strides_below) + " strides up to the "
-                              "entry size (" + kib(pe->reach_low) + " to " +
-                              kib(pe->reach_high) + ")",
-                          ev));
-      continue;
-    }
-    out.push_back(param(names[k], kn.low, "bytes", kn.low, kn.high, kn.confidence, method, ev));
+  const double l1_reach = pe && pe->strides_below >= 2 ? pe->reach : seg.knees.front().low;
+  if (pe && pe->strides_below >= 2) {
+    // The first step at every stride below the entry size: one sweep's transition points
+    // may sit on either side of the level, the median over strides does not.
+    out.push_back(param("tlb_l1_coverage", pe->reach, "bytes", pe->reach_low, pe->reach_high,
+                        std::max(seg.knees.front().confidence, 0.4 + 0.5 * pe->agree),
+                        how + "; steps: " + steps_text(seg, 0) + "; reach " + kib(pe->reach) +
+                            " = median of the first steps at " +
+                            std::to_string(pe->strides_below) + " strides up to the entry size (" +
+                            kib(pe->reach_low) + " to " + kib(pe->reach_high) + ")",
+                        ev));
+  } else {
+    const auto& kn = seg.knees.front();
+    out.push_back(param("tlb_l1_coverage", kn.low, "bytes", kn.low, kn.high, kn.confidence,
+                        how + "; steps: " + steps_text(seg, 0), ev));
   }
-  if (!knees.empty()) {
-    const double penalty = seg.plateaus.back().level - seg.plateaus.front().level;
-    std::string what = knees.size() >= 2
-                           ? "cycles added per access beyond the last TLB level's reach (" +
-                                 kib(knees.back().high) + "): a page walk"
-                           : "cycles added per access by an L1 TLB miss; no further step up "
-                             "to " + kib(longest);
-    double conf = 0;
-    for (const auto& kn : knees) conf = std::max(conf, kn.confidence);
-    out.push_back(param("tlb_miss_latency", penalty, "cycles", penalty, penalty,
-                        conf * (knees.size() >= 2 ? 1.0 : 0.7), how + "; " + what, ev));
+
+  // The levels beyond the L1 TLB, from the aliased space where it was measured (it reaches
+  // far past device memory): of its strides, the one whose first step past the L1 reach is
+  // clearest. Its first such step is the L2 TLB's reach; any later one a further level.
+  struct Beyond {
+    double stride = 0, longest = 0;
+    ladder::Segmentation seg;
+    size_t first = 0;  // index of the first knee past the L1 reach
+  };
+  std::optional<Beyond> beyond;
+  std::vector<Beyond> aliased;
+  for (const auto& [stride, pts] :
+       grouped(obs, "chase_aliased", "cycles", {}, "stride_bytes", "footprint_bytes")) {
+    Beyond bd{stride, pts.back().first,
+              ladder::segment_curve(tlb_curve(obs, stride, "chase_aliased"), tlb_segment_options())};
+    while (bd.first < bd.seg.knees.size() && bd.seg.knees[bd.first].low < 2 * l1_reach) ++bd.first;
+    if (bd.first == bd.seg.knees.size()) continue;
+    aliased.push_back(bd);
+    if (!beyond || bd.seg.knees[bd.first].confidence > beyond->seg.knees[beyond->first].confidence)
+      beyond = bd;
   }
+  std::string beyond_how;
+  if (beyond) {
+    beyond_how = "the same chase, one access per " + kib(beyond->stride) + ", over " +
+                 kib(beyond->longest) + " of virtual addresses mapped onto one physical chunk "
+                 "again and again";
+    // Where the step sits at the other strides: at the same footprint, the level covers a
+    // range of addresses whatever the stride; at a footprint growing with the stride, it
+    // holds a count of entries of one stride each.
+    std::string others;
+    for (const auto& o : aliased)
+      if (o.stride != beyond->stride)
+        others += "; at " + kib(o.stride) + " the step lies at " + kib(o.seg.knees[o.first].low);
+    const auto& kn = beyond->seg.knees[beyond->first];
+    out.push_back(param("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high, kn.confidence,
+                        beyond_how + "; steps past the L1 TLB's reach: " +
+                            steps_text(beyond->seg, beyond->first) + others,
+                        ev));
+  } else if (seg.knees.size() >= 2) {
+    const auto& kn = seg.knees[1];
+    out.push_back(param("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high, kn.confidence,
+                        how + "; steps: " + steps_text(seg, 0), ev));
+  }
+
+  // The cost of the deepest miss seen: the last plateau over the L1 TLB hits.
+  const auto& last = beyond ? beyond->seg : seg;
+  const bool deep = beyond || seg.knees.size() >= 2;
+  const double penalty = last.plateaus.back().level - seg.plateaus.front().level;
+  double conf = 0;
+  for (const auto& kn : last.knees) conf = std::max(conf, kn.confidence);
+  std::string what =
+      deep ? "cycles added per access beyond the last TLB level's reach (" +
+                 kib(last.knees.back().high) + "): a page walk"
+           : "cycles added per access by an L1 TLB miss; no further step up to " + kib(longest);
+  out.push_back(param("tlb_miss_latency", penalty, "cycles", penalty, penalty,
+                      conf * (deep ? 1.0 : 0.7),
+                      (beyond ? beyond_how : how) + "; " + what, ev));
   return out;
 }
 

@@ -72,8 +72,10 @@ int count_lines(const std::string& text) {
          (text.empty() || text.back() == '\n' ? 0 : 1);
 }
 
-// Reads and parses one CSV file; records the error and returns false when it cannot.
-bool read_table(const std::string& path, CsvTable* t, Diagnostics& diag) {
+// Reads and parses one CSV file; records the error and returns false when it cannot. A
+// header without rows is worth a warning for observations, not for a list that is normally
+// empty (invalid.csv).
+bool read_table(const std::string& path, CsvTable* t, Diagnostics& diag, bool rows_expected = true) {
   std::string text;
   try {
     text = read_file(path);
@@ -90,7 +92,7 @@ bool read_table(const std::string& path, CsvTable* t, Diagnostics& diag) {
     diag.error(e.what());
     return false;
   }
-  if (t->header.empty() || t->header[0] != "family" || !t->rows.empty()) return true;
+  if (!rows_expected || t->header.empty() || t->header[0] != "family" || !t->rows.empty()) return true;
   diag.warn(path + ":" + std::to_string(header_line(text)) + ": header only, no rows");
   return true;
 }
@@ -538,11 +540,11 @@ std::string messages_markdown(const Diagnostics& diag) {
 
 namespace {
 
-// A CSV of the run (families.csv, invalid.csv) as a markdown table, or "" when absent.
+// A CSV of the run (families.csv, invalid.csv) as a markdown table, or "" when absent or empty.
 std::string table_of(const std::string& path, Diagnostics& diag) {
   if (!fs::exists(path)) return "";
   CsvTable t;
-  if (!read_table(path, &t, diag) || t.rows.empty()) return "";
+  if (!read_table(path, &t, diag, false) || t.rows.empty()) return "";
   std::vector<std::vector<std::string>> rows = {t.header};
   rows.insert(rows.end(), t.rows.begin(), t.rows.end());
   return markdown_table(rows);
