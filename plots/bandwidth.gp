@@ -1,5 +1,5 @@
 # family: bandwidth
-# title: Read bandwidth against footprint (16 B ld.global.cg, ILP 4, full occupancy) through L2 (one partition below L2/2, both up to L2) to DRAM, with L1 (per-SM slices, all SMs) and 4/8 B reads as points; below one round of the grid's reads (threads x ILP x 16 B) threads read the same lines at once and merged requests can exceed the L2's rate; dashed: each GPU's theoretical DRAM peak; documented Kepler, Maxwell and Volta L2 read and DRAM copy bandwidths marked
+# title: Read bandwidth against footprint (16 B ld.global.cg, ILP 4, full occupancy) through L2 (one partition below L2/2, both up to L2) to DRAM, with L1 (per-SM slices, all SMs), 4/8 B reads and the bulk-copy engine's DRAM reads (cp.async.bulk) as points; below one round of the grid's reads (threads x ILP x 16 B) threads read the same lines at once and merged requests can exceed the L2's rate; dashed: each GPU's theoretical DRAM peak; documented Kepler, Maxwell and Volta L2 read and DRAM copy bandwidths marked
 load 'plots/style.gp'
 set datafile missing NaN
 
@@ -7,6 +7,8 @@ MiB = 1048576.0
 # The footprint sweep: 16-byte ld.global.cg at ILP 4 (the DRAM point included).
 sweep(w) = is_probe("read") && is_unit("GB/s") && column("width_bytes") == w && \
            column("ilp") == 4 && strcol("op") eq "ld.global.cg" ? column("footprint_bytes") / MiB : NaN
+# The bulk-copy engine's DRAM reads (every chunk size) at their footprint.
+bulk(w) = is_probe("read_bulk") && is_unit("GB/s") ? column("footprint_bytes") / MiB : NaN
 l1(w) = is_probe("l1_read") && is_unit("GB/s") && column("width_bytes") == w && \
         strcol("op") eq "ld.global" ? column("footprint_bytes") / MiB : NaN
 
@@ -66,6 +68,8 @@ do for [ext in "svg png pdf"] {
        for [i=1:words(files)] word(files, i) using (sweep(4)):"value" \
          with points ls i pt 2 ps 1.1 title word(labels, i) . " 4 B", \
        for [i=1:words(files)] word(files, i) using (l1(16)):"value" \
-         with points ls i pt 13 ps 1.8 title word(labels, i) . " L1, 16 B" \
+         with points ls i pt 13 ps 1.8 title word(labels, i) . " L1, 16 B", \
+       for [i=1:words(files)] word(files, i) using (bulk(0)):"value" \
+         with points ls i pt 3 ps 1.4 title word(labels, i) . " cp.async.bulk" \
        @peaks @marks
 }
