@@ -314,4 +314,46 @@ inline void record_values(RunContext& ctx, const std::string& probe, const Param
   ctx.record(o);
 }
 
+// Throughput of a whole-chip launch whose blocks each do `work_per_trip` results per loop trip:
+// the point is each SM's own rate from clock64; beside it, the same launches timed with events
+// at the SM clock measured before the family.
+template <class Launch>
+void measure_chip_throughput(RunContext& ctx, const std::string& probe, Launch& launch, int blocks,
+                             double work_per_trip) {
+  const DeviceInfo& dev = ctx.device();
+  int iters = calibrate_iterations([&](int n) { return launch.seconds(n); },
+                                   ctx.quick() ? 0.3e-3 : 2e-3);
+  double per_block = work_per_trip * iters;
+  double clock_hz = ctx.sm_clock_mhz() * 1e6;
+  std::vector<double> by_events;
+  Point p{probe, {{"mode", "throughput"}, {"timing", "cycles"}}, "results/clk/SM",
+          ctx.quick() ? 3 : 11};
+  ctx.measure(p, [&] {
+    double s = launch.seconds(iters);
+    by_events.push_back(per_block * blocks / (s * clock_hz * dev.sm_count));
+    return Sample{sm_rate(launch.spans(), per_block), s};
+  });
+  record_values(ctx, probe, {{"mode", "throughput"}, {"timing", "events"}}, "results/clk/SM",
+                last(by_events, p.reps));
+}
+
+// Cycles per dependent step of a one-block launch that runs `steps_per_trip` steps per loop trip.
+template <class Launch>
+void measure_step_latency(RunContext& ctx, const std::string& probe, Launch& launch,
+                          double steps_per_trip) {
+  int iters = calibrate_iterations([&](int n) { return launch.seconds(n); },
+                                   ctx.quick() ? 0.1e-3 : 0.3e-3);
+  double steps = double(iters) * steps_per_trip;
+  Point p{probe, {{"mode", "latency"}}, "cycles", ctx.quick() ? 3 : 11};
+  ctx.measure(p, [&] {
+    double s = launch.seconds(iters);
+    return Sample{median_sm_cycles(launch.spans()) / steps, s};
+  });
+}
+
+// Hopper's warpgroup MMA (microbench/tensor_wgmma.cu, a translation unit of its own because it
+// is compiled for the architecture-specific target sm_90a): its probes, and their run.
+std::vector<ProbeInfo> wgmma_probes();
+void run_wgmma(RunContext& ctx);
+
 }  // namespace gpuprobe::pipes

@@ -90,12 +90,14 @@ class PipesFamily : public ProbeFamily {
   std::vector<ProbeInfo> probes() const override {
     std::vector<ProbeInfo> out;
     for (const auto& op : ops()) out.push_back({op.probe, op.what});
+    for (auto& probe : wgmma_probes()) out.push_back(std::move(probe));
     return out;
   }
   void run(RunContext& ctx) override {
     run_ops<Fp32Fma, Fp32Add, Fp32Mul, Fp64Fma, Fp16x2Fma, Bf16x2Fma, Int32Add, Int32Mad,
             Int32Logic, SfuSin, SfuEx2, SfuRsqrt, SfuRcp, Conversion, Shuffle, LdShared, LdGlobal, MmaF16,
             MmaBf16, MmaTf32, MmaInt8, MmaFp64>(ctx);
+    run_wgmma(ctx);
   }
 
  private:
@@ -131,34 +133,15 @@ class PipesFamily : public ProbeFamily {
     if (per_sm < 1) throw std::runtime_error(std::string(Op::kName) + ": kernel cannot be resident");
     int blocks = dev.sm_count * std::min(per_sm, kMaxBlocksPerSm);
     Launch launch(blocks, kThreads);
-    int iters = calibrate_iterations([&](int n) { return launch.seconds(n); },
-                                     ctx.quick() ? 0.3e-3 : 2e-3);
-    double per_block = double(kThreads / dev.warp_size) * iters * kThroughputIlp *
-                       kThroughputUnroll * Op::kResultsPerWarp;
-    double clock_hz = ctx.sm_clock_mhz() * 1e6;
-    std::vector<double> by_events;
-    Point p{Op::kName, {{"mode", "throughput"}, {"timing", "cycles"}}, "results/clk/SM",
-            ctx.quick() ? 3 : 11};
-    ctx.measure(p, [&] {
-      double s = launch.seconds(iters);
-      by_events.push_back(per_block * blocks / (s * clock_hz * dev.sm_count));
-      return Sample{sm_rate(launch.spans(), per_block), s};
-    });
-    record_values(ctx, Op::kName, {{"mode", "throughput"}, {"timing", "events"}},
-                  "results/clk/SM", last(by_events, p.reps));
+    measure_chip_throughput(ctx, Op::kName, launch, blocks,
+                            double(kThreads / dev.warp_size) * kThroughputIlp * kThroughputUnroll *
+                                Op::kResultsPerWarp);
   }
 
   template <class Op>
   void measure_latency(RunContext& ctx) {
     PipeLaunch<Op, 1, kLatencyUnroll> launch(1, ctx.device().warp_size);
-    int iters = calibrate_iterations([&](int n) { return launch.seconds(n); },
-                                     ctx.quick() ? 0.1e-3 : 0.3e-3);
-    double steps = double(iters) * kLatencyUnroll * Op::kChainSteps;
-    Point p{Op::kName, {{"mode", "latency"}}, "cycles", ctx.quick() ? 3 : 11};
-    ctx.measure(p, [&] {
-      double s = launch.seconds(iters);
-      return Sample{median_sm_cycles(launch.spans()) / steps, s};
-    });
+    measure_step_latency(ctx, Op::kName, launch, double(kLatencyUnroll) * Op::kChainSteps);
   }
 };
 

@@ -1,11 +1,12 @@
 # family: pipes
-# title: Results per clock per SM of each execution pipe (top, log scale; tensor results are multiply-adds) and dependent-issue latency in cycles (bottom), measured bars beside the documented figures for the measured GPU's compute capability and for Kepler K80, Maxwell M60 and Volta V100
+# title: Results per clock per SM of each execution pipe (top, log scale; tensor results, mma.sync and Hopper wgmma, are multiply-adds) and dependent-issue latency in cycles (bottom), measured bars beside the documented figures for the measured GPU's compute capability and for Kepler K80, Maxwell M60 and Volta V100
 load 'plots/style.gp'
 set datafile missing NaN
 
 ops = "fp32_fma fp32_add fp32_mul fp64_fma fp16x2_fma bf16x2_fma int32_add int32_mad int32_logic " . \
       "sfu_sin sfu_ex2 sfu_rsqrt sfu_rcp conversion shuffle ldst ld_global " . \
-      "tensor_mma_f16 tensor_mma_bf16 tensor_mma_tf32 tensor_mma_int8 tensor_mma_fp64"
+      "tensor_mma_f16 tensor_mma_bf16 tensor_mma_tf32 tensor_mma_int8 tensor_mma_fp64 " . \
+      "tensor_wgmma_f16 tensor_wgmma_bf16 tensor_wgmma_tf32 tensor_wgmma_fp8_e4m3 tensor_wgmma_int8"
 nops = words(ops)
 op_index(s, i) = i > nops ? NaN : (word(ops, i) eq s ? i : op_index(s, i + 1))
 # Throughput from the per-SM cycle counts; latency in cycles (not its ns row).
@@ -92,7 +93,7 @@ do for [ext in "svg png pdf"] {
   set bmargin at screen 0.20
   set xtics () scale 0 rotate by 40 right noenhanced font ticfont
   do for [k=1:nops] { set xtics add (word(ops, k) k) }
-  set yrange [1:300]
+  set yrange [1:1000]
   set ylabel "latency (cycles)"
   plot for [i=1:nfiles] word(files, i) \
          using (is_row("latency") ? op_index(strcol("probe"), 1) + off(i) : NaN):"value" \

@@ -216,6 +216,40 @@ TEST(CodeCheck, SassPicksTheArchitectureAsked) {
   EXPECT_TRUE(parse_sass(kSass, "sm_100").empty());
 }
 
+TEST(CodeCheck, ArchitectureSpecificSassIsASectionOfItsOwn) {
+  // `cuobjdump -sass -arch sm_90` of a binary whose wgmma file was built for sm_90a alone: the
+  // sm_90a cubin follows as its own section. Both run on a 9.0 device, so the GPU-side check
+  // (harness/gpu/sass_check.cpp) reads the kernels of both.
+  const std::string text = std::string(kSass) + R"sass(
+Fatbin elf code:
+================
+arch = sm_90a
+code version = [1,8]
+host = linux
+compile_size = 64bit
+
+	code for sm_90a
+		Function : _ZN8gpuprobe5pipes13wgmma_latencyINS0_8WgmmaF16EEEviPNS_9BlockSpanEPNT_3AccEiPj
+	.headerflags	@"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+        /*0000*/                   CS2R R6, SR_CLOCKLO ;                  /* 0x0000000000067805 */
+        /*0010*/                   WARPGROUP.ARRIVE ;                     /* 0x00000000000079c8 */
+        /*0020*/                   HGMMA.64x256x16.F32 R24, gdesc[UR8], R24, gsb0 ;   /* 0x0 */
+        /*0030*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;        /* 0x00000000000079a7 */
+        /*0040*/                   HGMMA.64x256x16.F32 R24, gdesc[UR8], R24, gsb0 ;   /* 0x0 */
+        /*0050*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;        /* 0x00000000000079a7 */
+        /*0060*/                   CS2R R8, SR_CLOCKLO ;                  /* 0x0000000000087805 */
+		..........
+)sass";
+  EXPECT_EQ(sass_architectures(text), (std::vector<std::string>{"sm_80", "sm_90", "sm_90a"}));
+  EXPECT_EQ(parse_sass(text, "sm_90").size(), 2u);  // the plain cubin's kernels only
+  auto specific = parse_sass(text, "sm_90a");
+  ASSERT_EQ(specific.size(), 1u);
+  EXPECT_EQ(specific[0].name, "pipes::wgmma_latency<pipes::WgmmaF16>");
+  // Each HGMMA accumulates into what the previous one wrote: one chain.
+  CheckOutcome o = check_code(specific[0], {{R"(^HGMMA\.64x256x16\.F32 )", 2, true}}, CodeDialect::sass);
+  EXPECT_TRUE(o.ok) << o.why;
+}
+
 TEST(CodeCheck, SassInstructionsGuardsAndOperands) {
   auto sm90 = parse_sass(kSass, "sm_90");
   const auto& code = sm90[0].code;
@@ -326,6 +360,28 @@ TEST_F(BuildPtx, EveryKernelOfACheckedSourceHasAnExpectation) {
     for (const auto& k : kernels)
       EXPECT_NE(find_expectation(k.name), nullptr)
           << source << ".ptx: kernel " << k.name << " has no code expectation";
+  }
+}
+
+TEST_F(BuildPtx, WgmmaIsInTheSm90aPtxAndNowhereElse) {
+  // tensor_wgmma.cu's PTX for the plain target has its kernels with empty bodies; the PTX the
+  // build writes for sm_90a (the gpuprobe_ptx_sm90a target) has them with their wgmmas.
+  auto plain = ptx_.find("tensor_wgmma");
+  auto specific = ptx_.find("tensor_wgmma_sm90a");
+  ASSERT_NE(plain, ptx_.end()) << "no ptx/tensor_wgmma.ptx";
+  ASSERT_NE(specific, ptx_.end()) << "no ptx/tensor_wgmma_sm90a.ptx: the gpuprobe_ptx_sm90a target writes it";
+  std::ifstream in(std::string(GPUPROBE_PTX_DIR) + "/tensor_wgmma_sm90a.ptx");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find(".target sm_90a"), std::string::npos);
+  ASSERT_EQ(specific->second.size(), plain->second.size());
+  ASSERT_FALSE(specific->second.empty());
+  const std::string wgmma = R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k)";
+  for (size_t i = 0; i < specific->second.size(); ++i) {
+    SCOPED_TRACE(specific->second[i].name);
+    EXPECT_NE(find_kernel(plain->second, specific->second[i].name), nullptr);
+    EXPECT_GT(count_matches(specific->second[i].code, wgmma), 0);
+    EXPECT_EQ(count_matches(plain->second[i].code, R"(^wgmma\.)"), 0);
   }
 }
 

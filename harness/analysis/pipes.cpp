@@ -121,6 +121,38 @@ const OpInfo* find_op(const std::string& probe) {
   return nullptr;
 }
 
+std::string wgmma_kernel_name(const std::string& op_type, bool latency) {
+  return std::string(latency ? "pipes::wgmma_latency<pipes::" : "pipes::wgmma_throughput<pipes::") +
+         op_type + ">";
+}
+
+const std::vector<WgmmaInfo>& wgmma_ops() {
+  // HGMMA takes 16-bit and tf32 inputs, QGMMA fp8, IGMMA 8-bit integers. A result is one
+  // multiply-add: 64 * 256 * K per wgmma.
+  static const std::vector<WgmmaInfo> all = {
+      {"tensor_wgmma_f16", "WgmmaF16", R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16 )",
+       R"(^HGMMA\.64x256x16\.F32 )", "wgmma.mma_async m64n256k16 f16 -> f32 (HGMMA)"},
+      {"tensor_wgmma_bf16", "WgmmaBf16",
+       R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.bf16\.bf16 )",
+       R"(^HGMMA\.64x256x16\.F32\.BF16 )", "wgmma.mma_async m64n256k16 bf16 -> f32 (HGMMA)"},
+      {"tensor_wgmma_tf32", "WgmmaTf32",
+       R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k8\.f32\.tf32\.tf32 )",
+       R"(^HGMMA\.64x256x8\.F32\.TF32 )", "wgmma.mma_async m64n256k8 tf32 -> f32 (HGMMA)"},
+      {"tensor_wgmma_fp8_e4m3", "WgmmaFp8E4m3",
+       R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k32\.f32\.e4m3\.e4m3 )",
+       R"(^QGMMA\.64x256x32\.F32\.E4M3\.E4M3 )", "wgmma.mma_async m64n256k32 e4m3 -> f32 (QGMMA)"},
+      {"tensor_wgmma_int8", "WgmmaInt8", R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k32\.s32\.s8\.s8 )",
+       R"(^IGMMA\.64x256x32\.S8\.S8 )", "wgmma.mma_async m64n256k32 s8 -> s32 (IGMMA)"},
+  };
+  return all;
+}
+
+const WgmmaInfo* find_wgmma_op(const std::string& probe) {
+  for (const auto& op : wgmma_ops())
+    if (probe == op.probe) return &op;
+  return nullptr;
+}
+
 namespace {
 
 std::vector<CodeExpectation> pipe_expectations() {
@@ -143,6 +175,32 @@ std::vector<CodeExpectation> pipe_expectations() {
 }
 
 GPUPROBE_REGISTER_CODE_EXPECTATIONS(pipe_expectations);
+
+// The wgmma kernels, checked in the PTX that CI builds for sm_90a (ptx/tensor_wgmma_sm90a.ptx;
+// the file's own PTX, for a target without the 'a', has empty kernels) and in the SASS on a
+// Hopper GPU. Every wgmma of a chain accumulates into the registers the previous one wrote (in
+// PTX the accumulator is both operands implicitly, so only SASS shows the chain). The waits
+// count too: one per commit group of kWgmmaUnroll wgmmas plus the last (throughput), or one per
+// wgmma (latency); ptxas waits after every wgmma where it cannot pipeline them, and that would
+// show as more waits in the throughput kernel.
+std::vector<CodeExpectation> wgmma_expectations() {
+  std::vector<CodeExpectation> out;
+  for (const auto& op : wgmma_ops()) {
+    for (bool latency : {false, true}) {
+      int waits = latency ? kWgmmaUnroll : 2;
+      CodeExpectation e;
+      e.source = "tensor_wgmma_sm90a";
+      e.kernel = wgmma_kernel_name(op.type, latency);
+      e.probe = op.probe;
+      e.ptx = {{op.ptx, kWgmmaUnroll, false}, {R"(^wgmma\.wait_group\.sync\.aligned )", waits, false}};
+      e.sass = {{op.sass, kWgmmaUnroll, true}, {R"(^WARPGROUP\.DEPBAR)", waits, false}};
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(wgmma_expectations);
 
 const Observation* find_row(const std::vector<Observation>& rows, const std::string& mode,
                             const std::string& timing, const std::string& unit) {
@@ -187,7 +245,8 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
   for (const auto& probe : probes) {
     auto rows = select(obs, probe);
     const pipes::OpInfo* op = pipes::find_op(probe);
-    std::string what = op ? op->what : probe;
+    const pipes::WgmmaInfo* wgmma = pipes::find_wgmma_op(probe);
+    std::string what = op ? op->what : wgmma ? wgmma->what : probe;
     if (const Observation* c = pipes::find_row(rows, "throughput", "cycles", "results/clk/SM")) {
       Parameter p;
       p.name = probe + "_throughput_per_sm";
@@ -196,10 +255,18 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
       p.low = c->p05;
       p.high = c->p95;
       p.confidence = spread_confidence(c->p05, c->p50, c->p95);
-      p.method = what + "; 8 independent chains per thread, whole chip, per-SM clock64";
+      if (wgmma)
+        p.method = what + "; result = multiply-add; A and B in shared memory, " +
+                   std::to_string(pipes::kWgmmaUnroll) +
+                   " wgmmas per commit group into one accumulator, the next group issued while "
+                   "one runs; " + std::to_string(pipes::kWgmmaWarpgroups) +
+                   " warpgroups on every SM, whole chip, per-SM clock64";
+      else
+        p.method = what + "; 8 independent chains per thread, whole chip, per-SM clock64";
       // sm_90's tensor peaks are for warpgroup wgmma; mma.sync takes the older per-warp path.
       if (probe.rfind("tensor_mma_", 0) == 0 && meta_number(meta, "compute_capability") >= 9)
-        p.method += "; warp-level mma.sync, not the wgmma that sm_90's documented peaks assume";
+        p.method += "; warp-level mma.sync, not the wgmma (tensor_wgmma_*) that sm_90's documented "
+                    "peaks assume";
       // The event-timed rate uses the clock measured before the family, so events/cycles is
       // the SM clock during the probe over that clock: the tensor cores run the H100 near its
       // 1830 MHz tensor boost, 8 % below. The per-clock figure (clock64 on each SM) does not
@@ -230,7 +297,12 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
       p.low = l->p05;
       p.high = l->p95;
       p.confidence = spread_confidence(l->p05, l->p50, l->p95);
-      p.method = what + "; one dependent chain, one warp, clock64";
+      if (wgmma)
+        p.method = what + "; one warpgroup, each wgmma committed and waited for (wait_group 0) "
+                          "before the next: issue until the accumulator can be read, the full "
+                          "64x256 tile's work included; clock64";
+      else
+        p.method = what + "; one dependent chain, one warp, clock64";
       p.evidence = "pipes.csv";
       out.push_back(p);
     }

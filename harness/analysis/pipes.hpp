@@ -53,13 +53,34 @@ struct OpInfo {
 const std::vector<OpInfo>& ops();
 const OpInfo* find_op(const std::string& probe);
 
+// Hopper's warpgroup MMA (wgmma.mma_async, sm_90a; microbench/tensor_wgmma.cu): the m64n256kK
+// shape of each input type, A and B from shared memory, the accumulator in registers. Each
+// warpgroup runs one accumulator chain of kWgmmaUnroll wgmmas per commit group; throughput with
+// kWgmmaWarpgroups warpgroups on every SM, latency with one warpgroup waiting for every wgmma.
+constexpr int kWgmmaN = 256;
+constexpr int kWgmmaUnroll = 16;
+constexpr int kWgmmaWarpgroups = 2;
+
+// kernel_name() of pipes::wgmma_throughput<Op> or pipes::wgmma_latency<Op>.
+std::string wgmma_kernel_name(const std::string& op_type, bool latency);
+
+struct WgmmaInfo {
+  const char* probe;  // "tensor_wgmma_f16": the probe and the parameter prefix
+  const char* type;   // the op's struct in microbench/tensor_wgmma.cu
+  const char* ptx;    // regex for its wgmma.mma_async
+  const char* sass;   // regex for the SASS instruction it must become
+  const char* what;   // for the parameter's method text
+};
+const std::vector<WgmmaInfo>& wgmma_ops();
+const WgmmaInfo* find_wgmma_op(const std::string& probe);
+
 }  // namespace pipes
 
 // Robust confidence from a measurement's spread: 1 for p05 == p95, 0.5 at 10 % spread.
 double spread_confidence(double p05, double p50, double p95);
 
 // <op>_throughput_per_sm (results/clk/SM, from the per-SM cycle counts) and <op>_latency
-// (cycles per dependent step) for every op in `obs`.
+// (cycles per dependent step) for every op in `obs`, wgmma ops included.
 std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const Metadata& meta);
 
 }  // namespace gpuprobe

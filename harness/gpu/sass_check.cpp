@@ -90,6 +90,12 @@ const SassCache& sass_for(const std::string& arch) {
     return c;
   }
   c.kernels = parse_sass(text, found);
+  // Architecture-specific cubins (sm_90a, built only for the kernels that need it) run on the
+  // same device: their kernels are this device's code too.
+  if (found == arch) {
+    auto specific = parse_sass(text, arch + "a");
+    c.kernels.insert(c.kernels.end(), specific.begin(), specific.end());
+  }
   c.available = true;
   return c;
 }
