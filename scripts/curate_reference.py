@@ -159,6 +159,42 @@ def curate_row(row, lineno):
     return out
 
 
+# Vendor tensor peaks are chip-wide TFLOPS at the tensor boost clock; the suite measures
+# multiply-adds per clock per SM. Where a part documents the peak, its SM count and that clock,
+# the per-SM figure is derived (and says so): TFLOPS / (2 x SMs x MHz).
+TENSOR_PEAKS = {
+    "fp16_tensor_dense_peak": ["tensor_wgmma_f16_throughput_per_sm", "tensor_wgmma_bf16_throughput_per_sm"],
+    "tf32_tensor_dense_peak": ["tensor_wgmma_tf32_throughput_per_sm"],
+    "fp8_tensor_dense_peak": ["tensor_wgmma_fp8_e4m3_throughput_per_sm", "tensor_wgmma_int8_throughput_per_sm"],
+}
+
+
+def derived_tensor_rows(raw_rows):
+    by_gpu = {}
+    for r in raw_rows:
+        by_gpu.setdefault(r["gpu"], {})[r["quantity"]] = r
+    out = []
+    for gpu, q in by_gpu.items():
+        sms, clock = q.get("sm_count"), q.get("clock_mhz_tensor_boost")
+        if not sms or not clock:
+            continue
+        for peak, names in TENSOR_PEAKS.items():
+            p = q.get(peak)
+            if not p or p["unit"] != "TFLOPS":
+                continue
+            per_sm = float(p["value"]) * 1e12 / (2 * float(sms["value"]) * float(clock["value"]) * 1e6)
+            sources = "; ".join(dict.fromkeys(
+                part.strip() for r in (p, sms, clock) for part in r["source"].split("; ")))
+            for name in names:
+                out.append({"arch": p["arch"], "gpu": gpu, "cc": p["cc"], "quantity": name,
+                            "value": f"{per_sm:.0f}", "unit": "results/clk/SM",
+                            "method_note": f"derived: {p['value']} TFLOPS {peak} / (2 x "
+                                           f"{sms['value']} SMs x {clock['value']} MHz tensor boost)"
+                                           + (f" ({p['method_note']})" if "int8" in name and p["method_note"] else ""),
+                            "source": sources})
+    return out
+
+
 def main(argv):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     raw = argv[1] if len(argv) > 1 else os.path.join(root, "..", "shared", "reference",
@@ -170,7 +206,9 @@ def main(argv):
         if reader.fieldnames != COLUMNS:
             sys.exit(f"{raw}: columns {reader.fieldnames}, expected {COLUMNS}")
         rows = []
+        raw_rows = []
         for row in reader:
+            raw_rows.append(dict(row))
             lineno = reader.line_num
             if not row["source"].strip():
                 sys.exit(f"{raw}:{lineno}: row without a source")
@@ -180,6 +218,7 @@ def main(argv):
                         sys.exit(f"{raw}:{lineno}: field {k} '{r[k]}' holds a comma or quote "
                                  "(gnuplot reads the first six fields unquoted)")
                 rows.append(r)
+    rows.extend(derived_tensor_rows(raw_rows))
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()

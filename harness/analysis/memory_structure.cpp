@@ -21,7 +21,7 @@ using XY = std::vector<std::pair<double, double>>;
 std::string kib(double bytes) {
   char buf[64];
   if (bytes >= 1 << 30)
-    std::snprintf(buf, sizeof buf, "%.3g GiB", bytes / (1 << 30));
+    std::snprintf(buf, sizeof buf, bytes >= 1000.0 * (1 << 30) ? "%.0f GiB" : "%.3g GiB", bytes / (1 << 30));
   else if (bytes >= 1 << 20)
     std::snprintf(buf, sizeof buf, "%.3g MiB", bytes / (1 << 20));
   else if (bytes >= 1 << 10)
