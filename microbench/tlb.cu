@@ -164,13 +164,13 @@ class TlbFamily : public ProbeFamily {
     }
     if (ctx.enabled("chase_aliased") && !ctx.quick() &&
         sass_allows(ctx, "chase_aliased", memory_structure_kernels(name(), "chase"))) {
-      // At the entry size (every access its own entry, reach = entries x entry size) and at
-      // twice it (reach doubles if the step is a count of entries, stays if it is not).
+      // From the L1 TLB's entry size up, by doubling: while the stride is within an L2 TLB
+      // entry the step stays at entries x entry size, above it it grows with the stride.
       ctx.progress("mapping " + format_number(kAliasSpace / kGiB) + " GiB of aliases");
       AliasedSpace alias(kAliasChunk, kAliasSpace);
       space_ = {alias.base(), alias.bytes(), alias.chunk(), "chase_aliased"};
       const double entry = pe && pe->entry_size > 0 ? pe->entry_size : 2 * kMiB;
-      for (double s : {entry, 2 * entry}) sweep(s, false);
+      for (double s : {entry, 2 * entry, 4 * entry}) sweep(s, false);
     }
     runner_.reset();
   }

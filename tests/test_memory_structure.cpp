@@ -565,11 +565,12 @@ TEST(Tlb, SecondLevelInTheAliasedSpace) {
   std::mt19937 rng(3);
   std::normal_distribution<double> noise(0, 0.5);
   const double entries2 = 4096;
+  // An L2 TLB of 4096 entries of 16 MiB: at 32 MiB the step moves to 128 GiB.
   for (double stride : {16 * kMiB, 32 * kMiB}) {
     for (double k = 12; std::round(std::exp2(k / 2)) * stride <= 1024 * kGiB; ++k) {
       const double n = std::round(std::exp2(k / 2));
       const double fp = n * stride;
-      double y = 294 + (fp > 256 * kMiB ? 10 : 0) + (fp > entries2 * 16 * kMiB ? 90 : 0) +
+      double y = 294 + (fp > 256 * kMiB ? 10 : 0) + (fp > entries2 * stride ? 90 : 0) +
                  (fp > 256 * kGiB ? 750 : 0) + noise(rng);
       obs.push_back(row("tlb", "chase_aliased",
                         {{"stride_bytes", num(stride)}, {"footprint_bytes", num(n * stride)}}, y,
@@ -587,7 +588,8 @@ TEST(Tlb, SecondLevelInTheAliasedSpace) {
   EXPECT_GE(l2->value, 64 * kGiB / 1.5);
   EXPECT_NE(l2->method.find("virtual addresses"), std::string::npos);
   EXPECT_NE(l2->method.find("then"), std::string::npos) << l2->method;  // the third level
-  EXPECT_NE(l2->method.find("at 32 MiB the step lies at"), std::string::npos) << l2->method;
+  EXPECT_NE(l2->method.find("at 32 MiB the step lies at 128 GiB"), std::string::npos) << l2->method;
+  EXPECT_NE(l2->method.find("4096 entries of 16 MiB"), std::string::npos) << l2->method;
   EXPECT_NEAR(miss->value, 850, 5);
   expect_sane(*l2);
 }

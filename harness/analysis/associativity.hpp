@@ -87,6 +87,7 @@ struct AssociativityFit {
   CacheModel pow2;              // best fit of the chosen model with a power-of-two set count
   double lru_log_likelihood = 0, random_cold_log_likelihood = 0, random_warm_log_likelihood = 0;
   double deviance_per_dof = 0;  // goodness of fit of `best` (about 1 when the model holds)
+  double likelihood_band = 0;    // log-likelihood below the best within which ways stay possible
   double half_point = 0;        // lines where the eviction fraction crosses 0.5
   double trials = 0;
   int points = 0;

@@ -738,6 +738,18 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
     for (const auto& o : aliased)
       if (o.stride != beyond->stride)
         others += "; at " + kib(o.stride) + " the step lies at " + kib(o.seg.knees[o.first].low);
+    // Strides in increasing order: the first that moves the step with it (by the strides'
+    // ratio) is above the L2 TLB's entry size, the one before within it.
+    for (size_t i = 0; i + 1 < aliased.size(); ++i) {
+      const double r0 = aliased[i].seg.knees[aliased[i].first].low;
+      const double r1 = aliased[i + 1].seg.knees[aliased[i + 1].first].low;
+      const double grow = (r1 / r0) / (aliased[i + 1].stride / aliased[i].stride);
+      if (std::fabs(grow - 1) > 0.25) continue;
+      const double entries = std::round(r1 / aliased[i + 1].stride);
+      others += "; the step moves with strides above " + kib(aliased[i].stride) + ": " +
+                std::to_string(static_cast<long long>(entries)) + " entries of " + kib(r0 / entries);
+      break;
+    }
     const auto& kn = beyond->seg.knees[beyond->first];
     out.push_back(param("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high, kn.confidence,
                         beyond_how + "; steps past the L1 TLB's reach: " +
