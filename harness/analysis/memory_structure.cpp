@@ -713,6 +713,7 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
     double stride = 0, longest = 0;
     ladder::Segmentation seg;
     size_t first = 0;  // index of the first knee past the L1 reach
+    double reach = 0, above = 0;  // the last footprint below that step, the first above
   };
   std::optional<Beyond> beyond;
   std::vector<Beyond> aliased;
@@ -720,12 +721,52 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
        grouped(obs, "chase_aliased", "cycles", {}, "stride_bytes", "footprint_bytes")) {
     Beyond bd{stride, pts.back().first,
               ladder::segment_curve(tlb_curve(obs, stride, "chase_aliased"), tlb_segment_options())};
-    while (bd.first < bd.seg.knees.size() && bd.seg.knees[bd.first].low < 2 * l1_reach) ++bd.first;
+    // A knee past the L1 reach that climbs (a plateau may also split on a 1 % dip).
+    auto climbs = [&](size_t k) {
+      const auto& kn = bd.seg.knees[k];
+      return bd.seg.plateaus[kn.lower + 1].level >
+             (1 + tlb_segment_options().min_jump) * bd.seg.plateaus[kn.lower].level;
+    };
+    while (bd.first < bd.seg.knees.size() &&
+           (bd.seg.knees[bd.first].low < 2 * l1_reach || !climbs(bd.first)))
+      ++bd.first;
     if (bd.first == bd.seg.knees.size()) continue;
+    // The knee's bracket may open early where the lower plateau wanders: the reach is the
+    // last point still on its level, the bracket's top the first one above it.
+    const auto& kn = bd.seg.knees[bd.first];
+    const double on_level = (1 + 0.5 * tlb_segment_options().min_jump) * bd.seg.plateaus[kn.lower].level;
+    bd.reach = kn.low;
+    bd.above = kn.high;
+    for (const auto& p : bd.seg.points) {
+      if (p.x <= kn.low) continue;
+      if (p.y > on_level) {
+        bd.above = p.x;
+        break;
+      }
+      bd.reach = p.x;
+    }
     aliased.push_back(bd);
-    if (!beyond || bd.seg.knees[bd.first].confidence > beyond->seg.knees[beyond->first].confidence)
-      beyond = bd;
   }
+  // Strides in increasing order: the first that moves the step with it (by the strides'
+  // ratio) is above the L2 TLB's entry size, the ones before within it, where the step is
+  // the L2 TLB's reach in bytes; of those, the clearest step gives it.
+  size_t within = aliased.size();
+  std::string entries_text;
+  for (size_t i = 0; i + 1 < aliased.size(); ++i) {
+    const double r0 = aliased[i].reach, r1 = aliased[i + 1].reach;
+    const double grow = (r1 / r0) / (aliased[i + 1].stride / aliased[i].stride);
+    if (std::fabs(grow - 1) > 0.25) continue;
+    const double entries = std::round(r1 / aliased[i + 1].stride);
+    entries_text = "; the step moves with strides above " + kib(aliased[i].stride) + ": " +
+                   std::to_string(static_cast<long long>(entries)) + " entries of " +
+                   kib(r0 / entries);
+    within = i + 1;
+    break;
+  }
+  for (size_t i = 0; i < within; ++i)
+    if (!beyond || aliased[i].seg.knees[aliased[i].first].confidence >
+                       beyond->seg.knees[beyond->first].confidence)
+      beyond = aliased[i];
   std::string beyond_how;
   if (beyond) {
     beyond_how = "the same chase, one access per " + kib(beyond->stride) + ", over " +
@@ -737,21 +778,11 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
     std::string others;
     for (const auto& o : aliased)
       if (o.stride != beyond->stride)
-        others += "; at " + kib(o.stride) + " the step lies at " + kib(o.seg.knees[o.first].low);
-    // Strides in increasing order: the first that moves the step with it (by the strides'
-    // ratio) is above the L2 TLB's entry size, the one before within it.
-    for (size_t i = 0; i + 1 < aliased.size(); ++i) {
-      const double r0 = aliased[i].seg.knees[aliased[i].first].low;
-      const double r1 = aliased[i + 1].seg.knees[aliased[i + 1].first].low;
-      const double grow = (r1 / r0) / (aliased[i + 1].stride / aliased[i].stride);
-      if (std::fabs(grow - 1) > 0.25) continue;
-      const double entries = std::round(r1 / aliased[i + 1].stride);
-      others += "; the step moves with strides above " + kib(aliased[i].stride) + ": " +
-                std::to_string(static_cast<long long>(entries)) + " entries of " + kib(r0 / entries);
-      break;
-    }
+        others += "; at " + kib(o.stride) + " the step lies at " + kib(o.reach);
+    others += entries_text;
     const auto& kn = beyond->seg.knees[beyond->first];
-    out.push_back(param("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high, kn.confidence,
+    out.push_back(param("tlb_l2_coverage", beyond->reach, "bytes", beyond->reach, beyond->above,
+                        kn.confidence,
                         beyond_how + "; steps past the L1 TLB's reach: " +
                             steps_text(beyond->seg, beyond->first) + others,
                         ev));
