@@ -12,6 +12,15 @@ bulk(w) = is_probe("read_bulk") && is_unit("GB/s") ? column("footprint_bytes") /
 l1(w) = is_probe("l1_read") && is_unit("GB/s") && column("width_bytes") == w && \
         strcol("op") eq "ld.global" ? column("footprint_bytes") / MiB : NaN
 
+# Bulk-copy reads where a run has them (older runs do not).
+bulk_cmd = ""
+do for [i=1:words(files)] {
+  stats word(files, i) using (bulk(0) == bulk(0) ? 1 : 0):(0) nooutput
+  if (STATS_sum_x > 0) {
+    bulk_cmd = bulk_cmd . sprintf(", word(files, %d) using (bulk(0)):'value' with points ls %d pt 3 ps 1.4 title '%s cp.async.bulk'", i, i, word(labels, i))
+  }
+}
+
 # Per GPU: the theoretical DRAM peak, and the L2 size (footprint / l2_fraction) of the first.
 peaks = ""
 do for [i=1:words(files)] {
@@ -68,8 +77,7 @@ do for [ext in "svg png pdf"] {
        for [i=1:words(files)] word(files, i) using (sweep(4)):"value" \
          with points ls i pt 2 ps 1.1 title word(labels, i) . " 4 B", \
        for [i=1:words(files)] word(files, i) using (l1(16)):"value" \
-         with points ls i pt 13 ps 1.8 title word(labels, i) . " L1, 16 B", \
-       for [i=1:words(files)] word(files, i) using (bulk(0)):"value" \
-         with points ls i pt 3 ps 1.4 title word(labels, i) . " cp.async.bulk" \
+         with points ls i pt 13 ps 1.8 title word(labels, i) . " L1, 16 B" \
+       @bulk_cmd \
        @peaks @marks
 }

@@ -64,6 +64,11 @@ do for [i=1:words(files)] {
 }
 pair_file(p) = int(substr(p, 1, strstrt(p, ":") - 1))
 pair_stride(p) = int(substr(p, strstrt(p, ":") + 1, strlen(p)))
+aliased_cmd = aliased_pairs eq "" ? "" : \
+  ", for [p in aliased_pairs] word(files, pair_file(p)) " . \
+  "using (aliased(word(strides, pair_stride(p)) + 0) ? column('footprint_bytes') : NaN):'value' smooth unique " . \
+  "with linespoints ls pair_file(p) dt stride_dt(pair_stride(p)) pt 2 ps pscale lw 2.5 notitle, " . \
+  "NaN with lines lc rgb '#333333' lw 2.5 title 'aliased virtual space (thick)'"
 
 set logscale x 2
 set xrange [131072 : 1099511627776 * 1.3]
@@ -87,11 +92,7 @@ do for [ext in "svg png pdf"] {
   plot for [i=1:words(files)] for [k=1:words(strides)] word(files, i) \
          using (chased(word(strides, k) + 0) ? column("footprint_bytes") : NaN):"value" smooth unique \
          with linespoints ls i dt stride_dt(k) pt stride_pt(k) ps pscale lw 1 notitle, \
-       for [p in aliased_pairs] word(files, pair_file(p)) \
-         using (aliased(word(strides, pair_stride(p)) + 0) ? column("footprint_bytes") : NaN):"value" smooth unique \
-         with linespoints ls pair_file(p) dt stride_dt(pair_stride(p)) pt 2 ps pscale lw 2.5 notitle, \
-       for [i=1:words(files)] NaN with lines ls i title word(labels, i), \
-       NaN with lines lc rgb "#333333" lw 2.5 title "aliased virtual space (thick)", \
+       for [i=1:words(files)] NaN with lines ls i title word(labels, i) @aliased_cmd, \
        for [k=1:words(strides)] NaN with linespoints lc rgb "#333333" dt stride_dt(k) pt stride_pt(k) \
          ps pscale title sprintf("stride %s", stride_title(word(strides, k) + 0)) @refs
 }
