@@ -456,4 +456,25 @@ TEST(AssociativityH100, SensibleSetsWaysAndCapacity) {
   }
 }
 
+// Two runs a minute apart fit the same sets and ways (the fit once flipped between models
+// on a 3 % disagreement threshold; it must not depend on such noise).
+TEST(AssociativityH100, RepeatedRunsAgree) {
+  const std::string dir = std::string(GPUPROBE_TEST_DATA);
+  if (!std::filesystem::exists(dir + "/h100_associativity.csv") ||
+      !std::filesystem::exists(dir + "/h100_associativity_repeat.csv"))
+    GTEST_SKIP() << "no repeated H100 associativity run committed";
+  std::vector<std::vector<Parameter>> fits;
+  for (const char* f : {"/h100_associativity.csv", "/h100_associativity_repeat.csv"}) {
+    Metadata meta;
+    auto obs = read_observations(dir + f, &meta);
+    fits.push_back(analyze("associativity", obs, meta));
+  }
+  for (const char* name : {"l1_ways", "l1_sets", "l1_size"}) {
+    const Parameter* a = find(fits[0], name);
+    const Parameter* b = find(fits[1], name);
+    ASSERT_TRUE(a && b) << name;
+    EXPECT_NEAR(a->value / b->value, 1, 0.1) << name << ": " << a->method;
+  }
+}
+
 }  // namespace

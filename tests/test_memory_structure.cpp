@@ -637,8 +637,9 @@ TEST(MemoryStructure, AnalysisIsTheSameFromTheWrittenFile) {
 
 namespace {
 
-std::vector<Parameter> h100(const std::string& family) {
-  std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_" + family + ".csv";
+// tests/data/h100_<family><suffix>.csv analysed as `family` (suffix "_repeat": a second run).
+std::vector<Parameter> h100(const std::string& family, const std::string& suffix = "") {
+  std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_" + family + suffix + ".csv";
   if (!std::filesystem::exists(path)) return {};
   Metadata meta;
   auto obs = read_observations(path, &meta);
@@ -747,4 +748,24 @@ TEST(H100, Tlb) {
     EXPECT_LE(l2->value, 80 * kGiB);
     expect_sane(*l2);
   }
+}
+
+// Two runs a minute apart (tests/data/h100_tlb.csv and h100_tlb_repeat.csv): the aliased
+// chase finds the same L2 TLB reach (64 GiB: 2048 entries of 32 MiB) and a page walk beyond.
+TEST(H100, TlbLastLevelsRepeat) {
+  if (!have("tlb") || !have("tlb_repeat")) GTEST_SKIP() << "no repeated H100 tlb run committed";
+  auto a = h100("tlb"), b = h100("tlb", "_repeat");
+  const Parameter* l2a = find(a, "tlb_l2_coverage");
+  const Parameter* l2b = find(b, "tlb_l2_coverage");
+  const Parameter* ma = find(a, "tlb_miss_latency");
+  const Parameter* mb = find(b, "tlb_miss_latency");
+  ASSERT_TRUE(l2a && l2b && ma && mb);
+  for (const Parameter* p : {l2a, l2b}) {
+    EXPECT_GE(p->value, 32 * kGiB) << p->method;
+    EXPECT_LE(p->value, 96 * kGiB) << p->method;
+    EXPECT_NE(p->method.find("virtual addresses"), std::string::npos);
+  }
+  EXPECT_NEAR(l2a->value / l2b->value, 1, 0.1);
+  EXPECT_NEAR(ma->value / mb->value, 1, 0.1);
+  EXPECT_GT(ma->value, 200);  // a page walk costs far more than the 10-cycle L1 TLB miss
 }

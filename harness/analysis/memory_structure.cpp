@@ -731,10 +731,15 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
            (bd.seg.knees[bd.first].low < 2 * l1_reach || !climbs(bd.first)))
       ++bd.first;
     if (bd.first == bd.seg.knees.size()) continue;
-    // The knee's bracket may open early where the lower plateau wanders: the reach is the
-    // last point still on its level, the bracket's top the first one above it.
+    // The knee's bracket may open early where the lower plateau wanders by a few cycles,
+    // and the step is a ramp (misses grow over some GiB): the reach is the last point before
+    // the ramp: under 15 % of the way up the step and within 5 % of the level (where the
+    // sweep did not resolve a level between, the step may be far larger than this one);
+    // the bracket's top is the first point above.
     const auto& kn = bd.seg.knees[bd.first];
-    const double on_level = (1 + 0.5 * tlb_segment_options().min_jump) * bd.seg.plateaus[kn.lower].level;
+    const double lower = bd.seg.plateaus[kn.lower].level;
+    const double on_level =
+        lower + std::min(0.15 * (bd.seg.plateaus[kn.lower + 1].level - lower), 0.05 * lower);
     bd.reach = kn.low;
     bd.above = kn.high;
     for (const auto& p : bd.seg.points) {
