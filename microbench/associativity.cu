@@ -297,16 +297,8 @@ class AssociativityFamily : public ProbeFamily {
     using Level = std::tuple<std::string, double, size_t>;
     for (const auto& [level, v, n] : std::vector<Level>{{"hit", hit, hits.size()},
                                                          {"miss", median(misses), misses.size()},
-                                                         {"threshold", threshold_, misses.size()}}) {
-      Observation o;
-      o.family = name();
-      o.probe = "calibration";
-      o.params = {{"level", level}};
-      o.value = o.p05 = o.p50 = o.p95 = v;
-      o.unit = "cycles";
-      o.reps = static_cast<int>(n);
-      ctx_->record(o);
-    }
+                                                         {"threshold", threshold_, misses.size()}})
+      ctx_->record(calibration_row(name(), level, v, static_cast<int>(n)));
     if (!(miss_low > 2 * hit))
       throw std::runtime_error("associativity: a reload of the target (" +
                                format_printf("%.0f", hit) +

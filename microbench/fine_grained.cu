@@ -170,16 +170,8 @@ class FineGrainedFamily : public ProbeFamily {
     std::vector<double> hits, misses;
     for (double l : lat) (l > split ? misses : hits).push_back(l);
     for (const auto& [level, v] : std::vector<std::pair<std::string, double>>{
-             {"hit", median(hits)}, {"miss", median(misses)}, {"threshold", split}}) {
-      Observation o;
-      o.family = name();
-      o.probe = "calibration";
-      o.params = {{"level", level}};
-      o.value = o.p05 = o.p50 = o.p95 = v;
-      o.unit = "cycles";
-      o.reps = 1;
-      ctx_->record(o);
-    }
+             {"hit", median(hits)}, {"miss", median(misses)}, {"threshold", split}})
+      ctx_->record(calibration_row(name(), level, v, 1));
   }
 
   double misses_per_pass(const std::string& series, double stride, double lines) {

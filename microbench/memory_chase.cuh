@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common.cuh"
+#include "core/observation.hpp"
 
 namespace gpuprobe {
 
@@ -206,6 +207,20 @@ __global__ void chase(Loader ld, ChaseArgs a) {
 }
 
 }  // namespace memory_chase
+
+// One level of a hit/miss calibration (hit, miss, the threshold between them) as a row of
+// probe "calibration", from `reps` timed accesses.
+inline Observation calibration_row(const std::string& family, const std::string& level,
+                                   double cycles, int reps) {
+  Observation o;
+  o.family = family;
+  o.probe = "calibration";
+  o.params = {{"level", level}};
+  o.value = o.p05 = o.p50 = o.p95 = cycles;
+  o.unit = "cycles";
+  o.reps = reps;
+  return o;
+}
 
 struct ChaseResult {
   double cycles_per_access = 0;  // mean over the counted accesses of all chains

@@ -95,6 +95,20 @@ std::map<std::string, Parameter> by_name(const std::vector<Parameter>& ps) {
   return m;
 }
 
+// The latency parameters inferred from tests/data/<a>.csv and <b>.csv, by name; an empty
+// map for a file that is absent.
+std::pair<std::map<std::string, Parameter>, std::map<std::string, Parameter>> recorded_pair(
+    const std::string& a, const std::string& b) {
+  auto infer = [](const std::string& file) {
+    const std::string path = std::string(GPUPROBE_TEST_DATA) + "/" + file + ".csv";
+    if (!std::filesystem::exists(path)) return std::map<std::string, Parameter>{};
+    Metadata meta;
+    auto obs = read_observations(path, &meta);
+    return by_name(infer_latency(obs, meta));
+  };
+  return {infer(a), infer(b)};
+}
+
 const Metadata kH100Meta = {{"l2_bytes", "52428800"}, {"shared_per_sm_bytes", "233472"}};
 
 // H100-like: L1 with the largest carve-out, a near and a far L2 partition, HBM.
@@ -501,17 +515,8 @@ TEST(LatencyLadder, RecordedH100Curve) {
 // sweep points that bracket each capacity overlap). The two runs were made one after the other
 // on the same H100 in the first session: the whole suite, then the latency family alone.
 TEST(LatencyLadder, RecordedH100RunIsRepeatable) {
-  const std::string first = std::string(GPUPROBE_TEST_DATA) + "/h100_latency_first_session.csv";
-  const std::string again =
-      std::string(GPUPROBE_TEST_DATA) + "/h100_latency_first_session_repeat.csv";
-  for (const auto& path : {first, again})
-    if (!std::filesystem::exists(path))
-      GTEST_SKIP() << path << " is absent: it is committed after the H100 runs";
-  Metadata ma, mb;
-  auto obs_a = read_observations(first, &ma);
-  auto obs_b = read_observations(again, &mb);
-  auto a = by_name(infer_latency(obs_a, ma));
-  auto b = by_name(infer_latency(obs_b, mb));
+  auto [a, b] = recorded_pair("h100_latency_first_session", "h100_latency_first_session_repeat");
+  if (a.empty() || b.empty()) GTEST_SKIP() << "the first session's two H100 runs are absent";
   ASSERT_EQ(a.size(), b.size());
   EXPECT_EQ(a.size(), 10u);
   for (const auto& [name, pa] : a) {
@@ -539,18 +544,13 @@ TEST(LatencyLadder, RecordedH100RunIsRepeatable) {
 // the latencies agree to 3 % (they moved by up to 2 %: another board, another clock history),
 // the level count is the same.
 TEST(LatencyLadder, RecordedH100SessionsAgree) {
-  const std::string first = std::string(GPUPROBE_TEST_DATA) + "/h100_latency_first_session.csv";
-  const std::string latest = std::string(GPUPROBE_TEST_DATA) + "/h100_latency.csv";
-  for (const auto& path : {first, latest})
-    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent";
-  Metadata ma, mb;
-  auto obs_a = read_observations(first, &ma);
-  auto obs_b = read_observations(latest, &mb);
-  auto a = by_name(infer_latency(obs_a, ma));
-  auto b = by_name(infer_latency(obs_b, mb));
+  auto [a, b] = recorded_pair("h100_latency_first_session", "h100_latency");
+  if (a.empty() || b.empty()) GTEST_SKIP() << "a recorded H100 latency run is absent";
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, pa] : a) {
     ASSERT_EQ(b.count(name), 1u) << name;
-    if (pa.unit == "cycles") EXPECT_NEAR(pa.value, b.at(name).value, 0.03 * pa.value) << name;
+    if (pa.unit == "cycles") {
+      EXPECT_NEAR(pa.value, b.at(name).value, 0.03 * pa.value) << name;
+    }
   }
 }
