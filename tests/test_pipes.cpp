@@ -498,6 +498,18 @@ TEST(Divergence, ParametersPerMode) {
   EXPECT_NEAR(find(ps, "divergence_slowdown_32_paths_one_warp")->value, 1 + 0.6 * 31, 1e-9);
 }
 
+// Regression: the analyzer once kept pointers into the temporary that select() returns (a
+// use after free that ASan reports), and converted a huge path count with int() (undefined).
+TEST(Divergence, HugeOrNegativePathCountsAreIgnored) {
+  auto obs = divergence_rows("full_sm", 5000, 1.0);
+  obs.push_back(row("divergence", "full_sm", {{"paths", "1e300"}}, 7, "cycles"));
+  obs.push_back(row("divergence", "full_sm", {{"paths", "-5"}}, 7, "cycles"));
+  auto ps = analyze("divergence", obs);
+  expect_well_formed(ps, "divergence.csv");
+  EXPECT_NEAR(find(ps, "divergence_cost_per_path")->value, 1.0, 1e-9);
+  EXPECT_NEAR(find(ps, "divergence_slowdown_32_paths")->value, 32, 1e-9);
+}
+
 // ---------------------------------------------------------------- recorded H100 runs
 
 std::vector<Parameter> recorded(const std::string& family) {

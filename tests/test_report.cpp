@@ -280,6 +280,35 @@ TEST_F(ReportTest, BadCommandLinesAreUsageErrors) {
             1);
 }
 
+// Regression: `compare A B --out A` replaced run A's parameters.csv with the comparison table,
+// and `report` wrote report.md into any folder it was given.
+TEST_F(ReportTest, NeverWritesIntoAFolderItDidNotMake) {
+  const std::string a = run_dir("fixture_run_h100"), b = run_dir("fixture_run_h200");
+  const std::string params_before = slurp(fs::path(a) / "parameters.csv");
+  EXPECT_EQ(compare_main({a, b, "--plots", plots.string(), "--out", a}), 1);
+  EXPECT_EQ(slurp(fs::path(a) / "parameters.csv"), params_before);
+  EXPECT_FALSE(fs::exists(fs::path(a) / "compare.md"));
+
+  fs::path foreign = root / "notes";
+  fs::create_directories(foreign);
+  spit(foreign / "report.md", "mine");
+  EXPECT_EQ(compare_main({a, b, "--plots", plots.string(), "--out", foreign.string()}), 1);
+  EXPECT_EQ(report(foreign.string()), 1);
+  EXPECT_EQ(slurp(foreign / "report.md"), "mine");
+  fs::path empty = root / "empty";
+  fs::create_directories(empty);
+  EXPECT_EQ(report(empty.string()), 1);
+  EXPECT_FALSE(fs::exists(empty / "report.md"));
+
+  // A comparison folder may be written again; a run folder may not be compared into.
+  fs::path cmp = root / "cmp";
+  compare_main({a, b, "--plots", plots.string(), "--out", cmp.string()});
+  EXPECT_EQ(folder_kind(cmp.string()), FolderKind::compare);
+  EXPECT_EQ(folder_kind(a), FolderKind::run);
+  EXPECT_EQ(report(cmp.string()), 1);
+  EXPECT_TRUE(fs::exists(cmp / "compare.md"));
+}
+
 TEST(RunLabels, ShortUniqueAndSafeForGnuplot) {
   RunData a, b, c;
   a.gpu = "NVIDIA H100 80GB HBM3";

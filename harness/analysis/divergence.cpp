@@ -80,16 +80,21 @@ std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, c
   };
   for (const Mode& m : {Mode{"full_sm", "", "every SM full of warps, 4 chains per path"},
                         Mode{"one_warp", "_one_warp", "one warp on one SM, one chain per path"}}) {
-    std::map<int, const Observation*> rows;
-    for (const auto& o : select(obs, m.probe, "cycles"))
-      if (std::isfinite(o.param("paths"))) rows[int(o.param("paths"))] = &o;
+    // Rows by path count, kept by value: select() returns a temporary.
+    std::map<int, Observation> rows;
+    for (const auto& o : select(obs, m.probe, "cycles")) {
+      const double paths_param = o.param("paths");
+      // A path count outside 1..kMaxPaths is no row of this probe (and int() of it undefined).
+      if (!(paths_param >= 1 && paths_param <= divergence::kMaxPaths)) continue;
+      rows[int(paths_param)] = o;
+    }
     std::vector<int> paths;
     std::vector<double> cycles;
     double conf = 1;
     for (const auto& [p, o] : rows) {
       paths.push_back(p);
-      cycles.push_back(o->value);
-      conf = std::min(conf, spread_confidence(o->p05, o->p50, o->p95));
+      cycles.push_back(o.value);
+      conf = std::min(conf, spread_confidence(o.p05, o.p50, o.p95));
     }
     divergence::Fit f;
     if (!divergence::fit_paths(paths, cycles, &f)) continue;

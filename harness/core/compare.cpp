@@ -132,6 +132,11 @@ int compare_main(const std::vector<std::string>& args_in) {
       for (const auto& r : runs) slugs += (slugs.empty() ? "" : "_vs_") + gpu_slug(r.gpu);
       out_dir = "results/compare/" + slugs;
     }
+    // Write only into a folder made for a comparison: never over a run's own files.
+    const FolderKind out_kind = folder_kind(out_dir);
+    if (out_kind == FolderKind::run || out_kind == FolderKind::other)
+      throw std::runtime_error("--out " + out_dir + ": " + folder_kind_name(out_kind) +
+                               "; compare writes only into a new, empty or earlier compare folder");
     fs::create_directories(out_dir);
 
     if (paths.gnuplot.empty())

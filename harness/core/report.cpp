@@ -579,6 +579,12 @@ int report_main(const std::vector<std::string>& args_in) {
     return 2;
   }
   const std::string dir = args[0];
+  // report writes report.md and figures/ into the folder: only into a run's own.
+  if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run) {
+    std::fprintf(stderr, "gpuprobe report: %s: %s, not a run folder\n", dir.c_str(),
+                 folder_kind_name(kind));
+    return 1;
+  }
   try {
     std::vector<FigureScript> scripts = figure_scripts(paths.plots_dir, diag);
     std::set<std::string> known = known_families(scripts);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -78,6 +79,45 @@ std::string read_file(const std::string& path) {
   std::ostringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+namespace {
+
+// The `# key=value` lines at the top of a CSV file, without reading past them.
+std::map<std::string, std::string> leading_metadata(const fs::path& path) {
+  std::map<std::string, std::string> meta;
+  std::ifstream f(path, std::ios::binary);
+  std::string line;
+  while (std::getline(f, line) && line.rfind("# ", 0) == 0) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) meta[line.substr(2, eq - 2)] = line.substr(eq + 1);
+  }
+  return meta;
+}
+
+}  // namespace
+
+FolderKind folder_kind(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return FolderKind::missing;
+  if (fs::is_empty(dir, ec)) return FolderKind::empty;
+  const fs::path params = fs::path(dir) / "parameters.csv";
+  if (fs::exists(params, ec) && leading_metadata(params).count("run_1")) return FolderKind::compare;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".csv" && leading_metadata(e.path()).count("run_id"))
+      return FolderKind::run;
+  return FolderKind::other;
+}
+
+const char* folder_kind_name(FolderKind k) {
+  switch (k) {
+    case FolderKind::missing: return "no such folder";
+    case FolderKind::empty: return "an empty folder";
+    case FolderKind::run: return "a run folder";
+    case FolderKind::compare: return "a compare folder";
+    case FolderKind::other: return "not a folder gpuprobe wrote";
+  }
+  return "?";
 }
 
 bool file_exists(const std::string& path) {

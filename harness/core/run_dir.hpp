@@ -21,4 +21,16 @@ void write_file_atomic(const std::string& path, const std::string& text);
 std::string read_file(const std::string& path);
 bool file_exists(const std::string& path);
 
+// What a folder holds, read from the metadata of the files gpuprobe writes, so that no
+// command writes into a folder it did not make for that purpose.
+enum class FolderKind {
+  missing,  // no such folder
+  empty,    // a folder with nothing in it
+  run,      // a run: an observations file, families.csv or parameters.csv with a run_id
+  compare,  // the output of `gpuprobe compare` (its parameters.csv names run_1, run_2, ...)
+  other,    // anything else: never written into
+};
+FolderKind folder_kind(const std::string& dir);
+const char* folder_kind_name(FolderKind k);
+
 }  // namespace gpuprobe
