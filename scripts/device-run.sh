@@ -4,7 +4,11 @@
 #   scripts/device-run.sh [--budget SECONDS] [gpuprobe run options...]
 # Environment: OUT (default /tmp/gpuprobe-out), ARCH (default native), REPEAT_FILTER (a
 # --filter for a second run of the same probes, to check repeatability; empty: none), CTEST
-# (0: skip the test suite, for a short exploratory run).
+# (0: skip the test suite, for a short exploratory run), QUICK_TOO (1: a --quick run of the
+# same build after the full one), INTERRUPT_AFTER (seconds: a further run sent SIGINT after
+# that long, kept under logs/, to check that an interrupted run says so), GITDIR (a copy of
+# the repository's .git carried along: the device tool sends the working tree with a stale
+# .git, and the version a run records must name the commit it was built from).
 set -uo pipefail
 budget=480
 if [ "${1:-}" = "--budget" ]; then budget=$2; shift 2; fi
@@ -12,6 +16,8 @@ OUT=${OUT:-/tmp/gpuprobe-out}
 ARCH=${ARCH:-native}
 export PATH="/usr/local/cuda/bin:$PATH"
 mkdir -p "$OUT/results" "$OUT/logs"
+if [ -n "${GITDIR:-}" ]; then export GIT_DIR="$PWD/$GITDIR" GIT_WORK_TREE="$PWD"; fi
+echo "version $(git describe --always --dirty --tags 2>/dev/null || echo unknown)"
 start=$(date +%s)
 pack() { tar czf "$OUT/gpuprobe-device.tar.gz" -C "$OUT" results logs 2>/dev/null; }
 trap pack EXIT
@@ -35,5 +41,16 @@ if [ -n "${REPEAT_FILTER:-}" ] && [ "$(left)" -gt 60 ]; then
   timeout --signal=INT $(( $(left) - 15 )) ./build/gpuprobe run --out "$OUT/results" \
     --filter "$REPEAT_FILTER" "$@" > "$OUT/logs/repeat.stdout" 2> "$OUT/logs/repeat.stderr"
   echo "repeat exit $?"
+fi
+if [ "${QUICK_TOO:-0}" = 1 ] && [ "$(left)" -gt 40 ]; then
+  timeout --signal=INT $(( $(left) - 15 )) ./build/gpuprobe run --quick --out "$OUT/results" "$@" \
+    > "$OUT/logs/quick.stdout" 2> "$OUT/logs/quick.stderr"
+  echo "quick exit $?"; tail -5 "$OUT/logs/quick.stderr"
+fi
+if [ -n "${INTERRUPT_AFTER:-}" ] && [ "$(left)" -gt $(( INTERRUPT_AFTER + 20 )) ]; then
+  timeout --signal=INT "$INTERRUPT_AFTER" ./build/gpuprobe run --out "$OUT/logs/interrupted" "$@" \
+    > "$OUT/logs/interrupted.stdout" 2> "$OUT/logs/interrupted.stderr"
+  echo "interrupted run exit $?"; tail -5 "$OUT/logs/interrupted.stderr"
+  find "$OUT/logs/interrupted" -maxdepth 3 | head -40
 fi
 echo "total $(( $(date +%s) - start )) s"
