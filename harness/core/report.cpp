@@ -488,15 +488,6 @@ std::string documented_cell(const DocumentedFigure& doc) {
   return describe(doc) + " [r" + std::to_string(doc.line) + "]";
 }
 
-std::string versus_documented(const Parameter& p, const DocumentedFigure& doc) {
-  if (!std::isfinite(p.value) || !doc.numeric()) return "";
-  if (std::isfinite(doc.value))
-    return doc.value == 0 ? "" : "x" + format_printf("%.2f", p.value / doc.value);
-  if (p.value >= doc.low && p.value <= doc.high) return "in range";
-  double bound = p.value < doc.low ? doc.low : doc.high;
-  return bound == 0 ? "" : "x" + format_printf("%.2f", p.value / bound) + (p.value < doc.low ? " of low" : " of high");
-}
-
 bool units_agree(const RunData& run, size_t index, const DocumentedFigure& doc,
                  const std::string& reference_path, Diagnostics& diag) {
   const Parameter& p = run.params.at(index);

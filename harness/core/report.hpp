@@ -76,9 +76,8 @@ std::vector<std::string> render_figure(const ReportPaths& paths, const FigureScr
 // The documented figures, or an empty reference after recording why.
 Reference load_reference_or_report(const std::string& path, Diagnostics& diag);
 
-// "28 cycles [r261]" for the table, and measured/documented ("x1.18", "in range"), or "".
+// "28 cycles [r261]" for the table (its ratio: versus_documented of core/reference.hpp).
 std::string documented_cell(const DocumentedFigure& doc);
-std::string versus_documented(const Parameter& p, const DocumentedFigure& doc);
 // True when `p` and `doc` are in units that compare; records a message naming both files
 // and lines otherwise.
 bool units_agree(const RunData& run, size_t index, const DocumentedFigure& doc,

@@ -450,7 +450,9 @@ int run_suite(const Options& opt, int argc, char** argv) {
             << dir << "\n\n";
   std::cout << format_summary(params, [&](const Parameter& p) {
     auto doc = documented_for_gpu(reference, p.name, dev.name, dev.cc_major, dev.cc_minor);
-    return doc ? describe(*doc) : std::string();
+    if (!doc) return std::string();
+    std::string versus = versus_documented(p, *doc);
+    return describe(*doc) + (versus.empty() ? "" : " (" + versus + ")");
   });
   if (!invalid.empty())
     std::cout << "\n" << invalid.size() << " probe(s) invalid: see " << dir << "/invalid.csv\n";
