@@ -322,10 +322,10 @@ TEST(DualIssue, ParametersAndVerdictsFromObservations) {
   ASSERT_EQ(ps.size(), 3u);
   // The issue rate is the fastest solo stream, 4 inst/clk/SM.
   EXPECT_NEAR(find(ps, "dual_issue_fp32_int32")->value, 1.0, 1e-12);
-  EXPECT_EQ(find(ps, "dual_issue_fp32_int32")->method.rfind("separate pipes", 0), 0u);
+  EXPECT_EQ(find(ps, "dual_issue_fp32_int32")->method.rfind("dual_issue_pair: separate pipes", 0), 0u);
   EXPECT_NE(find(ps, "dual_issue_fp32_int32")->method.find("overlap 1.00"), std::string::npos);
-  EXPECT_EQ(find(ps, "dual_issue_fp32_fp64")->method.rfind("co-issued", 0), 0u);
-  EXPECT_EQ(find(ps, "dual_issue_fp16_fp32")->method.rfind("issue-bound", 0), 0u);
+  EXPECT_EQ(find(ps, "dual_issue_fp32_fp64")->method.rfind("dual_issue_pair: co-issued", 0), 0u);
+  EXPECT_EQ(find(ps, "dual_issue_fp16_fp32")->method.rfind("dual_issue_pair: issue-bound", 0), 0u);
   EXPECT_EQ(find(ps, "dual_issue_fp16_fp32")->method.find("overlap"), std::string::npos);
   EXPECT_NEAR(find(ps, "dual_issue_fp16_fp32")->value, 1.005, 1e-12);
 }
@@ -583,7 +583,7 @@ TEST(RecordedH100, DualIssueVerdicts) {
     EXPECT_LT(p.value, 2.2);
     bool verdict = false;
     for (const char* v : {"separate pipes", "partial", "shared pipe", "issue-bound"})
-      verdict = verdict || p.method.rfind(v, 0) == 0;
+      verdict = verdict || p.method.rfind(std::string("dual_issue_pair: ") + v, 0) == 0;
     EXPECT_TRUE(verdict) << p.method;  // and never co-issued: one instruction per clock per scheduler
   }
   // fp32 + int32 logic and fp32 + fp64 overlap up to the issue rate; fp16x2 and fp32 FMAs each
@@ -591,11 +591,11 @@ TEST(RecordedH100, DualIssueVerdicts) {
   for (const char* name : {"dual_issue_fp32_int32", "dual_issue_fp32_fp64"}) {
     const Parameter* p = find(ps, name);
     ASSERT_NE(p, nullptr) << name;
-    EXPECT_EQ(p->method.rfind("separate pipes", 0), 0u) << p->method;
+    EXPECT_EQ(p->method.rfind("dual_issue_pair: separate pipes", 0), 0u) << p->method;
   }
   const Parameter* fp16 = find(ps, "dual_issue_fp16_fp32");
   ASSERT_NE(fp16, nullptr);
-  EXPECT_EQ(fp16->method.rfind("issue-bound", 0), 0u) << fp16->method;
+  EXPECT_EQ(fp16->method.rfind("dual_issue_pair: issue-bound", 0), 0u) << fp16->method;
 }
 
 TEST(RecordedH100, IlpReplacesOccupancy) {

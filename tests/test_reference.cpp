@@ -242,14 +242,20 @@ TEST(Reference, RatioOnlyWhereMethodsMatch) {
       "ref.csv");
   Parameter chase{"shared_latency", 23, "cycles", 22, 24, 0.9, "pointer_chase: ld.shared [reg]", "x.csv"};
   Parameter index{"shared_latency", 30, "cycles", 29, 31, 0.9, "index_chase: j = s[j]", "x.csv"};
-  Parameter unlabelled{"shared_latency", 30, "cycles", 29, 31, 0.9, "index chase, j = s[j]", "x.csv"};
+  // An older run's text without a label: the canonical name's label (catalog), else none.
+  Parameter unlabelled{"shared_latency", 30, "cycles", 29, 31, 0.9, "chase, ld.shared", "x.csv"};
+  Parameter unnamed{"not_a_parameter", 30, "cycles", 29, 31, 0.9, "index_chase: j = s[j]", "x.csv"};
   EXPECT_EQ(method_label(index), "index_chase");
-  EXPECT_EQ(method_label(unlabelled), "");
+  EXPECT_EQ(method_label(unlabelled), "pointer_chase");
+  EXPECT_EQ(method_label(unnamed), "index_chase");
+  unnamed.method = "whatever: text";
+  EXPECT_EQ(method_label(unnamed), "");
   EXPECT_EQ(versus_documented(chase, ref.figures[0]), "other method: index_chase");
   EXPECT_FALSE(same_method(chase, ref.figures[0]));
   EXPECT_EQ(versus_documented(index, ref.figures[0]), "x1.50");
   EXPECT_EQ(versus_documented(index, ref.figures[1]), "in range");
   EXPECT_EQ(versus_documented(unlabelled, ref.figures[0]), "other method: index_chase");
+  EXPECT_EQ(versus_documented(unnamed, ref.figures[0]), "other method: index_chase");
   Parameter unknown_method = index;
   unknown_method.method = "unknown: not said";
   EXPECT_EQ(versus_documented(unknown_method, ref.figures[2]), "other method: unknown");

@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "core/catalog.hpp"
 #include "core/csv.hpp"
 #include "core/summary.hpp"
 
@@ -287,12 +288,11 @@ std::optional<DocumentedFigure> documented_for_arch(const Reference& ref,
 
 std::string method_label(const Parameter& p) {
   size_t colon = p.method.find(':');
-  if (colon == std::string::npos) return "";
-  std::string label = trim(p.method.substr(0, colon));
-  bool word = !label.empty() && std::all_of(label.begin(), label.end(), [](char c) {
-    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
-  });
-  return word ? label : "";
+  if (colon != std::string::npos && catalog().methods.count(p.method.substr(0, colon)))
+    return p.method.substr(0, colon);
+  // Runs written before parameters carried labels: a canonical name means one method.
+  auto it = catalog().params.find(p.name);
+  return it == catalog().params.end() ? "" : it->second.method;
 }
 
 bool same_method(const Parameter& p, const DocumentedFigure& doc) {

@@ -70,8 +70,9 @@ bool cc_covers(const std::string& cc_field, int major, int minor);
 // Human text of a documented figure: "28 cycles", "6 MiB", "32-128 KiB", "32 or 64 sets".
 std::string describe(const DocumentedFigure& f);
 
-// The method label of a measured parameter: its method text up to the first ':'
-// ("index_chase: j = s[j], ..." -> "index_chase"), or "" when it carries none.
+// The method label of a measured parameter: its method text up to the first ':' where that is
+// a label of the vocabulary ("index_chase: j = s[j], ..." -> "index_chase"); else, for runs
+// written before labels, the catalog's label of its canonical name; else "".
 std::string method_label(const Parameter& p);
 
 // The one rule for setting a measurement beside a documented figure: a ratio only where the

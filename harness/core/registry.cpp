@@ -1,4 +1,5 @@
 #include "analysis/analyzer.hpp"
+#include "core/catalog.hpp"
 #include "core/probe.hpp"
 
 namespace gpuprobe {
@@ -17,7 +18,9 @@ std::vector<Parameter> analyze(const std::string& family, const std::vector<Obse
                                const Metadata& meta) {
   auto it = analyzers().find(family);
   if (it == analyzers().end()) return {};
-  return it->second(obs, meta);
+  std::vector<Parameter> out = it->second(obs, meta);
+  for (auto& p : out) attach_method_label(p);  // every parameter names its method's label
+  return out;
 }
 
 }  // namespace gpuprobe

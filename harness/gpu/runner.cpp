@@ -439,10 +439,10 @@ int run_suite(const Options& opt, int argc, char** argv) {
 
   Summary c = summarize(clocks);
   merge_parameters(params, {{"sm_clock_measured", c.p50, "MHz", c.min, c.max, 0.99,
-               "clock64 vs %globaltimer over ~20 ms on every SM, median of the readings taken "
+               "clock_vs_globaltimer: clock64 vs %globaltimer over ~20 ms on every SM, median of the readings taken "
                "before each family", "families.csv"},
               {"suite_wall_time", seconds_since(suite_t0), "s", seconds_since(suite_t0),
-               seconds_since(suite_t0), 1.0, "host steady clock, whole run", "families.csv"}});
+               seconds_since(suite_t0), 1.0, "host_clock: host steady clock, whole run", "families.csv"}});
   write_run_files();
   if (!opt.benchmark_out.empty()) write_file_atomic(opt.benchmark_out, reporter.json());
 
