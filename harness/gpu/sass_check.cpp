@@ -118,6 +118,12 @@ SassVerdict check_kernel_sass(const DeviceInfo& dev, const std::string& kernel) 
   return {o.ok ? SassStatus::ok : SassStatus::failed, o.why};
 }
 
+std::vector<Instruction> timed_sass(const DeviceInfo& dev, const std::string& kernel) {
+  const SassCache& sass = sass_for("sm_" + std::to_string(dev.cc()));
+  const KernelCode* k = sass.available ? find_kernel(sass.kernels, kernel) : nullptr;
+  return k ? timed_region(*k, CodeDialect::sass) : std::vector<Instruction>{};
+}
+
 bool sass_allows(RunContext& ctx, const std::string& probe, const std::vector<std::string>& kernels) {
   static std::once_flag told;
   for (const auto& kernel : kernels) {
