@@ -57,6 +57,10 @@ std::vector<CodeExpectation> index_chase_expectations() {
     e.sass = std::move(sass);
     out.push_back(e);
   };
+  // The chains' layout: untimed stores.
+  add("index_chase::fill_stride", "l1", {{R"(^st\.global\.u32 )", -1, false}}, {{R"(^STG\.E )", -1, false}});
+  add("index_chase::fill_identity", "atomic_global_pair", {{R"(^st\.global\.u32 )", -1, false}},
+      {{R"(^STG\.E )", -1, false}});
   // kSteps dependent loads per trip, the index turned into an address in the loop.
   add("index_chase::shared_chase", "shared", {{R"(^ld\.shared\.u32 )", kSteps, true}},
       {{R"(^LDS)", kSteps, true}});
