@@ -1,5 +1,6 @@
 #include "core/catalog.hpp"
 
+#include <cstdlib>
 #include <sstream>
 
 namespace gpuprobe {
@@ -49,6 +50,8 @@ Catalog parse_catalog(const std::string& markdown) {
       c.methods.insert(row[0]);
     } else if (section == "Parameters" && row.size() >= 5) {
       c.params[row[0]] = {row[0], row[1], row[2], row[3], row[4]};
+    } else if (section == "Not measured by a quick run" && row.size() >= 2) {
+      c.not_in_quick[row[0]] = row[1];
     }
   }
   return c;
@@ -66,6 +69,32 @@ void attach_method_label(Parameter& p) {
   size_t colon = p.method.find(':');
   if (colon != std::string::npos && catalog().methods.count(p.method.substr(0, colon))) return;
   p.method = label + (p.method.empty() ? "" : ": " + p.method);
+}
+
+std::vector<std::vector<std::string>> drop_not_quick(std::vector<Parameter>& params) {
+  std::vector<std::vector<std::string>> dropped;
+  std::vector<Parameter> kept;
+  for (auto& p : params) {
+    auto it = catalog().not_in_quick.find(p.name);
+    if (it == catalog().not_in_quick.end())
+      kept.push_back(std::move(p));
+    else
+      dropped.push_back({p.name, it->second});
+  }
+  params = std::move(kept);
+  return dropped;
+}
+
+bool tolerance_fraction(const std::string& tolerance, double* fraction) {
+  if (tolerance == "exact") {
+    *fraction = 0;
+    return true;
+  }
+  char* end = nullptr;
+  double v = std::strtod(tolerance.c_str(), &end);
+  if (end == tolerance.c_str() || std::string(end).find('%') == std::string::npos) return false;
+  *fraction = v / 100;
+  return true;
 }
 
 }  // namespace gpuprobe

@@ -650,6 +650,8 @@ int report_main(const std::vector<std::string>& args_in) {
     if (!fam.empty()) md += "## Families\n\n" + fam + "\n";
     std::string inv = table_of((fs::path(dir) / "invalid.csv").string(), diag);
     if (!inv.empty()) md += "## Invalid probes (not measured, not reported)\n\n" + inv + "\n";
+    std::string nm = table_of((fs::path(dir) / "not_measured.csv").string(), diag);
+    if (!nm.empty()) md += "## Not measured by this quick run\n\n" + nm + "\n";
     md += "## Inferred parameters\n\n";
     if (run.params.empty()) {
       md += "None.\n\n";

@@ -1,5 +1,6 @@
 #include "gpu/runner.hpp"
 
+#include <map>
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 #include <unistd.h>
@@ -10,10 +11,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
 #include "common.cuh"
+#include "core/catalog.hpp"
 #include "core/csv.hpp"
 #include "core/observation.hpp"
 #include "core/reference.hpp"
@@ -364,7 +367,16 @@ int run_suite(const Options& opt, int argc, char** argv) {
                                                           : "unknown (no NVML)");
     return m;
   };
+  // A quick run writes only what it measures as the full run does (docs/parameters.md).
+  std::map<std::string, std::vector<std::string>> not_measured;
   auto write_run_files = [&]() {
+    if (opt.quick) {
+      for (auto& row : drop_not_quick(params)) not_measured[row[0]] = row;
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& [name, row] : not_measured) rows.push_back(row);
+      write_file_atomic(dir + "/not_measured.csv",
+                        format_csv(run_metadata(), {"parameter", "reason"}, rows));
+    }
     write_file_atomic(dir + "/parameters.csv", format_parameters(run_metadata(), params));
     write_file_atomic(dir + "/families.csv",
                       format_csv(run_metadata(),
