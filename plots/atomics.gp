@@ -35,7 +35,7 @@ do for [g=1:3] {
     # The curves are dependent chains of one atomic; Jia et al. time a dependent pair.
     call 'plots/ref_value.gp' (arch_gpu[g]) ("atomic_" . space . "_latency_nocontention") "dependent_chain"
     alone = ref_value
-    other = ref_other_method ? " (" . ref_method . ")" : ""
+    other = ref_other_method ? " (" . ref_method_text . ")" : ""
     call 'plots/ref_value.gp' (arch_gpu[g]) ("atomic_" . space . "_latency_32way") "dependent_chain"
     all32 = ref_value
     if (alone == alone || all32 == all32) {

@@ -5,7 +5,7 @@ load 'plots/style.gp'
 probes = "shared l1 l2 dram atomic_shared_pair atomic_global_pair"
 probe_x(p) = p eq "shared" ? 1 : p eq "l1" ? 2 : p eq "l2" ? 3 : p eq "dram" ? 4 : \
              p eq "atomic_shared_pair" ? 5 : p eq "atomic_global_pair" ? 6 : NaN
-sel() = is_unit("cycles") ? probe_x(strcol("probe")) : NaN
+sel(u) = is_unit(u) ? probe_x(strcol("probe")) : NaN
 nfiles = words(files)
 off(i) = (i - (nfiles + 1) / 2.0) * 0.12
 
@@ -26,16 +26,16 @@ do for [g=1:3] {
 }
 
 set xrange [0.4 : 6.6]
-set xtics ("shared" 1, "L1" 2, "L2" 3, "DRAM" 4, "atomic+LDS\nshared" 5, "atomic+LDG\nglobal" 6)
+set xtics ("shared" 1, "L1" 2, "L2" 3, "DRAM" 4, "pair, shared" 5, "pair, global" 6)
 set logscale y 10
 set yrange [5 : 2000]
 set ytics (5, 10, 20, 50, 100, 200, 500, 1000, 2000)
-set ylabel "cycles per dependent step"
+set ylabel "cycles per dependent step (pair: atomic + load)"
 set grid ytics
 
 do for [ext in "svg png pdf"] {
   eval set_output(ext)
   keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 6))
   set key top left font keyfont
-  plot for [i=1:nfiles] word(files, i) using (sel() + off(i)):"value" with points ls i ps 1.3 title word(labels, i) @marks
+  plot for [i=1:nfiles] word(files, i) using (sel("cycles") + off(i)):"value" with points ls i ps 1.3 title word(labels, i) @marks
 }

@@ -24,7 +24,7 @@ do for [g=1:3] {
   do for [k=1:words(quantities)] {
     call 'plots/ref_value.gp' (arch_gpu[g]) (word(quantities, k)) "pointer_chase"
     level[(g - 1) * 4 + k] = ref_value
-    level_method[(g - 1) * 4 + k] = ref_other_method ? " (" . ref_method . ")" : ""
+    level_method[(g - 1) * 4 + k] = ref_other_method ? " (" . ref_method_text . ")" : ""
   }
 }
 # Each architecture's labels sit in their own column at the right, so that levels documented

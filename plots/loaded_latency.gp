@@ -12,7 +12,7 @@ do for [g=1:3] {
   call 'plots/ref_value.gp' (arch_gpu[g]) "dram_latency" "pointer_chase"
   if (ref_value == ref_value) {
     marks = marks . sprintf(", '+' using (0):(%g) every ::0::0 with points ls %d pt 8 ps 1.6 title '%s doc. unloaded%s'", \
-            ref_value, 10 + g, arch_name[g], ref_other_method ? " (" . ref_method . ")" : "")
+            ref_value, 10 + g, arch_name[g], ref_other_method ? " (" . ref_method_text . ")" : "")
   }
 }
 

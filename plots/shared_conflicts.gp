@@ -26,7 +26,7 @@ array arch_method[3]
 do for [g=1:3] {
   call 'plots/ref_value.gp' (arch_gpu[g]) "shared_latency" "pointer_chase"
   arch_latency[g] = ref_value
-  arch_method[g] = ref_other_method ? " (" . ref_method . ")" : ""
+  arch_method[g] = ref_other_method ? " (" . ref_method_text . ")" : ""
 }
 # Documented conflict-free load latency, marked at N = 1 (and across the multicast panel).
 lat_marks = ""
