@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "core/observation.hpp"
@@ -55,6 +57,23 @@ fs::path empty_dir(const std::string& name) {
   fs::create_directories(p);
   return p;
 }
+
+// A writable copy of the committed H100 repeat run (its CSV files only), as `name`.
+fs::path copy_run(const std::string& name) {
+  fs::path dst = empty_dir(name);
+  for (const auto& e : fs::directory_iterator("results/nvidia-h100-80gb-hbm3/20261122T082400Z"))
+    if (e.path().extension() == ".csv") fs::copy_file(e.path(), dst / e.path().filename());
+  return dst;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void append(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::app) << text; }
 
 }  // namespace
 
@@ -124,7 +143,97 @@ TEST(GpuRun, QuickLatencyRunEndToEnd) {
   bool clock = false;
   for (const auto& p : params) clock = clock || (p.name == "sm_clock_measured" && p.value > 100);
   EXPECT_TRUE(clock);
-  Result a = run("analyze " + run_dir.string());
+  Result a = run("analyze --stdout " + run_dir.string());
   EXPECT_EQ(a.code, 0) << a.err;
   EXPECT_NE(a.out.find("l1_hit_latency"), std::string::npos) << a.out;
+}
+
+TEST(Cli, AnalyzeWritesParametersItselfAndSaysWhatItDid) {
+  fs::path dir = copy_run("gpuprobe_cli_analyze_writes");
+  fs::remove(dir / "parameters.csv");
+  Result r = run("analyze " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("parameters.csv written"), std::string::npos) << r.out;
+  std::string csv = slurp(dir / "parameters.csv");
+  EXPECT_NE(csv.find("# analyzed=associativity; bandwidth; tlb"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("# skipped=none"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("dram_read_bandwidth,"), std::string::npos) << csv;
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << e.path();
+}
+
+TEST(Cli, AnalyzeKeepsTheRunLevelParameters) {
+  fs::path dir = copy_run("gpuprobe_cli_analyze_keeps");
+  ASSERT_NE(slurp(dir / "parameters.csv").find("sm_clock_measured,"), std::string::npos);
+  ASSERT_EQ(run("analyze " + dir.string()).code, 0);
+  EXPECT_NE(slurp(dir / "parameters.csv").find("sm_clock_measured,"), std::string::npos);
+}
+
+TEST(Cli, AnalyzeRedirectedIntoTheRunNoLongerTruncates) {
+  fs::path dir = copy_run("gpuprobe_cli_analyze_redirect");
+  fs::path p = dir / "parameters.csv";
+  Result r = run("analyze --stdout " + dir.string() + " > " + p.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(slurp(p).find("dram_read_bandwidth,"), std::string::npos);
+}
+
+TEST(Cli, AnalyzeListsABrokenFamilyFileItNeedsWithItsLine) {
+  fs::path dir = copy_run("gpuprobe_cli_analyze_broken");
+  append(dir / "bandwidth.csv", "bandwidth,x,\"unterminated\n");
+  Result r = run("analyze " + dir.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("bandwidth.csv:"), std::string::npos) << r.err;
+  std::string csv = slurp(dir / "parameters.csv");
+  EXPECT_NE(csv.find("# skipped=bandwidth.csv ("), std::string::npos) << csv;
+  EXPECT_NE(csv.find("# warning="), std::string::npos) << csv;
+  EXPECT_EQ(csv.find("dram_read_bandwidth,"), std::string::npos) << csv;
+}
+
+TEST(Cli, AnalyzeDoesNotAbortOnABrokenFileNoAnalyzerReads) {
+  fs::path dir = copy_run("gpuprobe_cli_analyze_unused");
+  std::ofstream(dir / "notes.csv") << "\"broken\n";
+  Result r = run("analyze " + dir.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(slurp(dir / "parameters.csv").find("notes.csv ("), std::string::npos);
+}
+
+TEST(Cli, AnalyzeCollapsesWarningsUnlessVerbose) {
+  fs::path dir = copy_run("gpuprobe_cli_analyze_warnings");
+  append(dir / "bandwidth.csv", "\"x\n");
+  append(dir / "tlb.csv", "\"x\n");
+  Result quiet = run("analyze " + dir.string());
+  EXPECT_EQ(lines(quiet.err), 1) << quiet.err;
+  EXPECT_NE(quiet.err.find("2 warning(s)"), std::string::npos) << quiet.err;
+  Result loud = run("analyze -v " + dir.string());
+  EXPECT_EQ(lines(loud.err), 2) << loud.err;
+}
+
+TEST(Cli, NoRunFolderIsAnErrorAndNothingIsWritten) {
+  fs::path empty = empty_dir("gpuprobe_cli_norun_empty");
+  fs::path foreign = empty_dir("gpuprobe_cli_norun_foreign");
+  std::ofstream(foreign / "thesis.tex") << "precious\n";
+  for (const fs::path& d : {empty, foreign}) {
+    for (const std::string cmd : {"analyze ", "report ", "compare "}) {
+      std::string extra = cmd == "compare " ? " " + d.string() : "";
+      Result r = run(cmd + d.string() + extra);
+      EXPECT_NE(r.code, 0) << cmd << d;
+      EXPECT_EQ(r.err.back(), '\n');
+    }
+  }
+  EXPECT_TRUE(fs::is_empty(empty));
+  EXPECT_EQ(std::distance(fs::directory_iterator(foreign), fs::directory_iterator()), 1);
+}
+
+TEST(Cli, BadOutputsFailBeforeAnyMeasurement) {
+  fs::path out = empty_dir("gpuprobe_cli_outputs");
+  std::ofstream(out / "file") << "x";
+  for (const std::string& bad : {"--out " + (out / "file" / "sub").string(),
+                                "--out " + out.string() + " --benchmark_out=" + out.string(),
+                                "--out " + out.string() + " --benchmark_out=/nonexistent/b.json"}) {
+    Result r = run("run --device 99 " + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.find("device"), std::string::npos) << "checked before the GPU: " << r.err;
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()), 1);
 }

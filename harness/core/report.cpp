@@ -270,7 +270,8 @@ std::string RunData::meta_value(const std::string& key) const {
 
 RunData load_run(const std::string& dir, const std::set<std::string>& known, Diagnostics& diag) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw std::runtime_error(dir + ": not a run directory");
+  if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run)
+    throw std::runtime_error(dir + ": " + folder_kind_name(kind) + ", not a run folder");
   RunData run;
   run.dir = dir;
   std::vector<std::string> files;
@@ -338,8 +339,12 @@ RunData load_run(const std::string& dir, const std::set<std::string>& known, Dia
   if (!have_params && !fs::exists(run.params_path)) {
     diag.warn(run.params_path + ": missing (an older or interrupted run): parameters inferred "
               "again from the observations with this gpuprobe's analyzers");
-    for (const auto& [family, obs] : observed)
-      merge_parameters(run.params, analyze(family, obs, run.meta));
+    for (const auto& [family, obs] : observed) {
+      Analysis a = analyze_checked(family, obs, run.meta);
+      for (const auto& w : a.warnings) diag.warn(w);
+      if (!a.error.empty()) diag.error(a.error);
+      merge_parameters(run.params, a.params);
+    }
     run.param_lines.assign(run.params.size(), 0);
   }
 
