@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/observation.hpp"
 
@@ -236,4 +239,119 @@ TEST(Cli, BadOutputsFailBeforeAnyMeasurement) {
     EXPECT_EQ(r.err.find("device"), std::string::npos) << "checked before the GPU: " << r.err;
   }
   EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()), 1);
+}
+
+namespace {
+
+bool have_gnuplot() { return std::system("gnuplot --version > /dev/null 2>&1") == 0; }
+
+// Names in `dir` that start with `prefix`.
+int count_prefixed(const fs::path& dir, const std::string& prefix) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += e.path().filename().string().rfind(prefix, 0) == 0;
+  return n;
+}
+
+// A shell command printing how many gnuplot processes run in a folder under `tmp`.
+std::string gnuplots_in(const fs::path& tmp) {
+  return "for q in $(pgrep gnuplot); do readlink /proc/$q/cwd; done | grep -c '" + tmp.string() +
+         "' || true";
+}
+
+// Every number gnuplot wrote as a tick label (the <tspan> texts).
+std::vector<double> tick_numbers(const std::string& svg) {
+  std::vector<double> out;
+  for (size_t at = svg.find("<tspan"); at != std::string::npos; at = svg.find("<tspan", at + 1)) {
+    size_t b = svg.find('>', at), e = svg.find('<', b);
+    if (b == std::string::npos || e == std::string::npos) break;
+    std::string t = svg.substr(b + 1, e - b - 1);
+    char* end = nullptr;
+    double v = std::strtod(t.c_str(), &end);
+    if (end != t.c_str() && *end == '\0') out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(Figures, ReRenderReplacesFiguresWholeAndLeavesNoStaleOnes) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  fs::path dir = copy_run("gpuprobe_cli_rerender");
+  fs::create_directories(dir / "figures");
+  std::ofstream(dir / "figures" / "stale.svg") << "<svg/>";
+  Result r = run("report " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "figures" / "stale.svg"));
+  EXPECT_TRUE(fs::exists(dir / "figures" / "tlb.svg"));
+  EXPECT_EQ(count_prefixed(dir, ".figures.tmp-"), 0);
+}
+
+TEST(Figures, SvgHoldsTheSeriesTheAxesAndTheMeasuredRange) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  fs::path dir = copy_run("gpuprobe_cli_svg");
+  ASSERT_EQ(run("report " + dir.string()).code, 0);
+  const std::string svg = slurp(dir / "figures" / "bandwidth.svg");
+  for (const char* s : {"H100 16 B", "H100 theoretical DRAM", "read bandwidth (GB/s)",
+                        "footprint (MiB, whole chip)", "gnuplot_plot_1"})
+    EXPECT_NE(svg.find(s), std::string::npos) << s;
+  // The axes span the measured DRAM bandwidth (GB/s) and the L2's size (MiB).
+  double dram = 0;
+  for (const auto& p : gpuprobe::read_parameters((dir / "parameters.csv").string()))
+    if (p.name == "dram_read_bandwidth") dram = p.value;
+  ASSERT_GT(dram, 0);
+  auto ticks = tick_numbers(svg);
+  ASSERT_GE(ticks.size(), 4u) << svg.substr(0, 2000);
+  const double lo = *std::min_element(ticks.begin(), ticks.end());
+  const double hi = *std::max_element(ticks.begin(), ticks.end());
+  EXPECT_LE(lo, 50);
+  EXPECT_GE(hi, dram);
+}
+
+TEST(Figures, ConcurrentReportsOnOneRunDoNotCollide) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  fs::path dir = copy_run("gpuprobe_cli_concurrent");
+  const std::string one = std::string(GPUPROBE_BINARY) + " report " + dir.string() + " > /dev/null 2>&1";
+  Result r = run("list > /dev/null; (" + one + " & a=$!; " + one + " & b=$!; " + one +
+                 " & c=$!; wait $a && wait $b && wait $c) && echo all-ok");
+  EXPECT_NE(r.out.find("all-ok"), std::string::npos) << r.out;
+  EXPECT_EQ(count_prefixed(dir, ".figures.tmp-"), 0);
+  EXPECT_TRUE(fs::exists(dir / "figures" / "tlb.svg"));
+}
+
+TEST(Figures, AStoppedReportLeavesNoTemporariesAndNoGnuplot) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  fs::path dir = copy_run("gpuprobe_cli_stopped");
+  fs::path tmp = empty_dir("gpuprobe_cli_stopped_tmp");
+  Result r = run("list > /dev/null; TMPDIR=" + tmp.string() + " " + GPUPROBE_BINARY + " report " +
+                 dir.string() + " > /dev/null 2>&1 & p=$!; sleep 0.4; kill -TERM $p; wait $p; echo rc=$?");
+  EXPECT_TRUE(r.out.find("rc=143") != std::string::npos || r.out.find("rc=0") != std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_empty(tmp)) << "a render folder left in " << tmp;
+  EXPECT_EQ(count_prefixed(dir, ".figures.tmp-"), 0);
+  EXPECT_EQ(run("list > /dev/null; " + gnuplots_in(tmp)).out, "0\n");
+}
+
+TEST(Figures, AKilledReportTakesItsGnuplotWithIt) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  fs::path dir = copy_run("gpuprobe_cli_killed");
+  fs::path tmp = empty_dir("gpuprobe_cli_killed_tmp");
+  // SIGKILL leaves no chance to clean up; PR_SET_PDEATHSIG still ends gnuplot.
+  Result r = run("list > /dev/null; TMPDIR=" + tmp.string() + " " + GPUPROBE_BINARY + " report " +
+                 dir.string() + " > /dev/null 2>&1 & p=$!; sleep 0.6; " + gnuplots_in(tmp) +
+                 "; kill -KILL $p; wait $p; sleep 0.3; " + gnuplots_in(tmp));
+  // (Whether one ran at the very moment of the kill depends on timing; none may run after.)
+  ASSERT_GE(r.out.size(), 2u);
+  EXPECT_EQ(r.out.substr(r.out.size() - 2), "0\n") << r.out;
+  fs::remove_all(tmp);
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind(".figures.tmp-", 0) == 0) fs::remove_all(e.path());
+}
+
+TEST(Figures, AnInterruptedRunIsReportedAsIncomplete) {
+  fs::path dir = copy_run("gpuprobe_cli_incomplete");
+  std::string params = slurp(dir / "parameters.csv");
+  std::ofstream(dir / "parameters.csv") << "# run_status=interrupted\n# interrupted=SIGINT during tlb\n" << params;
+  run("report " + dir.string());
+  std::string md = slurp(dir / "report.md");
+  EXPECT_NE(md.find("**Incomplete run** (run_status=interrupted, SIGINT during tlb)"), std::string::npos)
+      << md.substr(0, 600);
 }
