@@ -235,6 +235,13 @@ std::vector<Parameter> invariant_cases(const std::vector<Observation>&, const Me
 }
 GPUPROBE_REGISTER_ANALYZER("test_invariants", invariant_cases);
 
+std::vector<Parameter> rounding(const std::vector<Observation>&, const Metadata&) {
+  Parameter p = good("rounded");
+  p.low = p.value * (1 + 1e-13);  // bounds computed apart from the value (found by fuzz_analyze)
+  return {p};
+}
+GPUPROBE_REGISTER_ANALYZER("test_rounding", rounding);
+
 std::vector<Parameter> throws(const std::vector<Observation>&, const Metadata&) {
   throw std::runtime_error("boom");
 }
@@ -260,6 +267,13 @@ TEST(Warnings, ImpossibleParametersAreDroppedWithOneWarningEach) {
     EXPECT_TRUE(named) << n;
   }
   EXPECT_TRUE(a.error.empty());
+}
+
+TEST(Warnings, BoundsMissedByRoundingWidenToHoldTheValue) {
+  Analysis a = analyze_checked("test_rounding", {});
+  ASSERT_EQ(a.params.size(), 1u);
+  EXPECT_LE(a.params[0].low, a.params[0].value);
+  EXPECT_TRUE(a.warnings.empty());
 }
 
 TEST(Warnings, AnAnalyzerThatThrowsIsReportedNotSkipped) {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <exception>
 
@@ -73,11 +74,16 @@ Analysis analyze_checked(const std::string& family, const std::vector<Observatio
   }
   for (auto& p : found) {
     std::string why = violation(p);
-    if (why.empty())
+    if (why.empty()) {
+      // Within rounding of its bounds: the bounds widen to hold it, so that low <= value <=
+      // high holds exactly in what is written.
+      p.low = std::min(p.low, p.value);
+      p.high = std::max(p.high, p.value);
       a.params.push_back(std::move(p));
-    else
+    } else {
       a.warnings.push_back(family + ": " + (p.name.empty() ? "a parameter" : p.name) +
                            " not written: " + why);
+    }
   }
   return a;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -32,8 +33,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& p : a.params)
       if (!(std::isfinite(p.value) && std::isfinite(p.low) && std::isfinite(p.high) &&
             p.low <= p.value && p.value <= p.high && p.confidence >= 0 && p.confidence <= 1 &&
-            p.value > 0))
+            p.value > 0)) {
+        std::fprintf(stderr, "%s: %s = %.17g [%.17g, %.17g] confidence %.17g\n", family.c_str(),
+                     p.name.c_str(), p.value, p.low, p.high, p.confidence);
         std::abort();
+      }
   }
   return 0;
 }
