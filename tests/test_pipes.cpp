@@ -2,6 +2,8 @@
 // observations (with noise and edge cases), and on the H100 runs in tests/data when present.
 #include <gtest/gtest.h>
 
+#include "recorded.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -521,8 +523,8 @@ std::vector<Parameter> recorded(const std::string& family) {
 }
 
 #define SKIP_WITHOUT(family)                                                                       \
-  if (!std::filesystem::exists(data_file("h100_" family ".csv")))                                  \
-  GTEST_SKIP() << "tests/data/h100_" family ".csv not recorded yet (committed after the GPU run)"
+  REQUIRE_RECORDED(std::filesystem::exists(data_file("h100_" family ".csv")))                    \
+      << "tests/data/h100_" family ".csv"
 
 TEST(RecordedH100, PipesMatchTheDocumentedFmaRates) {
   SKIP_WITHOUT("pipes");
@@ -552,7 +554,7 @@ TEST(RecordedH100, WgmmaReachesWhatMmaSyncCannot) {
   SKIP_WITHOUT("pipes");
   auto ps = recorded("pipes");
   const Parameter* f16 = find(ps, "tensor_wgmma_f16_throughput_per_sm");
-  if (!f16) GTEST_SKIP() << "tests/data/h100_pipes.csv was recorded before the wgmma probes";
+  REQUIRE_RECORDED(f16) << "tests/data/h100_pipes.csv was recorded before the wgmma probes";
   // Per clock, nothing exceeds the documented dense peak: 989.4 TFLOPS / (2 x 132 SMs x
   // 1830 MHz) = 2048 f16 multiply-adds per clock per SM; tf32 runs at half, fp8 and int8 at
   // twice that, bf16 as f16. And warpgroup MMA beats warp-level mma.sync (1364 on the H100).

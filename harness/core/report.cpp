@@ -5,13 +5,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +24,7 @@
 #include "core/csv.hpp"
 #include "core/probe.hpp"
 #include "core/run_dir.hpp"
+#include "core/signals.hpp"
 #include "core/summary.hpp"
 
 namespace gpuprobe {
@@ -121,9 +125,12 @@ int run_process(const std::vector<std::string>& argv, const std::string& cwd,
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
+    // gnuplot ends with us, even when we are killed outright.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
     int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int in = open("/dev/null", O_RDONLY);
     if (out < 0 || in < 0 || chdir(cwd.c_str()) != 0) _exit(127);
@@ -139,7 +146,7 @@ int run_process(const std::vector<std::string>& argv, const std::string& cwd,
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
     if (r < 0) return -1;
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (std::chrono::steady_clock::now() > deadline || stop_signal()) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
       return -1;
@@ -159,13 +166,16 @@ std::vector<std::string> log_lines(const std::string& path) {
   return out;
 }
 
-// A temporary directory that removes itself.
+// A temporary directory, unique to this process and call (mkdtemp), that removes itself on
+// every way out: return, exception, and a stop signal (the loops look at it and return).
 struct Staging {
   fs::path dir;
-  Staging() {
-    std::string tmpl = (fs::temp_directory_path() / "gpuprobe-render-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory in " +
-                                                        fs::temp_directory_path().string());
+  explicit Staging(const fs::path& parent = fs::temp_directory_path(),
+                   const std::string& prefix = "gpuprobe-render-") {
+    std::string tmpl = (parent / (prefix + "XXXXXX")).string();
+    if (!mkdtemp(tmpl.data()))
+      throw std::runtime_error("cannot create a temporary directory in " + parent.string() +
+                               ": " + std::strerror(errno));
     dir = tmpl;
   }
   ~Staging() {
@@ -270,7 +280,8 @@ std::string RunData::meta_value(const std::string& key) const {
 
 RunData load_run(const std::string& dir, const std::set<std::string>& known, Diagnostics& diag) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw std::runtime_error(dir + ": not a run directory");
+  if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run)
+    throw std::runtime_error(dir + ": " + folder_kind_name(kind) + ", not a run folder");
   RunData run;
   run.dir = dir;
   std::vector<std::string> files;
@@ -338,8 +349,12 @@ RunData load_run(const std::string& dir, const std::set<std::string>& known, Dia
   if (!have_params && !fs::exists(run.params_path)) {
     diag.warn(run.params_path + ": missing (an older or interrupted run): parameters inferred "
               "again from the observations with this gpuprobe's analyzers");
-    for (const auto& [family, obs] : observed)
-      merge_parameters(run.params, analyze(family, obs, run.meta));
+    for (const auto& [family, obs] : observed) {
+      Analysis a = analyze_checked(family, obs, run.meta);
+      for (const auto& w : a.warnings) diag.warn(w);
+      if (!a.error.empty()) diag.error(a.error);
+      merge_parameters(run.params, a.params);
+    }
     run.param_lines.assign(run.params.size(), 0);
   }
 
@@ -591,11 +606,25 @@ int report_main(const std::vector<std::string>& args_in) {
                  "figures not rendered");
     std::string figures_md;
     std::vector<std::string> labels = run_labels({run});
-    for (const auto& s : scripts) {
-      std::string csv = run.file_of(s.family);
-      if (csv.empty()) continue;
-      auto written = render_figure(paths, s, {csv}, labels, (fs::path(dir) / "figures").string(), diag);
-      if (!written.empty()) figures_md += figure_markdown(s, "figures");
+    if (!paths.gnuplot.empty()) {
+      // Rendered beside figures/ (same file system) and swapped in whole: a reader, or a
+      // concurrent report, sees the old figures or the new ones, never a mix or stale ones.
+      Staging staged(fs::path(dir), ".figures.tmp-");
+      for (const auto& s : scripts) {
+        if (stop_signal()) break;
+        std::string csv = run.file_of(s.family);
+        if (csv.empty()) continue;
+        auto written = render_figure(paths, s, {csv}, labels, staged.dir.string(), diag);
+        if (!written.empty()) figures_md += figure_markdown(s, "figures");
+      }
+      if (int sig = stop_signal()) {
+        std::fprintf(stderr, "gpuprobe report: %s: stopped; figures/ and report.md left as they were\n",
+                     signal_name(sig).c_str());
+        return 128 + sig;
+      }
+      fs::permissions(staged.dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                      fs::perms::others_read | fs::perms::others_exec);
+      replace_dir(staged.dir.string(), (fs::path(dir) / "figures").string());
     }
 
     std::vector<std::vector<std::string>> table = {
@@ -642,6 +671,11 @@ int report_main(const std::vector<std::string>& args_in) {
                                                       : run.meta_value("gpuprobe_version")) +
           "; this report by gpuprobe " + GPUPROBE_VERSION + " from the CSV files alone "
           "(`gpuprobe report " + dir + "`).\n\n";
+    const std::string status = run.meta_value("run_status");
+    if (status == "running" || status == "interrupted")
+      md += "**Incomplete run** (run_status=" + status +
+            (run.meta_value("interrupted").empty() ? "" : ", " + run.meta_value("interrupted")) +
+            "): the families after that point were not measured.\n\n";
     md += "## Device and run\n\n";
     std::vector<std::vector<std::string>> meta_rows = {{"key", "value"}};
     for (const auto& [k, v] : run.meta) meta_rows.push_back({k, v});

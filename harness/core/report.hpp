@@ -60,7 +60,7 @@ struct RunData {
 // Reads what can be read and says what cannot: a malformed file is an error naming file
 // and line, and the rest of the run is still read. Without parameters.csv (an older or an
 // interrupted run) the parameters are inferred again from the observations. Throws
-// std::runtime_error only when `dir` is not a directory.
+// std::runtime_error only when `dir` is not a run folder (see folder_kind()).
 RunData load_run(const std::string& dir, const std::set<std::string>& known, Diagnostics& diag);
 
 // Short figure-key labels, one per run, unique, made of [A-Za-z0-9.-] only: "H100", "H200".
