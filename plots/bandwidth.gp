@@ -1,5 +1,6 @@
 # family: bandwidth
-# title: Read bandwidth against footprint (16 B ld.global.cg, ILP 4, full occupancy) through L2 (one partition below L2/2, both up to L2) to DRAM, with L1 (per-SM slices, all SMs), 4/8 B reads and the bulk-copy engine's DRAM reads (cp.async.bulk) as points; below one round of the grid's reads (threads x ILP x 16 B) threads read the same lines at once and merged requests can exceed the L2's rate; dashed: each GPU's theoretical DRAM peak; documented Kepler, Maxwell and Volta L2 read and DRAM copy bandwidths marked
+# title: Read bandwidth against footprint: L1, L2 and DRAM
+# read: Each plateau is a level's bandwidth; the drops sit at L1, L2/2 (one partition) and L2 capacity.
 load 'plots/style.gp'
 set datafile missing NaN
 

@@ -1,5 +1,6 @@
 # family: carveout
-# title: L1 data cache capacity against the shared memory the carve-out preference asks for (bars: the footprint that still fitted and the first that did not); documented Kepler K80, Maxwell M60 and Volta V100: dashed, a fixed L1 as a level, a unified L1 and shared memory as L1 = total - shared
+# title: L1 capacity against the shared-memory carve-out
+# read: Bars span the last footprint that fitted and the first that did not; L1 shrinks as shared grows.
 load 'plots/style.gp'
 
 kib(x) = x / 1024.0

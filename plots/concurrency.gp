@@ -1,5 +1,6 @@
 # family: concurrency
-# title: Kernels running at once against kernels launched (one-warp spin kernels, one per stream; dotted: all of them), with the documented Kepler limit; right: what a launch costs (back-to-back in a stream, in a CUDA graph, one launch's round trip) and the share of a running kernel's waiting blocks a later kernel overtakes with a higher and with the same stream priority
+# title: Concurrent kernels and launch overhead
+# read: Left: kernels running at once saturate at the hardware limit; right: what one launch costs.
 load 'plots/style.gp'
 set datafile missing NaN
 

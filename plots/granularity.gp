@@ -1,5 +1,6 @@
 # family: granularity
-# title: Left: cycles per access of a cold walk against its stride for each load path (thick) and of a resident walk (thin): a cold curve flattens at its fetch unit (sector or line); documented L1 sector and constant line of Kepler K80, Maxwell M60 and Volta V100 as dashed marks. Right: bytes a warp request moves, from effective bandwidth, for the GTC 2013 address patterns, beside the 32 B-sector arithmetic
+# title: Cache line and sector sizes from stride sweeps
+# read: A cold curve flattens at its fetch unit (sector or line); the marked stride is the inferred size.
 load 'plots/style.gp'
 
 # Cold and resident walks of each path: 8-byte accesses (constant: 4-byte).

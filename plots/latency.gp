@@ -1,5 +1,6 @@
 # family: latency
-# title: Pointer-chase latency against footprint for each load path (log-log): plateaus are cache levels, knees their capacities; documented L1, L2, DRAM and shared latencies of Kepler K80, Maxwell M60 and Volta V100 as dashed reference levels
+# title: Pointer-chase latency against footprint
+# read: Plateaus are cache levels (values marked), knees their capacities (intervals shaded).
 load 'plots/style.gp'
 
 probes = "ld_global ld_cg ld_nc shared constant"
@@ -43,6 +44,44 @@ do for [g=1:3] {
   if (shown) { levels = levels . sprintf(", NaN with lines ls %d title '%s (documented)'", 10 + g, arch_name[g]) }
 }
 
+# What the run inferred, in each GPU's colour: plateaus as "name value" at the level, knees as a
+# dotted line at the capacity over its interval (shaded).
+array lvl_name[4] = ["L1", "L2", "L2 far", "DRAM"]
+array lvl_q[4] = ["l1_hit_latency", "l2_near_hit_latency", "l2_far_hit_latency", "dram_latency"]
+array knee_name[3] = ["L1", "L2/2", "L2"]
+array knee_q[3] = ["l1_size", "l2_segment_size", "l2_size"]
+size_text(b) = b >= 1048576 ? sprintf("%.3g MiB", b / 1048576.) : sprintf("%.3g KiB", b / 1024.)
+marks_cmd = ""
+do for [i=1:words(files)] {
+  array knee_at[3]
+  do for [k=1:3] {
+    call 'plots/param_value.gp' param_file(i) knee_q[k]
+    knee_at[k] = param_value
+    if (param_value == param_value) {
+      marks_cmd = marks_cmd . sprintf("set object rect from %g, graph 0 to %g, graph 1 behind fc rgb '%s' fs transparent solid 0.12 noborder; ", \
+          param_low, param_high > param_low * 1.02 ? param_high : param_low * 1.02, gpu_color[i])
+      marks_cmd = marks_cmd . sprintf("set arrow from %g, graph 0 to %g, graph 1 nohead back lc rgb '%s' dt 3 lw 0.8; ", param_value, param_value, gpu_color[i])
+      marks_cmd = marks_cmd . sprintf("set label '%s %s' at %g, graph %g rotate by 90 right offset -0.4, 0 front tc rgb '%s' font markfont; ", \
+          knee_name[k], size_text(param_value), param_value, 0.97 - 0.22 * (i - 1), gpu_color[i])
+    }
+  }
+  # A level's label sits inside its plateau: after the knee before it.
+  if (lvl_q[2] eq "l2_near_hit_latency") {
+    call 'plots/param_value.gp' param_file(i) "l2_near_hit_latency"
+    if (param_value != param_value) { lvl_q[2] = "l2_hit_latency" }
+  }
+  do for [k=1:4] {
+    call 'plots/param_value.gp' param_file(i) lvl_q[k]
+    if (param_value == param_value) {
+      x = k == 1 ? 512 : (k == 2 ? (knee_at[1] == knee_at[1] ? 2 * knee_at[1] : 1048576) : \
+          k == 3 ? (knee_at[2] == knee_at[2] ? 1.15 * knee_at[2] : 33554432) : \
+                   (knee_at[3] == knee_at[3] ? 3 * knee_at[3] : 268435456))
+      marks_cmd = marks_cmd . sprintf("set label '%s %.0f' at %g, %g left offset 0, %g front tc rgb '%s' font markfont; ", \
+          lvl_name[k], param_value, x, param_value, 0.6 + 0.9 * (i - 1), gpu_color[i])
+    }
+  }
+}
+
 set logscale x 2
 # The x axis ends at the first 4x tic past the largest footprint of any file.
 xmax = 1024
@@ -67,8 +106,12 @@ do for [ext in "svg png pdf"] {
   # about 90 points a curve: small marks, so that the refined knees stay legible
   pscale = ext eq "pdf" ? 0.3 : 0.5
   set key top left font keyfont
+  markfont = mark_font(ext)
   unset label
+  unset object
+  unset arrow
   eval labels_cmd
+  eval marks_cmd
   # Refinement adds points after the coarse sweep: smooth unique puts each curve in x order.
   # The key names each GPU by its colour and each load path by its dashes and marks.
   plot for [i=1:words(files)] for [p in probes] word(files, i) \

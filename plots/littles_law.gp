@@ -1,5 +1,6 @@
 # family: bytes_in_flight
-# title: Little's law: bandwidth against bytes in flight per SM (warps x independent loads x width, every configuration a point) from DRAM (filled) and L2 (open); dashed: unloaded latency x peak bandwidth (min(peak, SMs x bytes / latency)); dotted: the Kepler figure of the GTC 2013 talk (~100 lines of 128 B per SM)
+# title: Little's law: bandwidth against bytes in flight per SM
+# read: The marked point is the least bytes in flight per SM reaching 90 % of peak.
 load 'plots/style.gp'
 set datafile missing NaN
 

@@ -1,5 +1,6 @@
 # family: shared_banks
-# title: Shared memory bank conflicts against stride for 4, 8 and 16 B accesses: one warp's latency (top), all warps' cycles per request (bottom); documented bank geometries drawn as the passes they imply
+# title: Shared memory bank conflicts against stride
+# read: Cycles per request against stride for each access width; peaks are conflict degrees.
 load 'plots/style.gp'
 # Each curve picks its rows out of the file; the rows it skips must not break its line.
 set datafile missing NaN

@@ -1,5 +1,6 @@
 # family: tlb
-# title: Cycles per ld.global.cg access against footprint, one access per stride: each step is a TLB level running out of entries (thick: the same in a virtual space of one physical chunk mapped again and again, up to 1 TiB); below the page-entry size the steps sit at the same footprint whatever the stride. Documented L1 and L2 TLB reach of Kepler K80, Maxwell M60 and Volta V100 as dashed marks
+# title: TLB reach: cycles per access against footprint
+# read: Each step is a TLB level running out of entries; the marked footprints are the reaches.
 load 'plots/style.gp'
 
 strides = "262144 524288 1048576 2097152 4194304 8388608 16777216 33554432 67108864"

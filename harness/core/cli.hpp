@@ -13,7 +13,7 @@ class UsageError : public std::runtime_error {
 };
 
 struct Options {
-  std::string command;              // run, list, info, analyze, report, compare, help
+  std::string command;              // run, list, info, analyze, report, compare, export, help
   bool quick = false;
   std::string filter;               // regex over "family/probe"; empty selects all
   std::string out = "results";      // root of run directories
@@ -22,7 +22,7 @@ struct Options {
   std::string benchmark_out;        // extra copy of the Google Benchmark JSON
   std::vector<std::string> benchmark_flags;  // --benchmark_* passed to Google Benchmark
   std::vector<std::string> positional;       // run directories of analyze/report/compare
-  std::vector<std::string> rest;             // report/compare: their own flags, untouched
+  std::vector<std::string> rest;             // report/compare/export: their own flags, untouched
 };
 
 Options parse_command_line(const std::vector<std::string>& args);

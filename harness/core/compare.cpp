@@ -140,8 +140,8 @@ int compare_main(const std::vector<std::string>& args_in) {
     fs::create_directories(out_dir);
 
     if (paths.gnuplot.empty())
-      diag.error("gnuplot not found on PATH (install gnuplot, or set GNUPLOT=/path/to/gnuplot): "
-                 "figures not rendered");
+      diag.warn("gnuplot not found on PATH (install gnuplot, or set GNUPLOT=/path/to/gnuplot): "
+                "figures not drawn");
     std::string figures_md;
     for (const auto& s : scripts) {
       std::vector<std::string> files, curve_labels;
@@ -157,8 +157,17 @@ int compare_main(const std::vector<std::string>& args_in) {
           diag.warn(runs[k].dir + ": no " + s.family + ".csv: " + labels[k] + " is missing from " +
                     s.name + " (and the colours of the runs after it shift)");
       check_probe_units(files, diag);
-      auto written = render_figure(paths, s, files, curve_labels, (fs::path(out_dir) / "figures").string(), diag);
-      if (written.empty()) continue;
+      // A figure whose probe no run measured is left out with a note, not a failure.
+      Diagnostics fig_diag;
+      fig_diag.prefix = diag.prefix;
+      auto written = render_figure(paths, s, files, curve_labels, (fs::path(out_dir) / "figures").string(), fig_diag);
+      for (const auto& w : fig_diag.warnings) diag.warnings.push_back(w);
+      if (written.empty()) {
+        if (!paths.gnuplot.empty())
+          diag.warnings.push_back(s.name + " not drawn: " +
+                                  (fig_diag.errors.empty() ? "gnuplot wrote nothing" : fig_diag.errors.front()));
+        continue;
+      }
       figures_md += figure_markdown(s, "figures");
     }
 
