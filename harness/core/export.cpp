@@ -55,7 +55,7 @@ std::string quote(const std::string& s) {
 
 Json str(const std::string& s) { return Json::value(quote(s)); }
 // Numbers as JSON numbers; NaN and infinities, which JSON lacks, as null.
-Json num(double v) { return Json::value(std::isfinite(v) ? format_printf("%.17g", v) : "null"); }
+Json num(double v) { return Json::value(std::isfinite(v) ? format_printf("%.15g", v) : "null"); }
 
 std::string render(const Json& j, int indent = 0) {
   if (j.is_value) return j.text;
