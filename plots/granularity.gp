@@ -1,6 +1,6 @@
 # family: granularity
 # title: Cache line and sector sizes from stride sweeps
-# read: A cold curve flattens at its fetch unit (sector or line); the marked stride is the inferred size.
+# read: A cold curve flattens at its fetch unit (sector or line): the stride where it stops rising.
 load 'plots/style.gp'
 
 # Cold and resident walks of each path: 8-byte accesses (constant: 4-byte).

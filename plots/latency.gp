@@ -50,20 +50,12 @@ array lvl_name[4] = ["L1", "L2", "L2 far", "DRAM"]
 array lvl_q[4] = ["l1_hit_latency", "l2_near_hit_latency", "l2_far_hit_latency", "dram_latency"]
 array knee_name[3] = ["L1", "L2/2", "L2"]
 array knee_q[3] = ["l1_size", "l2_segment_size", "l2_size"]
-size_text(b) = b >= 1048576 ? sprintf("%.3g MiB", b / 1048576.) : sprintf("%.3g KiB", b / 1024.)
 marks_cmd = ""
 do for [i=1:words(files)] {
   array knee_at[3]
   do for [k=1:3] {
-    call 'plots/param_value.gp' param_file(i) knee_q[k]
-    knee_at[k] = param_value
-    if (param_value == param_value) {
-      marks_cmd = marks_cmd . sprintf("set object rect from %g, graph 0 to %g, graph 1 behind fc rgb '%s' fs transparent solid 0.12 noborder; ", \
-          param_low, param_high > param_low * 1.02 ? param_high : param_low * 1.02, gpu_color[i])
-      marks_cmd = marks_cmd . sprintf("set arrow from %g, graph 0 to %g, graph 1 nohead back lc rgb '%s' dt 3 lw 0.8; ", param_value, param_value, gpu_color[i])
-      marks_cmd = marks_cmd . sprintf("set label '%s %s' at %g, graph %g rotate by 90 right offset -0.4, 0 front tc rgb '%s' font markfont; ", \
-          knee_name[k], size_text(param_value), param_value, 0.97 - 0.22 * (i - 1), gpu_color[i])
-    }
+    call 'plots/mark_knee.gp' (i) (knee_q[k]) (knee_name[k])
+    knee_at[k] = knee_value
   }
   # A level's label sits inside its plateau: after the knee before it.
   if (lvl_q[2] eq "l2_near_hit_latency") {

@@ -32,6 +32,11 @@ set style line 12 lc rgb maxwell_color lw 0.8 dt 3
 set style line 13 lc rgb volta_color lw 0.8 dt 4
 # Marks of inferred values: a level's value, a capacity's interval (shaded), in the GPU's colour.
 mark_font(ext) = ext eq "png" ? ",18" : ext eq "svg" ? ",9" : ",6"
+markfont = ",9"
+marks_cmd = ""
+marks_tag = 100  # tags of the marks (plots/mark_knee.gp), clear of a script's own
+size_text(b) = b >= 1073741824 ? sprintf("%.3g GiB", b / 1073741824.) : b >= 1048576 ? sprintf("%.3g MiB", b / 1048576.) : \
+               b >= 1024 ? sprintf("%.3g KiB", b / 1024.) : sprintf("%g B", b)
 # Representative GPU of each documented architecture, as named in results/reference/.
 ref_gpu_kepler = "Tesla K80 (GK210)"
 ref_gpu_maxwell = "Tesla M60 (GM204)"
