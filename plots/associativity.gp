@@ -2,6 +2,7 @@
 # title: L1 sets and ways from random line sets
 # read: Eviction fraction against lines walked; the fitted LRU curve gives sets x ways, its knee the capacity.
 load 'plots/style.gp'
+wide = 1  # panels side by side: double column
 
 first_reload = 'is_probe("eviction") && is_unit("fraction") && column("repeat") == 1'
 evicted(x) = @first_reload && column("shared_bytes") == 0 ? x : NaN

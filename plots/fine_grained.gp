@@ -2,6 +2,7 @@
 # title: Fine-grained chase: the latency of every access
 # read: Each point is one access; misses stand above the hit level at the fetch-unit and set boundaries.
 load 'plots/style.gp'
+wide = 1  # panels side by side: double column
 
 traced(t) = is_probe("trace") && is_unit("cycles") && strcol("trace") eq t
 resident(s) = is_probe("resident_lines") && is_unit("lines") && strcol("series") eq s

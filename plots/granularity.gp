@@ -2,6 +2,7 @@
 # title: Cache line and sector sizes from stride sweeps
 # read: A cold curve flattens at its fetch unit (sector or line): the stride where it stops rising.
 load 'plots/style.gp'
+wide = 1  # panels side by side: double column
 
 # Cold and resident walks of each path: 8-byte accesses (constant: 4-byte).
 paths = "l1 readonly l2 l2_32 constant"

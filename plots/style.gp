@@ -50,16 +50,17 @@ set key top left Left reverse opaque box lc rgb "#c0c0c0" samplen 2.5 spacing 1.
 set bars small
 
 # The web style: the SVG for report.md, the PNG (twice its pixels) for slides and README, the
-# PDF at about a column's width. The paper style: every format at a paper's single column
+# PDF at about a column's width. The paper style: the PDF at a paper's single column
 # (3.5 in) or double column (7 in, wide = 1) at 8 pt, fonts embedded by cairo in the PDF.
 paper_w(ext) = wide ? 7.0 : 3.5
 paper_h(ext) = wide ? 3.2 : 2.4
 term_web(ext) = ext eq "svg" ? sprintf("svg size %d,%d dynamic enhanced font 'Helvetica,13' linewidth 1.2 background rgb 'white'", wide ? 1000 : 680, wide ? 560 : 460) : \
             ext eq "png" ? sprintf("pngcairo size %d,%d enhanced font 'Helvetica,26' linewidth 2.4 pointscale 2 background rgb 'white'", wide ? 2000 : 1360, wide ? 1120 : 920) : \
                            sprintf("pdfcairo size %.1fin,%.1fin enhanced font 'Helvetica,8' linewidth 0.8 pointscale 0.8", wide ? 6.8 : 3.4, wide ? 3.8 : 2.3)
-term_paper(ext) = ext eq "svg" ? sprintf("svg size %d,%d dynamic enhanced font 'Helvetica,8' linewidth 0.8 background rgb 'white'", int(paper_w(ext) * 96), int(paper_h(ext) * 96)) : \
-            ext eq "png" ? sprintf("pngcairo size %d,%d enhanced font 'Helvetica,8' linewidth 0.8 pointscale 0.7 background rgb 'white'", int(paper_w(ext) * 100), int(paper_h(ext) * 100)) : \
-                           sprintf("pdfcairo size %.1fin,%.1fin enhanced font 'Helvetica,8' linewidth 0.8 pointscale 0.7", paper_w(ext), paper_h(ext))
+# The scripts size their fonts for each format: the paper style changes the PDF's page only,
+# and keeps the SVG and PNG previews of the web style.
+term_paper(ext) = ext ne "pdf" ? term_web(ext) : \
+    sprintf("pdfcairo size %.1fin,%.1fin enhanced font 'Helvetica,8' linewidth 0.8 pointscale 0.7", paper_w(ext), paper_h(ext))
 term(ext) = style eq "paper" ? term_paper(ext) : term_web(ext)
 set_output(ext) = sprintf("set terminal %s; set output '%s.%s'", term(ext), out, ext)
 

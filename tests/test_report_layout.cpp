@@ -193,6 +193,30 @@ TEST_F(UnusualRun, WithoutGnuplotTheReportIsStillWritten) {
   EXPECT_NE(md.find("## Headline"), std::string::npos);
 }
 
+bool have_gnuplot() {
+  std::vector<std::string> none;
+  return !resolve_paths(none).gnuplot.empty();
+}
+
+// --style paper: vector PDFs at a paper's column (3.5 in = 252 pt) or double column (7 in =
+// 504 pt, figures of panels side by side), with their fonts embedded.
+TEST(ReportLayout, PaperStyleDrawsColumnWidthPdfsWithEmbeddedFonts) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  fs::path run = fs::path(GPUPROBE_SOURCE_DIR) / kH100Run;
+  if (!fs::exists(run / "parameters.csv")) GTEST_SKIP() << "the H100 run is not committed";
+  TempDir tmp;
+  fs::path copy = tmp.path / "run";
+  fs::create_directories(copy);
+  for (const char* f : {"parameters.csv", "latency.csv", "shared_banks.csv"}) fs::copy_file(run / f, copy / f);
+  ASSERT_EQ(report_main({copy.string(), "--style", "paper"}), 0);
+  std::string single = slurp(copy / "figures/paper/latency.pdf"), wide = slurp(copy / "figures/paper/shared_banks.pdf");
+  EXPECT_NE(single.find("/MediaBox [ 0 0 252 "), std::string::npos);
+  EXPECT_NE(wide.find("/MediaBox [ 0 0 504 "), std::string::npos);
+  EXPECT_NE(single.find("/FontFile"), std::string::npos) << "fonts not embedded";
+  EXPECT_NE(slurp(copy / "report.md").find("](figures/paper/latency.svg)"), std::string::npos);
+  EXPECT_EQ(report_main({copy.string(), "--style", "poster"}), 2);
+}
+
 TEST(DataPaths, FoundBesideInstalledOrFromTheBuildDirectory) {
   TempDir tmp;
   // Install tree: P/bin/gpuprobe, P/share/gpuprobe/{plots,reference}.
