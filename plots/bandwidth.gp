@@ -55,6 +55,12 @@ do for [g=1:3] {
   }
 }
 
+# What the run inferred: the L2 and DRAM read bandwidths, written at their levels.
+do for [i=1:words(files)] {
+  call 'plots/mark_level.gp' (i) "l2_read_bandwidth" "L2" (x_min) "%.0f GB/s"
+  call 'plots/mark_level.gp' (i) "dram_read_bandwidth" "DRAM" (l2_mib * 2) "%.0f GB/s"
+}
+
 set logscale x 2
 set logscale y 10
 set xrange [x_min / 2 : x_max * 2]
@@ -71,6 +77,8 @@ do for [ext in "svg png pdf"] {
   eval set_output(ext)
   keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 6))
   set key font keyfont
+  markfont = mark_font(ext)
+  eval marks_cmd
   plot for [i=1:words(files)] word(files, i) using (sweep(16)):"value" smooth unique \
          with linespoints ls i title word(labels, i) . " 16 B", \
        for [i=1:words(files)] word(files, i) using (sweep(8)):"value" \

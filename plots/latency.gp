@@ -63,14 +63,10 @@ do for [i=1:words(files)] {
     if (param_value != param_value) { lvl_q[2] = "l2_hit_latency" }
   }
   do for [k=1:4] {
-    call 'plots/param_value.gp' param_file(i) lvl_q[k]
-    if (param_value == param_value) {
-      x = k == 1 ? 512 : (k == 2 ? (knee_at[1] == knee_at[1] ? 2 * knee_at[1] : 1048576) : \
-          k == 3 ? (knee_at[2] == knee_at[2] ? 1.15 * knee_at[2] : 33554432) : \
-                   (knee_at[3] == knee_at[3] ? 3 * knee_at[3] : 268435456))
-      marks_cmd = marks_cmd . sprintf("set label '%s %.0f' at %g, %g left offset 0, %g front tc rgb '%s' font markfont; ", \
-          lvl_name[k], param_value, x, param_value, 0.6 + 0.9 * (i - 1), gpu_color[i])
-    }
+    x = k == 1 ? 512 : (k == 2 ? (knee_at[1] == knee_at[1] ? 2 * knee_at[1] : 1048576) : \
+        k == 3 ? (knee_at[2] == knee_at[2] ? 1.15 * knee_at[2] : 33554432) : \
+                 (knee_at[3] == knee_at[3] ? 3 * knee_at[3] : 268435456))
+    call 'plots/mark_level.gp' (i) (lvl_q[k]) (lvl_name[k]) (x) "%.0f"
   }
 }
 
