@@ -9,14 +9,9 @@ namespace gpuprobe {
 
 namespace {
 
-struct PaperRow {
-  const char* label;
-  std::vector<const char*> names;  // the first a run has is its value
-};
-
 // The rows of a characterisation table, in the order of Jia et al.'s Table 3.1 and on.
-const std::vector<PaperRow>& paper_rows() {
-  static const std::vector<PaperRow> rows = {
+const std::vector<QuantityRow>& paper_rows() {
+  static const std::vector<QuantityRow> rows = {
       {"SM clock (measured)", {"sm_clock_measured"}},
       {"L1 data cache size", {"l1_size"}},
       {"L1 line size", {"l1_line_size"}},
@@ -43,13 +38,6 @@ const std::vector<PaperRow>& paper_rows() {
       {"Bytes in flight per SM, 90 % of DRAM peak", {"dram_bytes_in_flight_90pct"}},
   };
   return rows;
-}
-
-const Parameter* first_of(const RunData& run, const PaperRow& row) {
-  for (const char* n : row.names)
-    for (const auto& p : run.params)
-      if (p.name == n) return &p;
-  return nullptr;
 }
 
 // One table, whatever its format: cells as plain text, with their marks apart.
@@ -103,7 +91,7 @@ std::string paper_table(const std::vector<RunData>& runs, const std::vector<std:
     Line line{row.label, "", {}, {}};
     const Parameter* first = nullptr;
     for (const auto& run : runs) {
-      const Parameter* p = first_of(run, row);
+      const Parameter* p = first_present(run, row);
       line.measured.push_back(p);
       if (p && !first) first = p;
       Cell c;

@@ -555,6 +555,16 @@ std::string messages_markdown(const Diagnostics& diag) {
   return out + "\n";
 }
 
+const Parameter* first_present(const RunData& run, const QuantityRow& row, size_t* index) {
+  for (const char* n : row.names)
+    for (size_t i = 0; i < run.params.size(); ++i)
+      if (run.params[i].name == n) {
+        if (index) *index = i;
+        return &run.params[i];
+      }
+  return nullptr;
+}
+
 std::string method_label(const std::string& method) {
   // Without parentheticals, up to the first ':' or ';', cut at a word within kMethodLabelMax.
   std::string flat;
@@ -634,15 +644,6 @@ std::string table_of(const std::string& path, Diagnostics& diag) {
   return markdown_table(rows);
 }
 
-const Parameter* find_param(const RunData& run, const std::string& name, size_t* index = nullptr) {
-  for (size_t i = 0; i < run.params.size(); ++i)
-    if (run.params[i].name == name) {
-      if (index) *index = i;
-      return &run.params[i];
-    }
-  return nullptr;
-}
-
 // "126.8–126.9" in the value's unit (written once, in the value cell); "-" for a point.
 std::string interval_text(const Parameter& p) {
   std::string lo = human(p.low, p.unit), hi = human(p.high, p.unit);
@@ -694,12 +695,8 @@ struct Documenting {
 };
 
 // The headline: what a reader of a GPU characterisation looks for first.
-struct Headline {
-  const char* quantity;
-  std::vector<const char*> names;  // the first present is shown
-};
-const std::vector<Headline>& headline_rows() {
-  static const std::vector<Headline> rows = {
+const std::vector<QuantityRow>& headline_rows() {
+  static const std::vector<QuantityRow> rows = {
       {"SM clock (measured)", {"sm_clock_measured"}},
       {"L1 hit latency", {"l1_hit_latency"}},
       {"L1 size", {"l1_size"}},
@@ -838,14 +835,12 @@ int report_main(const std::vector<std::string>& args_in) {
     std::vector<std::vector<std::string>> head = {{"quantity", "value", "interval", "conf.", "documented (this GPU)"}};
     for (const auto& h : headline_rows()) {
       size_t index = 0;
-      const Parameter* p = nullptr;
-      for (const char* n : h.names)
-        if (!p) p = find_param(run, n, &index);
+      const Parameter* p = first_present(run, h, &index);
       if (!p) {
-        head.push_back({h.quantity, "not measured", "", "", ""});
+        head.push_back({h.label, "not measured", "", "", ""});
         continue;
       }
-      head.push_back({std::string(h.quantity) + " (`" + p->name + "`)", human(p->value, p->unit),
+      head.push_back({std::string(h.label) + " (`" + p->name + "`)", human(p->value, p->unit),
                       interval_text(*p), format_printf("%.2f", p->confidence), doc.this_gpu(index)});
     }
     if (std::string mem = run.meta_value("global_mem_bytes"); !mem.empty()) {

@@ -94,6 +94,15 @@ std::string messages_markdown(const Diagnostics& diag);
 std::string markdown_table(const std::vector<std::vector<std::string>>& rows);  // row 0: header
 std::string human(double value, const std::string& unit);  // human_value without padding
 
+// A row of a summary table: a quantity and the parameters that give it, in order of preference
+// ("L2 hit latency": l2_hit_latency, else l2_near_hit_latency).
+struct QuantityRow {
+  const char* label;
+  std::vector<const char*> names;
+};
+// The first of the row's parameters the run has (its index in `index`), or nullptr.
+const Parameter* first_present(const RunData& run, const QuantityRow& row, size_t* index = nullptr);
+
 // A parameter's method as a label of at most kMethodLabelMax characters: the text before
 // its first ':' or ';', without parentheticals, cut at a word ("..." marks a cut).
 constexpr size_t kMethodLabelMax = 60;
