@@ -14,6 +14,7 @@
 #include "core/compare.hpp"
 #include "core/data_paths.hpp"
 #include "core/report.hpp"
+#include "committed_runs.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -23,7 +24,6 @@ namespace fs = std::filesystem;
 constexpr size_t kReportMaxBytes = 25000;  // the budget for a full run's report.md
 constexpr size_t kMaxColumns = 6;
 constexpr size_t kTitleMax = 80;
-const char* const kH100Run = "results/nvidia-h100-80gb-hbm3/20261122T082310Z";
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -82,10 +82,10 @@ bool has_absolute_path(const std::string& text, std::string* found) {
 }
 
 TEST(ReportLayout, CommittedH100RunReadsAsASummary) {
-  fs::path run = fs::path(GPUPROBE_SOURCE_DIR) / kH100Run;
-  if (!fs::exists(run / "parameters.csv")) GTEST_SKIP() << "the H100 run is not committed";
+  fs::path run = newest_full_run("nvidia-h100-80gb-hbm3");
+  if (run.empty()) GTEST_SKIP() << "no full H100 run committed";
   TempDir tmp;
-  fs::path copy = tmp.path / "20261122T082310Z";
+  fs::path copy = tmp.path / run.filename();
   fs::copy(run, copy, fs::copy_options::recursive);
   fs::remove_all(copy / "figures");
   ASSERT_EQ(report_main({copy.string()}), 0);
@@ -101,15 +101,15 @@ TEST(ReportLayout, CommittedH100RunReadsAsASummary) {
   ASSERT_NE(headline, std::string::npos);
   EXPECT_LT(headline, families);
   EXPECT_LT(families, metadata);
-  for (const char* row : {"| SM clock (measured) (`sm_clock_measured`) | 1980 MHz", "| L1 hit latency (`l1_hit_latency`)",
-                          "| L2 size (`l2_size`) | 49.39 MiB", "| DRAM latency (`dram_latency`)",
-                          "| DRAM read bandwidth (`dram_read_bandwidth`)", "| fp64 FMA rate (`fp64_fma_throughput_per_sm`)",
-                          "| shared memory banks (`shared_banks`) | 32 banks",
-                          "| bytes in flight per SM for 90 % of DRAM peak (`dram_bytes_in_flight_90pct`)"})
+  for (const char* row : {"| SM clock (measured) (`sm_clock_measured`) | ", "| L1 hit latency (`l1_hit_latency`) | ",
+                          "| L2 size (`l2_size`) | ", "| DRAM latency (`dram_latency`) | ",
+                          "| DRAM read bandwidth (`dram_read_bandwidth`) | ", "| fp64 FMA rate (`fp64_fma_throughput_per_sm`) | ",
+                          "| shared memory banks (`shared_banks`) | ",
+                          "| bytes in flight per SM for 90 % of DRAM peak (`dram_bytes_in_flight_90pct`) | "})
     EXPECT_NE(md.find(row), std::string::npos) << row;
   // The full method texts moved to methods.md, one line per parameter.
   std::string methods = slurp(copy / "methods.md");
-  EXPECT_NE(methods.find("- `l1_ways`: one thread per SM (carve-out preference 0"), std::string::npos);
+  EXPECT_NE(methods.find("- `l1_hit_latency`: "), std::string::npos);
   EXPECT_FALSE(has_absolute_path(methods, &path)) << path;
 }
 
@@ -202,8 +202,8 @@ bool have_gnuplot() {
 // 504 pt, figures of panels side by side), with their fonts embedded.
 TEST(ReportLayout, PaperStyleDrawsColumnWidthPdfsWithEmbeddedFonts) {
   if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
-  fs::path run = fs::path(GPUPROBE_SOURCE_DIR) / kH100Run;
-  if (!fs::exists(run / "parameters.csv")) GTEST_SKIP() << "the H100 run is not committed";
+  fs::path run = newest_full_run("nvidia-h100-80gb-hbm3");
+  if (run.empty()) GTEST_SKIP() << "no full H100 run committed";
   TempDir tmp;
   fs::path copy = tmp.path / "run";
   fs::create_directories(copy);
