@@ -1,6 +1,8 @@
 # family: associativity
-# title: L1 sets and ways from random line sets: (a) how often a target line is evicted after N random lines (bars: 90 % interval; line: best-fit cache model; triangles: the same with 4 KiB of shared memory held per block, which may change the carve-out; circles: trials whose three reloads disagreed). (b) The same against N over the fitted capacity, with the curves an LRU L1 of the documented sets x ways would give (Maxwell M60, Volta V100: dashed; Kepler K80 as documented, in text)
+# title: L1 sets and ways from random line sets
+# read: Eviction fraction against lines walked; the fitted LRU curve gives sets x ways, its knee the capacity.
 load 'plots/style.gp'
+wide = 1  # panels side by side: double column
 
 first_reload = 'is_probe("eviction") && is_unit("fraction") && column("repeat") == 1'
 evicted(x) = @first_reload && column("shared_bytes") == 0 ? x : NaN

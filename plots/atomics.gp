@@ -1,5 +1,6 @@
 # family: atomics
-# title: Shared and global atomicAdd/atomicCAS against the number of lanes of a warp on one address: one warp's latency per atomic (top), all warps' lane atomics per clock per SM (bottom); Jia et al.'s documented Kepler, Maxwell and Volta latencies marked
+# title: Atomic latency and throughput against lanes on one address
+# read: Top: one warp's latency per atomic as lanes collide; bottom: lane atomics per clock per SM.
 load 'plots/style.gp'
 # Each curve picks its rows out of the file; the rows it skips must not break its line.
 set datafile missing NaN

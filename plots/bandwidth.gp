@@ -1,5 +1,6 @@
 # family: bandwidth
-# title: Read bandwidth against footprint (16 B ld.global.cg, ILP 4, full occupancy) through L2 (one partition below L2/2, both up to L2) to DRAM, with L1 (per-SM slices, all SMs), 4/8 B reads and the bulk-copy engine's DRAM reads (cp.async.bulk) as points; below one round of the grid's reads (threads x ILP x 16 B) threads read the same lines at once and merged requests can exceed the L2's rate; dashed: each GPU's theoretical DRAM peak; documented Kepler, Maxwell and Volta L2 read and DRAM copy bandwidths marked
+# title: Read bandwidth against footprint: L1, L2 and DRAM
+# read: Each plateau is a level's bandwidth; the drops sit at L1, L2/2 (one partition) and L2 capacity.
 load 'plots/style.gp'
 set datafile missing NaN
 
@@ -54,6 +55,12 @@ do for [g=1:3] {
   }
 }
 
+# What the run inferred: the L2 and DRAM read bandwidths, written at their levels.
+do for [i=1:words(files)] {
+  call 'plots/mark_level.gp' (i) "l2_read_bandwidth" "L2" (x_min) "%.0f GB/s"
+  call 'plots/mark_level.gp' (i) "dram_read_bandwidth" "DRAM" (l2_mib * 2) "%.0f GB/s"
+}
+
 set logscale x 2
 set logscale y 10
 set xrange [x_min / 2 : x_max * 2]
@@ -70,6 +77,8 @@ do for [ext in "svg png pdf"] {
   eval set_output(ext)
   keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 6))
   set key font keyfont
+  markfont = mark_font(ext)
+  eval marks_cmd
   plot for [i=1:words(files)] word(files, i) using (sweep(16)):"value" smooth unique \
          with linespoints ls i title word(labels, i) . " 16 B", \
        for [i=1:words(files)] word(files, i) using (sweep(8)):"value" \

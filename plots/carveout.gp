@@ -1,5 +1,6 @@
 # family: carveout
-# title: L1 data cache capacity against the shared memory the carve-out preference asks for (bars: the footprint that still fitted and the first that did not); documented Kepler K80, Maxwell M60 and Volta V100: dashed, a fixed L1 as a level, a unified L1 and shared memory as L1 = total - shared
+# title: L1 capacity against the shared-memory carve-out
+# read: Bars span the last footprint that fitted and the first that did not; L1 shrinks as shared grows.
 load 'plots/style.gp'
 
 kib(x) = x / 1024.0
@@ -29,6 +30,11 @@ do for [g=1:3] {
   }
 }
 
+# What the run inferred: the largest L1 (l1_size), written at its level.
+do for [i=1:words(files)] {
+  call 'plots/mark_level.gp' (i) "l1_size" "largest L1:" (0) "%.0f KiB" (1024)
+}
+
 set xlabel "shared memory the preference asks for (KiB per SM)"
 set ylabel "L1 data cache (KiB)"
 set xrange [-8 : *]
@@ -41,6 +47,8 @@ do for [ext in "svg png pdf"] {
   keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 8 : 5))
   pscale = ext eq "pdf" ? 0.4 : 0.8
   set key top right font keyfont
+  markfont = mark_font(ext)
+  eval marks_cmd
   plot for [i=1:words(files)] word(files, i) \
          using (sized(kib(column("shared_request_bytes")))):(kib(column("value"))):(kib(column("p05"))):(kib(column("p95"))) \
          with yerrorlines ls i pt 7 ps pscale title word(labels, i) @refs

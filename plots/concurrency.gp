@@ -1,5 +1,6 @@
 # family: concurrency
-# title: Kernels running at once against kernels launched (one-warp spin kernels, one per stream; dotted: all of them), with the documented Kepler limit; right: what a launch costs (back-to-back in a stream, in a CUDA graph, one launch's round trip) and the share of a running kernel's waiting blocks a later kernel overtakes with a higher and with the same stream priority
+# title: Concurrent kernels and launch overhead
+# read: Left: kernels running at once level off at the limit (marked); right: what one launch costs.
 load 'plots/style.gp'
 set datafile missing NaN
 
@@ -16,6 +17,11 @@ call 'plots/ref_value.gp' "Kepler (cc 3.5)" "max_concurrent_kernels"
 kepler = ref_value
 marks = kepler == kepler ? sprintf(", %g with lines ls 11 title 'Kepler (cc 3.5) documented'", kepler) : ""
 
+# What the run inferred: how many kernels run at once, written at its level.
+do for [i=1:words(files)] {
+  call 'plots/mark_level.gp' (i) "max_concurrent_kernels" "at most" (1) "%.0f kernels at once"
+}
+
 do for [ext in "svg png pdf"] {
   eval set_output(ext)
   keyfont = sprintf(",%d", ext eq "png" ? 13 : (ext eq "svg" ? 8 : 6))
@@ -25,16 +31,19 @@ do for [ext in "svg png pdf"] {
   set rmargin at screen 0.58
   set tmargin at screen 0.97
   set bmargin at screen 0.15
-  set key top left noenhanced font keyfont
+  set key bottom right noenhanced font keyfont
   set logscale x 2
   set logscale y 2
   set xrange [0.8:*]
   set yrange [0.8:*]
   set xlabel "kernels launched (one per stream)"
   set ylabel "kernels running at once"
+  markfont = mark_font(ext)
+  eval marks_cmd
   plot for [i=1:words(files)] word(files, i) using (running("kernels")):"value" \
          with linespoints ls i title word(labels, i), \
        x with lines lc rgb "#aaaaaa" dt 3 title "all at once" @marks
+  unset label
   unset logscale
   # Right top: launch costs.
   set lmargin at screen 0.70

@@ -1,5 +1,6 @@
 # family: divergence
-# title: Warp divergence: time of one loop trip with the lanes of each warp split over P distinct paths of equal work, relative to one path (log-log), with every SM full of warps and with one warp alone, against the model that every path is paid in full (t(P) = P t(1), dashed)
+# title: Warp divergence: cost of P distinct paths per warp
+# read: Slowdown against paths (log-log); slope 1 means paths run one after another.
 load 'plots/style.gp'
 set datafile missing NaN
 

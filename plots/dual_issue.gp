@@ -1,5 +1,6 @@
 # family: dual_issue
-# title: Dual issue: two independent instruction streams for different pipes in one warp, mixed so that each alone takes equally long; bar = overlap (1: as fast as separate pipes allow at one instruction per clock per scheduler; 0: the streams take turns, shared pipe; above 1: co-issued), label = paired rate over the faster stream alone; issue-bound: each stream alone fills the issue slot, nothing to tell; documented dual-issue statements for Kepler, Maxwell and Volta noted
+# title: Dual issue: two pipes' streams in one warp
+# read: Bar 1: the pair runs as fast as separate pipes allow; 0.5: the two streams serialise.
 load 'plots/style.gp'
 set datafile missing NaN
 

@@ -1,6 +1,8 @@
 # family: fine_grained
-# title: Fine-grained chase (Mei & Chu): the latency of every access of one thread. (a) A cold walk at 4 B: one L1 miss per fetch unit. (b) Cold constant memory: misses of the L1 constant cache and of the level behind it. (c) ways+1 lines of one L1 set, pass after pass: LRU misses every access. (d) Lines that stay resident against the stride; at power-of-two strides they stop halving at sets x line (documented for Kepler K80, Maxwell M60 and Volta V100: dashed marks)
+# title: Fine-grained chase: the latency of every access
+# read: Each point is one access; misses stand above the hit level at the fetch-unit and set boundaries.
 load 'plots/style.gp'
+wide = 1  # panels side by side: double column
 
 traced(t) = is_probe("trace") && is_unit("cycles") && strcol("trace") eq t
 resident(s) = is_probe("resident_lines") && is_unit("lines") && strcol("series") eq s

@@ -1,6 +1,8 @@
 # family: granularity
-# title: Left: cycles per access of a cold walk against its stride for each load path (thick) and of a resident walk (thin): a cold curve flattens at its fetch unit (sector or line); documented L1 sector and constant line of Kepler K80, Maxwell M60 and Volta V100 as dashed marks. Right: bytes a warp request moves, from effective bandwidth, for the GTC 2013 address patterns, beside the 32 B-sector arithmetic
+# title: Cache line and sector sizes from stride sweeps
+# read: A cold curve flattens at its fetch unit (sector or line): the stride where it stops rising.
 load 'plots/style.gp'
+wide = 1  # panels side by side: double column
 
 # Cold and resident walks of each path: 8-byte accesses (constant: 4-byte).
 paths = "l1 readonly l2 l2_32 constant"

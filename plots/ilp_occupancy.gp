@@ -1,5 +1,6 @@
 # family: ilp_occupancy
-# title: ILP against occupancy (Volkov): fp32 FMA results/clk/SM (top) and DRAM load bytes/clk/SM (bottom) against exactly set warps per SM, one curve per number of independent operations per thread; the rate grows with warps x ILP until the pipe (or DRAM) is saturated; documented fp32 FMA rates of the measured GPU's compute capability, Kepler K80, Maxwell M60 and Volta V100 as dashed levels
+# title: ILP against occupancy (Volkov): fp32 FMA and DRAM loads
+# read: One curve per ILP: more independent operations reach the peak with fewer warps.
 load 'plots/style.gp'
 set datafile missing NaN
 

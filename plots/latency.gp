@@ -1,5 +1,6 @@
 # family: latency
-# title: Pointer-chase latency against footprint for each load path (log-log): plateaus are cache levels, knees their capacities; documented L1, L2, DRAM and shared latencies of Kepler K80, Maxwell M60 and Volta V100 as dashed reference levels, each naming its method where it is not a pointer chase
+# title: Pointer-chase latency against footprint
+# read: Plateaus are cache levels (values marked), knees their capacities (intervals shaded).
 load 'plots/style.gp'
 
 probes = "ld_global ld_cg ld_nc shared constant"
@@ -46,6 +47,32 @@ do for [g=1:3] {
   if (shown) { levels = levels . sprintf(", NaN with lines ls %d title '%s (documented; other method in parentheses)'", 10 + g, arch_name[g]) }
 }
 
+# What the run inferred, in each GPU's colour: plateaus as "name value" at the level, knees as a
+# dotted line at the capacity over its interval (shaded).
+array lvl_name[4] = ["L1", "L2", "L2 far", "DRAM"]
+array lvl_q[4] = ["l1_hit_latency", "l2_near_hit_latency", "l2_far_hit_latency", "dram_latency"]
+array knee_name[3] = ["L1", "L2/2", "L2"]
+array knee_q[3] = ["l1_size", "l2_segment_size", "l2_size"]
+marks_cmd = ""
+do for [i=1:words(files)] {
+  array knee_at[3]
+  do for [k=1:3] {
+    call 'plots/mark_knee.gp' (i) (knee_q[k]) (knee_name[k])
+    knee_at[k] = knee_value
+  }
+  # A level's label sits inside its plateau: after the knee before it.
+  if (lvl_q[2] eq "l2_near_hit_latency") {
+    call 'plots/param_value.gp' param_file(i) "l2_near_hit_latency"
+    if (param_value != param_value) { lvl_q[2] = "l2_hit_latency" }
+  }
+  do for [k=1:4] {
+    x = k == 1 ? 512 : (k == 2 ? (knee_at[1] == knee_at[1] ? 2 * knee_at[1] : 1048576) : \
+        k == 3 ? (knee_at[2] == knee_at[2] ? 1.15 * knee_at[2] : 33554432) : \
+                 (knee_at[3] == knee_at[3] ? 3 * knee_at[3] : 268435456))
+    call 'plots/mark_level.gp' (i) (lvl_q[k]) (lvl_name[k]) (x) "%.0f"
+  }
+}
+
 set logscale x 2
 # The x axis ends at the first 4x tic past the largest footprint of any file.
 xmax = 1024
@@ -70,8 +97,12 @@ do for [ext in "svg png pdf"] {
   # about 90 points a curve: small marks, so that the refined knees stay legible
   pscale = ext eq "pdf" ? 0.3 : 0.5
   set key top left font keyfont
+  markfont = mark_font(ext)
   unset label
+  unset object
+  unset arrow
   eval labels_cmd
+  eval marks_cmd
   # Refinement adds points after the coarse sweep: smooth unique puts each curve in x order.
   # The key names each GPU by its colour and each load path by its dashes and marks.
   plot for [i=1:words(files)] for [p in probes] word(files, i) \

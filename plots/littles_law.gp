@@ -1,5 +1,6 @@
 # family: bytes_in_flight
-# title: Little's law: bandwidth against bytes in flight per SM (warps x independent loads x width, every configuration a point) from DRAM (filled) and L2 (open); dashed: unloaded latency x peak bandwidth (min(peak, SMs x bytes / latency)); dotted: the Kepler figure of the GTC 2013 talk (~100 lines of 128 B per SM)
+# title: Little's law: bandwidth against bytes in flight per SM
+# read: Bandwidth rises with bytes in flight until the peak; the marked line is 90 % of DRAM peak.
 load 'plots/style.gp'
 set datafile missing NaN
 
@@ -37,6 +38,11 @@ if (kepler == kepler) {
   set label 1 "Kepler (GTC 2013):\nabout 100 lines of 128 B" at kepler, graph 0.12 right offset -0.5, 0 tc rgb kepler_color
 }
 
+# What the run inferred: the least bytes in flight per SM for 90 % of the DRAM peak.
+do for [i=1:words(files)] {
+  call 'plots/mark_knee.gp' (i) "dram_bytes_in_flight_90pct" "90 % of DRAM peak:" (KiB)
+}
+
 set logscale x 2
 set logscale y 10
 set xrange [x_lo / 1.5 : x_hi * 1.5]
@@ -50,6 +56,9 @@ do for [ext in "svg png pdf"] {
   eval set_output(ext)
   keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 6))
   set key font keyfont
+  markfont = mark_font(ext)
+  unset object
+  eval marks_cmd
   plot for [i=1:words(files)] word(files, i) using (level("dram")):"value" \
          with points ls i pt 7 ps 0.9 title word(labels, i) . " DRAM", \
        for [i=1:words(files)] word(files, i) using (level("l2")):"value" \

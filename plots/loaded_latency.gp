@@ -1,5 +1,6 @@
 # family: loaded_latency
-# title: DRAM pointer-chase latency (one thread, every step to an untouched line) while all SMs stream reads at a paced rate, against the bandwidth the streams achieved; the first point is the idle GPU; right axis in ns at the first GPU's measured clock; documented unloaded DRAM latencies of Kepler, Maxwell and Volta marked at zero load
+# title: DRAM latency under load
+# read: Latency against the bandwidth other SMs draw; the first point is the idle latency.
 load 'plots/style.gp'
 set datafile missing NaN
 

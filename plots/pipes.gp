@@ -1,5 +1,6 @@
 # family: pipes
-# title: Results per clock per SM of each execution pipe (top, log scale; tensor results, mma.sync and Hopper wgmma, are multiply-adds) and dependent-issue latency in cycles (bottom), measured bars beside the documented figures for the measured GPU's compute capability and for Kepler K80, Maxwell M60 and Volta V100
+# title: Throughput and latency of each execution pipe
+# read: Top: results per clock per SM (log); bottom: dependent-issue latency in cycles.
 load 'plots/style.gp'
 set datafile missing NaN
 

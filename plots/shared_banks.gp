@@ -1,23 +1,11 @@
 # family: shared_banks
-# title: Shared memory bank conflicts against stride for 4, 8 and 16 B accesses: one warp's latency (top), all warps' cycles per request (bottom); documented bank geometries drawn as the passes they imply
+# title: Shared memory bank conflicts against stride
+# read: Cycles per request against stride, one panel per access width; peaks are conflict degrees.
 load 'plots/style.gp'
 # Each curve picks its rows out of the file; the rows it skips must not break its line.
 set datafile missing NaN
 
-# Rows of each probe across the files: a panel whose probe has none stays empty (a run with
-# that probe filtered out or invalid) instead of failing the figure.
-do for [p in "stride_latency stride_throughput"] {
-  n = 0
-  do for [i=1:words(files)] {
-    stats word(files, i) using (is_probe(p) ? 1 : 0) nooutput
-    n = n + STATS_sum
-  }
-  eval sprintf("have_%s = %d", p, n)
-}
-
 widths = "4 8 16"
-width_dt(w) = w eq "4" ? 1 : (w eq "8" ? 2 : 4)
-width_pt(w) = w eq "4" ? 7 : (w eq "8" ? 5 : 9)
 sel(p, u, w) = is_probe(p) && is_unit(u) && strcol("access_bytes") eq w
 
 # Documented bank geometry and load latency of Kepler, Maxwell and Volta.
@@ -72,45 +60,52 @@ if (arch_banks[2] == arch_banks[2] && arch_width[2] == arch_width[2]) {
 if (!same_mv && arch_banks[3] == arch_banks[3] && arch_width[3] == arch_width[3]) {
   models = models . sprintf(", $model using 1:4 with steps ls 13 title 'Volta doc. %s'", geom(3))
 }
-latencies = ""
-do for [g=1:3] {
-  if (arch_latency[g] == arch_latency[g]) {
-    latencies = latencies . sprintf(", %g with lines ls %d title '%s doc. latency %g'", arch_latency[g], 10 + g, arch_name[g], arch_latency[g])
+# What the run inferred: banks x width, written in the first panel in each GPU's colour.
+inferred_cmd = ""
+do for [i=1:words(files)] {
+  call 'plots/param_value.gp' param_file(i) "shared_banks"
+  nb = param_value
+  call 'plots/param_value.gp' param_file(i) "shared_bank_width"
+  if (nb == nb && param_value == param_value) {
+    inferred_cmd = inferred_cmd . sprintf("set label '%s: %d banks x %d B' at graph 0.04, graph %g left front tc rgb '%s' font markfont; ", \
+        word(labels, i), int(nb), int(param_value), 0.62 - 0.09 * (i - 1), gpu_color[i])
   }
 }
 
+# One panel per access width, strides 0-32 (the pattern repeats past the bank count): all
+# warps' cycles per request, one colour per GPU; the documented geometries as grey steps in
+# the 4 B panel, for which their pass counts are computed.
+wide = 1
 do for [ext in "svg png pdf"] {
   eval set_output(ext)
-  keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 7))
-  set multiplot
-  # Fixed margins keep the two panels' stride axes aligned whatever the keys need.
-  set lmargin at screen 0.12
-  set rmargin at screen 0.68
-  set key at screen 0.995, screen 0.97 right top vertical font keyfont
-  set xrange [-1:65]
-  set xtics 8
-  set tmargin at screen 0.97
-  set bmargin at screen 0.58
-  set format x ""
-  set xlabel ""
-  set ylabel "cycles per load\none warp"
-  if (have_stride_latency) {
-    plot for [i=1:words(files)] for [w in widths] word(files, i) \
-           using (sel("stride_latency", "cycles", w) ? column("stride") : NaN):"value" \
-           with linespoints ls i dt width_dt(w) pt width_pt(w) title sprintf("%s %s B", word(labels, i), w) @latencies
-  }
-  set tmargin at screen 0.54
-  set bmargin at screen 0.14
-  set key at screen 0.995, screen 0.54
-  set format x "%g"
-  set xlabel "stride between lanes (elements of the access width)"
-  set ylabel "cycles per request\nall warps"
+  keyfont = sprintf(",%d", ext eq "png" ? 16 : (ext eq "svg" ? 9 : 6))
+  markfont = mark_font(ext)
+  set multiplot layout 1, 3 margins 0.08, 0.99, 0.16, 0.9 spacing 0.03, 0
+  set xrange [-0.5:32.5]
+  set xtics 0, 8, 32
+  set mxtics 4
   set logscale y 2
-  if (have_stride_throughput) {
-    plot for [i=1:words(files)] for [w in widths] word(files, i) \
-           using (sel("stride_throughput", "cycles/request", w) ? column("stride") : NaN):"value" \
-           with linespoints ls i dt width_dt(w) pt width_pt(w) title sprintf("%s %s B", word(labels, i), w) @models
+  set yrange [0.7:48]
+  set ytics (1, 2, 4, 8, 16, 32)
+  do for [k=1:3] {
+    set key top left font keyfont
+    w = word(widths, k)
+    set title sprintf("%s B per lane", w) font keyfont
+    set xlabel (k == 2 ? "stride between lanes (elements of the access width)" : "")
+    set ylabel (k == 1 ? "cycles per request (all warps)" : "")
+    set format y (k == 1 ? "%g" : "")
+    unset label
+    if (k == 1) { eval inferred_cmd }
+    if (k == 1) {
+      plot for [i=1:words(files)] word(files, i) \
+             using (sel("stride_throughput", "cycles/request", w) ? column("stride") : NaN):"value" \
+             with linespoints ls i pt 7 ps 0.5 title word(labels, i) @models
+    } else {
+      unset key
+      plot for [i=1:words(files)] word(files, i) \
+             using (sel("stride_throughput", "cycles/request", w) ? column("stride") : NaN):"value" \
+             with linespoints ls i pt 7 ps 0.5 notitle
+    }
   }
-  unset logscale y
   unset multiplot
 }

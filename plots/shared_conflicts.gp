@@ -1,5 +1,6 @@
 # family: shared_banks
-# title: Shared memory conflict ladder: cost against N distinct words per bank (left) and of multicast, m lanes reading each word (right); one warp's latency (top), all warps' cycles per request (bottom)
+# title: Shared memory conflict ladder and multicast
+# read: Cost against N distinct words per bank (left) and m lanes reading one word (right).
 load 'plots/style.gp'
 # Each curve picks its rows out of the file; the rows it skips must not break its line.
 set datafile missing NaN

@@ -7,6 +7,13 @@ if (!exists("files")) { print "set files='run/x.csv ...'"; exit status 2 }
 if (!exists("labels")) { labels = files }
 if (!exists("ref")) { ref = "results/reference/documented_figures.csv" }
 if (!exists("out")) { out = "figure" }
+# params: one parameters.csv per file ('-' where a run has none), for marking inferred values.
+if (!exists("params")) { params = "" }
+param_file(i) = i <= words(params) ? word(params, i) : "-"
+# style='paper' (gpuprobe report --style paper): vector PDF at a paper's column widths.
+if (!exists("style")) { style = "web" }
+# A figure of several panels sets wide = 1 after loading this file: double column in a paper.
+if (!exists("wide")) { wide = 0 }
 
 set datafile separator comma
 set datafile columnheaders
@@ -18,10 +25,18 @@ set datafile missing NaN
 array gpu_color[8] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 array gpu_point[8] = [7, 5, 9, 11, 13, 15, 4, 6]
 do for [i=1:8] { set style line i lc rgb gpu_color[i] lw 1.5 pt gpu_point[i] ps 0.7 }
-kepler_color = "#7f7f7f"; maxwell_color = "#8c564b"; volta_color = "#9467bd"
-set style line 11 lc rgb kepler_color lw 1.2 dt 2
-set style line 12 lc rgb maxwell_color lw 1.2 dt 3
-set style line 13 lc rgb volta_color lw 1.2 dt 4
+# Documented figures are context, not data: light, thin and dashed, told apart by the dashes.
+kepler_color = "#b0b0b0"; maxwell_color = "#a89080"; volta_color = "#a898c0"
+set style line 11 lc rgb kepler_color lw 0.8 dt 2
+set style line 12 lc rgb maxwell_color lw 0.8 dt 3
+set style line 13 lc rgb volta_color lw 0.8 dt 4
+# Marks of inferred values: a level's value, a capacity's interval (shaded), in the GPU's colour.
+mark_font(ext) = ext eq "png" ? ",18" : ext eq "svg" ? ",9" : ",6"
+markfont = ",9"
+marks_cmd = ""
+marks_tag = 100  # tags of the marks (plots/mark_knee.gp), clear of a script's own
+size_text(b) = b >= 1073741824 ? sprintf("%.3g GiB", b / 1073741824.) : b >= 1048576 ? sprintf("%.3g MiB", b / 1048576.) : \
+               b >= 1024 ? sprintf("%.3g KiB", b / 1024.) : sprintf("%g B", b)
 # Representative GPU of each documented architecture, as named in results/reference/.
 ref_gpu_kepler = "Tesla K80 (GK210)"
 ref_gpu_maxwell = "Tesla M60 (GM204)"
@@ -34,12 +49,19 @@ set mxtics default
 set key top left Left reverse opaque box lc rgb "#c0c0c0" samplen 2.5 spacing 1.1 width 1
 set bars small
 
-# Column width of a two-column paper is about 3.4 in: the PDF is drawn at that size with an
-# 8 pt font, so it is placed unscaled; the SVG (web, report.md) and the PNG (twice the SVG's
-# pixels, for slides and README) keep the same proportions and relative sizes.
-term(ext) = ext eq "svg" ? "svg size 680,460 dynamic enhanced font 'Helvetica,13' linewidth 1.2 background rgb 'white'" : \
-            ext eq "png" ? "pngcairo size 1360,920 enhanced font 'Helvetica,26' linewidth 2.4 pointscale 2 background rgb 'white'" : \
-                           "pdfcairo size 3.4in,2.3in enhanced font 'Helvetica,8' linewidth 0.8 pointscale 0.8"
+# The web style: the SVG for report.md, the PNG (twice its pixels) for slides and README, the
+# PDF at about a column's width. The paper style: the PDF at a paper's single column
+# (3.5 in) or double column (7 in, wide = 1) at 8 pt, fonts embedded by cairo in the PDF.
+paper_w(ext) = wide ? 7.0 : 3.5
+paper_h(ext) = wide ? 3.2 : 2.4
+term_web(ext) = ext eq "svg" ? sprintf("svg size %d,%d dynamic enhanced font 'Helvetica,13' linewidth 1.2 background rgb 'white'", wide ? 1000 : 680, wide ? 560 : 460) : \
+            ext eq "png" ? sprintf("pngcairo size %d,%d enhanced font 'Helvetica,26' linewidth 2.4 pointscale 2 background rgb 'white'", wide ? 2000 : 1360, wide ? 1120 : 920) : \
+                           sprintf("pdfcairo size %.1fin,%.1fin enhanced font 'Helvetica,8' linewidth 0.8 pointscale 0.8", wide ? 6.8 : 3.4, wide ? 3.8 : 2.3)
+# The scripts size their fonts for each format: the paper style changes the PDF's page only,
+# and keeps the SVG and PNG previews of the web style.
+term_paper(ext) = ext ne "pdf" ? term_web(ext) : \
+    sprintf("pdfcairo size %.1fin,%.1fin enhanced font 'Helvetica,8' linewidth 0.8 pointscale 0.7", paper_w(ext), paper_h(ext))
+term(ext) = style eq "paper" ? term_paper(ext) : term_web(ext)
 set_output(ext) = sprintf("set terminal %s; set output '%s.%s'", term(ext), out, ext)
 
 # Row filters: a column's value where the row matches, NaN (skipped) elsewhere.

@@ -1,5 +1,6 @@
 # family: tlb
-# title: Cycles per ld.global.cg access against footprint, one access per stride: each step is a TLB level running out of entries (thick: the same in a virtual space of one physical chunk mapped again and again, up to 1 TiB); below the page-entry size the steps sit at the same footprint whatever the stride. Documented L1 and L2 TLB reach of Kepler K80, Maxwell M60 and Volta V100 as dashed marks
+# title: TLB reach: cycles per access against footprint
+# read: Each step is a TLB level running out of entries; the shaded footprints are the inferred reaches.
 load 'plots/style.gp'
 
 strides = "262144 524288 1048576 2097152 4194304 8388608 16777216 33554432 67108864"
@@ -70,6 +71,12 @@ aliased_cmd = aliased_pairs eq "" ? "" : \
   "with linespoints ls pair_file(p) dt stride_dt(pair_stride(p)) pt 2 ps pscale lw 2.5 notitle, " . \
   "NaN with lines lc rgb '#333333' lw 2.5 title 'aliased virtual space (thick)'"
 
+# What the run inferred: each TLB level's reach over its interval, in the GPU's colour.
+do for [i=1:words(files)] {
+  call 'plots/mark_knee.gp' (i) "tlb_l1_coverage" "L1 TLB"
+  call 'plots/mark_knee.gp' (i) "tlb_l2_coverage" "L2 TLB"
+}
+
 set logscale x 2
 set xrange [131072 : 1099511627776 * 1.3]
 set xtics ("256K" 262144, "4M" 4194304, "64M" 67108864, "1G" 1073741824, "16G" 17179869184, \
@@ -86,8 +93,10 @@ do for [ext in "svg png pdf"] {
   labelfont = sprintf(",%d", ext eq "png" ? 12 : (ext eq "svg" ? 7 : 4))
   pscale = ext eq "pdf" ? 0.25 : 0.45
   set key outside right top font keyfont
+  markfont = mark_font(ext)
   unset arrow
   unset label
+  unset object
   eval marks_cmd
   plot for [i=1:words(files)] for [k=1:words(strides)] word(files, i) \
          using (chased(word(strides, k) + 0) ? column("footprint_bytes") : NaN):"value" smooth unique \

@@ -1,5 +1,6 @@
 # family: concurrency
-# title: The tail effect: run time of a grid of equal blocks (each holds its SM slot for a fixed time) against the grid size in waves of resident blocks, in block times; dotted: the whole-wave staircase ceil(waves)
+# title: The tail effect: run time against grid size in waves
+# read: A staircase: each partial wave costs a whole block time.
 load 'plots/style.gp'
 set datafile missing NaN
 

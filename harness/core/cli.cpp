@@ -22,10 +22,12 @@ Commands:
   analyze RUN_DIR [--stdout] [-v]
         re-infer parameters from the run's observation files alone (no GPU) and write
         RUN_DIR/parameters.csv (atomically); --stdout prints it instead; -v lists every warning
-  report RUN_DIR
+  report RUN_DIR [--style paper]
         render every figure of a run and write RUN_DIR/report.md (no GPU)
-  compare RUN_DIR RUN_DIR... [--out DIR]
+  compare RUN_DIR RUN_DIR... [--out DIR] [--table markdown|latex|csv]
         overlay runs of several GPUs and tabulate their parameters side by side (no GPU)
+  export RUN_DIR --json|--accel-sim|--mt4g [--out FILE]
+        a run's parameters as JSON, an Accel-Sim config fragment or MT4G's JSON (no GPU)
   help, --help, -h
         this text
 
@@ -127,14 +129,14 @@ Options parse_command_line(const std::vector<std::string>& args) {
     o.command = "help";
     return o;
   }
-  static const std::vector<std::string> commands = {"run",     "list",   "info",
-                                                    "analyze", "report", "compare"};
+  static const std::vector<std::string> commands = {"run",    "list",    "info",  "analyze",
+                                                    "report", "compare", "export"};
   bool known = false;
   for (const auto& c : commands) known = known || c == cmd;
   if (!known) throw UsageError("unknown command '" + cmd + "' (try 'gpuprobe --help')");
   o.command = cmd;
 
-  if (cmd == "report" || cmd == "compare") {
+  if (cmd == "report" || cmd == "compare" || cmd == "export") {
     o.rest.assign(args.begin() + 1, args.end());
     return o;
   }

@@ -13,7 +13,7 @@ class UsageError : public std::runtime_error {
 };
 
 struct Options {
-  std::string command;              // run, list, info, analyze, report, compare, help
+  std::string command;              // run, list, info, analyze, report, compare, export, help
   bool quick = false;
   std::string filter;               // regex over "family/probe"; empty selects all
   std::string out = "results";      // root of run directories
@@ -24,7 +24,7 @@ struct Options {
   std::vector<std::string> positional;       // run directories of analyze/report/compare
   bool to_stdout = false;           // analyze: print parameters.csv instead of writing it
   bool verbose = false;             // analyze: every warning, not only their count
-  std::vector<std::string> rest;             // report/compare: their own flags, untouched
+  std::vector<std::string> rest;             // report/compare/export: their own flags, untouched
 };
 
 Options parse_command_line(const std::vector<std::string>& args);

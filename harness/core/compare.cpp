@@ -10,6 +10,7 @@
 
 #include "core/cli.hpp"
 #include "core/csv.hpp"
+#include "core/paper_table.hpp"
 #include "core/report.hpp"
 #include "core/run_dir.hpp"
 
@@ -21,7 +22,10 @@ namespace {
 
 constexpr double kNotable = 0.05;  // differences listed in compare.md beyond this fraction
 
-std::string usage() { return "usage: gpuprobe compare RUN_DIR RUN_DIR... [--out DIR] [--plots DIR] [--reference CSV]"; }
+std::string usage() {
+  return "usage: gpuprobe compare RUN_DIR RUN_DIR... [--out DIR] [--plots DIR] [--reference CSV]\n"
+         "       gpuprobe compare --table markdown|latex|csv RUN_DIR... [--reference CSV]  (to stdout)";
+}
 
 std::string ratio_text(double r) {
   char buf[32];
@@ -92,6 +96,7 @@ int compare_main(const std::vector<std::string>& args_in) {
   ReportPaths paths;
   std::string out_dir;
   bool out_given = false;
+  std::string table;  // a paper table to stdout instead of a comparison folder
   std::vector<std::string> dirs;
   try {
     paths = resolve_paths(args);
@@ -107,13 +112,20 @@ int compare_main(const std::vector<std::string>& args_in) {
       } else if (a.rfind("--out=", 0) == 0) {
         out_dir = a.substr(6);
         out_given = true;
+      } else if (a == "--table" || a.rfind("--table=", 0) == 0) {
+        if (a == "--table" && i + 1 >= args.size()) throw UsageError("--table: missing value");
+        table = a == "--table" ? args[++i] : a.substr(8);
+        if (table != "markdown" && table != "latex" && table != "csv")
+          throw UsageError("--table: expected markdown, latex or csv, got '" + table + "'");
       } else if (a.rfind("-", 0) == 0) {
         throw UsageError("unknown option '" + a + "' (" + usage() + ")");
       } else {
         dirs.push_back(a);
       }
     }
-    if (dirs.size() < 2) throw UsageError("expected at least two RUN_DIRs (" + usage() + ")");
+    if (dirs.size() < (table.empty() ? 2u : 1u))
+      throw UsageError("expected at least " + std::string(table.empty() ? "two RUN_DIRs" : "one RUN_DIR") +
+                       " (" + usage() + ")");
     if (out_given && out_dir.empty()) throw UsageError("--out: empty directory name");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "gpuprobe compare: %s\n", e.what());
@@ -127,6 +139,10 @@ int compare_main(const std::vector<std::string>& args_in) {
     for (const auto& d : dirs) runs.push_back(load_run(d, known, diag));
     Reference ref = load_reference_or_report(paths.reference, diag);
     std::vector<std::string> labels = run_labels(runs);
+    if (!table.empty()) {
+      std::fputs(paper_table(runs, labels, ref, table).c_str(), stdout);
+      return diag.errors.empty() ? 0 : 1;
+    }
     if (out_dir.empty()) {
       std::string slugs;
       for (const auto& r : runs) slugs += (slugs.empty() ? "" : "_vs_") + gpu_slug(r.gpu);
@@ -140,8 +156,8 @@ int compare_main(const std::vector<std::string>& args_in) {
     fs::create_directories(out_dir);
 
     if (paths.gnuplot.empty())
-      diag.error("gnuplot not found on PATH (install gnuplot, or set GNUPLOT=/path/to/gnuplot): "
-                 "figures not rendered");
+      diag.warn("gnuplot not found on PATH (install gnuplot, or set GNUPLOT=/path/to/gnuplot): "
+                "figures not drawn");
     std::string figures_md;
     for (const auto& s : scripts) {
       std::vector<std::string> files, curve_labels;
@@ -157,8 +173,17 @@ int compare_main(const std::vector<std::string>& args_in) {
           diag.warn(runs[k].dir + ": no " + s.family + ".csv: " + labels[k] + " is missing from " +
                     s.name + " (and the colours of the runs after it shift)");
       check_probe_units(files, diag);
-      auto written = render_figure(paths, s, files, curve_labels, (fs::path(out_dir) / "figures").string(), diag);
-      if (written.empty()) continue;
+      // A figure whose probe no run measured is left out with a note, not a failure.
+      Diagnostics fig_diag;
+      fig_diag.prefix = diag.prefix;
+      auto written = render_figure(paths, s, files, curve_labels, (fs::path(out_dir) / "figures").string(), fig_diag);
+      for (const auto& w : fig_diag.warnings) diag.warnings.push_back(w);
+      if (written.empty()) {
+        if (!paths.gnuplot.empty())
+          diag.warnings.push_back(s.name + " not drawn: " +
+                                  (fig_diag.errors.empty() ? "gnuplot wrote nothing" : fig_diag.errors.front()));
+        continue;
+      }
       figures_md += figure_markdown(s, "figures");
     }
 

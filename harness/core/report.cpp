@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -22,6 +24,7 @@
 #include "analysis/analyzer.hpp"
 #include "core/cli.hpp"
 #include "core/csv.hpp"
+#include "core/data_paths.hpp"
 #include "core/probe.hpp"
 #include "core/run_dir.hpp"
 #include "core/signals.hpp"
@@ -205,10 +208,15 @@ void Diagnostics::error(const std::string& m) {
 }
 
 ReportPaths resolve_paths(std::vector<std::string>& args) {
-  std::string source = env_or("GPUPROBE_SOURCE_DIR", GPUPROBE_SOURCE_DIR);
+  DataPaths found = find_data_paths();
+  const char* source = std::getenv("GPUPROBE_SOURCE_DIR");
+  if (source && *source)
+    found = {std::string(source) + "/plots", std::string(source) + "/results/reference/documented_figures.csv"};
   ReportPaths p;
-  p.plots_dir = env_or("GPUPROBE_PLOTS_DIR", source + "/plots");
-  p.reference = env_or("GPUPROBE_REFERENCE", source + "/results/reference/documented_figures.csv");
+  p.plots_dir = env_or("GPUPROBE_PLOTS_DIR", found.plots_dir.empty() ? "plots" : found.plots_dir);
+  p.reference = env_or("GPUPROBE_REFERENCE", found.reference.empty()
+                                                 ? "results/reference/documented_figures.csv"
+                                                 : found.reference);
   std::vector<std::string> rest;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -245,9 +253,10 @@ std::vector<FigureScript> figure_scripts(const std::string& plots_dir, Diagnosti
     s.path = e.path().string();
     std::ifstream f(s.path);
     std::string line;
-    for (int i = 0; i < 2 && std::getline(f, line); ++i) {
+    for (int i = 0; i < 4 && std::getline(f, line); ++i) {
       if (line.rfind("# family:", 0) == 0) s.family = trim_copy(line.substr(9));
       if (line.rfind("# title:", 0) == 0) s.title = trim_copy(line.substr(8));
+      if (line.rfind("# read:", 0) == 0) s.read = trim_copy(line.substr(7));
     }
     if (s.family.empty()) continue;
     if (s.title.empty()) s.title = s.name;
@@ -432,12 +441,20 @@ std::vector<std::string> render_figure(const ReportPaths& paths, const FigureScr
     fs::create_directory(st.dir / "in");
     fs::create_directory(st.dir / "out");
     fs::create_directory_symlink(fs::absolute(paths.plots_dir), st.dir / "plots");
-    std::string words, label_words;
+    std::string words, label_words, param_words;
     for (size_t i = 0; i < files.size(); ++i) {
       std::string name = "in/" + std::to_string(i + 1) + ".csv";
       fs::create_symlink(fs::absolute(files[i]), st.dir / name);
       words += (i ? " " : "") + name;
       label_words += (i ? " " : "") + labels.at(i);
+      // The run's inferred parameters, for the figures to mark them ('-': none).
+      fs::path params = fs::path(files[i]).parent_path() / "parameters.csv";
+      std::string pname = "-";
+      if (fs::exists(params)) {
+        pname = "in/" + std::to_string(i + 1) + ".parameters.csv";
+        fs::create_symlink(fs::absolute(params), st.dir / pname);
+      }
+      param_words += (i ? " " : "") + pname;
     }
     if (fs::exists(paths.reference)) {
       fs::create_symlink(fs::absolute(paths.reference), st.dir / "ref.csv");
@@ -447,8 +464,9 @@ std::vector<std::string> render_figure(const ReportPaths& paths, const FigureScr
       std::ofstream(st.dir / "ref.csv") << "arch,gpu,cc,quantity,value,unit,method_note,source\n"
                                         << "none,none,0.0,none,0,none,none,none\n";
     }
-    std::string expr = "files='" + words + "'; labels='" + label_words +
-                       "'; ref='ref.csv'; out='out/" + script.name + "'";
+    std::string expr = "files='" + words + "'; labels='" + label_words + "'; params='" + param_words +
+                       "'; ref='ref.csv'; out='out/" + script.name + "'" +
+                       (paths.style.empty() ? "" : "; style='" + paths.style + "'");
     std::string log = (st.dir / "gnuplot.log").string();
     int rc = run_process({paths.gnuplot, "-e", expr, "plots/" + script.name + ".gp"},
                          st.dir.string(), log, kGnuplotTimeoutS);
@@ -531,9 +549,8 @@ std::string markdown_table(const std::vector<std::vector<std::string>>& rows) {
 
 std::string figure_markdown(const FigureScript& s, const std::string& rel_dir) {
   std::string base = rel_dir + "/" + s.name;
-  return "### " + s.title + "\n\n![" + md_escape(s.title) + "](" + base + ".svg)\n\n[SVG](" + base +
-         ".svg) · [PNG](" + base + ".png) · [PDF](" + base + ".pdf) · script `plots/" + s.name +
-         ".gp`\n\n";
+  return "### " + s.title + "\n\n" + (s.read.empty() ? "" : s.read + "\n\n") + "![" + s.name + "](" +
+         base + ".svg)\n\n";
 }
 
 std::string messages_markdown(const Diagnostics& diag) {
@@ -542,6 +559,83 @@ std::string messages_markdown(const Diagnostics& diag) {
   for (const auto& e : diag.errors) out += "- error: " + md_escape(e) + "\n";
   for (const auto& w : diag.warnings) out += "- warning: " + md_escape(w) + "\n";
   return out + "\n";
+}
+
+const Parameter* first_present(const RunData& run, const QuantityRow& row, size_t* index) {
+  for (const char* n : row.names)
+    for (size_t i = 0; i < run.params.size(); ++i)
+      if (run.params[i].name == n) {
+        if (index) *index = i;
+        return &run.params[i];
+      }
+  return nullptr;
+}
+
+std::string method_label(const std::string& method) {
+  // Without parentheticals, up to the first ':' or ';', cut at a word within kMethodLabelMax.
+  std::string flat;
+  int depth = 0;
+  for (char c : method) {
+    if (c == '(') ++depth;
+    else if (c == ')') depth = depth > 0 ? depth - 1 : 0;
+    else if (depth == 0) flat += c;
+  }
+  flat = flat.substr(0, flat.find_first_of(":;"));
+  std::string words;
+  for (size_t i = 0; i < flat.size(); ++i)  // collapse the spaces the parentheses left
+    if (flat[i] != ' ' || (!words.empty() && words.back() != ' ')) words += flat[i];
+  while (!words.empty() && (words.back() == ' ' || words.back() == ',')) words.pop_back();
+  if (words.size() <= kMethodLabelMax) return words;
+  const std::string ellipsis = "...";
+  size_t cut = words.rfind(' ', kMethodLabelMax - ellipsis.size());
+  if (cut == std::string::npos || cut == 0) cut = kMethodLabelMax - ellipsis.size();
+  std::string head = words.substr(0, cut);
+  while (!head.empty() && (head.back() == ' ' || head.back() == ',')) head.pop_back();
+  return head + ellipsis;
+}
+
+std::string family_of(const Parameter& p) {
+  std::string stem = fs::path(p.evidence).stem().string();
+  return stem.empty() || stem == "families" ? "run" : stem;
+}
+
+std::string relative_text(const std::string& text, const std::string& run_dir) {
+  // The run's own files by their names; any other absolute path by ".../" and its last part.
+  std::string out = text;
+  if (!run_dir.empty()) {
+    std::string prefix = fs::path(run_dir).lexically_normal().string();
+    if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+    for (const std::string& p : {prefix, fs::absolute(run_dir).lexically_normal().string() + "/"}) {
+      if (p.size() < 2) continue;
+      for (size_t at; (at = out.find(p)) != std::string::npos;) out.erase(at, p.size());
+    }
+  }
+  std::string result;
+  for (size_t i = 0; i < out.size();) {
+    bool starts = out[i] == '/' && (i == 0 || std::strchr(" `'\"(=:,", out[i - 1])) &&
+                  i + 1 < out.size() && std::isalnum(static_cast<unsigned char>(out[i + 1]));
+    if (!starts) {
+      result += out[i++];
+      continue;
+    }
+    size_t end = out.find_first_of(" `'\"),:", i);
+    if (end == std::string::npos) end = out.size();
+    std::string path = out.substr(i, end - i);
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    result += ".../" + fs::path(path).filename().string();
+    i = end;
+  }
+  return result;
+}
+
+std::string documented_figure_cell(const Parameter& p, const DocumentedFigure& doc) {
+  // Until the reference carries each figure's method: the ratio where the units agree.
+  std::string cell = describe(doc);
+  if (same_unit(p.unit, doc.unit) && cell.size() > p.unit.size() + 1 &&
+      cell.compare(cell.size() - p.unit.size() - 1, std::string::npos, " " + p.unit) == 0)
+    cell.resize(cell.size() - p.unit.size() - 1);  // the unit is the value's, shown beside it
+  std::string ratio = versus_documented(p, doc);
+  return ratio.empty() ? cell : cell + " (" + ratio + ")";
 }
 
 namespace {
@@ -554,6 +648,85 @@ std::string table_of(const std::string& path, Diagnostics& diag) {
   std::vector<std::vector<std::string>> rows = {t.header};
   rows.insert(rows.end(), t.rows.begin(), t.rows.end());
   return markdown_table(rows);
+}
+
+// "126.8–126.9" in the value's unit (written once, in the value cell); "-" for a point.
+std::string interval_text(const Parameter& p) {
+  std::string lo = human(p.low, p.unit), hi = human(p.high, p.unit);
+  if (lo == hi) return "-";
+  size_t a = lo.rfind(' '), b = hi.rfind(' ');
+  if (a != std::string::npos && b != std::string::npos && lo.substr(a) == hi.substr(b)) {
+    lo.resize(a);
+    if (hi.substr(b + 1) == p.unit) hi.resize(b);  // KiB, MiB stay: the value's scale may differ
+  }
+  return lo + "–" + hi;
+}
+
+// Documented-figure cells cite their source by number ("[2]"); the sources are listed once.
+struct Documenting {
+  const RunData& run;
+  const Reference& ref;
+  Diagnostics& diag;
+  std::set<int> cited;               // reference lines
+  std::vector<std::string> sources;  // in order of first citation
+  std::string cite(const DocumentedFigure& d) {
+    cited.insert(d.line);
+    auto it = std::find(sources.begin(), sources.end(), d.source);
+    if (it == sources.end()) it = sources.insert(sources.end(), d.source);
+    return "[" + std::to_string(it - sources.begin() + 1) + "]";
+  }
+  // The figure documented for this GPU; "-" when none.
+  std::map<size_t, std::string> mine_cells;  // each warned about once
+  std::string this_gpu(size_t index) {
+    if (auto it = mine_cells.find(index); it != mine_cells.end()) return it->second;
+    const Parameter& p = run.params[index];
+    auto mine = documented_for_gpu(ref, p.name, run.gpu, run.cc_major, run.cc_minor);
+    std::string& cell = mine_cells[index];
+    if (!mine) cell = "-";
+    else if (!units_agree(run, index, *mine, fs::path(ref.path).filename().string(), diag))
+      cell = describe(*mine) + " " + cite(*mine);
+    else cell = documented_figure_cell(p, *mine) + " " + cite(*mine);
+    return cell;
+  }
+  // The figure documented for the representative part of `a`, for methods.md.
+  std::string arch(size_t index, const std::string& a) {
+    const Parameter& p = run.params[index];
+    auto d = documented_for_arch(ref, p.name, a);
+    if (!d) return "-";
+    cited.insert(d->line);
+    std::string line = " [line " + std::to_string(d->line) + "]";
+    bool agree = units_agree(run, index, *d, fs::path(ref.path).filename().string(), diag);
+    return (agree ? documented_figure_cell(p, *d) : describe(*d)) + line;
+  }
+};
+
+// The headline: what a reader of a GPU characterisation looks for first.
+const std::vector<QuantityRow>& headline_rows() {
+  static const std::vector<QuantityRow> rows = {
+      {"SM clock (measured)", {"sm_clock_measured"}},
+      {"L1 hit latency", {"l1_hit_latency"}},
+      {"L1 size", {"l1_size"}},
+      {"L2 hit latency", {"l2_hit_latency", "l2_near_hit_latency"}},
+      {"L2 hit latency, far partition", {"l2_far_hit_latency"}},
+      {"L2 size", {"l2_size"}},
+      {"DRAM latency", {"dram_latency"}},
+      {"DRAM read bandwidth", {"dram_read_bandwidth"}},
+      {"fp32 FMA rate", {"fp32_fma_throughput_per_sm"}},
+      {"fp64 FMA rate", {"fp64_fma_throughput_per_sm"}},
+      {"shared memory banks", {"shared_banks"}},
+      {"shared memory bank width", {"shared_bank_width"}},
+      {"bytes in flight per SM for 90 % of DRAM peak", {"dram_bytes_in_flight_90pct"}},
+  };
+  return rows;
+}
+
+// A source up to its first ';' (the others are in methods.md), at most kSourceMax characters.
+constexpr size_t kSourceMax = 110;
+std::string short_source(const std::string& source) {
+  std::string s = source.substr(0, source.find(';'));
+  if (s.size() <= kSourceMax) return s;
+  size_t cut = s.rfind(' ', kSourceMax - 3);
+  return s.substr(0, cut == std::string::npos ? kSourceMax - 3 : cut) + "...";
 }
 
 }  // namespace
@@ -569,22 +742,38 @@ int report_main(const std::vector<std::string>& args_in) {
     std::fprintf(stderr, "gpuprobe report: %s\n", e.what());
     return 2;
   }
-  for (const auto& a : args) {
+  const char* usage = "usage: gpuprobe report RUN_DIR [--style paper] [--plots DIR] [--reference CSV]";
+  std::string style;
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
-      std::printf("usage: gpuprobe report RUN_DIR [--plots DIR] [--reference CSV]\n");
+      std::printf("%s\n", usage);
       return 0;
     }
+    if (a == "--style" || a.rfind("--style=", 0) == 0) {
+      if (a == "--style" && i + 1 >= args.size()) {
+        std::fprintf(stderr, "gpuprobe report: --style: missing value (%s)\n", usage);
+        return 2;
+      }
+      style = a == "--style" ? args[++i] : a.substr(8);
+      if (style != "paper" && style != "web") {
+        std::fprintf(stderr, "gpuprobe report: --style: expected 'paper' or 'web', got '%s'\n", style.c_str());
+        return 2;
+      }
+      continue;
+    }
     if (a.rfind("-", 0) == 0) {
-      std::fprintf(stderr, "gpuprobe report: unknown option '%s' (usage: gpuprobe report RUN_DIR "
-                           "[--plots DIR] [--reference CSV])\n", a.c_str());
+      std::fprintf(stderr, "gpuprobe report: unknown option '%s' (%s)\n", a.c_str(), usage);
       return 2;
     }
+    positional.push_back(a);
   }
-  if (args.size() != 1) {
-    std::fprintf(stderr, "gpuprobe report: expected one RUN_DIR, got %zu\n", args.size());
+  if (positional.size() != 1) {
+    std::fprintf(stderr, "gpuprobe report: expected one RUN_DIR, got %zu\n", positional.size());
     return 2;
   }
-  const std::string dir = args[0];
+  const std::string dir = positional[0];
   // report writes report.md and figures/ into the folder: only into a run's own.
   if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run) {
     std::fprintf(stderr, "gpuprobe report: %s: %s, not a run folder\n", dir.c_str(),
@@ -596,117 +785,192 @@ int report_main(const std::vector<std::string>& args_in) {
     std::set<std::string> known = known_families(scripts);
     RunData run = load_run(dir, known, diag);
     Reference ref = load_reference_or_report(paths.reference, diag);
+    const std::string ref_name = fs::path(ref.path).filename().string();
 
     for (const auto& family : known)
       if (!fs::exists(fs::path(dir) / (family + ".csv")))
         diag.warn(dir + ": no " + family + ".csv: family '" + family + "' missing from this run");
 
-    if (paths.gnuplot.empty())
-      diag.error("gnuplot not found on PATH (install gnuplot, or set GNUPLOT=/path/to/gnuplot): "
-                 "figures not rendered");
+    // Figures: each drawn, or listed as not drawn with the reason.
+    const bool paper = style == "paper";
+    const std::string fig_dir = paper ? "figures/paper" : "figures";
+    ReportPaths fig_paths = paths;
+    if (paper) fig_paths.style = "paper";
     std::string figures_md;
+    std::vector<std::vector<std::string>> not_drawn = {{"figure", "why not drawn"}};
     std::vector<std::string> labels = run_labels({run});
-    if (!paths.gnuplot.empty()) {
-      // Rendered beside figures/ (same file system) and swapped in whole: a reader, or a
-      // concurrent report, sees the old figures or the new ones, never a mix or stale ones.
-      Staging staged(fs::path(dir), ".figures.tmp-");
-      for (const auto& s : scripts) {
-        if (stop_signal()) break;
-        std::string csv = run.file_of(s.family);
-        if (csv.empty()) continue;
-        auto written = render_figure(paths, s, {csv}, labels, staged.dir.string(), diag);
-        if (!written.empty()) figures_md += figure_markdown(s, "figures");
+    std::map<std::string, std::vector<const FigureScript*>> figures_of;
+    // Rendered beside the figure folder (same file system) and swapped in whole: a reader, or a
+    // concurrent report, sees the old figures or the new ones, never a mix or stale ones.
+    const fs::path fig_path = fs::path(dir) / fig_dir;
+    fs::create_directories(fig_path.parent_path());
+    std::optional<Staging> staged;
+    if (!paths.gnuplot.empty()) staged.emplace(fig_path.parent_path(), ".figures.tmp-");
+    for (const auto& s : scripts) {
+      if (stop_signal()) break;
+      std::string csv = run.file_of(s.family);
+      if (csv.empty()) {
+        not_drawn.push_back({s.name, "no " + s.family + ".csv in this run"});
+        continue;
       }
-      if (int sig = stop_signal()) {
-        std::fprintf(stderr, "gpuprobe report: %s: stopped; figures/ and report.md left as they were\n",
-                     signal_name(sig).c_str());
-        return 128 + sig;
+      if (paths.gnuplot.empty()) {
+        not_drawn.push_back({s.name, "gnuplot not found"});
+        continue;
       }
-      fs::permissions(staged.dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                      fs::perms::others_read | fs::perms::others_exec);
-      replace_dir(staged.dir.string(), (fs::path(dir) / "figures").string());
+      Diagnostics fig_diag;
+      fig_diag.prefix = diag.prefix;
+      auto written = render_figure(fig_paths, s, {csv}, labels, staged->dir.string(), fig_diag);
+      for (const auto& w : fig_diag.warnings) diag.warnings.push_back(w);
+      if (written.empty()) {
+        // A run without the probe a figure needs (an older run, a filtered one, another
+        // vendor) leaves that figure out: a note, not a failure.
+        std::string why = fig_diag.errors.empty() ? "gnuplot wrote nothing" : fig_diag.errors.front();
+        not_drawn.push_back({s.name, relative_text(why, dir)});
+        diag.warnings.push_back(s.name + " not drawn: " + why);
+        continue;
+      }
+      figures_md += figure_markdown(s, fig_dir);
+      figures_of[s.family].push_back(&s);
     }
-
-    std::vector<std::vector<std::string>> table = {
-        {"parameter", "measured", "low to high", "conf.", "documented (this GPU)", "measured / documented"}};
-    for (const auto& rep : representative_gpus()) table[0].push_back(rep.label);
-    table[0].push_back("method (evidence)");
-    std::set<int> cited;
-    for (size_t i = 0; i < run.params.size(); ++i) {
-      const Parameter& p = run.params[i];
-      std::vector<std::string> row = {p.name, human(p.value, p.unit),
-                                      human(p.low, p.unit) + " to " + human(p.high, p.unit),
-                                      format_printf("%.2f", p.confidence)};
-      auto mine = documented_for_gpu(ref, p.name, run.gpu, run.cc_major, run.cc_minor);
-      if (mine && units_agree(run, i, *mine, ref.path, diag)) {
-        row.push_back(documented_cell(*mine));
-        row.push_back(versus_documented(p, *mine));
-        cited.insert(mine->line);
-      } else {
-        row.insert(row.end(), {mine ? "unit differs [r" + std::to_string(mine->line) + "]" : "-", ""});
-      }
-      for (const auto& rep : representative_gpus()) {
-        auto d = documented_for_arch(ref, p.name, rep.arch);
-        if (!d) {
-          row.push_back("-");
-          continue;
-        }
-        cited.insert(d->line);
-        std::string cell = documented_cell(*d);
-        if (units_agree(run, i, *d, ref.path, diag)) {
-          std::string v = versus_documented(p, *d);
-          if (!v.empty()) cell += " (" + v + ")";
-        }
-        row.push_back(cell);
-      }
-      row.push_back(p.method + (p.evidence.empty() ? "" : " (" + p.evidence + ")"));
-      table.push_back(row);
+    if (int sig = stop_signal()) {
+      std::fprintf(stderr, "gpuprobe report: %s: stopped; figures and report.md left as they were\n",
+                   signal_name(sig).c_str());
+      return 128 + sig;
     }
+    if (staged) {
+      fs::permissions(staged->dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                       fs::perms::others_read | fs::perms::others_exec);
+      replace_dir(staged->dir.string(), fig_path.string());
+    }
+    if (paths.gnuplot.empty())
+      std::fprintf(stderr, "gpuprobe report: gnuplot not found on PATH: report.md written without "
+                           "figures (install gnuplot, or set GNUPLOT=/path/to/gnuplot)\n");
 
+    Documenting doc{run, ref, diag, {}, {}, {}};
     std::string md = "# gpuprobe report: " + run.gpu + "\n\n";
     std::string id = run.meta_value("run_id");
-    md += "Run " + (id.empty() ? std::string("(no run-id)") : "`" + id + "`") + " in `" + dir +
-          "`, written by gpuprobe " +
-          (run.meta_value("gpuprobe_version").empty() ? "(unknown version)"
-                                                      : run.meta_value("gpuprobe_version")) +
-          "; this report by gpuprobe " + GPUPROBE_VERSION + " from the CSV files alone "
-          "(`gpuprobe report " + dir + "`).\n\n";
+    std::string version = run.meta_value("gpuprobe_version");
+    md += "Run " + (id.empty() ? std::string("(no run-id)") : "`" + id + "`") + " (gpuprobe " +
+          (version.empty() ? "unknown" : version) + "), reported by gpuprobe " + GPUPROBE_VERSION +
+          " from its CSV files. Methods in full: [methods.md](methods.md). Documented figures: "
+          "(xR) is measured / documented, [N] their source. Metadata at the end.\n\n";
     const std::string status = run.meta_value("run_status");
     if (status == "running" || status == "interrupted")
       md += "**Incomplete run** (run_status=" + status +
             (run.meta_value("interrupted").empty() ? "" : ", " + run.meta_value("interrupted")) +
             "): the families after that point were not measured.\n\n";
+    md += "## Headline\n\n";
+    std::vector<std::vector<std::string>> head = {{"quantity", "value", "interval", "conf.", "documented (this GPU)"}};
+    for (const auto& h : headline_rows()) {
+      size_t index = 0;
+      const Parameter* p = first_present(run, h, &index);
+      if (!p) {
+        head.push_back({h.label, "not measured", "", "", ""});
+        continue;
+      }
+      head.push_back({std::string(h.label) + " (`" + p->name + "`)", human(p->value, p->unit),
+                      interval_text(*p), format_printf("%.2f", p->confidence), doc.this_gpu(index)});
+    }
+    if (std::string mem = run.meta_value("global_mem_bytes"); !mem.empty()) {
+      double bytes = std::strtod(mem.c_str(), nullptr);
+      head.push_back({"DRAM size (device attribute, not measured)", human(bytes, "bytes"), "", "", ""});
+    }
+    md += markdown_table(head) + "\n";
+
+    // One short table per family, in the order the run lists them.
+    std::vector<std::string> family_order;
+    for (const auto& p : run.params)
+      if (std::find(family_order.begin(), family_order.end(), family_of(p)) == family_order.end())
+        family_order.push_back(family_of(p));
+    md += "## Parameters by family\n\n";
+    if (run.params.empty()) md += "None inferred.\n\n";
+    std::string methods = "# Methods: " + run.gpu + "\n\nHow each parameter of run `" + id +
+                          "` was measured and inferred, in full (report.md shows a label).\n\n";
+    for (const auto& family : family_order) {
+      std::vector<size_t> members;
+      for (size_t i = 0; i < run.params.size(); ++i)
+        if (family_of(run.params[i]) == family) members.push_back(i);
+      // The method and documented columns only where they say something: one label shared by
+      // the whole family goes into its heading.
+      std::set<std::string> labels_used;
+      std::vector<std::string> documented;
+      for (size_t i : members) {
+        labels_used.insert(method_label(run.params[i].method));
+        documented.push_back(doc.this_gpu(i));
+      }
+      bool any_documented = std::any_of(documented.begin(), documented.end(), [](const std::string& c) { return c != "-"; });
+      std::vector<std::vector<std::string>> rows = {{"parameter", "value", "interval", "conf."}};
+      if (labels_used.size() > 1) rows[0].push_back("method");
+      if (any_documented) rows[0].push_back("documented");
+      std::vector<std::vector<std::string>> older = {{"parameter"}};
+      for (const auto& rep : representative_gpus()) older[0].push_back(rep.label);
+      const std::string evidence = run.params[members.front()].evidence;
+      methods += "## " + family + "\n\n";
+      for (size_t k = 0; k < members.size(); ++k) {
+        const Parameter& p = run.params[members[k]];
+        rows.push_back({p.name, human(p.value, p.unit), interval_text(p), format_printf("%.2f", p.confidence)});
+        if (labels_used.size() > 1) rows.back().push_back(method_label(p.method));
+        if (any_documented) rows.back().push_back(documented[k]);
+        std::vector<std::string> o = {p.name};
+        for (const auto& rep : representative_gpus()) o.push_back(doc.arch(members[k], rep.arch));
+        if (std::any_of(o.begin() + 1, o.end(), [](const std::string& c) { return c != "-"; })) older.push_back(o);
+        methods += "- `" + p.name + "`: " + md_escape(relative_text(p.method, dir)) +
+                   (p.evidence.empty() ? "" : " (" + p.evidence + ")") + "\n";
+      }
+      methods += "\n";
+      if (older.size() > 1)
+        methods += "Documented for the older architectures (measured / documented):\n\n" + markdown_table(older) + "\n";
+      md += "### " + family +
+            (labels_used.size() == 1 ? ": " + *labels_used.begin() : std::string()) + "\n\n" + markdown_table(rows) + "\n";
+      md += "<details><summary>Evidence</summary>\n\n[" + evidence + "](" + evidence + ") · [methods, "
+            "K/M/V figures](methods.md#" + family + ")";
+      for (const FigureScript* s : figures_of[family])
+        md += " · [figure](" + fig_dir + "/" + s->name + ".svg)";
+      md += "\n\n</details>\n\n";
+    }
+
+    md += "## Figures\n\n" + (figures_md.empty() ? std::string("None drawn.\n\n")
+                                                  : "Each also as PNG and PDF beside its SVG in `" + fig_dir +
+                                                        "/`.\n\n" + figures_md);
+    if (not_drawn.size() > 1) {
+      md += "### Figures not drawn\n\n" + markdown_table(not_drawn) + "\n";
+      if (paths.gnuplot.empty())
+        md += "To draw them: install gnuplot (or set `GNUPLOT=/path/to/gnuplot`) and run "
+              "`gpuprobe report RUN_DIR` again.\n\n";
+    }
+
+    if (!doc.sources.empty()) {
+      md += "## Sources of the documented figures\n\n";
+      for (size_t k = 0; k < doc.sources.size(); ++k)
+        md += std::to_string(k + 1) + ". " + md_escape(short_source(doc.sources[k])) + "\n";
+      md += "\nEach figure, by its line in `" + ref_name + "`: [methods.md](methods.md#documented-figures).\n\n";
+      methods += "## Documented figures\n\n";
+      for (const auto& f : ref.figures)
+        if (doc.cited.count(f.line))
+          methods += "- line " + std::to_string(f.line) + ": " + md_escape(f.gpu) + ", " + md_escape(f.quantity) +
+                     " = " + md_escape(describe(f)) + ". " + md_escape(f.source) + "\n";
+      methods += "\n";
+    }
+    Diagnostics shown;
+    for (const auto& e : diag.errors) shown.errors.push_back(relative_text(e, dir));
+    for (const auto& w : diag.warnings) shown.warnings.push_back(relative_text(w, dir));
+    md += messages_markdown(shown);
+
     md += "## Device and run\n\n";
     std::vector<std::vector<std::string>> meta_rows = {{"key", "value"}};
-    for (const auto& [k, v] : run.meta) meta_rows.push_back({k, v});
+    for (const auto& [k, v] : run.meta) meta_rows.push_back({k, relative_text(v, dir)});
     md += (run.meta.size() ? markdown_table(meta_rows) : "No metadata.\n") + "\n";
     std::string fam = table_of((fs::path(dir) / "families.csv").string(), diag);
-    if (!fam.empty()) md += "## Families\n\n" + fam + "\n";
+    if (!fam.empty()) md += "### Families\n\n" + fam + "\n";
     std::string inv = table_of((fs::path(dir) / "invalid.csv").string(), diag);
-    if (!inv.empty()) md += "## Invalid probes (not measured, not reported)\n\n" + inv + "\n";
+    if (!inv.empty()) md += "### Invalid probes (not measured, not reported)\n\n" + inv + "\n";
     std::string nm = table_of((fs::path(dir) / "not_measured.csv").string(), diag);
-    if (!nm.empty()) md += "## Not measured by this quick run\n\n" + nm + "\n";
-    md += "## Inferred parameters\n\n";
-    if (run.params.empty()) {
-      md += "None.\n\n";
-    } else {
-      md += "Measured on this GPU, beside the documented figures for it and for the "
-            "representative Kepler, Maxwell and Volta parts. Ratios are measured / documented; "
-            "`[rN]` is line N of the documented figures (`" + ref.path + "`).\n\n" +
-            markdown_table(table) + "\n";
-      if (!cited.empty()) {
-        md += "Documented figures cited:\n\n";
-        for (const auto& f : ref.figures)
-          if (cited.count(f.line))
-            md += "- r" + std::to_string(f.line) + ": " + md_escape(f.gpu) + ", " + md_escape(f.quantity) +
-                  " = " + md_escape(describe(f)) + ". " + md_escape(f.source) + "\n";
-        md += "\n";
-      }
-    }
-    md += "## Figures\n\n" + (figures_md.empty() ? std::string("None rendered.\n\n") : figures_md);
-    md += messages_markdown(diag);
+    if (!nm.empty()) md += "### Not measured by this quick run\n\n" + nm + "\n";
+
+    write_file_atomic((fs::path(dir) / "methods.md").string(), methods);
     write_file_atomic((fs::path(dir) / "report.md").string(), md);
-    std::printf("%s/report.md written (%zu parameters)\n", dir.c_str(), run.params.size());
+    std::printf("%s/report.md written (%zu parameters, %zu figures not drawn)\n", dir.c_str(),
+                run.params.size(), not_drawn.size() - 1);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuprobe report: %s\n", e.what());
     return 1;

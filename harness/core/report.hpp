@@ -21,12 +21,14 @@ struct Diagnostics {
 };
 
 // Where the figure scripts, the documented figures and gnuplot are. Flags win over the
-// environment (GPUPROBE_PLOTS_DIR, GPUPROBE_REFERENCE, GNUPLOT), which wins over
-// GPUPROBE_SOURCE_DIR (environment, else the source tree this binary was built from).
+// environment (GPUPROBE_PLOTS_DIR, GPUPROBE_REFERENCE, GNUPLOT, then GPUPROBE_SOURCE_DIR),
+// which wins over what find_data_paths finds beside the executable, in the install tree or
+// in the source tree of a build directory.
 struct ReportPaths {
   std::string plots_dir;
   std::string reference;
   std::string gnuplot;  // the executable; empty when none was found
+  std::string style;    // "paper": vector PDF at column widths (plots/style.gp); "" the default
 };
 // Takes --plots DIR and --reference CSV out of `args`; throws UsageError on a flag without
 // its value.
@@ -36,7 +38,8 @@ struct FigureScript {
   std::string name;    // "latency" for plots/latency.gp
   std::string path;
   std::string family;  // from the "# family: <family>" first line
-  std::string title;   // from "# title: ...", else the name
+  std::string title;   // from "# title: ..." (at most 80 characters), else the name
+  std::string read;    // from "# read: ...": one line on what to read in it
 };
 // Every plots/*.gp that declares its family, sorted by name. Scripts without the header
 // (style.gp, ref_value.gp) are helpers and skipped.
@@ -83,12 +86,33 @@ std::string documented_cell(const DocumentedFigure& doc);
 bool units_agree(const RunData& run, size_t index, const DocumentedFigure& doc,
                  const std::string& reference_path, Diagnostics& diag);
 
-// "### title", the SVG embedded, links to SVG, PNG and PDF under rel_dir.
+// "### title", what to read, and the SVG under rel_dir embedded (PNG and PDF lie beside it).
 std::string figure_markdown(const FigureScript& s, const std::string& rel_dir);
 // "## Messages" listing errors then warnings; "" when there are none.
 std::string messages_markdown(const Diagnostics& diag);
 std::string markdown_table(const std::vector<std::vector<std::string>>& rows);  // row 0: header
 std::string human(double value, const std::string& unit);  // human_value without padding
+
+// A row of a summary table: a quantity and the parameters that give it, in order of preference
+// ("L2 hit latency": l2_hit_latency, else l2_near_hit_latency).
+struct QuantityRow {
+  const char* label;
+  std::vector<const char*> names;
+};
+// The first of the row's parameters the run has (its index in `index`), or nullptr.
+const Parameter* first_present(const RunData& run, const QuantityRow& row, size_t* index = nullptr);
+
+// A parameter's method as a label of at most kMethodLabelMax characters: the text before
+// its first ':' or ';', without parentheticals, cut at a word ("..." marks a cut).
+constexpr size_t kMethodLabelMax = 60;
+std::string method_label(const std::string& method);
+// The family a parameter belongs to: its evidence file's stem ("latency"), "run" otherwise.
+std::string family_of(const Parameter& p);
+// `text` with the run directory's prefix removed and any other absolute path shortened to
+// ".../<last part>": report.md names no path of the machine that wrote it.
+std::string relative_text(const std::string& text, const std::string& run_dir);
+// The documented-figure cell: "28 cycles (x1.18) [r12]".
+std::string documented_figure_cell(const Parameter& p, const DocumentedFigure& doc);
 
 int report_main(const std::vector<std::string>& args);
 

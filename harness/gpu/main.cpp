@@ -7,6 +7,7 @@
 
 #include "core/cli.hpp"
 #include "core/compare.hpp"
+#include "core/export.hpp"
 #include "core/report.hpp"
 #include "core/run_analysis.hpp"
 #include "core/signals.hpp"
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     if (opt.command == "analyze") return analyze_main(opt);
     if (opt.command == "report") return report_main(opt.rest);
     if (opt.command == "compare") return compare_main(opt.rest);
+    if (opt.command == "export") return export_main(opt.rest);
     return run_suite(opt, argc, argv);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "gpuprobe: %s\n", e.what());

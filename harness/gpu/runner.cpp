@@ -18,6 +18,7 @@
 #include "common.cuh"
 #include "core/catalog.hpp"
 #include "core/csv.hpp"
+#include "core/data_paths.hpp"
 #include "core/observation.hpp"
 #include "core/reference.hpp"
 #include "core/report.hpp"
@@ -207,7 +208,8 @@ bool family_selected(const ProbeFamily& f, const std::string& filter) {
 }
 
 std::string default_reference() {
-  return std::string(GPUPROBE_SOURCE_DIR) + "/results/reference/documented_figures.csv";
+  std::string found = default_reference_path();
+  return found.empty() ? "results/reference/documented_figures.csv" : found;
 }
 
 Metadata device_metadata(const DeviceInfo& d, const NvmlReading& nv) {

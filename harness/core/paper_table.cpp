@@ -1,0 +1,218 @@
+#include "core/paper_table.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/csv.hpp"
+
+namespace gpuprobe {
+
+namespace {
+
+// The rows of a characterisation table, in the order of Jia et al.'s Table 3.1 and on.
+const std::vector<QuantityRow>& paper_rows() {
+  static const std::vector<QuantityRow> rows = {
+      {"SM clock (measured)", {"sm_clock_measured"}},
+      {"L1 data cache size", {"l1_size"}},
+      {"L1 line size", {"l1_line_size"}},
+      {"L1 sector size", {"l1_sector_size"}},
+      {"L1 hit latency", {"l1_hit_latency"}},
+      {"L2 size", {"l2_size"}},
+      {"L2 line size", {"l2_line_size"}},
+      {"L2 sector size", {"l2_sector_size"}},
+      {"L2 hit latency", {"l2_hit_latency", "l2_near_hit_latency"}},
+      {"L2 hit latency (far)", {"l2_far_hit_latency"}},
+      {"DRAM latency", {"dram_latency"}},
+      {"Shared memory latency", {"shared_latency"}},
+      {"Constant cache hit latency", {"constant_hit_latency"}},
+      {"Shared memory banks", {"shared_banks"}},
+      {"Shared memory bank width", {"shared_bank_width"}},
+      {"L1 TLB coverage", {"tlb_l1_coverage"}},
+      {"L2 TLB coverage", {"tlb_l2_coverage"}},
+      {"TLB page entry", {"tlb_page_entry_size"}},
+      {"DRAM read bandwidth", {"dram_read_bandwidth"}},
+      {"L2 read bandwidth", {"l2_read_bandwidth"}},
+      {"fp32 FMA per clock per SM", {"fp32_fma_throughput_per_sm"}},
+      {"fp64 FMA per clock per SM", {"fp64_fma_throughput_per_sm"}},
+      {"fp32 FMA latency", {"fp32_fma_latency"}},
+      {"Bytes in flight per SM, 90 % of DRAM peak", {"dram_bytes_in_flight_90pct"}},
+  };
+  return rows;
+}
+
+// One table, whatever its format: cells as plain text, with their marks apart.
+struct Cell {
+  std::string text;     // "32 cycles", "-"
+  int source = 0;       // footnote number of a documented figure, 0 for none
+  bool other_method = false, low_confidence = false;
+};
+
+std::string latex_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '\\': out += "\\textbackslash{}"; break;
+      case '&': case '%': case '$': case '#': case '_': case '{': case '}': out += std::string("\\") + c; break;
+      case '~': out += "\\textasciitilde{}"; break;
+      case '^': out += "\\textasciicircum{}"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string paper_table(const std::vector<RunData>& runs, const std::vector<std::string>& labels,
+                        const Reference& ref, const std::string& format) {
+  if (format != "markdown" && format != "latex" && format != "csv")
+    throw std::invalid_argument("--table: expected markdown, latex or csv, got '" + format + "'");
+  std::vector<std::string> sources;
+  auto source_of = [&](const DocumentedFigure& d) {
+    auto it = std::find(sources.begin(), sources.end(), d.source);
+    if (it == sources.end()) it = sources.insert(sources.end(), d.source);
+    return static_cast<int>(it - sources.begin()) + 1;
+  };
+  struct Line {
+    std::string label, unit;
+    std::vector<Cell> cells;  // runs, then the representative GPUs
+    std::vector<const Parameter*> measured;
+  };
+  std::vector<Line> lines;
+  bool any_low = false, any_other = false;
+  for (const auto& row : paper_rows()) {
+    Line line{row.label, "", {}, {}};
+    const Parameter* first = nullptr;
+    for (const auto& run : runs) {
+      const Parameter* p = first_present(run, row);
+      line.measured.push_back(p);
+      if (p && !first) first = p;
+      Cell c;
+      if (p) {
+        c.text = human(p->value, p->unit);
+        c.low_confidence = p->confidence < kPaperTableMinConfidence;
+        any_low = any_low || c.low_confidence;
+      } else {
+        c.text = "-";
+      }
+      line.cells.push_back(c);
+    }
+    if (!first) continue;  // no run measured it
+    line.unit = first->unit;
+    for (const auto& rep : representative_gpus()) {
+      Cell c;
+      auto d = documented_for_arch(ref, first->name, rep.arch);
+      if (!d) {
+        c.text = "-";
+      } else {
+        c.text = describe(*d);
+        c.source = source_of(*d);
+        // The one rule of comparing: where it finds the methods differ, the figure is marked.
+        c.other_method = versus_documented(*first, *d).rfind("other method", 0) == 0;
+        any_other = any_other || c.other_method;
+      }
+      line.cells.push_back(c);
+    }
+    lines.push_back(line);
+  }
+  std::vector<std::string> header = labels;
+  for (const auto& rep : representative_gpus()) header.push_back(rep.label);
+  const std::string low_note = "measured with confidence below " + format_printf("%.1f", kPaperTableMinConfidence);
+  const std::string other_note = "documented with another method than gpuprobe's: not comparable one to one";
+
+  if (format == "csv") {
+    Metadata meta = {{"table", "gpuprobe compare --table csv"}, {"gpuprobe_version", GPUPROBE_VERSION}};
+    for (size_t k = 0; k < sources.size(); ++k) meta.push_back({"source_" + std::to_string(k + 1), sources[k]});
+    std::vector<std::string> cols = {"parameter", "name"};
+    for (const auto& l : labels) cols.insert(cols.end(), {l, l + "_confidence"});
+    for (const auto& rep : representative_gpus()) {
+      std::string id = rep.arch;
+      cols.insert(cols.end(), {id + "_documented", id + "_source", id + "_other_method"});
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& line : lines) {
+      std::string name;
+      for (const auto* p : line.measured)
+        if (p && name.empty()) name = p->name;
+      std::vector<std::string> r = {line.label, name};
+      for (size_t k = 0; k < runs.size(); ++k) {
+        const Parameter* p = line.measured[k];
+        r.push_back(p ? format_number(p->value) + " " + p->unit : "");
+        r.push_back(p ? format_printf("%.2f", p->confidence) : "");
+      }
+      for (size_t k = runs.size(); k < line.cells.size(); ++k) {
+        const Cell& c = line.cells[k];
+        r.push_back(c.text == "-" ? "" : c.text);
+        r.push_back(c.source ? std::to_string(c.source) : "");
+        r.push_back(c.source ? (c.other_method ? "1" : "0") : "");
+      }
+      rows.push_back(r);
+    }
+    return format_csv(meta, cols, rows);
+  }
+
+  if (format == "markdown") {
+    std::string out = "| parameter |";
+    for (const auto& h : header) out += " " + h + " |";
+    out += "\n| --- |";
+    for (size_t k = 0; k < header.size(); ++k) out += " ---: |";
+    out += "\n";
+    for (const auto& line : lines) {
+      out += "| " + line.label + " |";
+      for (const auto& c : line.cells) {
+        std::string t = c.text;
+        if (c.low_confidence) t += " \\*";
+        if (c.source) t += " [" + std::to_string(c.source) + "]";
+        if (c.other_method) t += " †";
+        out += " " + t + " |";
+      }
+      out += "\n";
+    }
+    out += "\nMeasured by gpuprobe " + std::string(GPUPROBE_VERSION) + "; documented figures after them.";
+    if (any_low) out += " \\* " + low_note + ".";
+    if (any_other) out += " † " + other_note + ".";
+    out += "\n\n";
+    for (size_t k = 0; k < sources.size(); ++k) out += std::to_string(k + 1) + ". " + sources[k] + "\n";
+    return out;
+  }
+
+  // LaTeX with booktabs: measured columns, then the documented ones under one rule.
+  const size_t n_runs = runs.size(), n_doc = representative_gpus().size();
+  std::string out = "% gpuprobe compare --table latex (gpuprobe " + std::string(GPUPROBE_VERSION) +
+                    "); needs \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n\\footnotesize\n"
+                    "\\begin{tabular}{l" + std::string(n_runs + n_doc, 'r') + "}\n\\toprule\n";
+  out += " & \\multicolumn{" + std::to_string(n_runs) + "}{c}{Measured (gpuprobe)} & \\multicolumn{" +
+         std::to_string(n_doc) + "}{c}{Documented} \\\\\n";
+  out += "\\cmidrule(lr){2-" + std::to_string(1 + n_runs) + "} \\cmidrule(lr){" + std::to_string(2 + n_runs) + "-" +
+         std::to_string(1 + n_runs + n_doc) + "}\nParameter";
+  for (const auto& h : header) out += " & " + latex_escape(h);
+  out += " \\\\\n\\midrule\n";
+  for (const auto& line : lines) {
+    out += latex_escape(line.label);
+    for (const auto& c : line.cells) {
+      std::string t = latex_escape(c.text), marks;
+      if (c.low_confidence) marks += "*";
+      if (c.source) marks += std::string(marks.empty() ? "" : ",") + std::to_string(c.source);
+      if (c.other_method) marks += "\\dagger";
+      out += " & " + t + (marks.empty() ? "" : "$^{" + marks + "}$");
+    }
+    out += " \\\\\n";
+  }
+  out += "\\bottomrule\n\\end{tabular}\n\\par\\smallskip\n\\begin{minipage}{\\linewidth}\\scriptsize\n";
+  if (any_low) out += "$^{*}$ " + latex_escape(low_note) + ". ";
+  if (any_other) out += "$^{\\dagger}$ " + latex_escape(other_note) + ". ";
+  for (size_t k = 0; k < sources.size(); ++k)
+    out += "$^{" + std::to_string(k + 1) + "}$ " + latex_escape(sources[k]) + ". ";
+  out += "\n\\end{minipage}\n\\caption{Measured parameters beside the documented Kepler, Maxwell and Volta figures.}\n"
+         "\\label{tab:gpuprobe}\n\\end{table}\n";
+  return out;
+}
+
+}  // namespace gpuprobe
