@@ -99,6 +99,11 @@ Run grow_run(const LogCurve& c, size_t start, double tol) {
 // A shelf's band in multiples of its own spread: a swing of amplitude a has a robust sigma of
 // about a, and 2a holds the whole swing.
 constexpr double kWobbleBand = 2.0;
+// A shelf between two levels climbs less than this fraction of the step between them.
+constexpr double kShelfRise = 0.3;
+// ... and spans at least this factor in footprint (a gradual step's middle spans less).
+constexpr double kShelfSpan = 1.5;
+constexpr double kShelfConfidence = 0.7;
 // Points ahead of a run's start whose spread sets its band.
 constexpr size_t kSpreadWindow = 7;
 
@@ -230,7 +235,48 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
     }
   }
 
-  for (const auto& r : plateaus) s.plateaus.push_back(make_plateau(p, c, r, r.tol));
+  // 4. A shelf between two levels: consecutive points strictly between them (a jump from each)
+  //    within the widest band, over at least kShelfSpan in footprint, that climb less than
+  //    kShelfRise of the step between the levels. The far L2 partition makes one when its plateau wobbles too much to keep inside
+  //    a band (it swings 3-7 % over less than an octave); a gradual transition climbs most of
+  //    the step across the same points and makes none, and outliers scatter beyond the widest
+  //    band.
+  std::vector<bool> shelf(plateaus.size(), false);
+  for (size_t k = 0; k + 1 < plateaus.size(); ++k) {
+    const Run& a = plateaus[k];
+    const Run& b = plateaus[k + 1];
+    const double za = c.median_z(a.members), zb = c.median_z(b.members);
+    if (zb - za < 2 * jump) continue;
+    // the widest run of consecutive points between the levels that stays within the widest band
+    Run r;
+    for (size_t j = a.last + 1; j < b.first; ++j) {
+      Run t;
+      t.tol = std::log1p(opt.max_tolerance);
+      for (size_t i = j; i < b.first && c.z[i] > za + jump && c.z[i] < zb - jump; ++i) {
+        t.members.push_back(i);
+        if (!c.level(t.members, t.tol)) {
+          t.members.pop_back();
+          break;
+        }
+      }
+      if (t.members.size() < opt.min_points) continue;
+      t.first = t.members.front();
+      t.last = t.members.back();
+      if (r.members.empty() || p[t.last].x / p[t.first].x > p[r.last].x / p[r.first].x) r = t;
+    }
+    if (r.members.empty() || p[r.last].x < kShelfSpan * p[r.first].x ||
+        c.rise(r.members) > kShelfRise * (zb - za))
+      continue;
+    plateaus.insert(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1), r);
+    shelf.insert(shelf.begin() + static_cast<std::ptrdiff_t>(k + 1), true);
+    ++k;
+  }
+
+  for (size_t k = 0; k < plateaus.size(); ++k) {
+    s.plateaus.push_back(make_plateau(p, c, plateaus[k], plateaus[k].tol));
+    // a shelf's level is a median over a swing: less sure than a flat plateau's
+    if (shelf[k]) s.plateaus.back().confidence *= kShelfConfidence;
+  }
   for (size_t k = 0; k + 1 < s.plateaus.size(); ++k) {
     const Plateau& a = s.plateaus[k];
     const Plateau& b = s.plateaus[k + 1];
