@@ -357,6 +357,9 @@ Observation row(const std::string& family, const std::string& probe, Params para
   return o;
 }
 
+// A shelf's wobble swings up and down every half octave of footprint: a few swings along a
+// level, as the far L2 partition showed, rather than a slope across it.
+constexpr double kWobblePeriod = 0.5;
 constexpr uint32_t kLine = 128;       // the chase's pointer spacing (microbench/latency.cu)
 constexpr double kFineRatio = 1.122462048;  // its full-run coarse step, 2^(1/6)
 constexpr int kRefineRounds = 3;
@@ -376,7 +379,7 @@ Run generate(const Gpu& g, unsigned seed) {
   auto factors = [&](double f, bool skip_l1) {
     std::vector<double> fac(g.levels.size(), 1.0);
     for (size_t i = 0; i < g.levels.size(); ++i) {
-      fac[i] = 1 + n.wobble[i] * std::sin(2 * M_PI * std::log2(f) / 2.0 + n.phase[i]);
+      fac[i] = 1 + n.wobble[i] * std::sin(2 * M_PI * std::log2(f) / kWobblePeriod + n.phase[i]);
       if (i == 0 && !skip_l1 && n.climb > 0)
         fac[i] *= 1 + n.climb * std::clamp(std::log(f / KiB) / std::log(g.levels[0].size.value / KiB),
                                            0.0, 1.0);

@@ -99,6 +99,9 @@ Run grow_run(const LogCurve& c, size_t start, double tol) {
 // A shelf's band in multiples of its own spread: a swing of amplitude a has a robust sigma of
 // about a, and 2a holds the whole swing.
 constexpr double kWobbleBand = 2.0;
+// Two wobbly neighbours merge when closer than their two bands together, up to this factor
+// (the closest distinct levels seen: a TLB step of 1.3x on DRAM, near and far L2 at 1.8x).
+constexpr double kMergeMax = 1.25;
 // A shelf between two levels climbs less than this fraction of the step between them.
 constexpr double kShelfRise = 0.3;
 // ... and spans at least this factor in footprint (a gradual step's middle spans less).
@@ -214,8 +217,9 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
     }
   }
 
-  // 3. Neighbouring plateaus less than min_jump apart are one level that noise or a wobble
-  //    split, when nothing between them leaves the two levels' range by more than the band.
+  // 3. Neighbouring plateaus less than min_jump (or their two bands, up to kMergeMax) apart are
+  //    one level that noise or a wobble split, when nothing between them leaves the two
+  //    levels' range by more than the band.
   const double jump = std::log1p(opt.min_jump);
   for (size_t k = 0; k + 1 < plateaus.size();) {
     Run& a = plateaus[k];
@@ -225,7 +229,9 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
     bool between = true;
     for (size_t i = a.last + 1; i < b.first; ++i)
       between = between && c.z[i] >= std::min(za, zb) - band && c.z[i] <= std::max(za, zb) + band;
-    if (std::fabs(za - zb) < jump && (b.first - a.last <= 3 || between)) {
+    // wobbly shelves (wide bands) that a swing split are one level too
+    const double apart = std::min(std::log(kMergeMax), std::max(jump, a.tol + b.tol));
+    if (std::fabs(za - zb) < apart && (b.first - a.last <= 3 || between)) {
       a.members.insert(a.members.end(), b.members.begin(), b.members.end());
       a.last = b.last;
       a.tol = band;
@@ -331,6 +337,9 @@ uint64_t round_to_lines(double bytes, uint32_t stride) {
   return static_cast<uint64_t>(std::max(2.0, std::round(bytes / stride))) * stride;
 }
 
+// The doubling tail ends at its end when the last doubling stopped short of it by this factor.
+constexpr double kTailEndGap = 1.5;
+
 std::vector<uint64_t> coarse_footprints(uint64_t min_bytes, uint64_t max_bytes, uint32_t stride,
                                         double ratio, uint64_t tail_bytes) {
   auto to_lines = [stride](double bytes) { return round_to_lines(bytes, stride); };
@@ -349,6 +358,8 @@ std::vector<uint64_t> coarse_footprints(uint64_t min_bytes, uint64_t max_bytes, 
   }
   for (double f = 2.0 * double(max_bytes); f <= double(tail_bytes); f *= 2)
     if (to_lines(f) > out.back()) out.push_back(to_lines(f));
+  // the tail's end itself, unless the last doubling came close to it
+  if (double(tail_bytes) > kTailEndGap * double(out.back())) out.push_back(to_lines(double(tail_bytes)));
   return out;
 }
 
