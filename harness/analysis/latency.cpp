@@ -102,6 +102,8 @@ constexpr double kWobbleBand = 2.0;
 // Two wobbly neighbours merge when closer than their two bands together, up to this factor
 // (the closest distinct levels seen: a TLB step of 1.3x on DRAM, near and far L2 at 1.8x).
 constexpr double kMergeMax = 1.25;
+// The tolerance a latency is held to (docs/parameters.md), in log.
+constexpr double kLevelTolerance = 0.03;
 // A shelf between two levels climbs less than this fraction of the step between them.
 constexpr double kShelfRise = 0.3;
 // ... and spans at least this factor in footprint (a gradual step's middle spans less).
@@ -137,7 +139,14 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   pl.rise = c.rise(r.members);
   const double points = std::min(0.99, 0.45 + 0.1 * static_cast<double>(pl.members));
   const double flat = 1.0 - 0.4 * clamp01(pl.rise / (1.25 * tol));
-  pl.confidence = points * flat;
+  // A level whose members swing by more than a latency's 3 % tolerance may have its median off
+  // by that much (a wobble over a short shelf does not average out).
+  std::vector<double> dev;
+  const double mz = std::log(pl.level);
+  for (size_t i : r.members) dev.push_back(std::fabs(c.z[i] - mz));
+  const double sigma = 1.4826 * median(dev);
+  const double swing = sigma > kLevelTolerance ? std::max(0.4, kLevelTolerance / sigma) : 1.0;
+  pl.confidence = points * flat * swing;
   return pl;
 }
 
@@ -456,8 +465,9 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
   auto done = [&](size_t i) { return (std::log(s.points[i].y) - zlo) / dz; };
   Knee c = k;
   size_t cross = hi.first;
+  // the first point past half the step that the next point confirms (a lone outlier does not)
   for (size_t i = lo.last + 1; i <= hi.first; ++i)
-    if (done(i) >= 0.5) {
+    if (done(i) >= 0.5 && (i == hi.first || done(i + 1) >= 0.5)) {
       cross = i;
       break;
     }
