@@ -124,7 +124,7 @@ std::vector<Gpu> declare() {
     g.levels = {level("l1", doc(64 * KiB, kJia19 + ", upper end of 32-64 KiB"), doc(32, kJia19), 40),
                 level("l2", doc(4 * MiB, kJia19), doc(188, kJia19), 12)};
     g.dram_latency = assumed(300, lat);
-    g.tlb = {{doc(32 * MiB, kJia19 + " (L1 TLB reach)"), assumed(60, walk)}};
+    g.tlb = {{assumed(32 * MiB, "as the documented V100 L1 TLB reach"), assumed(60, walk)}};
     g.l2_bytes_meta = 4 * MiB;
     g.sm_clock_mhz = assumed(1590, "T4 boost clock");
     g.dram_read_gbs = assumed(240, "three quarters of the theoretical peak");
