@@ -102,6 +102,11 @@ constexpr double kWobbleBand = 2.0;
 // Two wobbly neighbours merge when closer than their two bands together, up to this factor
 // (the closest distinct levels seen: a TLB step of 1.3x on DRAM, near and far L2 at 1.8x).
 constexpr double kMergeMax = 1.25;
+// ... when together they span less than this factor in footprint (a far L2 partition spans 2).
+constexpr double kShelfMaxSpan = 4;
+// A plateau of at least kTrimMembers reads its level away from its ends.
+constexpr size_t kTrimMembers = 8;
+constexpr double kEdgeTrim = 0.15;
 // The tolerance a latency is held to (docs/parameters.md), in log.
 constexpr double kLevelTolerance = 0.03;
 // A shelf between two levels climbs less than this fraction of the step between them.
@@ -134,6 +139,16 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   std::vector<double> ys;
   for (size_t i : r.members) ys.push_back(p[i].y);
   pl.level = median(ys);
+  // A wide band lets a plateau take the tail of the transitions at its ends; its level is read
+  // from the members away from them (kEdgeTrim of its span in log footprint at either end).
+  if (r.members.size() >= kTrimMembers) {
+    const double x0 = c.lx[r.members.front()], x1 = c.lx[r.members.back()];
+    std::vector<double> inner;
+    for (size_t i : r.members)
+      if (c.lx[i] >= x0 + kEdgeTrim * (x1 - x0) && c.lx[i] <= x1 - kEdgeTrim * (x1 - x0))
+        inner.push_back(p[i].y);
+    if (inner.size() >= 3) pl.level = median(inner);
+  }
   pl.min = *std::min_element(ys.begin(), ys.end());
   pl.max = *std::max_element(ys.begin(), ys.end());
   pl.rise = c.rise(r.members);
@@ -238,8 +253,11 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
     bool between = true;
     for (size_t i = a.last + 1; i < b.first; ++i)
       between = between && c.z[i] >= std::min(za, zb) - band && c.z[i] <= std::max(za, zb) + band;
-    // wobbly shelves (wide bands) that a swing split are one level too
-    const double apart = std::min(std::log(kMergeMax), std::max(jump, a.tol + b.tol));
+    // a short wobbly shelf (wide bands) that a swing split is one level too; two long flat
+    // levels a clean step apart (a TLB reach on DRAM) stay two
+    const bool short_shelf = c.lx[b.last] - c.lx[a.first] < std::log(kShelfMaxSpan);
+    const double apart =
+        short_shelf ? std::min(std::log(kMergeMax), std::max(jump, a.tol + b.tol)) : jump;
     if (std::fabs(za - zb) < apart && (b.first - a.last <= 3 || between)) {
       a.members.insert(a.members.end(), b.members.begin(), b.members.end());
       a.last = b.last;
@@ -285,6 +303,18 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
     plateaus.insert(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1), r);
     shelf.insert(shelf.begin() + static_cast<std::ptrdiff_t>(k + 1), true);
     ++k;
+  }
+
+  // 5. A run inside a transition that the wide band let pass (it climbs more across itself
+  //    than the step left from it to the next level) is the ramp into that level, not a level.
+  for (size_t k = 1; k + 1 < plateaus.size();) {
+    const double up = c.median_z(plateaus[k + 1].members) - c.median_z(plateaus[k].members);
+    if (c.rise(plateaus[k].members) > up) {
+      plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k));
+      shelf.erase(shelf.begin() + static_cast<std::ptrdiff_t>(k));
+    } else {
+      ++k;
+    }
   }
 
   for (size_t k = 0; k < plateaus.size(); ++k) {
@@ -495,6 +525,9 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
 
 // A far L2 partition ends at about twice the footprint the near one does.
 constexpr double kSplitMin = 1.5, kSplitMax = 2.8;
+// ... and is this much slower at least (the H100's far/near is 1.9, the A100's about 1.8): a
+// swing that splits one level does not pass for two partitions.
+constexpr double kFarStep = 1.3;
 // A step past the L2 of less than this is a TLB reach (a page walk, which mostly hits in
 // caches, adds less than the memory access it precedes); a cache level's miss to the next
 // level at least this (an LLC is about half as far as DRAM).
@@ -529,7 +562,7 @@ std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2
   auto partitions = [&](size_t seg, size_t end) {
     const double r = size_at(end) / size_at(seg);
     return end > seg && r >= kSplitMin && r <= kSplitMax &&
-           s.plateaus[end].level > s.plateaus[seg].level;
+           s.plateaus[end].level >= kFarStep * s.plateaus[seg].level;
   };
   const size_t knees = s.knees.size();
   if (known) {
