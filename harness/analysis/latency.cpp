@@ -99,6 +99,9 @@ Run grow_run(const LogCurve& c, size_t start, double tol) {
 // A shelf's band in multiples of its own spread: a swing of amplitude a has a robust sigma of
 // about a, and 2a holds the whole swing.
 constexpr double kWobbleBand = 2.0;
+// ... up to this: a swing of +-8 % and a median a few percent off it (the closest distinct
+// levels of a ladder are 1.3x apart).
+constexpr double kMaxWobbleBand = 0.14;
 // Two wobbly neighbours merge when closer than their two bands together, up to this factor
 // (the closest distinct levels seen: a TLB step of 1.3x on DRAM, near and far L2 at 1.8x).
 constexpr double kMergeMax = 1.25;
@@ -160,7 +163,10 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   const double mz = std::log(pl.level);
   for (size_t i : r.members) dev.push_back(std::fabs(c.z[i] - mz));
   const double sigma = 1.4826 * median(dev);
-  const double swing = sigma > kLevelTolerance ? std::max(0.4, kLevelTolerance / sigma) : 1.0;
+  double swing = sigma > kLevelTolerance ? std::max(0.4, kLevelTolerance / sigma) : 1.0;
+  // ... the more so over a short shelf, which holds few swings
+  if (sigma > kLevelTolerance / 2 && c.lx[r.last] - c.lx[r.first] < std::log(kShelfMaxSpan))
+    swing *= 0.75;
   pl.confidence = points * flat * swing;
   return pl;
 }
@@ -212,7 +218,7 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
   std::vector<Run> plateaus;
   for (size_t i = 0; i < n;) {
     const double band =
-        std::min(std::log1p(opt.max_tolerance), std::max(tol, kWobbleBand * local_spread(c, i)));
+        std::min(std::log1p(kMaxWobbleBand), std::max(tol, kWobbleBand * local_spread(c, i)));
     Run r = grow_run(c, i, band);
     if (r.members.size() >= opt.min_points && p[r.last].x >= opt.min_span * p[r.first].x &&
         c.rise(r.members) <= 1.25 * band) {
@@ -722,12 +728,19 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
                                            "footprint where that plateau ends" + kCapacityText)));
     }
     const Plateau& dram = s.plateaus[ladder->dram];
-    out.push_back(level_param("dram_latency", dram, dram.confidence * ladder->fit,
+    // Points past the last plateau that climb beyond it: the sweep may have ended inside a
+    // last-level cache's transition, and the "DRAM" plateau be that cache.
+    bool climbs_on = false;
+    if (ladder->dram + 1 == s.plateaus.size())
+      for (size_t i = dram.last + 1; i < s.points.size(); ++i)
+        climbs_on = climbs_on || s.points[i].y > dram.level * kCacheStep;
+    const double tail = climbs_on ? 0.5 : 1.0;
+    out.push_back(level_param("dram_latency", dram, dram.confidence * ladder->fit * tail,
                               method_text(obs, ladder_probe,
                                           "first plateau past the last cache (later, smaller "
                                           "steps: TLB reach)")));
     const size_t levels = g_inner + 1 + (ladder->llc ? 1 : 0);
-    const double conf = std::min(near.confidence, dram.confidence) * ladder->fit;
+    const double conf = std::min(near.confidence, dram.confidence) * ladder->fit * tail;
     out.push_back({"cache_levels", double(levels), "levels", double(levels), double(levels),
                    clamp01(conf),
                    method_text(obs, ladder_probe,
