@@ -193,7 +193,7 @@ struct Sweep {
   uint64_t min_bytes, max_bytes;
   uint32_t stride;
   double ratio;
-  uint64_t tail_bytes = 0;  // past max_bytes, doubling up to this (ladder::coarse_footprints)
+  uint64_t tail_bytes = 0;  // past max_bytes, a sparse tail up to this (ladder::coarse_footprints)
 };
 
 // The chosen SM (see chosen_block) and the launch bookkeeping around it.
@@ -410,9 +410,9 @@ class LatencyFamily : public ProbeFamily {
   }
   std::vector<ProbeInfo> probes() const override {
     return {{"ld_global",
-             "default ld.global chase (L1-cached, largest L1 carve-out), 1 KiB to 4.5x L2, doubling to 1 GiB"},
-            {"ld_cg", "ld.global.cg chase (L2 only), 1 KiB to 4.5x L2, doubling to 1 GiB"},
-            {"ld_nc", "ld.global.nc chase (read-only path), 1 KiB to 4.5x L2, doubling to 1 GiB"},
+             "default ld.global chase (L1-cached, largest L1 carve-out), 1 KiB to 4.5x L2, then 4x steps to 1 GiB"},
+            {"ld_cg", "ld.global.cg chase (L2 only), 1 KiB to 4.5x L2, then 4x steps to 1 GiB"},
+            {"ld_nc", "ld.global.nc chase (read-only path), 1 KiB to 4.5x L2, then 4x steps to 1 GiB"},
             {"shared", "ld.shared chase, 1 KiB to the opt-in shared memory per block"},
             {"constant", "ld.const chase, 256 B to the 64 KiB constant bank"}};
   }

@@ -107,37 +107,19 @@ const std::map<std::pair<std::string, std::string>, std::string> kKnownFailures 
     {{"cdna3", "dram_latency"},
      "follows from a missed or invented level"},
     {{"cdna3", "llc_hit_latency"},
-     "LLC read off (wobble over its plateau or transition); LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
+     "LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
     {{"cdna3", "llc_size"},
      "LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
     {{"ga100", "l2_far_hit_latency"},
      "far shelf median off by > 3 % under a wobble spanning less than one period"},
-    {{"ga100", "l2_near_hit_latency"},
-     "plateau median off by > 3 % (cold-miss climb or wobble)"},
-    {{"gh200", "cache_levels"},
-     "follows from a missed or invented level"},
-    {{"gh200", "dram_latency"},
-     "follows from a missed or invented level"},
-    {{"gh200", "l2_far_hit_latency"},
-     "far L2 partition not found in some seeds (wobble or a far shelf too short); far shelf median off by > 3 % under a wobble spanning less than one period"},
-    {{"gh200", "l2_hit_latency"},
-     "split L2 read as unsplit where the far partition is missed"},
-    {{"gh200", "l2_near_hit_latency"},
-     "far L2 partition not found in some seeds (wobble or a far shelf too short)"},
-    {{"gh200", "l2_segment_size"},
-     "far L2 partition not found in some seeds (wobble or a far shelf too short)"},
-    {{"gh200", "l2_size"},
+    {{"ga102", "l2_size"},
      "size off by > 10 % with an interval that misses the truth (wobble or climb near the knee)"},
-    {{"gh200", "llc_hit_latency"},
-     "a wobble-split level taken for an LLC"},
-    {{"gh200", "llc_size"},
-     "a wobble-split level taken for an LLC"},
+    {{"gh200", "l2_far_hit_latency"},
+     "far shelf median off by > 3 % under a wobble spanning less than one period"},
     {{"h100", "l2_far_hit_latency"},
      "far shelf median off by > 3 % under a wobble spanning less than one period"},
-    {{"kepler", "l2_size"},
-     "size off by > 10 % with an interval that misses the truth (wobble or climb near the knee)"},
-    {{"maxwell", "l2_size"},
-     "size off by > 10 % with an interval that misses the truth (wobble or climb near the knee)"},
+    {{"h100", "l2_near_hit_latency"},
+     "plateau median off by > 3 % (cold-miss climb or wobble)"},
     {{"rdna2", "cache_levels"},
      "follows from a missed or invented level"},
     {{"rdna2", "dram_latency"},
@@ -146,16 +128,20 @@ const std::map<std::pair<std::string, std::string>, std::string> kKnownFailures 
      "LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
     {{"rdna2", "llc_size"},
      "LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
+    {{"rdna3", "cache_levels"},
+     "follows from a missed or invented level"},
+    {{"rdna3", "dram_latency"},
+     "follows from a missed or invented level"},
     {{"rdna3", "l1_hit_latency"},
      "plateau median off by > 3 % (cold-miss climb or wobble)"},
-    {{"rdna3", "l1_size"},
-     "size off by > 10 % with an interval that misses the truth (wobble or climb near the knee)"},
     {{"rdna3", "llc_hit_latency"},
-     "LLC read off (wobble over its plateau or transition)"},
+     "LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
     {{"rdna3", "llc_size"},
-     "LLC read off (wobble over its plateau or transition)"},
+     "LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
     {{"turing", "l1_hit_latency"},
      "plateau median off by > 3 % (cold-miss climb or wobble)"},
+    {{"volta", "dram_latency"},
+     "follows from a missed or invented level"},
 };
 
 std::string fmt(double v) { return std::isfinite(v) ? format_printf("%.6g", v) : ""; }
@@ -302,4 +288,23 @@ TEST(ModelGpus, CommittedHopperRunsReanalyseWithinOnePercent) {
   }
   if (compared == 0) GTEST_SKIP() << "no committed Hopper run with parameters.csv";
   std::cout << compared << " committed parameters compared\n";
+}
+
+// An H100 latency family run with the sweep's tail past 4.5x L2 (450 and 900 MiB, this
+// session's build, which stepped 2x): the tail's DRAM points make no level of their own, and
+// the ladder is the H100's.
+TEST(ModelGpus, RecordedH100RunWithTheTailKeepsItsLadder) {
+  const std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_latency_tail.csv";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent";
+  Metadata meta;
+  const auto obs = read_observations(path, &meta);
+  std::map<std::string, Parameter> p;
+  for (const auto& q : analyze("latency", obs, meta)) p[q.name] = q;
+  for (const char* name : {"llc_hit_latency", "llc_size", "mid_cache_hit_latency", "l2_hit_latency"})
+    EXPECT_EQ(p.count(name), 0u) << name;
+  ASSERT_EQ(p.count("l2_size"), 1u);
+  EXPECT_NEAR(p["l2_size"].value, 50.0 * 1024 * 1024, 0.1 * 50 * 1024 * 1024);
+  EXPECT_NEAR(p["l2_segment_size"].value, 25.0 * 1024 * 1024, 0.1 * 25 * 1024 * 1024);
+  EXPECT_EQ(p["cache_levels"].value, 2);
+  EXPECT_GT(p["dram_latency"].value, p["l2_far_hit_latency"].value);
 }
