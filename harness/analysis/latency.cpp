@@ -107,6 +107,8 @@ constexpr double kMaxWobbleBand = 0.14;
 constexpr double kMergeMax = 1.25;
 // ... when together they span less than this factor in footprint (a far L2 partition spans 2).
 constexpr double kShelfMaxSpan = 4;
+// A member this far (relative) below or above its level, still climbing, is a transition's.
+constexpr double kApproach = 0.03;
 // A plateau of at least kTrimMembers reads its level away from its ends.
 constexpr size_t kTrimMembers = 8;
 constexpr double kEdgeTrim = 0.15;
@@ -144,6 +146,21 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   pl.level = median(ys);
   // A wide band lets a plateau take the tail of the transitions at its ends; its level is read
   // from the members away from them (kEdgeTrim of its span in log footprint at either end).
+  // Members that still climb towards the level from the step before it (or on to the step
+  // after it) are the transition's, not the level's: leading ones each below the next and more
+  // than kApproach below the level, trailing ones each above the one before and as far above.
+  {
+    std::vector<size_t> m = r.members;
+    auto y = [&](size_t k) { return p[m[k]].y; };
+    size_t lo = 0, hi = m.size();
+    while (hi - lo > 3 && y(lo) < y(lo + 1) && y(lo) < pl.level * (1 - kApproach)) ++lo;
+    while (hi - lo > 3 && y(hi - 1) > y(hi - 2) && y(hi - 1) > pl.level * (1 + kApproach)) --hi;
+    if (lo > 0 || hi < m.size()) {
+      std::vector<double> kept;
+      for (size_t k = lo; k < hi; ++k) kept.push_back(y(k));
+      pl.level = median(kept);
+    }
+  }
   if (r.members.size() >= kTrimMembers) {
     const double x0 = c.lx[r.members.front()], x1 = c.lx[r.members.back()];
     std::vector<double> inner;
