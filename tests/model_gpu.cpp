@@ -6,6 +6,7 @@
 
 #include "analysis/latency.hpp"
 #include "core/csv.hpp"
+#include "observation_rows.hpp"
 
 namespace gpuprobe {
 namespace model {
@@ -343,20 +344,6 @@ Metadata metadata(const Gpu& g, const std::string& family) {
   return m;
 }
 
-Observation row(const std::string& family, const std::string& probe, Params params, double v,
-                const std::string& unit, double spread) {
-  Observation o;
-  o.family = family;
-  o.probe = probe;
-  o.params = std::move(params);
-  o.value = o.p50 = v;
-  o.p05 = v * (1 - spread);
-  o.p95 = v * (1 + spread);
-  o.unit = unit;
-  o.reps = 9;
-  return o;
-}
-
 // A shelf's wobble swings up and down every half octave of footprint: a few swings along a
 // level, as the far L2 partition showed, rather than a slope across it.
 constexpr double kWobblePeriod = 0.5;
@@ -418,7 +405,7 @@ Run generate(const Gpu& g, unsigned seed) {
       for (uint64_t f : next) curve.push_back({double(f), measure(double(f), skip_l1)});
     }
     for (const auto& q : curve)
-      run.latency.push_back(row("latency", probe,
+      run.latency.push_back(make_row("latency", probe,
                                 {{"footprint_bytes", format_printf("%.0f", q.x)},
                                  {"stride_bytes", std::to_string(kLine)}},
                                 q.y, "cycles", 2 * n.jitter));
@@ -431,7 +418,7 @@ Run generate(const Gpu& g, unsigned seed) {
   const double l2 = g.l2_bytes_meta > 0 ? g.l2_bytes_meta : l2_seen;
   // one round of the grid's reads: about a third of the L2 (the H100: 17 MiB of 50)
   const double round = 0.34 * l2;
-  run.bandwidth.push_back(row("bandwidth", "dram_theoretical", {}, g.dram_theoretical_gbs.value,
+  run.bandwidth.push_back(make_row("bandwidth", "dram_theoretical", {}, g.dram_theoretical_gbs.value,
                               "GB/s", 0));
   const Level* l2_level = nullptr;
   for (const auto& l : g.levels)
@@ -450,7 +437,7 @@ Run generate(const Gpu& g, unsigned seed) {
                   {"footprint_bytes", format_printf("%.0f", f)},
                   {"l2_fraction", format_printf("%.6g", frac)}};
       if (g.round_bytes) p.push_back({"round_bytes", format_printf("%.0f", round)});
-      run.bandwidth.push_back(row("bandwidth", "read", p, bw, "GB/s", n.jitter));
+      run.bandwidth.push_back(make_row("bandwidth", "read", p, bw, "GB/s", n.jitter));
     }
   }
   return run;

@@ -84,50 +84,45 @@ std::function<bool(const Observation&)> l2_fraction_in(double lo, double hi) {
   };
 }
 
-// Without round_bytes (a converted curve), which small footprints the memory system inflated
-// by merging requests is not known; the L2's own rate is the shelf the largest footprints
-// reach: going down from the largest footprint up to half of L2, footprints whose best rate is
-// within kShelfBand of the largest one's. The rows returned are those footprints' rows.
+// The smallest value of `key` whose rows' best rate is within kShelfBand of the best rate at
+// the largest value of `key`, going down without a gap: the shelf the largest footprints reach.
+// NaN when no row has a finite `key` (at least `min_key`).
 constexpr double kShelfBand = 0.05;
-std::vector<Observation> l2_shelf(const std::vector<Observation>& rows) {
-  std::map<double, double> best;  // footprint -> best rate
+double shelf_start(const std::vector<Observation>& rows, const std::string& key, double min_key) {
+  std::map<double, double> best;  // key -> best rate
   for (const auto& o : rows) {
-    const double f = o.param("footprint_bytes");
-    if (std::isfinite(f) && std::isfinite(o.p50)) best[f] = std::max(best[f], o.p50);
+    const double f = o.param(key);
+    if (std::isfinite(f) && f >= min_key && std::isfinite(o.p50)) best[f] = std::max(best[f], o.p50);
   }
-  if (best.empty()) return {};
+  if (best.empty()) return std::nan("");
   const double top = best.rbegin()->second;
   double lowest = best.rbegin()->first;
   for (auto it = best.rbegin(); it != best.rend(); ++it) {
     if (std::fabs(it->second / top - 1) > kShelfBand) break;
     lowest = it->first;
   }
+  return lowest;
+}
+
+// Without round_bytes (a converted curve), which small footprints the memory system inflated
+// by merging requests is not known; the L2's own rate is the shelf the largest footprints up to
+// half of L2 reach. The rows returned are those footprints' rows.
+std::vector<Observation> l2_shelf(const std::vector<Observation>& rows) {
+  const double lowest = shelf_start(rows, "footprint_bytes", 0);
   std::vector<Observation> out;
   for (const auto& o : rows)
     if (o.param("footprint_bytes") >= lowest) out.push_back(o);
   return out;
 }
 
-// The DRAM rows: those over every footprint of at least 8x L2 whose best rate is within
-// kShelfBand of the largest footprint's (the same DRAM shelf, so a noisy largest point does
-// not decide alone), if the largest is at least 8x L2. A smaller footprint reread within a
+// The DRAM rows: those over every footprint of at least 8x L2 on the largest footprint's shelf
+// (so a noisy largest point does not decide alone). A smaller footprint reread within a
 // repetition could still find part of itself in L2, whatever the replacement policy, and read
 // faster than DRAM can deliver.
 constexpr double kDramMinFraction = 8;
 std::vector<Observation> dram_rows(const std::vector<Observation>& obs, const std::string& probe) {
-  std::map<double, double> best;  // l2_fraction -> best rate
-  for (const auto& o : select(obs, probe, "GB/s")) {
-    const double f = o.param("l2_fraction");
-    if (std::isfinite(f) && f >= kDramMinFraction && std::isfinite(o.p50))
-      best[f] = std::max(best[f], o.p50);
-  }
-  if (best.empty()) return {};
-  const double top = best.rbegin()->second;
-  double lowest = best.rbegin()->first;
-  for (auto it = best.rbegin(); it != best.rend(); ++it) {
-    if (std::fabs(it->second / top - 1) > kShelfBand) break;
-    lowest = it->first;
-  }
+  const double lowest = shelf_start(select(obs, probe, "GB/s"), "l2_fraction", kDramMinFraction);
+  if (!std::isfinite(lowest)) return {};
   return rows_where(obs, probe, "GB/s",
                     [lowest](const Observation& o) { return o.param("l2_fraction") >= lowest; });
 }
