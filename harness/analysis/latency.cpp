@@ -135,8 +135,7 @@ double local_spread(const LogCurve& c, size_t i) {
   return 1.4826 * median(dev);
 }
 
-Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r,
-                     double tol) {
+Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r) {
   Plateau pl;
   pl.first = r.first;
   pl.last = r.last;
@@ -173,7 +172,10 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   pl.max = *std::max_element(ys.begin(), ys.end());
   pl.rise = c.rise(r.members);
   const double points = std::min(0.99, 0.45 + 0.1 * static_cast<double>(pl.members));
-  const double flat = 1.0 - 0.4 * clamp01(pl.rise / (1.25 * tol));
+  // a level that climbs across its run (cold misses spread over the chase) has no one value:
+  // a climb of three times the 3 % a latency is held to halves the confidence; the band the
+  // run was grown with no longer sets this (a wide wobble band would excuse any climb)
+  const double flat = 1.0 - 0.5 * clamp01(pl.rise / (3 * kLevelTolerance));
   // A level whose members swing by more than a latency's 3 % tolerance may have its median off
   // by that much (a wobble over a short shelf does not average out).
   std::vector<double> dev;
@@ -341,7 +343,7 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
   }
 
   for (size_t k = 0; k < plateaus.size(); ++k) {
-    s.plateaus.push_back(make_plateau(p, c, plateaus[k], plateaus[k].tol));
+    s.plateaus.push_back(make_plateau(p, c, plateaus[k]));
     // a shelf's level is a median over a swing: less sure than a flat plateau's
     if (shelf[k]) s.plateaus.back().confidence *= kShelfConfidence;
   }
