@@ -1,0 +1,233 @@
+// The paths between things: host link, clusters/DSM, SM x L2 topology and P2P analyses on
+// synthetic observations, and on the recorded H100 run where tests/data has it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "analysis/analyzer.hpp"
+#include "analysis/clusters.hpp"
+#include "analysis/host_link.hpp"
+#include "analysis/l2_topology.hpp"
+#include "analysis/p2p.hpp"
+#include "observation_rows.hpp"
+
+namespace gpuprobe {
+namespace {
+
+const Parameter* find(const std::vector<Parameter>& ps, const std::string& name) {
+  for (const auto& p : ps)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+
+void expect_well_formed(const std::vector<Parameter>& ps) {
+  for (const auto& p : ps) {
+    SCOPED_TRACE(p.name);
+    EXPECT_TRUE(std::isfinite(p.value));
+    EXPECT_LE(p.low, p.high);
+    EXPECT_GE(p.confidence, 0.0);
+    EXPECT_LE(p.confidence, 1.0);
+    EXPECT_FALSE(p.method.empty());
+  }
+}
+
+// ---------------------------------------------------------------- host link
+
+// A link with a fixed cost per copy: t = overhead + bytes / peak.
+std::vector<Observation> link_rows(const std::string& probe, double peak_gbs, double overhead_us) {
+  std::vector<Observation> out;
+  for (long long b : host_link::transfer_sizes(false)) {
+    const double gbs = double(b) / (overhead_us * 1e-6 + double(b) / (peak_gbs * 1e9)) / 1e9;
+    out.push_back(make_row("host_link", probe, {{"bytes", std::to_string(b)}}, gbs, "GB/s", 0.01));
+  }
+  return out;
+}
+
+TEST(HostLink, SizesFrom4KiBTo1GiB) {
+  auto s = host_link::transfer_sizes(false);
+  EXPECT_EQ(s.front(), 4096);
+  EXPECT_EQ(s.back(), 1ll << 30);
+  EXPECT_EQ(host_link::transfer_sizes(true).back(), 64ll << 20);
+}
+
+TEST(HostLink, PlateauIgnoresSmallCopies) {
+  auto rows = link_rows("ce_h2d_pinned", 54, 5);
+  host_link::Plateau p;
+  ASSERT_TRUE(host_link::plateau(rows, &p));
+  EXPECT_NEAR(p.value, 54, 2);
+  EXPECT_GE(p.first_size, 1 << 20);  // 4 KiB copies pay the 5 us overhead
+  EXPECT_GE(p.points, 2);
+  EXPECT_FALSE(host_link::plateau({}, &p));
+}
+
+TEST(HostLink, AnalyzerNamesEveryLink) {
+  std::vector<Observation> obs;
+  for (auto [probe, peak] : {std::pair<const char*, double>{"ce_h2d_pinned", 54}, {"ce_d2h_pinned", 55},
+                             {"ce_bidir_pinned", 92}, {"ce_h2d_pageable", 14}, {"sm_h2d", 51}, {"sm_d2h", 52}}) {
+    auto r = link_rows(probe, peak, 4);
+    obs.insert(obs.end(), r.begin(), r.end());
+  }
+  obs.push_back(make_row("host_link", "mapped_latency", {{"hops", "256"}, {"stride_bytes", "4096"}}, 1207, "ns", 0.01));
+  auto ps = analyze("host_link", obs);
+  expect_well_formed(ps);
+  for (const char* n : {"h2d_bandwidth_pinned", "d2h_bandwidth_pinned", "bidir_bandwidth_pinned",
+                        "h2d_bandwidth_pageable", "h2d_bandwidth_sm", "d2h_bandwidth_sm", "host_mapped_latency"})
+    EXPECT_NE(find(ps, n), nullptr) << n;
+  EXPECT_NEAR(find(ps, "bidir_bandwidth_pinned")->value, 92, 3);
+  EXPECT_EQ(find(ps, "d2h_bandwidth_pageable"), nullptr);  // not measured, not reported
+  EXPECT_DOUBLE_EQ(find(ps, "host_mapped_latency")->value, 1207);
+}
+
+// ---------------------------------------------------------------- clusters
+
+TEST(Clusters, SmallestAndLargestClusterAndOwnSm) {
+  std::vector<Observation> obs;
+  for (int s = 2; s <= 16; ++s) {
+    obs.push_back(make_row("clusters", "dsm_latency", {{"cluster_size", std::to_string(s)}, {"target", "other_sm"}},
+                           190 + s, "cycles", 0.01));
+    obs.push_back(make_row("clusters", "dsm_latency", {{"cluster_size", std::to_string(s)}, {"target", "own_sm"}},
+                           59, "cycles", 0.01));
+    obs.push_back(make_row("clusters", "cluster_sync", {{"cluster_size", std::to_string(s)}}, 770 + 10 * s, "cycles", 0.01));
+  }
+  for (int s : {2, 4, 8, 16})
+    obs.push_back(make_row("clusters", "dsm_bandwidth", {{"cluster_size", std::to_string(s)}, {"clusters", "8"}},
+                           s == 4 ? 17 : 14, "B/clk/SM", 0.02));
+  obs.push_back(make_row("clusters", "cluster_size_max", {}, 16, "blocks", 0));
+  obs.push_back(make_row("clusters", "dsm_latency", {{"cluster_size", "999"}, {"target", "other_sm"}}, 1, "cycles", 0));
+  auto ps = analyze("clusters", obs);
+  expect_well_formed(ps);
+  EXPECT_DOUBLE_EQ(find(ps, "dsm_latency")->value, 192);
+  EXPECT_DOUBLE_EQ(find(ps, "dsm_latency_largest_cluster")->value, 206);
+  EXPECT_DOUBLE_EQ(find(ps, "dsm_latency_own_sm")->value, 59);
+  EXPECT_DOUBLE_EQ(find(ps, "dsm_bandwidth_per_sm")->value, 17);
+  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency")->value, 790);
+  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency_largest_cluster")->value, 930);
+  EXPECT_DOUBLE_EQ(find(ps, "cluster_size_max")->value, 16);
+  EXPECT_TRUE(analyze("clusters", {}).empty());
+}
+
+// ---------------------------------------------------------------- SM x L2 topology
+
+// nsm SMs, the first half near partition 0; lines alternate between partitions; near 250,
+// far 350 cycles, per-SM offsets and noise.
+l2_topology::LatencyMap two_partitions(int nsm, int nlines, double noise, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> n(0, noise);
+  l2_topology::LatencyMap m;
+  for (int s = 0; s < nsm; ++s) {
+    m.sms.push_back(s * 2);  // SM ids need not be contiguous
+    std::vector<double> row;
+    const int near = s < nsm / 2 ? 0 : 1;
+    for (int j = 0; j < nlines; ++j) row.push_back((j % 2 == near ? 250 : 350) + s % 7 + n(rng));
+    m.lat.push_back(row);
+  }
+  return m;
+}
+
+TEST(L2Topology, TwoPartitionsAndEachSmsNearOne) {
+  auto m = two_partitions(132, l2_topology::kLines, 3, 1);
+  l2_topology::Topology t;
+  ASSERT_TRUE(l2_topology::infer(m, &t));
+  EXPECT_EQ(t.partitions, 2);
+  EXPECT_EQ(t.split_sms, 132);
+  for (int j = 2; j < l2_topology::kLines; ++j) EXPECT_EQ(t.line_group[size_t(j)], t.line_group[size_t(j % 2)]);
+  EXPECT_NE(t.line_group[0], t.line_group[1]);
+  for (int s = 1; s < 132; ++s)
+    EXPECT_EQ(t.sm_group[size_t(s)] == t.sm_group[0], s < 66) << s;
+  EXPECT_NEAR(t.near_median[0], 250, 5);
+  EXPECT_NEAR(t.far_median[0], 350, 5);
+  // Heat-map orders are permutations.
+  auto lo = l2_topology::line_order(m, t), so = l2_topology::sm_order(m, t);
+  std::sort(lo.begin(), lo.end());
+  std::sort(so.begin(), so.end());
+  for (size_t k = 0; k < lo.size(); ++k) EXPECT_EQ(lo[k], int(k));
+  for (size_t k = 0; k < so.size(); ++k) EXPECT_EQ(so[k], int(k));
+}
+
+TEST(L2Topology, OneLevelIsOnePartition) {
+  auto m = two_partitions(16, 64, 3, 2);
+  for (auto& row : m.lat)
+    for (auto& v : row) v = 250 + std::fmod(v, 5);  // every line near for every SM
+  l2_topology::Topology t;
+  ASSERT_TRUE(l2_topology::infer(m, &t));
+  EXPECT_EQ(t.partitions, 1);
+  EXPECT_EQ(t.split_sms, 0);
+  EXPECT_FALSE(l2_topology::infer({}, &t));
+}
+
+TEST(L2Topology, GroupsMergeThroughSharedSms) {
+  auto g = l2_topology::co_scheduled_groups({{1, 2}, {2, 3}, {7, 8}, {4}});
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0], (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(g[1], (std::vector<int>{4}));
+  EXPECT_EQ(g[2], (std::vector<int>{7, 8}));
+}
+
+TEST(L2Topology, AnalyzerFromRows) {
+  auto m = two_partitions(20, 40, 2, 3);
+  std::vector<Observation> obs;
+  for (size_t i = 0; i < m.sms.size(); ++i)
+    for (size_t j = 0; j < m.lat[i].size(); ++j)
+      obs.push_back(make_row("l2_topology", "first_read",
+                             {{"sm", std::to_string(m.sms[i])}, {"line", std::to_string(j)}}, m.lat[i][j], "cycles", 0));
+  // Two GPCs of 10 SMs, bridged by clusters of 4 and 2.
+  int launch = 0;
+  for (int base : {0, 20}) {
+    for (int k = 0; k < 10; k += 2, ++launch)
+      for (int r = 0; r < 4; ++r)
+        obs.push_back(make_row("l2_topology", "cluster_placement",
+                               {{"launch", std::to_string(launch)}, {"cluster_size", "4"}, {"cluster", "0"}, {"rank", std::to_string(r)}},
+                               base + (k + r) % 10 * 2, "sm", 0));
+  }
+  auto ps = analyze("l2_topology", obs);
+  expect_well_formed(ps);
+  EXPECT_DOUBLE_EQ(find(ps, "l2_partitions")->value, 2);
+  EXPECT_DOUBLE_EQ(find(ps, "l2_near_sm_count_0")->value + find(ps, "l2_near_sm_count_1")->value, 20);
+  EXPECT_NE(find(ps, "l2_near_hit_latency_sm_spread"), nullptr);
+  EXPECT_NE(find(ps, "l2_far_hit_latency_sm_spread"), nullptr);
+  EXPECT_DOUBLE_EQ(find(ps, "gpc_count")->value, 2);
+}
+
+// ---------------------------------------------------------------- P2P matrices
+
+std::vector<Observation> p2p_rows(int gpus) {
+  std::vector<Observation> obs;
+  for (int d = 0; d < gpus; ++d)
+    for (int p = 0; p < gpus; ++p) {
+      if (d == p) continue;
+      Params pp = {{"device", std::to_string(d)}, {"peer", std::to_string(p)}};
+      // GPU 3's links are degraded to half.
+      const double f = (d == 3 || p == 3) ? 0.5 : 1.0;
+      obs.push_back(make_row("p2p", "ce_write", pp, 370 * f, "GB/s", 0.01));
+      obs.push_back(make_row("p2p", "sm_read", pp, 360 * f, "GB/s", 0.01));
+      obs.push_back(make_row("p2p", "latency", pp, 800, "ns", 0.01));
+    }
+  return obs;
+}
+
+TEST(P2p, MatrixRowsAreDevicesColumnsPeers) {
+  p2p::Matrix m;
+  ASSERT_TRUE(p2p::matrix(p2p_rows(4), "ce_write", "GB/s", &m));
+  ASSERT_EQ(m.gpus(), 4);
+  for (int d = 0; d < 4; ++d) EXPECT_TRUE(std::isnan(m.value[size_t(d)][size_t(d)]));
+  EXPECT_DOUBLE_EQ(m.value[0][1], 370);
+  EXPECT_DOUBLE_EQ(m.value[3][0], 185);
+  EXPECT_FALSE(p2p::matrix(p2p_rows(4), "ce_write_bidir", "GB/s", &m));
+}
+
+TEST(P2p, AnalyzerMedianAndSlowestPair) {
+  auto ps = analyze("p2p", p2p_rows(5));  // 8 of the 20 pairs involve the slow GPU
+  expect_well_formed(ps);
+  const Parameter* ce = find(ps, "p2p_write_bandwidth_ce");
+  ASSERT_NE(ce, nullptr);
+  EXPECT_DOUBLE_EQ(ce->value, 370);
+  EXPECT_DOUBLE_EQ(ce->low, 185);
+  EXPECT_DOUBLE_EQ(find(ps, "p2p_latency")->value, 800);
+  EXPECT_EQ(find(ps, "p2p_bidir_bandwidth_ce"), nullptr);
+}
+
+}  // namespace
+}  // namespace gpuprobe
