@@ -16,6 +16,7 @@ set palette rgbformulae 33,13,10
 set tics out
 set grid noxtics noytics
 set autoscale fix
+unset key
 
 do for [ext in "svg png pdf"] {
   eval set_output(ext)

@@ -34,6 +34,14 @@ void expect_well_formed(const std::vector<Parameter>& ps) {
   }
 }
 
+std::string data_file(const std::string& name) { return std::string(GPUPROBE_TEST_DATA) + "/" + name; }
+
+std::vector<Parameter> recorded(const std::string& family) {
+  Metadata meta;
+  auto obs = read_observations(data_file("h100_" + family + ".csv"), &meta);
+  return analyze(family, obs, meta);
+}
+
 // ---------------------------------------------------------------- host link
 
 // A link with a fixed cost per copy: t = overhead + bytes / peak.
@@ -81,6 +89,19 @@ TEST(HostLink, AnalyzerNamesEveryLink) {
   EXPECT_DOUBLE_EQ(find(ps, "host_mapped_latency")->value, 1207);
 }
 
+TEST(HostLink, RecordedH100) {
+  auto ps = recorded("host_link");
+  expect_well_formed(ps);
+  // PCIe 5.0 x16: ~64 GB/s raw, ~55 usable each way; both ways well above one way.
+  EXPECT_NEAR(find(ps, "h2d_bandwidth_pinned")->value, 54, 3);
+  EXPECT_NEAR(find(ps, "d2h_bandwidth_pinned")->value, 55, 3);
+  EXPECT_GT(find(ps, "bidir_bandwidth_pinned")->value, 1.5 * find(ps, "h2d_bandwidth_pinned")->value);
+  EXPECT_LT(find(ps, "h2d_bandwidth_pageable")->value, find(ps, "h2d_bandwidth_pinned")->value / 2);
+  EXPECT_NEAR(find(ps, "d2h_bandwidth_sm")->value, 52, 3);
+  EXPECT_NEAR(find(ps, "host_mapped_latency")->value, 1150, 100);  // ns, a PCIe round trip
+  EXPECT_LT(find(ps, "h2d_bandwidth_sm")->confidence, 0.5);          // one noisy point on its plateau
+}
+
 // ---------------------------------------------------------------- clusters
 
 TEST(Clusters, SmallestAndLargestClusterAndOwnSm) {
@@ -107,6 +128,17 @@ TEST(Clusters, SmallestAndLargestClusterAndOwnSm) {
   EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency_largest_cluster")->value, 930);
   EXPECT_DOUBLE_EQ(find(ps, "cluster_size_max")->value, 16);
   EXPECT_TRUE(analyze("clusters", {}).empty());
+}
+
+TEST(Clusters, RecordedH100) {
+  auto ps = recorded("clusters");
+  expect_well_formed(ps);
+  EXPECT_NEAR(find(ps, "dsm_latency")->value, 196, 10);  // Jin et al.: about 200 cycles
+  EXPECT_GT(find(ps, "dsm_latency_largest_cluster")->value, find(ps, "dsm_latency")->value);
+  EXPECT_LT(find(ps, "dsm_latency_own_sm")->value, 0.5 * find(ps, "dsm_latency")->value);
+  EXPECT_NEAR(find(ps, "dsm_bandwidth_per_sm")->value, 16, 2);
+  EXPECT_GT(find(ps, "cluster_sync_latency_largest_cluster")->value, find(ps, "cluster_sync_latency")->value);
+  EXPECT_DOUBLE_EQ(find(ps, "cluster_size_max")->value, 16);
 }
 
 // ---------------------------------------------------------------- SM x L2 topology
@@ -189,6 +221,37 @@ TEST(L2Topology, AnalyzerFromRows) {
   EXPECT_NE(find(ps, "l2_near_hit_latency_sm_spread"), nullptr);
   EXPECT_NE(find(ps, "l2_far_hit_latency_sm_spread"), nullptr);
   EXPECT_DOUBLE_EQ(find(ps, "gpc_count")->value, 2);
+}
+
+TEST(L2Topology, WriterSideSeesEveryLineNear) {
+  // SMs 0..65 sit beside the writer: every line near. The others see two levels.
+  auto m = two_partitions(132, l2_topology::kLines, 3, 4);
+  for (int s = 0; s < 66; ++s)
+    for (auto& v : m.lat[size_t(s)]) v = std::min(v, 260.0);
+  l2_topology::Topology t;
+  ASSERT_TRUE(l2_topology::infer(m, &t));
+  EXPECT_EQ(t.partitions, 2);
+  EXPECT_EQ(t.split_sms, 66);
+  for (int s = 1; s < 132; ++s) EXPECT_EQ(t.sm_group[size_t(s)] == t.sm_group[0], s < 66) << s;
+  EXPECT_TRUE(std::isnan(t.far_median[0]));
+  EXPECT_NEAR(t.far_median[100], 350, 5);
+}
+
+TEST(L2Topology, RecordedH100) {
+  auto ps = recorded("l2_topology");
+  expect_well_formed(ps);
+  EXPECT_DOUBLE_EQ(find(ps, "l2_partitions")->value, 2);
+  EXPECT_GE(find(ps, "l2_partitions")->confidence, 0.8);
+  // 132 SMs, half beside each partition.
+  EXPECT_NEAR(find(ps, "l2_near_sm_count_0")->value, 66, 8);
+  EXPECT_NEAR(find(ps, "l2_near_sm_count_1")->value, 66, 8);
+  EXPECT_LT(find(ps, "l2_near_hit_latency_sm_spread")->value, 60);
+  EXPECT_LT(find(ps, "l2_far_hit_latency_sm_spread")->value, 80);
+  // H100 SXM has 8 GPCs: the count is an upper bound, its range must hold 8 and say it is unsure.
+  const Parameter* gpc = find(ps, "gpc_count");
+  EXPECT_LE(gpc->low, 8);
+  EXPECT_GE(gpc->high, 8);
+  EXPECT_LE(gpc->confidence, 0.5);
 }
 
 // ---------------------------------------------------------------- P2P matrices

@@ -101,8 +101,29 @@ bool infer(const LatencyMap& m, Topology* out) {
     t.line_group[j] = renumber[size_t(g)];
   }
   t.partitions = big;
-  // Each SM's near group: the one whose lines it reads fastest.
+  // Each split SM's near group: the one whose lines it reads fastest. An SM that saw one
+  // level had every line answered nearby: on A100/H100 a partition keeps copies of lines its
+  // own SMs touched, and the lines were just written from one SM, so its partition's SMs see
+  // all of them near. With two groups such an SM belongs to the group the split SMs find far
+  // (that one is where the writer's side keeps its lines); its far latency is not seen.
+  std::vector<int> far_votes(size_t(big), 0);
+  size_t k = 0;
+  for (size_t i = 0; i < nsm; ++i) {
+    double gap = 0;
+    if (std::isnan(split_threshold(m.lat[i], &gap))) continue;
+    std::vector<int> near_count(size_t(big), 0), count(size_t(big), 0);
+    for (size_t j = 0; j < nl; ++j) {
+      near_count[size_t(t.line_group[j])] += near[k][j];
+      ++count[size_t(t.line_group[j])];
+    }
+    for (int g = 0; g < big; ++g)
+      if (2 * near_count[size_t(g)] < count[size_t(g)]) ++far_votes[size_t(g)];
+    ++k;
+  }
+  const int writer_side = big == 2 ? int(std::max_element(far_votes.begin(), far_votes.end()) - far_votes.begin()) : -1;
   for (const auto& row : m.lat) {
+    double gap = 0;
+    const bool split = !std::isnan(split_threshold(row, &gap));
     std::vector<std::vector<double>> by(static_cast<size_t>(big));
     for (size_t j = 0; j < nl; ++j) by[size_t(t.line_group[j])].push_back(row[j]);
     int best = -1;
@@ -114,9 +135,14 @@ bool infer(const LatencyMap& m, Topology* out) {
         best_med = md;
       }
     }
+    if (!split && big > 1) {
+      best = writer_side;
+      best_med = best >= 0 ? median(by[size_t(best)]) : NAN;
+    }
     std::vector<double> far;
-    for (int g = 0; g < big; ++g)
-      if (g != best) far.insert(far.end(), by[size_t(g)].begin(), by[size_t(g)].end());
+    if (split)
+      for (int g = 0; g < big; ++g)
+        if (g != best) far.insert(far.end(), by[size_t(g)].begin(), by[size_t(g)].end());
     t.sm_group.push_back(big > 1 ? best : 0);
     t.near_median.push_back(best_med);
     t.far_median.push_back(far.empty() ? NAN : median(far));
@@ -224,7 +250,8 @@ std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, 
     // Sure when nearly every SM saw two clear levels; one level everywhere is one partition,
     // or a GPU whose near copies hide the far one: less sure.
     const double split_share = t.split_sms / nsm;
-    const double conf = t.partitions > 1 ? std::clamp(split_share, 0.3, 0.95) : 0.5;
+    // (A quarter of the SMs seeing two levels is plenty: the writer's side sees one.)
+    const double conf = t.partitions > 1 ? (split_share >= l2_topology::kSplitShareSure ? 0.8 : 0.4) : 0.5;
     char buf[320];
     std::snprintf(buf, sizeof buf,
                   "stride_sweep: first ld.global.cg of %zu L2-resident lines (written just before) "
@@ -236,8 +263,10 @@ std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, 
     if (t.partitions > 1) {
       for (int g = 0; g < t.partitions; ++g) {
         const double n = double(std::count(t.sm_group.begin(), t.sm_group.end(), g));
-        out.push_back({"l2_near_sm_count_" + std::to_string(g), n, "SMs", n, n, conf,
-                       "stride_sweep: SMs whose fastest line group is group " + std::to_string(g),
+        out.push_back({"l2_near_sm_count_" + std::to_string(g), n, "SMs", n, n, conf * 0.9,
+                       "stride_sweep: SMs near line group " + std::to_string(g) +
+                           " (those that saw two levels: the faster group; the rest: the group the "
+                           "others find far)",
                        "l2_topology.csv"});
       }
     }
@@ -255,7 +284,9 @@ std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, 
                      "l2_topology.csv"});
     };
     spread(t.near_median, "l2_near_hit_latency_sm_spread", "its near group's lines");
-    if (t.partitions > 1) spread(t.far_median, "l2_far_hit_latency_sm_spread", "the other groups' lines");
+    if (t.partitions > 1)
+      spread(t.far_median, "l2_far_hit_latency_sm_spread",
+             "the other groups' lines, over the " + std::to_string(t.split_sms) + " SMs that saw them far");
   }
   // GPCs from cluster placement.
   std::map<std::pair<int, int>, std::vector<int>> clusters;  // (launch, cluster) -> SMs

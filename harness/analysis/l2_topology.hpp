@@ -23,9 +23,10 @@ struct LatencyMap {
 struct Topology {
   int partitions = 0;                 // groups of lines near for the same SMs
   std::vector<int> line_group;        // per line: its group, 0..partitions-1
-  std::vector<int> sm_group;          // per SM (index into sms): the group near to it, -1: none
+  std::vector<int> sm_group;          // per SM (index into sms): the group near to it, -1: unknown
   std::vector<double> near_median;    // per SM: median latency of its near group's lines
-  std::vector<double> far_median;     // per SM: median over the other groups' lines (NaN: none)
+  std::vector<double> far_median;     // per SM: median over the other groups' lines (NaN: not
+                                      // seen, every line answered nearby)
   int split_sms = 0;                  // SMs whose lines fall in two latency levels
   double gap_min = 0;                 // smallest near/far gap over the split SMs, cycles
 };
@@ -36,6 +37,9 @@ constexpr double kMinLevelGap = 20;
 // Two lines belong to one group when their near/far pattern differs on at most this share of
 // the SMs (a few SMs' timing glitches must not split a group).
 constexpr double kGroupMismatch = 0.2;
+// Share of SMs that must see two levels for a confident partition count: the SMs on the side
+// the lines were written from see every line near (their partition keeps copies).
+constexpr double kSplitShareSure = 0.25;
 
 // Groups lines by the SMs they are near for; one partition when no SM sees two levels.
 bool infer(const LatencyMap& m, Topology* out);
