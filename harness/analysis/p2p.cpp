@@ -16,12 +16,11 @@ const std::vector<Measure>& measures() {
   static const std::vector<Measure> p = {
       {"ce_write", "GB/s", "device_to_device_memcpy_write_ce",
        "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)", "p2p_write_bandwidth_ce"},
-      {"ce_write_bidir", "GB/s", "device_to_device_bidirectional_memcpy_write_ce",
-       "memcpy CE GPU(row) <-> GPU(column) bandwidth (GB/s)", "p2p_bidir_bandwidth_ce"},
+      // nvbandwidth's bidirectional cases report one direction under load; these report both.
+      {"ce_write_bidir", "GB/s", "", "", "p2p_bidir_bandwidth_ce"},
       {"sm_read", "GB/s", "device_to_device_memcpy_read_sm",
        "memcpy SM GPU(row) <- GPU(column) bandwidth (GB/s)", "p2p_read_bandwidth_sm"},
-      {"sm_read_bidir", "GB/s", "device_to_device_bidirectional_memcpy_read_sm",
-       "memcpy SM GPU(row) <-> GPU(column) Total bandwidth (GB/s)", "p2p_bidir_bandwidth_sm"},
+      {"sm_read_bidir", "GB/s", "", "", "p2p_bidir_bandwidth_sm"},
       {"latency", "ns", "device_to_device_latency_sm",
        "Device to Device Latency SM GPU(row) <-> GPU(column) (ns)", "p2p_latency"},
   };
@@ -62,8 +61,8 @@ std::vector<Parameter> analyze_p2p(const std::vector<Observation>& obs, const Me
     out.push_back({info.parameter, median(v), info.unit, *lo, *hi, conf,
                    std::string(info.probe[0] == 'c' ? "copy_engine" : info.probe[0] == 's' ? "sm_copy" : "pointer_chase") +
                        ": median over " + std::to_string(v.size()) +
-                       " GPU pairs (low/high: the slowest and fastest pair); nvbandwidth's " +
-                       info.nvbandwidth_name,
+                       " GPU pairs (low/high: the slowest and fastest pair)" +
+                       (info.nvbandwidth_name[0] ? std::string("; nvbandwidth's ") + info.nvbandwidth_name : ""),
                    "p2p.csv"});
   }
   return out;

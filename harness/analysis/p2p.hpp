@@ -25,7 +25,7 @@ bool matrix(const std::vector<Observation>& obs, const std::string& probe, const
             Matrix* out);
 
 // The probes and what nvbandwidth calls the same measurement (its test-case name and the
-// description its JSON carries).
+// description its JSON carries; empty where its measurement means something else).
 struct Measure {
   const char* probe;
   const char* unit;

@@ -14,7 +14,7 @@ Commands:
   list  every probe family and probe with a one-line description (no GPU needed)
   info [--device N]
         the device, its measured SM clock, driver and runtime
-  analyze RUN_DIR
+  analyze RUN_DIR [--json-nvbandwidth FILE]
         re-infer parameters from the run's observation files alone (no GPU), as CSV on stdout
   report RUN_DIR
         render every figure of a run and write RUN_DIR/report.md (no GPU)
@@ -30,6 +30,9 @@ Options of run:
   --device N        CUDA device ordinal (default: 0)
   --reference CSV   documented figures (default: results/reference/documented_figures.csv)
   --benchmark_*     Google Benchmark's own flags; --benchmark_out=FILE also copies the JSON
+  --json-nvbandwidth FILE
+                    also write the host-link and P2P results as nvbandwidth's --json output
+                    (its test-case names and layout, where the measurements mean the same)
 )";
 }
 
@@ -98,6 +101,9 @@ Options parse_command_line(const std::vector<std::string>& args) {
       o.device = parse_int("--device", value("--device"));
     } else if (for_run && is("--reference")) {
       o.reference = value("--reference");
+    } else if ((for_run || cmd == "analyze") && is("--json-nvbandwidth")) {
+      o.json_nvbandwidth = value("--json-nvbandwidth");
+      if (o.json_nvbandwidth.empty()) throw UsageError("--json-nvbandwidth: empty file name");
     } else if (for_run && a.rfind("--benchmark_out=", 0) == 0) {
       o.benchmark_out = a.substr(std::string("--benchmark_out=").size());
     } else if (for_run && a.rfind("--benchmark_", 0) == 0) {

@@ -15,6 +15,7 @@
 #include "analysis/analyzer.hpp"
 #include "common.cuh"
 #include "core/csv.hpp"
+#include "core/nvbandwidth_json.hpp"
 #include "core/observation.hpp"
 #include "core/reference.hpp"
 #include "core/report.hpp"
@@ -294,6 +295,7 @@ int analyze_run(const Options& opt) {
     merge_parameters(params, analyze(obs.front().family, obs, t.meta));
   }
   std::cout << format_parameters({}, params);
+  if (!opt.json_nvbandwidth.empty()) write_nvbandwidth_json(dir, opt.json_nvbandwidth);
   return 0;
 }
 
@@ -445,6 +447,7 @@ int run_suite(const Options& opt, int argc, char** argv) {
                seconds_since(suite_t0), 1.0, "host steady clock, whole run", "families.csv"}});
   write_run_files();
   if (!opt.benchmark_out.empty()) write_file_atomic(opt.benchmark_out, reporter.json());
+  if (!opt.json_nvbandwidth.empty()) write_nvbandwidth_json(dir, opt.json_nvbandwidth);
 
   std::cout << "\n" << dev.name << " (sm_" << dev.cc() << ", " << dev.sm_count << " SMs), run "
             << dir << "\n\n";
