@@ -20,6 +20,8 @@ Commands:
         render every figure of a run and write RUN_DIR/report.md (no GPU)
   compare RUN_DIR RUN_DIR... [--out DIR]
         overlay runs of several GPUs and tabulate their parameters side by side (no GPU)
+  compare --fleet RUN_DIR... [--csv FILE] [--z Z] [--min-deviation F]
+        each GPU's deviation from the fleet median per parameter, outliers flagged (no GPU)
   help, --help, -h
         this text
 

@@ -10,6 +10,7 @@
 
 #include "core/cli.hpp"
 #include "core/csv.hpp"
+#include "core/fleet.hpp"
 #include "core/report.hpp"
 #include "core/run_dir.hpp"
 
@@ -86,6 +87,12 @@ struct Row {
 }  // namespace
 
 int compare_main(const std::vector<std::string>& args_in) {
+  auto fleet = std::find(args_in.begin(), args_in.end(), std::string("--fleet"));
+  if (fleet != args_in.end()) {
+    std::vector<std::string> rest(args_in.begin(), fleet);
+    rest.insert(rest.end(), fleet + 1, args_in.end());
+    return fleet_main(rest);
+  }
   Diagnostics diag;
   diag.prefix = "gpuprobe compare";
   std::vector<std::string> args = args_in;
