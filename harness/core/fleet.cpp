@@ -61,6 +61,8 @@ FleetMember load_fleet_member(const std::string& run_dir) {
   m.label = run_dir;
   Metadata meta;
   m.params = read_parameters(run_dir + "/parameters.csv", &meta);
+  // A parameters.csv written by `gpuprobe analyze` has no header: the run's families.csv has.
+  if (meta.empty() && file_exists(run_dir + "/families.csv")) meta = read_csv(run_dir + "/families.csv").meta;
   for (const auto& [k, v] : meta) {
     if (k == "gpu") m.gpu = v;
     if (k == "pci_bus_id") m.pci_bus_id = v;
@@ -103,6 +105,13 @@ std::string format_fleet_markdown(const std::vector<FleetMember>& members, const
   md += "Outlier: |robust z| > " + num(robust_z) + " (z = (x - fleet median) / (1.4826 MAD)) and more than " +
         num(100 * min_deviation) + " % from the fleet median; parameters measured by fewer than " +
         std::to_string(kMinFleetSize) + " runs are not compared.\n\n";
+  std::map<std::string, int> models;
+  for (const auto& m : members) ++models[m.gpu.empty() ? "unknown GPU" : m.gpu];
+  if (models.size() > 1) {
+    std::string list;
+    for (const auto& [g, n] : models) list += (list.empty() ? "" : "; ") + g + ": " + std::to_string(n);
+    md += "Warning: the fleet mixes GPU models (" + list + "): a model in the minority shows as outliers.\n\n";
+  }
   std::map<size_t, std::vector<const FleetCell*>> flagged;
   for (const auto& c : cells)
     if (c.outlier) flagged[c.member].push_back(&c);
