@@ -99,7 +99,7 @@ int copies_per_rep(long long bytes) {
 
 int reps_for(long long bytes, bool quick) {
   if (quick) return 3;
-  return bytes >= (256ll << 20) ? 5 : 9;  // the largest copies are steady and slow
+  return bytes >= (256ll << 20) ? 3 : 9;  // the largest copies are steady and slow
 }
 
 class HostLinkFamily : public ProbeFamily {
