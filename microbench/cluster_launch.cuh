@@ -48,6 +48,24 @@ __device__ __forceinline__ uint32_t map_rank(uint32_t shared_addr, uint32_t rank
   return r;
 }
 
+// Loads from another block's shared memory by its shared::cluster address (from map_rank).
+__device__ __forceinline__ uint32_t dsm_load(uint32_t addr) {
+  uint32_t v = 0;
+#if GPUPROBE_HAS_CLUSTERS
+  asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+#endif
+  return v;
+}
+
+__device__ __forceinline__ uint32_t dsm_load_xor4(uint32_t addr) {
+  uint32_t a = 0, b = 0, c = 0, d = 0;
+#if GPUPROBE_HAS_CLUSTERS
+  asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(addr) : "memory");
+#endif
+  return a ^ b ^ c ^ d;
+}
+
 // Sets what cluster launches of `kernel` need: sizes past the portable 8 where the device
 // allows them, and `smem` bytes of dynamic shared memory.
 template <class K>

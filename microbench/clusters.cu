@@ -37,7 +37,7 @@ __global__ void dsm_chase(const uint32_t* next, uint64_t* cycles, uint32_t* smid
         const uint64_t t0 = clock_now();
 #pragma unroll 1
         for (int i = 0; i < kChainEntries; ++i)
-          asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(cur) : "r"(remote + cur) : "memory");
+          cur = dsm_load(remote + cur);
         wait_for(cur);
         cycles[t] = clock_now() - t0;
       }
@@ -66,10 +66,7 @@ __global__ void dsm_read(int iters, uint64_t* cycles, uint32_t* smids, uint32_t*
 #pragma unroll
     for (int u = 0; u < kBandwidthUnroll; ++u) {
       const uint32_t addr = remote + (((u * blockDim.x + threadIdx.x) * 16) & (kRegionBytes - 1));
-      uint32_t a, b, c, d;
-      asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];"
-                   : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(addr) : "memory");
-      acc ^= a ^ b ^ c ^ d;
+      acc ^= dsm_load_xor4(addr);
     }
   }
   __syncthreads();
