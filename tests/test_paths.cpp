@@ -277,6 +277,18 @@ std::vector<Observation> p2p_rows(int gpus) {
   return obs;
 }
 
+TEST(P2p, OneGpuRunRecordsTheSkipAndWhy) {
+  CsvTable t = read_csv(data_file("h100_paths_families.csv"));
+  bool seen = false;
+  for (const auto& r : t.rows)
+    if (r[0] == "p2p") {
+      seen = true;
+      EXPECT_EQ(r[1], "unsupported");
+      EXPECT_NE(r.back().find("needs two or more GPUs"), std::string::npos) << r.back();
+    }
+  EXPECT_TRUE(seen);
+}
+
 TEST(P2p, MatrixRowsAreDevicesColumnsPeers) {
   p2p::Matrix m;
   ASSERT_TRUE(p2p::matrix(p2p_rows(4), "ce_write", "GB/s", &m));
