@@ -22,7 +22,7 @@ namespace {
 
 constexpr double kNotable = 0.05;  // differences listed in compare.md beyond this fraction
 
-std::string usage() { return "usage: gpuprobe compare RUN_DIR RUN_DIR... [--out DIR] [--plots DIR] [--reference CSV]"; }
+std::string usage() { return "usage: gpuprobe compare RUN_DIR RUN_DIR... [--out DIR] [--plots DIR] [--reference CSV], or compare --fleet RUN_DIR... (see --fleet --help)"; }
 
 std::string ratio_text(double r) {
   char buf[32];
