@@ -77,6 +77,22 @@ TEST(HostLink, PlateauIgnoresSmallCopies) {
   EXPECT_FALSE(host_link::plateau({}, &p));
 }
 
+// Links of 10..60 GB/s with 1..20 us per copy and 3 % noise: the plateau lands within 5 %.
+TEST(HostLink, PlateauOverModelLinksAndSeeds) {
+  int right = 0, trials = 0;
+  for (double peak : {10.0, 25.0, 54.0})
+    for (double overhead : {1.0, 5.0, 20.0})
+      for (unsigned seed = 0; seed < 10; ++seed, ++trials) {
+        std::mt19937 rng(seed);
+        std::normal_distribution<double> noise(0, 0.03);
+        auto rows = link_rows("ce_h2d_pinned", peak, overhead);
+        for (auto& o : rows) o.value = o.p50 = o.value * (1 + noise(rng));
+        host_link::Plateau p;
+        right += host_link::plateau(rows, &p) && std::fabs(p.value / peak - 1) < 0.05;
+      }
+  EXPECT_GE(right, trials * 95 / 100) << right << " of " << trials;
+}
+
 TEST(HostLink, AnalyzerNamesEveryLink) {
   std::vector<Observation> obs;
   for (auto [probe, peak] : {std::pair<const char*, double>{"ce_h2d_pinned", 54}, {"ce_d2h_pinned", 55},
@@ -241,6 +257,48 @@ TEST(L2Topology, WriterSideSeesEveryLineNear) {
   for (int s = 1; s < 132; ++s) EXPECT_EQ(t.sm_group[size_t(s)] == t.sm_group[0], s < 66) << s;
   EXPECT_TRUE(std::isnan(t.far_median[0]));
   EXPECT_NEAR(t.far_median[100], 350, 5);
+}
+
+// Model chips over seeds: 2..4 partitions (lines dealt round-robin, SMs in equal blocks), a
+// writer side that sees every line near, noise of a few cycles and stray outlier cells; the
+// partition count and each SM's near group must come out right for nearly every seed.
+TEST(L2Topology, ModelChipsOverSeeds) {
+  int right = 0, trials = 0;
+  for (int parts : {2, 3, 4})
+    for (unsigned seed = 0; seed < 20; ++seed, ++trials) {
+      std::mt19937 rng(seed * 31 + parts);
+      std::normal_distribution<double> noise(0, 4);
+      std::uniform_real_distribution<double> u(0, 1);
+      const int nsm = 120, nl = l2_topology::kLines;
+      l2_topology::LatencyMap m;
+      std::vector<int> truth;
+      for (int s = 0; s < nsm; ++s) {
+        const int near = s * parts / nsm;
+        truth.push_back(near);
+        const bool writer_side = parts == 2 && near == 0;
+        m.sms.push_back(s);
+        std::vector<double> row;
+        for (int j = 0; j < nl; ++j) {
+          double v = (j % parts == near || writer_side ? 280 : 420 + 15 * (j % parts)) + (s % 9) + noise(rng);
+          if (u(rng) < 0.01) v += 300;  // a stray slow read
+          row.push_back(v);
+        }
+        m.lat.push_back(row);
+      }
+      l2_topology::Topology t;
+      if (!l2_topology::infer(m, &t) || t.partitions != parts) continue;
+      // Groups are numbered in first-seen order: map them through SM 0's and the others'.
+      std::map<int, int> to_truth;
+      bool ok = true;
+      for (int s = 0; s < nsm && ok; ++s) {
+        const int g = t.sm_group[size_t(s)];
+        auto it = to_truth.find(g);
+        if (it == to_truth.end()) to_truth[g] = truth[size_t(s)];
+        else ok = it->second == truth[size_t(s)];
+      }
+      right += ok && int(to_truth.size()) == parts;
+    }
+  EXPECT_GE(right, trials * 95 / 100) << right << " of " << trials;
 }
 
 TEST(L2Topology, RecordedH100) {
