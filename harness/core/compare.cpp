@@ -11,6 +11,7 @@
 #include "core/cli.hpp"
 #include "core/csv.hpp"
 #include "core/paper_table.hpp"
+#include "core/fleet.hpp"
 #include "core/report.hpp"
 #include "core/run_dir.hpp"
 
@@ -24,7 +25,8 @@ constexpr double kNotable = 0.05;  // differences listed in compare.md beyond th
 
 std::string usage() {
   return "usage: gpuprobe compare RUN_DIR RUN_DIR... [--out DIR] [--plots DIR] [--reference CSV]\n"
-         "       gpuprobe compare --table markdown|latex|csv RUN_DIR... [--reference CSV]  (to stdout)";
+         "       gpuprobe compare --table markdown|latex|csv RUN_DIR... [--reference CSV]  (to stdout)\n"
+         "       gpuprobe compare --fleet RUN_DIR... (see --fleet --help)";
 }
 
 std::string ratio_text(double r) {
@@ -90,6 +92,12 @@ struct Row {
 }  // namespace
 
 int compare_main(const std::vector<std::string>& args_in) {
+  auto fleet = std::find(args_in.begin(), args_in.end(), std::string("--fleet"));
+  if (fleet != args_in.end()) {
+    std::vector<std::string> rest(args_in.begin(), fleet);
+    rest.insert(rest.end(), fleet + 1, args_in.end());
+    return fleet_main(rest);
+  }
   Diagnostics diag;
   diag.prefix = "gpuprobe compare";
   std::vector<std::string> args = args_in;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "analysis/analyzer.hpp"
+#include "core/nvbandwidth_json.hpp"
 #include "core/run_dir.hpp"
 
 namespace gpuprobe {
@@ -135,6 +136,7 @@ int analyze_main(const Options& opt) {
                 a.params.size(), a.analyzed.size(), joined(a.analyzed).c_str(),
                 joined(a.skipped).c_str());
   }
+  if (!opt.json_nvbandwidth.empty()) write_nvbandwidth_json(dir, opt.json_nvbandwidth);
   print_messages(prefix, a.warnings, a.errors, opt.verbose);
   return a.errors.empty() ? 0 : 1;
 }

@@ -19,6 +19,7 @@
 #include "core/catalog.hpp"
 #include "core/csv.hpp"
 #include "core/data_paths.hpp"
+#include "core/nvbandwidth_json.hpp"
 #include "core/observation.hpp"
 #include "core/reference.hpp"
 #include "core/report.hpp"
@@ -476,6 +477,7 @@ int run_suite(const Options& opt, int argc, char** argv) {
                seconds_since(suite_t0), 1.0, "host_clock: host steady clock, whole run", "families.csv"}});
   write_run_files();
   if (!opt.benchmark_out.empty()) write_file_atomic(opt.benchmark_out, reporter.json());
+  if (!opt.json_nvbandwidth.empty()) write_nvbandwidth_json(dir, opt.json_nvbandwidth);
   if (stop.sig) {
     std::fprintf(stderr, "gpuprobe: %s during %s: what was measured is kept in %s, marked "
                          "run_status=interrupted (gpuprobe report renders it)\n",
