@@ -298,7 +298,7 @@ RunData load_run(const std::string& dir, const std::set<std::string>& known, Dia
   Metadata first_meta;
   for (const auto& path : files) {
     std::string stem = fs::path(path).stem().string();
-    if (stem == "parameters" || stem == "families" || stem == "invalid") continue;
+    if (stem == "parameters" || stem == "families" || stem == "invalid" || stem == "skipped") continue;
     CsvTable t;
     if (!read_table(path, &t, diag)) continue;
     if (t.header.size() < 2 || t.header[0] != "family" || t.header[1] != "probe") {
@@ -659,6 +659,8 @@ int report_main(const std::vector<std::string>& args_in) {
     if (!fam.empty()) md += "## Families\n\n" + fam + "\n";
     std::string inv = table_of((fs::path(dir) / "invalid.csv").string(), diag);
     if (!inv.empty()) md += "## Invalid probes (not measured, not reported)\n\n" + inv + "\n";
+    std::string skipped = table_of((fs::path(dir) / "skipped.csv").string(), diag);
+    if (!skipped.empty()) md += "## Skipped probes (this GPU cannot run them)\n\n" + skipped + "\n";
     md += "## Inferred parameters\n\n";
     if (run.params.empty()) {
       md += "None.\n\n";
