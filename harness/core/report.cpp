@@ -318,7 +318,7 @@ RunData load_run(const std::string& dir, const std::set<std::string>& known, Dia
   Metadata first_meta;
   for (const auto& path : files) {
     std::string stem = fs::path(path).stem().string();
-    if (stem == "parameters" || stem == "families" || stem == "invalid") continue;
+    if (is_run_level_file(stem)) continue;
     CsvTable t;
     if (!read_table(path, &t, diag)) continue;
     if (t.header.size() < 2 || t.header[0] != "family" || t.header[1] != "probe") {
@@ -966,6 +966,8 @@ int report_main(const std::vector<std::string>& args_in) {
     if (!inv.empty()) md += "### Invalid probes (not measured, not reported)\n\n" + inv + "\n";
     std::string nm = table_of((fs::path(dir) / "not_measured.csv").string(), diag);
     if (!nm.empty()) md += "### Not measured by this quick run\n\n" + nm + "\n";
+    std::string skipped = table_of((fs::path(dir) / "skipped.csv").string(), diag);
+    if (!skipped.empty()) md += "### Skipped probes (this GPU cannot run them)\n\n" + skipped + "\n";
 
     write_file_atomic((fs::path(dir) / "methods.md").string(), methods);
     write_file_atomic((fs::path(dir) / "report.md").string(), md);

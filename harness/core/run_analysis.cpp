@@ -52,7 +52,7 @@ RunAnalysis analyze_run_dir(const std::string& dir) {
   for (const auto& path : files) {
     const std::string name = fs::path(path).filename().string();
     const std::string stem = fs::path(path).stem().string();
-    if (stem == "parameters" || stem == "families" || stem == "invalid") continue;
+    if (is_run_level_file(stem)) continue;
     const bool used = analyzers().count(stem) > 0;
     auto skip = [&](const std::string& why, bool warn) {
       a.skipped.push_back(name + " (" + why + ")");
