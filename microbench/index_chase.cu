@@ -10,6 +10,7 @@
 
 #include "analysis/index_chase.hpp"
 #include "common.cuh"
+#include "core/catalog.hpp"
 #include "gpu/sass_check.hpp"
 
 namespace gpuprobe::index_chase {
@@ -99,7 +100,10 @@ class IndexChaseFamily : public ProbeFamily {
   }
   std::vector<ProbeInfo> probes() const override {
     std::vector<ProbeInfo> out;
-    for (const auto& v : variants()) out.push_back({v.probe, v.includes});
+    for (const auto& v : variants()) {
+      auto includes = catalog().includes.find(v.parameter);
+      out.push_back({v.probe, includes == catalog().includes.end() ? v.parameter : includes->second});
+    }
     return out;
   }
   void run(RunContext& ctx) override {

@@ -57,6 +57,14 @@ TEST(IndexChase, ParametersFromObservations) {
   EXPECT_LE(find(ps, "atomic_global_latency_result_pair")->confidence, 0.5);  // one placement of SM and slice
 }
 
+// Every variant's step is documented (docs/parameters.md, "Method variants"), and named there.
+TEST(IndexChase, EveryVariantSaysWhatItIncludes) {
+  for (const auto& v : index_chase::variants()) {
+    ASSERT_TRUE(catalog().includes.count(v.parameter)) << v.parameter;
+    EXPECT_FALSE(catalog().includes.at(v.parameter).empty());
+  }
+}
+
 TEST(IndexChase, PairWithoutItsLoadIsNotReported) {
   auto ps = analyze("index_chase", {cycles_row("atomic_shared_pair", 62, 63, 64)});
   EXPECT_TRUE(ps.empty());
