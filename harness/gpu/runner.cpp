@@ -296,6 +296,7 @@ int analyze_run(const Options& opt) {
     if (obs.empty()) continue;
     merge_parameters(params, analyze(obs.front().family, obs, t.meta));
   }
+  if (fs::exists(fs::path(dir) / "not_measured.csv")) drop_not_quick(params);  // a quick run's subset
   std::cout << format_parameters({}, params);
   return 0;
 }
