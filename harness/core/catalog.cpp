@@ -52,6 +52,8 @@ Catalog parse_catalog(const std::string& markdown) {
       c.params[row[0]] = {row[0], row[1], row[2], row[3], row[4]};
     } else if (section == "Not measured by a quick run" && row.size() >= 2) {
       c.not_in_quick[row[0]] = row[1];
+    } else if (section == "Method variants" && row.size() >= 2) {
+      c.includes[row[0]] = row[1];
     }
   }
   return c;

@@ -19,11 +19,13 @@ struct Catalog {
   std::set<std::string> methods;               // the "## Method labels" table
   std::map<std::string, CatalogEntry> params;  // the "## Parameters" table, by name
   std::map<std::string, std::string> not_in_quick;  // "## Not measured by a quick run": name -> reason
+  std::map<std::string, std::string> includes;      // "## Method variants": name -> what a step holds
 };
 
 // Parses the markdown: rows "| `label` | meaning |" under "## Method labels" and
 // "| `name` | unit | family | `method` | tolerance |" under "## Parameters", and
-// "| `name` | reason |" under "## Not measured by a quick run".
+// "| `name` | reason |" under "## Not measured by a quick run", "| `name` | includes |" under
+// "## Method variants".
 Catalog parse_catalog(const std::string& markdown);
 
 // docs/parameters.md as built into this program.

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "analysis/analyzer.hpp"
+#include "core/catalog.hpp"
 #include "core/nvbandwidth_json.hpp"
 #include "core/run_dir.hpp"
 
@@ -90,6 +91,7 @@ RunAnalysis analyze_run_dir(const std::string& dir) {
     merge_parameters(a.params, r.params);
   }
   merge_parameters(a.params, run_level);
+  if (fs::exists(fs::path(dir) / "not_measured.csv")) drop_not_quick(a.params);  // a quick run's subset
 
   // The status lines replace any an earlier analysis wrote.
   a.meta.erase(std::remove_if(a.meta.begin(), a.meta.end(),
