@@ -44,6 +44,11 @@ bool plateau(const std::vector<Observation>& rows, Plateau* out) {
   p.value = median(on);
   // One point on the plateau could be the start of a curve still rising: less sure.
   if (p.points < 2) p.confidence *= 0.6;
+  // Larger copies that fall off the plateau (pageable staging, a host memory limit) widen the
+  // range to what they got, and a wide range is a less certain figure.
+  for (const auto& o : rows)
+    if (static_cast<long long>(o.param("bytes")) >= p.first_size) p.low = std::min(p.low, o.value);
+  p.confidence *= std::clamp(1 - (p.high - p.low) / p.value, 0.2, 1.0);
   *out = p;
   return true;
 }

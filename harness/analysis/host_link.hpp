@@ -17,7 +17,8 @@ std::vector<long long> transfer_sizes(bool quick);
 // The bandwidth a link settles at: the median of the points within kPlateauFraction of the
 // best one (small transfers pay a fixed launch cost and never reach it).
 struct Plateau {
-  double value = 0, low = 0, high = 0;  // GB/s: median, lowest and highest p50 on the plateau
+  double value = 0, low = 0, high = 0;  // GB/s: median on the plateau, lowest from its first size
+                                        // on (larger copies may fall off it), highest
   int points = 0;
   long long first_size = 0;  // smallest transfer on the plateau
   double confidence = 0;
