@@ -518,6 +518,13 @@ const std::string kCapacityText =
     " (half of the step climbed, in log; a gradual step's interval spans it)";
 // Where a transition starts and ends, as a fraction of the step (in log).
 constexpr double kTransitionEdge = 0.15;
+// How much a transition wider than a factor of two in footprint leaves in doubt: 1 up to 2x,
+// falling by 0.35 per further doubling, to 0.3.
+double transition_doubt(const Knee& k) {
+  const double span = std::log(k.high / k.low) / std::log(2.0);
+  return span <= 1 ? 1.0 : std::max(0.3, 1.0 - 0.35 * (span - 1));
+}
+
 Knee capacity_knee(const Segmentation& s, const Knee& k) {
   const Plateau& lo = s.plateaus[k.lower];
   const Plateau& hi = s.plateaus[k.lower + 1];
@@ -549,8 +556,7 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
     }
   // A transition that spans more than a factor of two in footprint leaves the size uncertain
   // beyond the 10 % a size is held to: say so in the confidence.
-  const double span = std::log(c.high / c.low) / std::log(2.0);
-  c.confidence = k.confidence * (span <= 1 ? 1.0 : std::max(0.3, 1.0 - 0.35 * (span - 1)));
+  c.confidence = k.confidence * transition_doubt(c);
   return c;
 }
 
@@ -759,7 +765,8 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
     if (ladder->dram + 1 == s.plateaus.size())
       for (size_t i = dram.last + 1; i < s.points.size(); ++i)
         climbs_on = climbs_on || s.points[i].y > dram.level * kCacheStep;
-    const double tail = climbs_on ? 0.5 : 1.0;
+    // ... and a wide transition into it may hide a short DRAM plateau before a TLB step
+    const double tail = (climbs_on ? 0.5 : 1.0) * transition_doubt(l2_step);
     out.push_back(level_param("dram_latency", dram, dram.confidence * ladder->fit * tail,
                               method_text(obs, ladder_probe,
                                           "first plateau past the last cache (later, smaller "
