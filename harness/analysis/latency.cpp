@@ -107,11 +107,11 @@ constexpr double kMaxWobbleBand = 0.14;
 constexpr double kMergeMax = 1.25;
 // ... when together they span less than this factor in footprint (a far L2 partition spans 2).
 constexpr double kShelfMaxSpan = 4;
-// A member this far (relative) below or above its level, still climbing, is a transition's.
-constexpr double kApproach = 0.03;
-// A plateau of at least kTrimMembers reads its level away from its ends.
+// A plateau of at least kTrimMembers reads its level away from its ends; in a shorter one, a
+// member this far (relative) below or above its level, still climbing, is a transition's.
 constexpr size_t kTrimMembers = 8;
 constexpr double kEdgeTrim = 0.15;
+constexpr double kApproach = 0.03;
 // The tolerance a latency is held to (docs/parameters.md), in log.
 constexpr double kLevelTolerance = 0.03;
 // A shelf between two levels climbs less than this fraction of the step between them.
@@ -143,30 +143,32 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   std::vector<double> ys;
   for (size_t i : r.members) ys.push_back(p[i].y);
   pl.level = median(ys);
-  // A wide band lets a plateau take the tail of the transitions at its ends; its level is read
-  // from the members away from them (kEdgeTrim of its span in log footprint at either end).
-  // Members that still climb towards the level from the step before it (or on to the step
-  // after it) are the transition's, not the level's: leading ones each below the next and more
-  // than kApproach below the level, trailing ones each above the one before and as far above.
-  {
-    std::vector<size_t> m = r.members;
-    auto y = [&](size_t k) { return p[m[k]].y; };
-    size_t lo = 0, hi = m.size();
+  // A wide band lets a plateau take the tail of the transitions at its ends. A plateau of at
+  // least kTrimMembers reads its level away from its ends (kEdgeTrim of its span in log
+  // footprint at either end); a shorter one (a far L2 partition, often) leaves out the members
+  // that still climb towards it from the step before (each below the next and more than
+  // kApproach below the level) or on to the step after (each above the one before and as far
+  // above).
+  std::vector<size_t> kept = r.members;
+  if (kept.size() >= kTrimMembers) {
+    const double x0 = c.lx[kept.front()], x1 = c.lx[kept.back()];
+    std::vector<size_t> inner;
+    for (size_t i : kept)
+      if (c.lx[i] >= x0 + kEdgeTrim * (x1 - x0) && c.lx[i] <= x1 - kEdgeTrim * (x1 - x0))
+        inner.push_back(i);
+    if (inner.size() >= 3) kept = inner;
+  } else {
+    auto y = [&](size_t k) { return p[kept[k]].y; };
+    size_t lo = 0, hi = kept.size();
     while (hi - lo > 3 && y(lo) < y(lo + 1) && y(lo) < pl.level * (1 - kApproach)) ++lo;
     while (hi - lo > 3 && y(hi - 1) > y(hi - 2) && y(hi - 1) > pl.level * (1 + kApproach)) --hi;
-    if (lo > 0 || hi < m.size()) {
-      std::vector<double> kept;
-      for (size_t k = lo; k < hi; ++k) kept.push_back(y(k));
-      pl.level = median(kept);
-    }
+    kept = std::vector<size_t>(kept.begin() + static_cast<std::ptrdiff_t>(lo),
+                               kept.begin() + static_cast<std::ptrdiff_t>(hi));
   }
-  if (r.members.size() >= kTrimMembers) {
-    const double x0 = c.lx[r.members.front()], x1 = c.lx[r.members.back()];
-    std::vector<double> inner;
-    for (size_t i : r.members)
-      if (c.lx[i] >= x0 + kEdgeTrim * (x1 - x0) && c.lx[i] <= x1 - kEdgeTrim * (x1 - x0))
-        inner.push_back(p[i].y);
-    if (inner.size() >= 3) pl.level = median(inner);
+  if (kept.size() != r.members.size()) {
+    std::vector<double> ky;
+    for (size_t i : kept) ky.push_back(p[i].y);
+    pl.level = median(ky);
   }
   pl.min = *std::min_element(ys.begin(), ys.end());
   pl.max = *std::max_element(ys.begin(), ys.end());
@@ -295,10 +297,10 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
 
   // 4. A shelf between two levels: consecutive points strictly between them (a jump from each)
   //    within the widest band, over at least kShelfSpan in footprint, that climb less than
-  //    kShelfRise of the step between the levels. The far L2 partition makes one when its plateau wobbles too much to keep inside
-  //    a band (it swings 3-7 % over less than an octave); a gradual transition climbs most of
-  //    the step across the same points and makes none, and outliers scatter beyond the widest
-  //    band.
+  //    kShelfRise of the step between the levels. The far L2 partition makes one when its
+  //    plateau wobbles too much to keep inside a band (it swings 3-7 % over less than an
+  //    octave); a gradual transition climbs most of the step across the same points and makes
+  //    none, and outliers scatter beyond the widest band.
   std::vector<bool> shelf(plateaus.size(), false);
   for (size_t k = 0; k + 1 < plateaus.size(); ++k) {
     const Run& a = plateaus[k];
@@ -516,6 +518,13 @@ const std::string kCapacityText =
     " (half of the step climbed, in log; a gradual step's interval spans it)";
 // Where a transition starts and ends, as a fraction of the step (in log).
 constexpr double kTransitionEdge = 0.15;
+// How much a transition wider than a factor of two in footprint leaves in doubt: 1 up to 2x,
+// falling by 0.35 per further doubling, to 0.3.
+double transition_doubt(const Knee& k) {
+  const double span = std::log(k.high / k.low) / std::log(2.0);
+  return span <= 1 ? 1.0 : std::max(0.3, 1.0 - 0.35 * (span - 1));
+}
+
 Knee capacity_knee(const Segmentation& s, const Knee& k) {
   const Plateau& lo = s.plateaus[k.lower];
   const Plateau& hi = s.plateaus[k.lower + 1];
@@ -547,8 +556,7 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
     }
   // A transition that spans more than a factor of two in footprint leaves the size uncertain
   // beyond the 10 % a size is held to: say so in the confidence.
-  const double span = std::log(c.high / c.low) / std::log(2.0);
-  c.confidence = k.confidence * (span <= 1 ? 1.0 : std::max(0.3, 1.0 - 0.35 * (span - 1)));
+  c.confidence = k.confidence * transition_doubt(c);
   return c;
 }
 
@@ -757,7 +765,8 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
     if (ladder->dram + 1 == s.plateaus.size())
       for (size_t i = dram.last + 1; i < s.points.size(); ++i)
         climbs_on = climbs_on || s.points[i].y > dram.level * kCacheStep;
-    const double tail = climbs_on ? 0.5 : 1.0;
+    // ... and a wide transition into it may hide a short DRAM plateau before a TLB step
+    const double tail = (climbs_on ? 0.5 : 1.0) * transition_doubt(l2_step);
     out.push_back(level_param("dram_latency", dram, dram.confidence * ladder->fit * tail,
                               method_text(obs, ladder_probe,
                                           "first plateau past the last cache (later, smaller "
