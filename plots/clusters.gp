@@ -1,5 +1,6 @@
 # family: clusters
-# title: Distributed shared memory: latency of a load from another SM's shared memory (solid) and from the block's own through its cluster address (dashed) against cluster size, one block per SM (left); the cost of one cluster.sync() (right)
+# title: Distributed shared memory latency and cluster.sync() cost by cluster size
+# read: Solid: a load from another SM's shared memory; dashed: the block's own through its cluster address; right: one cluster.sync().
 load 'plots/style.gp'
 
 nfiles = words(files)

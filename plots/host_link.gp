@@ -1,5 +1,6 @@
 # family: host_link
-# title: Host link bandwidth against transfer size: copy engine (cudaMemcpyAsync) from pinned host memory host-to-device (solid), device-to-host (dashed) and both at once (dotted, bytes of both directions), from pageable memory (H2D, thin), and SM kernels on mapped pinned host memory (H2D and D2H, open points)
+# title: Host link bandwidth against transfer size
+# read: Copy engine from pinned memory H2D (solid), D2H (dashed), both at once (dotted); pageable (thin); SM kernels on mapped memory (open points).
 load 'plots/style.gp'
 
 probes = "ce_h2d_pinned ce_d2h_pinned ce_bidir_pinned ce_h2d_pageable sm_h2d sm_d2h"

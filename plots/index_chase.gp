@@ -1,5 +1,6 @@
 # family: index_chase
-# title: Index chase j = a[j] as the papers time it (one thread, the address arithmetic in every step): cycles per step from shared memory, L1, L2 and DRAM, and the atomic-then-load pair on shared and global memory (log scale); documented index-chase latencies of Kepler K80, Maxwell M60 and Volta V100 (Jia et al. 2018) as open marks
+# title: Index chase j = a[j]: cycles per step by level, as the papers time it
+# read: One thread, address arithmetic in every step; open marks: documented K80, M60, V100 index-chase latencies (Jia et al. 2018).
 load 'plots/style.gp'
 
 probes = "shared l1 l2 dram atomic_shared_pair atomic_global_pair"

@@ -1,5 +1,6 @@
 # family: l2_topology
-# title: SM x L2 line latency map: cycles of each SM's first read of each of a set of freshly written L2 lines, SMs ordered by the line group they read fastest, lines by group then mean latency (first run only); the groups are the L2 partitions
+# title: SM x L2 line latency map: the L2 partitions
+# read: Each SM's first read of freshly written lines; SMs ordered by the group they read fastest: the groups are the partitions.
 load 'plots/style.gp'
 
 f = word(files, 1)

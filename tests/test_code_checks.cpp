@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/code_check.hpp"
+#include "ptx_dir.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -317,25 +318,12 @@ std::map<std::string, std::vector<KernelCode>> load_ptx(const std::string& dir) 
   return by_source;
 }
 
-// The architectures the build wrote PTX for: ptx/sm_<arch>/ (sm_90a is the wgmma file alone).
-std::map<int, std::string> ptx_architectures() {
-  std::map<int, std::string> out;
-  for (const auto& entry : std::filesystem::directory_iterator(GPUPROBE_PTX_DIR)) {
-    const std::string name = entry.path().filename().string();
-    if (!entry.is_directory() || name.rfind("sm_", 0) != 0) continue;
-    const std::string digits = name.substr(3);
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    out[std::stoi(digits)] = entry.path().string();
-  }
-  return out;
-}
-
 class BuildPtx : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(std::filesystem::is_directory(GPUPROBE_PTX_DIR))
         << GPUPROBE_PTX_DIR << " is missing: the gpuprobe_ptx_files target writes it";
-    for (const auto& [arch, dir] : ptx_architectures()) {
+    for (const auto& [arch, dir] : test::ptx_architectures()) {
       ptx_[arch] = load_ptx(dir);
       ASSERT_FALSE(ptx_[arch].empty()) << "no .ptx files in " << dir;
     }

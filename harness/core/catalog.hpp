@@ -31,6 +31,10 @@ Catalog parse_catalog(const std::string& markdown);
 // docs/parameters.md as built into this program.
 const Catalog& catalog();
 
+// The catalog's entry for a name, or nullptr. A row named with a placeholder, `l2_near_sm_count_<g>`,
+// stands for that prefix followed by a number (one parameter per partition, GPU, ...).
+const CatalogEntry* find_parameter(const std::string& name);
+
 // The longest a method label may be (the report's column and the CSV stay readable).
 constexpr size_t kMaxMethodLabel = 40;
 

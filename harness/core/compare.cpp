@@ -279,7 +279,7 @@ int compare_main(const std::vector<std::string>& args_in) {
         bool agree = units_agree(base_run, static_cast<size_t>(row.index[first]), *d, ref.path, diag);
         c.insert(c.end(), {d->value_text + (agree ? "" : " " + d->unit), std::to_string(d->line), d->method});
         // Compare shows no ratio to a documented figure; it says where the methods differ.
-        m.push_back(documented_cell(*d) + (same_method(base, *d) ? "" : " (other method: " + d->method + ")"));
+        m.push_back(documented_cell(*d) + (methods_comparable(base, *d) ? "" : " (other method: " + d->method + ")"));
       }
       csv_rows.push_back(c);
       md_rows.push_back(m);
