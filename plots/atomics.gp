@@ -33,13 +33,15 @@ array arch_name[3] = ["Kepler", "Maxwell", "Volta"]
 marks = ""
 do for [g=1:3] {
   do for [space in "shared global"] {
-    call 'plots/ref_value.gp' (arch_gpu[g]) ("atomic_" . space . "_latency_nocontention")
+    # The curves are dependent chains of one atomic; Jia et al. time a dependent pair.
+    call 'plots/ref_value.gp' (arch_gpu[g]) ("atomic_" . space . "_latency_nocontention") "dependent_chain"
     alone = ref_value
-    call 'plots/ref_value.gp' (arch_gpu[g]) ("atomic_" . space . "_latency_32way")
+    other = ref_other_method ? " (" . ref_method_text . ")" : ""
+    call 'plots/ref_value.gp' (arch_gpu[g]) ("atomic_" . space . "_latency_32way") "dependent_chain"
     all32 = ref_value
     if (alone == alone || all32 == all32) {
-      marks = marks . sprintf(", '+' using (1):(%g) every ::0::0 with points ls %d pt %d ps 1.5 title '%s doc. %s add', '+' using (32):(%g) every ::0::0 with points ls %d pt %d ps 1.5 notitle", \
-              alone, 10 + g, space eq "shared" ? 4 : 8, arch_name[g], space, all32, 10 + g, space eq "shared" ? 4 : 8)
+      marks = marks . sprintf(", '+' using (1):(%g) every ::0::0 with points ls %d pt %d ps 1.5 title '%s doc. %s add%s', '+' using (32):(%g) every ::0::0 with points ls %d pt %d ps 1.5 notitle", \
+              alone, 10 + g, space eq "shared" ? 4 : 8, arch_name[g], space, other, all32, 10 + g, space eq "shared" ? 4 : 8)
     }
   }
 }

@@ -1,6 +1,6 @@
 # family: latency
 # title: Pointer-chase latency against footprint
-# read: Plateaus are cache levels (values marked), knees their capacities (intervals shaded).
+# read: Plateaus are cache levels (values marked), knees their capacities (intervals shaded); documented levels name their method where it differs.
 load 'plots/style.gp'
 
 probes = "ld_global ld_cg ld_nc shared constant"
@@ -12,17 +12,20 @@ probe_pt(p) = p eq "ld_global" ? 7 : p eq "ld_cg" ? 4 : p eq "ld_nc" ? 8 : p eq 
 sel(p) = is_probe(p) && is_unit("cycles")
 
 # Documented levels of the representative Kepler, Maxwell and Volta parts; a level that is not
-# documented for a part (NaN) is not drawn.
+# documented for a part (NaN) is not drawn. The curves are pointer chases: a level measured by
+# another method (the papers' index chase) is labelled so.
 array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
 array arch_name[3] = ["K80", "M60", "V100"]
 quantities = "l1_hit_latency l2_near_hit_latency dram_latency shared_latency"
 quantity_title(q) = q eq "l1_hit_latency" ? "L1" : q eq "l2_near_hit_latency" ? "L2" : \
                     q eq "dram_latency" ? "DRAM" : "shared"
 array level[12]
+array level_method[12]
 do for [g=1:3] {
   do for [k=1:words(quantities)] {
-    call 'plots/ref_value.gp' (arch_gpu[g]) (word(quantities, k))
+    call 'plots/ref_value.gp' (arch_gpu[g]) (word(quantities, k)) "pointer_chase"
     level[(g - 1) * 4 + k] = ref_value
+    level_method[(g - 1) * 4 + k] = ref_other_method ? " (" . ref_method_text . ")" : ""
   }
 }
 # Each architecture's labels sit in their own column at the right, so that levels documented
@@ -36,12 +39,12 @@ do for [g=1:3] {
     if (v == v) {
       shown = 1
       levels = levels . sprintf(", %g with lines ls %d notitle", v, 10 + g)
-      labels_cmd = labels_cmd . sprintf("set label '%s %g' at graph %g, first %g offset 0, 0.4 center front tc rgb '%s' font labelfont; ", \
-          quantity_title(word(quantities, k)), v, 0.58 + 0.12 * g, v, \
+      labels_cmd = labels_cmd . sprintf("set label '%s %g%s' at graph %g, first %g offset 0, 0.4 center front tc rgb '%s' font labelfont; ", \
+          quantity_title(word(quantities, k)), v, level_method[(g - 1) * 4 + k], 0.58 + 0.12 * g, v, \
           g == 1 ? kepler_color : g == 2 ? maxwell_color : volta_color)
     }
   }
-  if (shown) { levels = levels . sprintf(", NaN with lines ls %d title '%s (documented)'", 10 + g, arch_name[g]) }
+  if (shown) { levels = levels . sprintf(", NaN with lines ls %d title '%s (documented; other method in parentheses)'", 10 + g, arch_name[g]) }
 }
 
 # What the run inferred, in each GPU's colour: plateaus as "name value" at the level, knees as a

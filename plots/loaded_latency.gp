@@ -10,10 +10,10 @@ array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
 array arch_name[3] = ["Kepler", "Maxwell", "Volta"]
 marks = ""
 do for [g=1:3] {
-  call 'plots/ref_value.gp' (arch_gpu[g]) "dram_latency"
+  call 'plots/ref_value.gp' (arch_gpu[g]) "dram_latency" "pointer_chase"
   if (ref_value == ref_value) {
-    marks = marks . sprintf(", '+' using (0):(%g) every ::0::0 with points ls %d pt 8 ps 1.6 title '%s doc. unloaded'", \
-            ref_value, 10 + g, arch_name[g])
+    marks = marks . sprintf(", '+' using (0):(%g) every ::0::0 with points ls %d pt 8 ps 1.6 title '%s doc. unloaded%s'", \
+            ref_value, 10 + g, arch_name[g], ref_other_method ? " (" . ref_method_text . ")" : "")
   }
 }
 

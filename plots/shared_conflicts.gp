@@ -23,16 +23,18 @@ multicast(p, u) = is_probe(p) && is_unit(u) && column("ways") == 1
 array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
 array arch_name[3] = ["Kepler", "Maxwell", "Volta"]
 array arch_latency[3]
+array arch_method[3]
 do for [g=1:3] {
-  call 'plots/ref_value.gp' (arch_gpu[g]) "shared_latency"
+  call 'plots/ref_value.gp' (arch_gpu[g]) "shared_latency" "pointer_chase"
   arch_latency[g] = ref_value
+  arch_method[g] = ref_other_method ? " (" . ref_method_text . ")" : ""
 }
 # Documented conflict-free load latency, marked at N = 1 (and across the multicast panel).
 lat_marks = ""
 lat_lines = ""
 do for [g=1:3] {
   if (arch_latency[g] == arch_latency[g]) {
-    lat_marks = lat_marks . sprintf(", '+' using (1):(%g) every ::0::0 with points ls %d pt %d ps 1.6 title '%s doc. %g'", arch_latency[g], 10 + g, 3 + g, arch_name[g], arch_latency[g])
+    lat_marks = lat_marks . sprintf(", '+' using (1):(%g) every ::0::0 with points ls %d pt %d ps 1.6 title '%s doc. %g%s'", arch_latency[g], 10 + g, 3 + g, arch_name[g], arch_latency[g], arch_method[g])
     lat_lines = lat_lines . sprintf(", %g with lines ls %d notitle", arch_latency[g], 10 + g)
   }
 }

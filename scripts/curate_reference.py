@@ -3,12 +3,14 @@
 
 Reads the raw collection (default ../shared/reference/documented_figures.csv, relative to
 the repository root) and writes results/reference/documented_figures.csv with the same
-columns, where every documented quantity that corresponds to a canonical parameter of
+columns plus `method` (after `unit`), where every documented quantity that corresponds to a canonical parameter of
 DESIGN.md section 3 carries the canonical name and the unit the suite reports (sizes in
 bytes, latencies in cycles, bandwidth in GB/s or B/clk/SM, rates in results/clk/SM).
 Every other row is copied unchanged. No row is dropped; a few are duplicated where one
 documented figure covers several canonical parameters (see MAPPING). Each decision is
-written into the row's method_note, so the curated file explains itself.
+written into the row's method_note, so the curated file explains itself. Every row gets a
+method label from the controlled vocabulary of docs/parameters.md, decided from its source and
+note by METHOD_RULES: a ratio to a measured value is shown only where the labels match.
 
 Usage: scripts/curate_reference.py [RAW_CSV] [OUT_CSV]
 """
@@ -19,6 +21,71 @@ import re
 import sys
 
 COLUMNS = ["arch", "gpu", "cc", "quantity", "value", "unit", "method_note", "source"]
+OUT_COLUMNS = COLUMNS[:6] + ["method"] + COLUMNS[6:]
+
+# How each documented figure was obtained, as a label of docs/parameters.md's vocabulary.
+# Rules are tried in order on the raw row; the first whose source, quantity and note patterns
+# all match (case-insensitive regular expressions, searched) gives the label.
+JIA = r"^Jia et al\. 2018"
+METHOD_RULES = [
+    # (source, quantity, method_note, label)
+    (r"^SECONDARY \(companion data", "", "", "unknown"),  # Arafa et al.: method not read
+    (JIA, "", r"cuBLAS", "library_benchmark"),
+    (JIA, "", r"stall count in SASS control word", "stall_count"),
+    (JIA, "", r"control-word analysis", "sass_inspection"),
+    (JIA, "", r"FFMA", "instruction_sequence"),
+    (JIA, r"^register_bank", "", "instruction_sequence"),
+    (JIA, r"^atomic_", "", "dependent_pair"),  # Table 4.2: latency(A,B) - latency(B)
+    (JIA, r"^dram_bw_peak$", "", "vendor_spec"),  # taken from NVIDIA's whitepapers
+    (JIA, r"^dram_bw_measured", "", "streaming"),  # copy kernel over two global arrays
+    (JIA, r"_theoretical$", "", "theoretical_bound"),
+    (JIA, "", r"theoretical|authors' bound", "theoretical_bound"),
+    (JIA, r"^shared_bank_conflict", "", "stride_sweep"),
+    (JIA, r"_bw|_bandwidth", "", "throughput_loop"),  # clock() bracket around all-thread loads
+    (JIA, r"^tlb_", "", "tlb_chase"),
+    (JIA, r"granularity|line_size", "", "fine_grained_chase"),
+    (JIA, r"_sets$|associativity", "", "stride_sweep"),
+    # Mei & Chu's chase, which Jia et al. use throughout: j = A[j], index arithmetic in the loop.
+    (JIA, r"latency|_size|_detected_|physically_indexed|replacement|populated", "", "index_chase"),
+    (JIA, r"^(clock_mhz|dram_clock_mhz|dram_type|sm_count)$", "", "vendor_spec"),
+    (r"", "", r"^DERIVED|\(x32 = .*derived\)", "theoretical_bound"),
+    # NVIDIA's documents, talks and engineers' forum answers, and teaching material restating them.
+    (r"^(NVIDIA|CUDA C\+\+|Volta Tuning|Micikevicius|Mirko Myllykoski|Umea|SECONDARY: Chinese)",
+     "", "", "vendor_spec"),
+]
+
+
+# Canonical names of the method variants (docs/parameters.md): a figure measured by the
+# variant's method is also listed under the variant's name, so that its measured twin is set
+# beside it with a ratio while the headline name shows it as another method.
+VARIANTS = {
+    ("shared_latency", "index_chase"): "shared_latency_index_chase",
+    ("l1_hit_latency", "index_chase"): "l1_hit_latency_index_chase",
+    ("l2_near_hit_latency", "index_chase"): "l2_hit_latency_index_chase",
+    ("dram_latency", "index_chase"): "dram_latency_index_chase",
+    # Jia et al.'s atomic pair has no twin: the suite's result_pair follows their description,
+    # but their V100 figures (6 and 36 cycles) are shorter than any L2 round trip, so their
+    # timing differs in a way the paper does not describe.
+}
+
+
+def with_variants(rows):
+    out = []
+    for r in rows:
+        out.append(r)
+        variant = VARIANTS.get((r["quantity"], r["method"]))
+        if variant:
+            out.append(dict(r, quantity=variant,
+                            method_note=f"the {r['method']} twin of {r['quantity']}; " + r["method_note"]))
+    return out
+
+
+def method_of(row):
+    for source, quantity, note, label in METHOD_RULES:
+        if (re.search(source, row["source"], re.I) and re.search(quantity, row["quantity"], re.I)
+                and re.search(note, row["method_note"], re.I)):
+            return label
+    return "unknown"
 
 # original quantity -> (canonical names, note added to method_note or "")
 MAPPING = {
@@ -126,10 +193,11 @@ def curate_row(row, lineno):
     elif q in CANONICAL_AS_IS:
         names, note = [q], ""
     else:
-        return [dict(row)]
+        return [dict(row, method=method_of(row))]
     out = []
     for name in names:
         r = dict(row)
+        r["method"] = method_of(row)
         r["quantity"] = name
         notes = []
         if name != q:
@@ -188,6 +256,7 @@ def derived_tensor_rows(raw_rows):
             for name in names:
                 out.append({"arch": p["arch"], "gpu": gpu, "cc": p["cc"], "quantity": name,
                             "value": f"{per_sm:.0f}", "unit": "results/clk/SM",
+                            "method": "vendor_spec",
                             "method_note": f"derived: {p['value']} TFLOPS {peak} / (2 x "
                                            f"{sms['value']} SMs x {clock['value']} MHz tensor boost)"
                                            + (f" ({p['method_note']})" if "int8" in name and p["method_note"] else ""),
@@ -212,15 +281,15 @@ def main(argv):
             lineno = reader.line_num
             if not row["source"].strip():
                 sys.exit(f"{raw}:{lineno}: row without a source")
-            for r in curate_row(row, lineno):
-                for k in COLUMNS[:6]:
+            for r in with_variants(curate_row(row, lineno)):
+                for k in OUT_COLUMNS[:7]:
                     if "," in r[k] or '"' in r[k]:
                         sys.exit(f"{raw}:{lineno}: field {k} '{r[k]}' holds a comma or quote "
-                                 "(gnuplot reads the first six fields unquoted)")
+                                 "(gnuplot reads the first seven fields unquoted)")
                 rows.append(r)
     rows.extend(derived_tensor_rows(raw_rows))
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=OUT_COLUMNS, lineterminator="\n")
     w.writeheader()
     w.writerows(rows)
     os.makedirs(os.path.dirname(out_path), exist_ok=True)

@@ -4,6 +4,8 @@
 // the sampling noise of as many trials; and on the curve recorded on the H100.
 #include <gtest/gtest.h>
 
+#include "recorded.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -433,8 +435,7 @@ TEST(AssociativityFit, VerdictFromRepeatsAndReplays) {
 
 TEST(AssociativityH100, SensibleSetsWaysAndCapacity) {
   const std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_associativity.csv";
-  if (!std::filesystem::exists(path))
-    GTEST_SKIP() << "tests/data/h100_associativity.csv not committed yet";
+  REQUIRE_RECORDED(std::filesystem::exists(path)) << "tests/data/h100_associativity.csv";
   Metadata meta;
   auto obs = read_observations(path, &meta);
   auto tallies = eviction_tallies(obs);
@@ -460,9 +461,9 @@ TEST(AssociativityH100, SensibleSetsWaysAndCapacity) {
 // on a 3 % disagreement threshold; it must not depend on such noise).
 TEST(AssociativityH100, RepeatedRunsAgree) {
   const std::string dir = std::string(GPUPROBE_TEST_DATA);
-  if (!std::filesystem::exists(dir + "/h100_associativity.csv") ||
-      !std::filesystem::exists(dir + "/h100_associativity_repeat.csv"))
-    GTEST_SKIP() << "no repeated H100 associativity run committed";
+  REQUIRE_RECORDED(std::filesystem::exists(dir + "/h100_associativity.csv") &&
+                   std::filesystem::exists(dir + "/h100_associativity_repeat.csv"))
+      << "the repeated H100 associativity run";
   std::vector<std::vector<Parameter>> fits;
   for (const char* f : {"/h100_associativity.csv", "/h100_associativity_repeat.csv"}) {
     Metadata meta;

@@ -3,6 +3,8 @@
 // writes them, the PTX of the probes, and the recorded H100 runs where they are committed.
 #include <gtest/gtest.h>
 
+#include "recorded.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -397,7 +399,7 @@ TEST(BandwidthPtx, CaseStudyLayoutsCompileToTheirAccesses) {
 TEST(RecordedH100, BandwidthIsPhysicallySensible) {
   Metadata meta;
   auto obs = recorded("bandwidth", &meta);
-  if (obs.empty()) GTEST_SKIP() << "tests/data/h100_bandwidth.csv not committed yet";
+  REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_bandwidth.csv";
   auto ps = analyze("bandwidth", obs, meta);
   auto theory = select(obs, "dram_theoretical", "GB/s");
   ASSERT_FALSE(theory.empty());
@@ -429,7 +431,7 @@ TEST(RecordedH100, DramTargetsMetInBothRuns) {
   for (const char* f : {"bandwidth", "bandwidth_repeat"}) {
     Metadata meta;
     auto obs = recorded(f, &meta);
-    if (obs.empty()) GTEST_SKIP() << "tests/data/h100_" << f << ".csv not committed";
+    REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_" << f << ".csv";
     peak = select(obs, "dram_theoretical", "GB/s").at(0).value;
     runs.push_back(analyze("bandwidth", obs, meta));
   }
@@ -447,7 +449,7 @@ TEST(RecordedH100, DramTargetsMetInBothRuns) {
 TEST(RecordedH100, BytesInFlightAgreeWithLittlesLaw) {
   Metadata meta;
   auto obs = recorded("bytes_in_flight", &meta);
-  if (obs.empty()) GTEST_SKIP() << "tests/data/h100_bytes_in_flight.csv not committed yet";
+  REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_bytes_in_flight.csv";
   auto ps = analyze("bytes_in_flight", obs, meta);
   const Parameter* dram = find(ps, "dram_bytes_in_flight_90pct");
   ASSERT_TRUE(dram);
@@ -476,7 +478,7 @@ TEST(RecordedH100, BytesInFlightAgreeWithLittlesLaw) {
 
 TEST(RecordedH100, LatencyRisesWithLoad) {
   auto obs = recorded("loaded_latency");
-  if (obs.empty()) GTEST_SKIP() << "tests/data/h100_loaded_latency.csv not committed yet";
+  REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_loaded_latency.csv";
   auto chase = select(obs, "chase", "ns");
   ASSERT_GE(chase.size(), 3u);
   const Observation* idle = nullptr;
@@ -494,7 +496,7 @@ TEST(RecordedH100, LatencyRisesWithLoad) {
 
 TEST(RecordedH100, CaseStudySpeedupsAreSensible) {
   auto obs = recorded("coalescing");
-  if (obs.empty()) GTEST_SKIP() << "tests/data/h100_coalescing.csv not committed yet";
+  REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_coalescing.csv";
   auto speedups = select(obs, "read_speedup", "x");
   auto writes = select(obs, "write_speedup", "x");
   speedups.insert(speedups.end(), writes.begin(), writes.end());

@@ -3,10 +3,15 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/observation.hpp"
 
@@ -55,6 +60,23 @@ fs::path empty_dir(const std::string& name) {
   fs::create_directories(p);
   return p;
 }
+
+// A writable copy of the committed H100 repeat run (its CSV files only), as `name`.
+fs::path copy_run(const std::string& name) {
+  fs::path dst = empty_dir(name);
+  for (const auto& e : fs::directory_iterator("results/nvidia-h100-80gb-hbm3/20261122T082400Z"))
+    if (e.path().extension() == ".csv") fs::copy_file(e.path(), dst / e.path().filename());
+  return dst;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void append(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::app) << text; }
 
 }  // namespace
 
@@ -124,7 +146,212 @@ TEST(GpuRun, QuickLatencyRunEndToEnd) {
   bool clock = false;
   for (const auto& p : params) clock = clock || (p.name == "sm_clock_measured" && p.value > 100);
   EXPECT_TRUE(clock);
-  Result a = run("analyze " + run_dir.string());
+  Result a = run("analyze --stdout " + run_dir.string());
   EXPECT_EQ(a.code, 0) << a.err;
   EXPECT_NE(a.out.find("l1_hit_latency"), std::string::npos) << a.out;
+}
+
+TEST(Cli, AnalyzeWritesParametersItselfAndSaysWhatItDid) {
+  fs::path dir = copy_run("gpuprobe_cli_analyze_writes");
+  fs::remove(dir / "parameters.csv");
+  Result r = run("analyze " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("parameters.csv written"), std::string::npos) << r.out;
+  std::string csv = slurp(dir / "parameters.csv");
+  EXPECT_NE(csv.find("# analyzed=associativity; bandwidth; tlb"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("# skipped=none"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("dram_read_bandwidth,"), std::string::npos) << csv;
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << e.path();
+}
+
+TEST(Cli, AnalyzeKeepsTheRunLevelParameters) {
+  fs::path dir = copy_run("gpuprobe_cli_analyze_keeps");
+  ASSERT_NE(slurp(dir / "parameters.csv").find("sm_clock_measured,"), std::string::npos);
+  ASSERT_EQ(run("analyze " + dir.string()).code, 0);
+  EXPECT_NE(slurp(dir / "parameters.csv").find("sm_clock_measured,"), std::string::npos);
+}
+
+TEST(Cli, AnalyzeRedirectedIntoTheRunNoLongerTruncates) {
+  fs::path dir = copy_run("gpuprobe_cli_analyze_redirect");
+  fs::path p = dir / "parameters.csv";
+  Result r = run("analyze --stdout " + dir.string() + " > " + p.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(slurp(p).find("dram_read_bandwidth,"), std::string::npos);
+}
+
+TEST(Cli, AnalyzeListsABrokenFamilyFileItNeedsWithItsLine) {
+  fs::path dir = copy_run("gpuprobe_cli_analyze_broken");
+  append(dir / "bandwidth.csv", "bandwidth,x,\"unterminated\n");
+  Result r = run("analyze " + dir.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("bandwidth.csv:"), std::string::npos) << r.err;
+  std::string csv = slurp(dir / "parameters.csv");
+  EXPECT_NE(csv.find("# skipped=bandwidth.csv ("), std::string::npos) << csv;
+  EXPECT_NE(csv.find("# warning="), std::string::npos) << csv;
+  EXPECT_EQ(csv.find("dram_read_bandwidth,"), std::string::npos) << csv;
+}
+
+TEST(Cli, AnalyzeDoesNotAbortOnABrokenFileNoAnalyzerReads) {
+  fs::path dir = copy_run("gpuprobe_cli_analyze_unused");
+  std::ofstream(dir / "notes.csv") << "\"broken\n";
+  Result r = run("analyze " + dir.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(slurp(dir / "parameters.csv").find("notes.csv ("), std::string::npos);
+}
+
+TEST(Cli, AnalyzeCollapsesWarningsUnlessVerbose) {
+  fs::path dir = copy_run("gpuprobe_cli_analyze_warnings");
+  append(dir / "bandwidth.csv", "\"x\n");
+  append(dir / "tlb.csv", "\"x\n");
+  Result quiet = run("analyze " + dir.string());
+  EXPECT_EQ(lines(quiet.err), 1) << quiet.err;
+  EXPECT_NE(quiet.err.find("2 warning(s)"), std::string::npos) << quiet.err;
+  Result loud = run("analyze -v " + dir.string());
+  EXPECT_EQ(lines(loud.err), 2) << loud.err;
+}
+
+TEST(Cli, NoRunFolderIsAnErrorAndNothingIsWritten) {
+  fs::path empty = empty_dir("gpuprobe_cli_norun_empty");
+  fs::path foreign = empty_dir("gpuprobe_cli_norun_foreign");
+  std::ofstream(foreign / "thesis.tex") << "precious\n";
+  for (const fs::path& d : {empty, foreign}) {
+    for (const std::string cmd : {"analyze ", "report ", "compare "}) {
+      std::string extra = cmd == "compare " ? " " + d.string() : "";
+      Result r = run(cmd + d.string() + extra);
+      EXPECT_NE(r.code, 0) << cmd << d;
+      EXPECT_EQ(r.err.back(), '\n');
+    }
+  }
+  EXPECT_TRUE(fs::is_empty(empty));
+  EXPECT_EQ(std::distance(fs::directory_iterator(foreign), fs::directory_iterator()), 1);
+}
+
+TEST(Cli, BadOutputsFailBeforeAnyMeasurement) {
+  fs::path out = empty_dir("gpuprobe_cli_outputs");
+  std::ofstream(out / "file") << "x";
+  for (const std::string& bad : {"--out " + (out / "file" / "sub").string(),
+                                "--out " + out.string() + " --benchmark_out=" + out.string(),
+                                "--out " + out.string() + " --benchmark_out=/nonexistent/b.json"}) {
+    Result r = run("run --device 99 " + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.find("device"), std::string::npos) << "checked before the GPU: " << r.err;
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()), 1);
+}
+
+namespace {
+
+bool have_gnuplot() { return std::system("gnuplot --version > /dev/null 2>&1") == 0; }
+
+// Names in `dir` that start with `prefix`.
+int count_prefixed(const fs::path& dir, const std::string& prefix) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += e.path().filename().string().rfind(prefix, 0) == 0;
+  return n;
+}
+
+// A shell command printing how many gnuplot processes run in a folder under `tmp`.
+std::string gnuplots_in(const fs::path& tmp) {
+  return "for q in $(pgrep gnuplot); do readlink /proc/$q/cwd; done | grep -c '" + tmp.string() +
+         "' || true";
+}
+
+// Every number gnuplot wrote as a tick label (the <tspan> texts).
+std::vector<double> tick_numbers(const std::string& svg) {
+  std::vector<double> out;
+  for (size_t at = svg.find("<tspan"); at != std::string::npos; at = svg.find("<tspan", at + 1)) {
+    size_t b = svg.find('>', at), e = svg.find('<', b);
+    if (b == std::string::npos || e == std::string::npos) break;
+    std::string t = svg.substr(b + 1, e - b - 1);
+    char* end = nullptr;
+    double v = std::strtod(t.c_str(), &end);
+    if (end != t.c_str() && *end == '\0') out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(Figures, ReRenderReplacesFiguresWholeAndLeavesNoStaleOnes) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  fs::path dir = copy_run("gpuprobe_cli_rerender");
+  fs::create_directories(dir / "figures");
+  std::ofstream(dir / "figures" / "stale.svg") << "<svg/>";
+  Result r = run("report " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "figures" / "stale.svg"));
+  EXPECT_TRUE(fs::exists(dir / "figures" / "tlb.svg"));
+  EXPECT_EQ(count_prefixed(dir, ".figures.tmp-"), 0);
+}
+
+TEST(Figures, SvgHoldsTheSeriesTheAxesAndTheMeasuredRange) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  fs::path dir = copy_run("gpuprobe_cli_svg");
+  ASSERT_EQ(run("report " + dir.string()).code, 0);
+  const std::string svg = slurp(dir / "figures" / "bandwidth.svg");
+  for (const char* s : {"H100 16 B", "H100 theoretical DRAM", "read bandwidth (GB/s)",
+                        "footprint (MiB, whole chip)", "gnuplot_plot_1"})
+    EXPECT_NE(svg.find(s), std::string::npos) << s;
+  // The axes span the measured DRAM bandwidth (GB/s) and the L2's size (MiB).
+  double dram = 0;
+  for (const auto& p : gpuprobe::read_parameters((dir / "parameters.csv").string()))
+    if (p.name == "dram_read_bandwidth") dram = p.value;
+  ASSERT_GT(dram, 0);
+  auto ticks = tick_numbers(svg);
+  ASSERT_GE(ticks.size(), 4u) << svg.substr(0, 2000);
+  const double lo = *std::min_element(ticks.begin(), ticks.end());
+  const double hi = *std::max_element(ticks.begin(), ticks.end());
+  EXPECT_LE(lo, 50);
+  EXPECT_GE(hi, dram);
+}
+
+TEST(Figures, ConcurrentReportsOnOneRunDoNotCollide) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  fs::path dir = copy_run("gpuprobe_cli_concurrent");
+  const std::string one = std::string(GPUPROBE_BINARY) + " report " + dir.string() + " > /dev/null 2>&1";
+  Result r = run("list > /dev/null; (" + one + " & a=$!; " + one + " & b=$!; " + one +
+                 " & c=$!; wait $a && wait $b && wait $c) && echo all-ok");
+  EXPECT_NE(r.out.find("all-ok"), std::string::npos) << r.out;
+  EXPECT_EQ(count_prefixed(dir, ".figures.tmp-"), 0);
+  EXPECT_TRUE(fs::exists(dir / "figures" / "tlb.svg"));
+}
+
+TEST(Figures, AStoppedReportLeavesNoTemporariesAndNoGnuplot) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  fs::path dir = copy_run("gpuprobe_cli_stopped");
+  fs::path tmp = empty_dir("gpuprobe_cli_stopped_tmp");
+  Result r = run("list > /dev/null; TMPDIR=" + tmp.string() + " " + GPUPROBE_BINARY + " report " +
+                 dir.string() + " > /dev/null 2>&1 & p=$!; sleep 0.4; kill -TERM $p; wait $p; echo rc=$?");
+  EXPECT_TRUE(r.out.find("rc=143") != std::string::npos || r.out.find("rc=0") != std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_empty(tmp)) << "a render folder left in " << tmp;
+  EXPECT_EQ(count_prefixed(dir, ".figures.tmp-"), 0);
+  EXPECT_EQ(run("list > /dev/null; " + gnuplots_in(tmp)).out, "0\n");
+}
+
+TEST(Figures, AKilledReportTakesItsGnuplotWithIt) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  fs::path dir = copy_run("gpuprobe_cli_killed");
+  fs::path tmp = empty_dir("gpuprobe_cli_killed_tmp");
+  // SIGKILL leaves no chance to clean up; PR_SET_PDEATHSIG still ends gnuplot.
+  Result r = run("list > /dev/null; TMPDIR=" + tmp.string() + " " + GPUPROBE_BINARY + " report " +
+                 dir.string() + " > /dev/null 2>&1 & p=$!; sleep 0.6; " + gnuplots_in(tmp) +
+                 "; kill -KILL $p; wait $p; sleep 0.3; " + gnuplots_in(tmp));
+  // (Whether one ran at the very moment of the kill depends on timing; none may run after.)
+  ASSERT_GE(r.out.size(), 2u);
+  EXPECT_EQ(r.out.substr(r.out.size() - 2), "0\n") << r.out;
+  fs::remove_all(tmp);
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind(".figures.tmp-", 0) == 0) fs::remove_all(e.path());
+}
+
+TEST(Figures, AnInterruptedRunIsReportedAsIncomplete) {
+  fs::path dir = copy_run("gpuprobe_cli_incomplete");
+  std::string params = slurp(dir / "parameters.csv");
+  std::ofstream(dir / "parameters.csv") << "# run_status=interrupted\n# interrupted=SIGINT during tlb\n" << params;
+  run("report " + dir.string());
+  std::string md = slurp(dir / "report.md");
+  EXPECT_NE(md.find("**Incomplete run** (run_status=interrupted, SIGINT during tlb)"), std::string::npos)
+      << md.substr(0, 600);
 }

@@ -2,6 +2,8 @@
 // overhead, and the recorded H100 run (priorities, the tail effect) where it is committed.
 #include <gtest/gtest.h>
 
+#include "recorded.hpp"
+
 #include <filesystem>
 #include <random>
 
@@ -158,8 +160,7 @@ TEST(AnalyzeConcurrency, AboveTheConnectionCountNoQueueNote) {
 
 TEST(RecordedH100, ConcurrencyIsPhysicallySensible) {
   const std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_concurrency.csv";
-  if (!std::filesystem::exists(path))
-    GTEST_SKIP() << "tests/data/h100_concurrency.csv not committed yet";
+  REQUIRE_RECORDED(std::filesystem::exists(path)) << "tests/data/h100_concurrency.csv";
   Metadata meta;
   auto obs = read_observations(path, &meta);
   auto ps = analyze("concurrency", obs, meta);

@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <stdexcept>
 
+#include "analysis/analyzer.hpp"
 #include "core/cli.hpp"
 #include "core/csv.hpp"
 #include "core/observation.hpp"
@@ -186,6 +189,20 @@ TEST(Cli, FilterMatchesFamilySlashProbe) {
   EXPECT_FALSE(filter_matches("^latency/shared$", "latency/ld_cg"));
 }
 
+TEST(Cli, HostileFiltersAreRejectedOrMatchedSafely) {
+  // std::regex recursed once per parenthesis and per character: these crashed with SIGSEGV.
+  EXPECT_THROW(parse_command_line({"run", "--filter", std::string(100000, 'a')}), UsageError);
+  std::string nested = std::string(400, '(') + "a" + std::string(400, ')');
+  EXPECT_NO_THROW(parse_command_line({"run", "--filter", nested}));
+  EXPECT_TRUE(filter_matches(nested, "xa"));
+  try {
+    parse_command_line({"run", "--filter", std::string(20000, '(')});
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 200u) << "one short line";
+  }
+}
+
 TEST(Summary, AlignsAndShowsDocumented) {
   std::vector<Parameter> ps = {{"l2_size", 50331648, "bytes", 0, 0, 0.9, "", ""},
                                {"l1_hit_latency", 33, "cycles", 0, 0, 0.98, "", ""}};
@@ -195,4 +212,109 @@ TEST(Summary, AlignsAndShowsDocumented) {
   EXPECT_NE(s.find("48 MiB"), std::string::npos) << s;
   EXPECT_NE(s.find("50 MiB"), std::string::npos) << s;
   EXPECT_NE(s.find("0.98"), std::string::npos);
+}
+
+// The invariants every written parameter holds, checked centrally in analyze_checked().
+namespace {
+
+Parameter good(const std::string& name) { return {name, 10, "cycles", 9, 11, 0.9, "m", "f.csv"}; }
+
+std::vector<Parameter> invariant_cases(const std::vector<Observation>&, const Metadata&) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<Parameter> ps(9, good("ok"));
+  ps[1].name = "nan_value", ps[1].value = nan;
+  ps[2].name = "inf_high", ps[2].high = inf;
+  ps[3].name = "zero", ps[3].value = 0, ps[3].low = 0;
+  ps[4].name = "negative", ps[4].value = -1, ps[4].low = -2;
+  ps[5].name = "inverted", ps[5].low = 12, ps[5].high = 8;
+  ps[6].name = "outside", ps[6].value = 20;
+  ps[7].name = "confident", ps[7].confidence = 1.5;
+  ps[8].name = "absurd", ps[8].value = ps[8].high = 1e300;
+  return ps;
+}
+GPUPROBE_REGISTER_ANALYZER("test_invariants", invariant_cases);
+
+std::vector<Parameter> rounding(const std::vector<Observation>&, const Metadata&) {
+  Parameter p = good("rounded");
+  p.low = p.value * (1 + 1e-13);  // bounds computed apart from the value (found by fuzz_analyze)
+  return {p};
+}
+GPUPROBE_REGISTER_ANALYZER("test_rounding", rounding);
+
+std::vector<Parameter> throws(const std::vector<Observation>&, const Metadata&) {
+  throw std::runtime_error("boom");
+}
+GPUPROBE_REGISTER_ANALYZER("test_throws", throws);
+
+std::vector<Parameter> row_count(const std::vector<Observation>& obs, const Metadata&) {
+  const double n = static_cast<double>(obs.size());
+  return {{"rows", n, "rows", n, n, 1, "m", "f.csv"}};
+}
+GPUPROBE_REGISTER_ANALYZER("test_rows", row_count);
+
+}  // namespace
+
+TEST(Warnings, ImpossibleParametersAreDroppedWithOneWarningEach) {
+  Analysis a = analyze_checked("test_invariants", {});
+  ASSERT_EQ(a.params.size(), 1u);
+  EXPECT_EQ(a.params[0].name, "ok");
+  ASSERT_EQ(a.warnings.size(), 8u);
+  for (const char* n : {"nan_value", "inf_high", "zero", "negative", "inverted", "outside",
+                        "confident", "absurd"}) {
+    bool named = false;
+    for (const auto& w : a.warnings) named = named || w.find(n) != std::string::npos;
+    EXPECT_TRUE(named) << n;
+  }
+  EXPECT_TRUE(a.error.empty());
+}
+
+TEST(Warnings, BoundsMissedByRoundingWidenToHoldTheValue) {
+  Analysis a = analyze_checked("test_rounding", {});
+  ASSERT_EQ(a.params.size(), 1u);
+  EXPECT_LE(a.params[0].low, a.params[0].value);
+  EXPECT_TRUE(a.warnings.empty());
+}
+
+TEST(Warnings, AnAnalyzerThatThrowsIsReportedNotSkipped) {
+  Analysis a = analyze_checked("test_throws", {});
+  EXPECT_NE(a.error.find("test_throws: analysis failed: boom"), std::string::npos) << a.error;
+  EXPECT_THROW(analyze("test_throws", {}), std::runtime_error);
+}
+
+TEST(Warnings, NonFiniteObservationRowsAreDroppedAndCounted) {
+  Observation o{"test_rows", "p", {}, 1, "cycles", 1, 1, 1, 3};
+  Observation bad = o;
+  bad.p95 = std::numeric_limits<double>::infinity();
+  Observation nan = o;
+  nan.value = std::nan("");
+  Analysis a = analyze_checked("test_rows", {o, bad, nan, o});
+  ASSERT_EQ(a.params.size(), 1u);
+  EXPECT_EQ(a.params[0].value, 2);
+  ASSERT_EQ(a.warnings.size(), 1u);
+  EXPECT_NE(a.warnings[0].find("2 observation row(s)"), std::string::npos) << a.warnings[0];
+}
+
+TEST(Warnings, EveryRegisteredAnalyzerHoldsTheInvariantsOnHostileInput) {
+  // -1, 0, NaN, inf and 1e300 in every numeric cell of a plausible sweep: no analyzer may
+  // crash (under the sanitizer build: no undefined behaviour), and what comes out holds.
+  const double hostile[] = {-1, 0, std::nan(""), std::numeric_limits<double>::infinity(), 1e300};
+  for (const auto& [family, fn] : analyzers()) {
+    if (family.rfind("test_", 0) == 0) continue;
+    for (double h : hostile) {
+      std::vector<Observation> obs;
+      for (int i = 1; i <= 64; ++i) {
+        Observation o{family, "p", {{"footprint_bytes", std::to_string(1024 * i)},
+                                    {"stride_bytes", std::to_string(4 * i)}},
+                      h, "cycles", h, h, h, 5};
+        obs.push_back(o);
+      }
+      Analysis a = analyze_checked(family, obs);
+      for (const auto& p : a.params) {
+        EXPECT_TRUE(std::isfinite(p.value) && std::isfinite(p.low) && std::isfinite(p.high)) << family << " " << p.name;
+        EXPECT_LE(p.low, p.high) << family << " " << p.name;
+        EXPECT_TRUE(p.confidence >= 0 && p.confidence <= 1) << family << " " << p.name;
+      }
+    }
+  }
 }

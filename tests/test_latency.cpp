@@ -3,6 +3,8 @@
 // the curve recorded on the H100.
 #include <gtest/gtest.h>
 
+#include "recorded.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -483,8 +485,7 @@ TEST(LatencyLadder, RefinedSweepIsShortAndRepeatable) {
 
 TEST(LatencyLadder, RecordedH100Curve) {
   const std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_latency.csv";
-  if (!std::filesystem::exists(path))
-    GTEST_SKIP() << path << " is absent: it is committed after the first H100 run";
+  REQUIRE_RECORDED(std::filesystem::exists(path)) << path;
   Metadata meta;
   auto obs = read_observations(path, &meta);
   auto p = by_name(infer_latency(obs, meta));
@@ -516,7 +517,7 @@ TEST(LatencyLadder, RecordedH100Curve) {
 // on the same H100 in the first session: the whole suite, then the latency family alone.
 TEST(LatencyLadder, RecordedH100RunIsRepeatable) {
   auto [a, b] = recorded_pair("h100_latency_first_session", "h100_latency_first_session_repeat");
-  if (a.empty() || b.empty()) GTEST_SKIP() << "the first session's two H100 runs are absent";
+  REQUIRE_RECORDED(!a.empty() && !b.empty()) << "the first session's two H100 runs are absent";
   ASSERT_EQ(a.size(), b.size());
   EXPECT_EQ(a.size(), 10u);
   for (const auto& [name, pa] : a) {
@@ -545,7 +546,7 @@ TEST(LatencyLadder, RecordedH100RunIsRepeatable) {
 // the level count is the same.
 TEST(LatencyLadder, RecordedH100SessionsAgree) {
   auto [a, b] = recorded_pair("h100_latency_first_session", "h100_latency");
-  if (a.empty() || b.empty()) GTEST_SKIP() << "a recorded H100 latency run is absent";
+  REQUIRE_RECORDED(!a.empty() && !b.empty()) << "a recorded H100 latency run is absent";
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, pa] : a) {
     ASSERT_EQ(b.count(name), 1u) << name;

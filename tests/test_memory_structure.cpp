@@ -3,6 +3,8 @@
 // curves recorded on the H100 (tests/data/h100_<family>.csv).
 #include <gtest/gtest.h>
 
+#include "recorded.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -655,7 +657,7 @@ bool pow2(double v) { return v >= 1 && std::exp2(std::round(std::log2(v))) == v;
 }  // namespace
 
 TEST(H100, Granularity) {
-  if (!have("granularity")) GTEST_SKIP() << "tests/data/h100_granularity.csv not committed yet";
+  REQUIRE_RECORDED(have("granularity")) << "tests/data/h100_granularity.csv";
   auto ps = h100("granularity");
   for (const char* name : {"l1_sector_size", "l2_sector_size", "readonly_line_size"}) {
     const Parameter* p = find(ps, name);
@@ -676,7 +678,7 @@ TEST(H100, Granularity) {
 }
 
 TEST(H100, FineGrained) {
-  if (!have("fine_grained")) GTEST_SKIP() << "tests/data/h100_fine_grained.csv not committed yet";
+  REQUIRE_RECORDED(have("fine_grained")) << "tests/data/h100_fine_grained.csv";
   auto ps = h100("fine_grained");
   // 128 B lines of 32 B sectors, as documented since Volta: 96 B strides keep the 32 B
   // stride's bytes resident and 256 B strides twice as many.
@@ -709,7 +711,7 @@ TEST(H100, FineGrained) {
 }
 
 TEST(H100, Carveout) {
-  if (!have("carveout")) GTEST_SKIP() << "tests/data/h100_carveout.csv not committed yet";
+  REQUIRE_RECORDED(have("carveout")) << "tests/data/h100_carveout.csv";
   auto ps = h100("carveout");
   const Parameter* l1 = find(ps, "l1_size");
   ASSERT_TRUE(l1);
@@ -726,7 +728,7 @@ TEST(H100, Carveout) {
 }
 
 TEST(H100, Tlb) {
-  if (!have("tlb")) GTEST_SKIP() << "tests/data/h100_tlb.csv not committed yet";
+  REQUIRE_RECORDED(have("tlb")) << "tests/data/h100_tlb.csv";
   auto ps = h100("tlb");
   // First step: a reach of a few hundred MiB (256 MiB on the first run) at every stride up
   // to the entry size (16 MiB), growing with the stride above it; a 10-cycle step.
@@ -753,7 +755,7 @@ TEST(H100, Tlb) {
 // Two runs a minute apart (tests/data/h100_tlb.csv and h100_tlb_repeat.csv): the aliased
 // chase finds the same L2 TLB reach (64 GiB: 2048 entries of 32 MiB) and a page walk beyond.
 TEST(H100, TlbLastLevelsRepeat) {
-  if (!have("tlb") || !have("tlb_repeat")) GTEST_SKIP() << "no repeated H100 tlb run committed";
+  REQUIRE_RECORDED(have("tlb") && have("tlb_repeat")) << "no repeated H100 tlb run committed";
   auto a = h100("tlb"), b = h100("tlb", "_repeat");
   const Parameter* l2a = find(a, "tlb_l2_coverage");
   const Parameter* l2b = find(b, "tlb_l2_coverage");

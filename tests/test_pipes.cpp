@@ -2,6 +2,8 @@
 // observations (with noise and edge cases), and on the H100 runs in tests/data when present.
 #include <gtest/gtest.h>
 
+#include "recorded.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -322,10 +324,10 @@ TEST(DualIssue, ParametersAndVerdictsFromObservations) {
   ASSERT_EQ(ps.size(), 3u);
   // The issue rate is the fastest solo stream, 4 inst/clk/SM.
   EXPECT_NEAR(find(ps, "dual_issue_fp32_int32")->value, 1.0, 1e-12);
-  EXPECT_EQ(find(ps, "dual_issue_fp32_int32")->method.rfind("separate pipes", 0), 0u);
+  EXPECT_EQ(find(ps, "dual_issue_fp32_int32")->method.rfind("dual_issue_pair: separate pipes", 0), 0u);
   EXPECT_NE(find(ps, "dual_issue_fp32_int32")->method.find("overlap 1.00"), std::string::npos);
-  EXPECT_EQ(find(ps, "dual_issue_fp32_fp64")->method.rfind("co-issued", 0), 0u);
-  EXPECT_EQ(find(ps, "dual_issue_fp16_fp32")->method.rfind("issue-bound", 0), 0u);
+  EXPECT_EQ(find(ps, "dual_issue_fp32_fp64")->method.rfind("dual_issue_pair: co-issued", 0), 0u);
+  EXPECT_EQ(find(ps, "dual_issue_fp16_fp32")->method.rfind("dual_issue_pair: issue-bound", 0), 0u);
   EXPECT_EQ(find(ps, "dual_issue_fp16_fp32")->method.find("overlap"), std::string::npos);
   EXPECT_NEAR(find(ps, "dual_issue_fp16_fp32")->value, 1.005, 1e-12);
 }
@@ -521,8 +523,8 @@ std::vector<Parameter> recorded(const std::string& family) {
 }
 
 #define SKIP_WITHOUT(family)                                                                       \
-  if (!std::filesystem::exists(data_file("h100_" family ".csv")))                                  \
-  GTEST_SKIP() << "tests/data/h100_" family ".csv not recorded yet (committed after the GPU run)"
+  REQUIRE_RECORDED(std::filesystem::exists(data_file("h100_" family ".csv")))                    \
+      << "tests/data/h100_" family ".csv"
 
 TEST(RecordedH100, PipesMatchTheDocumentedFmaRates) {
   SKIP_WITHOUT("pipes");
@@ -552,7 +554,7 @@ TEST(RecordedH100, WgmmaReachesWhatMmaSyncCannot) {
   SKIP_WITHOUT("pipes");
   auto ps = recorded("pipes");
   const Parameter* f16 = find(ps, "tensor_wgmma_f16_throughput_per_sm");
-  if (!f16) GTEST_SKIP() << "tests/data/h100_pipes.csv was recorded before the wgmma probes";
+  REQUIRE_RECORDED(f16) << "tests/data/h100_pipes.csv was recorded before the wgmma probes";
   // Per clock, nothing exceeds the documented dense peak: 989.4 TFLOPS / (2 x 132 SMs x
   // 1830 MHz) = 2048 f16 multiply-adds per clock per SM; tf32 runs at half, fp8 and int8 at
   // twice that, bf16 as f16. And warpgroup MMA beats warp-level mma.sync (1364 on the H100).
@@ -583,7 +585,7 @@ TEST(RecordedH100, DualIssueVerdicts) {
     EXPECT_LT(p.value, 2.2);
     bool verdict = false;
     for (const char* v : {"separate pipes", "partial", "shared pipe", "issue-bound"})
-      verdict = verdict || p.method.rfind(v, 0) == 0;
+      verdict = verdict || p.method.rfind(std::string("dual_issue_pair: ") + v, 0) == 0;
     EXPECT_TRUE(verdict) << p.method;  // and never co-issued: one instruction per clock per scheduler
   }
   // fp32 + int32 logic and fp32 + fp64 overlap up to the issue rate; fp16x2 and fp32 FMAs each
@@ -591,11 +593,11 @@ TEST(RecordedH100, DualIssueVerdicts) {
   for (const char* name : {"dual_issue_fp32_int32", "dual_issue_fp32_fp64"}) {
     const Parameter* p = find(ps, name);
     ASSERT_NE(p, nullptr) << name;
-    EXPECT_EQ(p->method.rfind("separate pipes", 0), 0u) << p->method;
+    EXPECT_EQ(p->method.rfind("dual_issue_pair: separate pipes", 0), 0u) << p->method;
   }
   const Parameter* fp16 = find(ps, "dual_issue_fp16_fp32");
   ASSERT_NE(fp16, nullptr);
-  EXPECT_EQ(fp16->method.rfind("issue-bound", 0), 0u) << fp16->method;
+  EXPECT_EQ(fp16->method.rfind("dual_issue_pair: issue-bound", 0), 0u) << fp16->method;
 }
 
 TEST(RecordedH100, IlpReplacesOccupancy) {

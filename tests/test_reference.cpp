@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -212,6 +213,65 @@ TEST(Reference, MalformedFilesNameFileAndLine) {
   } catch (const CsvError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/documented_figures.csv"), std::string::npos);
   }
+}
+
+// The method column: parsed where present; older files without it still load, every figure
+// "unknown" and so never set beside a measurement with a ratio.
+TEST(Reference, MethodColumnOptional) {
+  Reference with = parse_reference(
+      "arch,gpu,cc,quantity,value,unit,method,method_note,source\n"
+      "volta,V,7.0,shared_latency,19,cycles,index_chase,chase,Jia\n"
+      "volta,V,7.0,l2_size,6,bytes,,n,src\n",
+      "ref.csv");
+  ASSERT_EQ(with.figures.size(), 2u);
+  EXPECT_EQ(with.figures[0].method, "index_chase");
+  EXPECT_EQ(with.figures[0].method_note, "chase");
+  EXPECT_EQ(with.figures[1].method, "unknown");
+  Reference without = parse_reference(
+      "arch,gpu,cc,quantity,value,unit,method_note,source\nvolta,V,7.0,q,1,B,n,src\n", "ref.csv");
+  EXPECT_EQ(without.figures.at(0).method, "unknown");
+}
+
+// A ratio only where the measured label equals the figure's; otherwise "other method".
+TEST(Reference, RatioOnlyWhereMethodsMatch) {
+  Reference ref = parse_reference(
+      "arch,gpu,cc,quantity,value,unit,method,method_note,source\n"
+      "volta,V,7.0,shared_latency,20,cycles,index_chase,,Jia\n"
+      "volta,V,7.0,shared_latency,20-40,cycles,index_chase,,Jia\n"
+      "volta,V,7.0,shared_latency,20,cycles,unknown,,Arafa\n",
+      "ref.csv");
+  Parameter chase{"shared_latency", 23, "cycles", 22, 24, 0.9, "pointer_chase: ld.shared [reg]", "x.csv"};
+  Parameter index{"shared_latency", 30, "cycles", 29, 31, 0.9, "index_chase: j = s[j]", "x.csv"};
+  // An older run's text without a label: the canonical name's label (catalog), else none.
+  Parameter unlabelled{"shared_latency", 30, "cycles", 29, 31, 0.9, "chase, ld.shared", "x.csv"};
+  Parameter unnamed{"not_a_parameter", 30, "cycles", 29, 31, 0.9, "index_chase: j = s[j]", "x.csv"};
+  EXPECT_EQ(method_label(index), "index_chase");
+  EXPECT_EQ(method_label(unlabelled), "pointer_chase");
+  EXPECT_EQ(method_label(unnamed), "index_chase");
+  unnamed.method = "whatever: text";
+  EXPECT_EQ(method_label(unnamed), "");
+  EXPECT_EQ(versus_documented(chase, ref.figures[0]), "other method: index_chase");
+  EXPECT_FALSE(same_method(chase, ref.figures[0]));
+  EXPECT_EQ(versus_documented(index, ref.figures[0]), "x1.50");
+  EXPECT_EQ(versus_documented(index, ref.figures[1]), "in range");
+  EXPECT_EQ(versus_documented(unlabelled, ref.figures[0]), "other method: index_chase");
+  EXPECT_EQ(versus_documented(unnamed, ref.figures[0]), "other method: index_chase");
+  Parameter unknown_method = index;
+  unknown_method.method = "unknown: not said";
+  EXPECT_EQ(versus_documented(unknown_method, ref.figures[2]), "other method: unknown");
+}
+
+// Every curated row carries a label of docs/parameters.md's vocabulary.
+TEST(Reference, CuratedMethodsInVocabulary) {
+  std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) + "/docs/parameters.md");
+  std::set<std::string> vocabulary;
+  for (std::string line; std::getline(in, line);) {
+    if (line == "## Parameters") break;
+    if (line.rfind("| `", 0) == 0) vocabulary.insert(line.substr(3, line.find('`', 3) - 3));
+  }
+  EXPECT_GT(vocabulary.size(), 10u);
+  for (const auto& f : curated().figures)
+    EXPECT_TRUE(vocabulary.count(f.method)) << "line " << f.line << ": method '" << f.method << "'";
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 // checks of the timed loops on the PTX.
 #include <gtest/gtest.h>
 
+#include "recorded.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -372,7 +374,7 @@ std::vector<Observation> recorded(const std::string& family) {
 
 TEST(RecordedH100, SharedBanks) {
   auto obs = recorded("shared_banks");
-  if (obs.empty()) GTEST_SKIP() << "tests/data/h100_shared_banks.csv not recorded yet";
+  REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_shared_banks.csv";
   auto ps = analyze("shared_banks", obs);
   const Parameter* banks = find(ps, "shared_banks");
   const Parameter* width = find(ps, "shared_bank_width");
@@ -406,7 +408,7 @@ TEST(RecordedH100, SharedBanks) {
 
 TEST(RecordedH100, Atomics) {
   auto obs = recorded("atomics");
-  if (obs.empty()) GTEST_SKIP() << "tests/data/h100_atomics.csv not recorded yet";
+  REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_atomics.csv";
   auto ps = analyze("atomics", obs);
   auto get = [&](const std::string& n) {
     const Parameter* p = find(ps, n);
@@ -428,7 +430,7 @@ TEST(RecordedH100, Atomics) {
 
 TEST(RecordedH100, Transpose) {
   auto obs = recorded("transpose");
-  if (obs.empty()) GTEST_SKIP() << "tests/data/h100_transpose.csv not recorded yet";
+  REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_transpose.csv";
   auto ps = analyze("transpose", obs);
   // Float: the unpadded tile's 32-way conflicts cost more shared-memory passes than the DRAM
   // time of a tile, so padding shows. Double: a tile moves twice the bytes for about the same

@@ -16,7 +16,20 @@ using Analyzer =
 
 std::map<std::string, Analyzer>& analyzers();
 
+// What one family's analysis gave: the parameters that hold the invariants every written
+// parameter must (finite, 0 < value, low <= value <= high, confidence in [0, 1]), a warning
+// for each one dropped and for input rows dropped as non-finite, and the analyzer's own
+// failure, if it threw ("" otherwise).
+struct Analysis {
+  std::vector<Parameter> params;
+  std::vector<std::string> warnings;
+  std::string error;
+};
+Analysis analyze_checked(const std::string& family, const std::vector<Observation>& obs,
+                         const Metadata& meta = {});
+
 // Parameters inferred from one family's observations; empty for a family with no analyzer.
+// The same checks as analyze_checked(), its warnings discarded; throws on an analyzer failure.
 std::vector<Parameter> analyze(const std::string& family, const std::vector<Observation>& obs,
                                const Metadata& meta = {});
 

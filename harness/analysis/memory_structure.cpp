@@ -605,22 +605,85 @@ ladder::SegmentOptions tlb_segment_options() {
   return o;
 }
 
-std::vector<ladder::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
-                                          const std::string& probe) {
+namespace {
+
+// A footprint sweep has tens of points per stride; past this many, more points resolve no
+// step better and only make the segmentation (superlinear in a curve's length) slow.
+constexpr size_t kMaxTlbCurvePoints = 256;
+
+double median_of(std::vector<double>& v) {
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+// Consecutive points (sorted by x) in groups of `per`, each replaced by its median x and y.
+std::vector<ladder::CurvePoint> medians_of_groups(const std::vector<ladder::CurvePoint>& pts,
+                                                  size_t per, bool same_x) {
   std::vector<ladder::CurvePoint> out;
-  for (const auto& o : select(obs, probe, "cycles"))
-    if (o.param("stride_bytes") == stride) out.push_back({o.param("footprint_bytes"), o.value});
+  std::vector<double> xs, ys;
+  for (size_t i = 0; i < pts.size();) {
+    size_t j = i;
+    xs.clear();
+    ys.clear();
+    while (j < pts.size() && (same_x ? pts[j].x == pts[i].x : j - i < per)) {
+      xs.push_back(pts[j].x);
+      ys.push_back(pts[j].y);
+      ++j;
+    }
+    out.push_back({median_of(xs), median_of(ys)});
+    i = j;
+  }
   return out;
 }
 
-std::vector<std::pair<double, double>> first_tlb_steps(const std::vector<Observation>& obs) {
+// Every stride's curve of `probe`, in one pass over the rows: sorted by footprint, repeated
+// footprints merged into their median, and at most kMaxTlbCurvePoints points, so that
+// analysis stays linear in the rows however many a file holds.
+std::map<double, std::vector<ladder::CurvePoint>> tlb_curves(const std::vector<Observation>& obs,
+                                                             const std::string& probe) {
+  std::map<double, std::vector<ladder::CurvePoint>> out;
+  for (const auto& o : obs) {
+    if (o.probe != probe || o.unit != "cycles") continue;
+    const double stride = o.param("stride_bytes"), x = o.param("footprint_bytes");
+    if (std::isfinite(stride) && std::isfinite(x) && std::isfinite(o.value))
+      out[stride].push_back({x, o.value});
+  }
+  for (auto& [stride, pts] : out) {
+    std::stable_sort(pts.begin(), pts.end(),
+                     [](const ladder::CurvePoint& a, const ladder::CurvePoint& b) { return a.x < b.x; });
+    for (size_t i = 1; i < pts.size(); ++i)
+      if (pts[i].x == pts[i - 1].x) {
+        pts = medians_of_groups(pts, 0, true);
+        break;
+      }
+    if (pts.size() > kMaxTlbCurvePoints)
+      pts = medians_of_groups(pts, (pts.size() + kMaxTlbCurvePoints - 1) / kMaxTlbCurvePoints, false);
+  }
+  return out;
+}
+
+std::vector<std::pair<double, double>> first_tlb_steps_of(
+    const std::map<double, std::vector<ladder::CurvePoint>>& chase) {
   XY out;
-  for (const auto& [stride, pts] :
-       grouped(obs, "chase", "cycles", {}, "stride_bytes", "footprint_bytes")) {
-    auto seg = ladder::segment_curve(tlb_curve(obs, stride), tlb_segment_options());
+  for (const auto& [stride, pts] : chase) {
+    auto seg = ladder::segment_curve(pts, tlb_segment_options());
     if (!seg.knees.empty()) out.emplace_back(stride, seg.knees.front().low);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<ladder::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
+                                          const std::string& probe) {
+  auto curves = tlb_curves(obs, probe);
+  auto it = curves.find(stride);
+  return it == curves.end() ? std::vector<ladder::CurvePoint>{} : it->second;
+}
+
+std::vector<std::pair<double, double>> first_tlb_steps(const std::vector<Observation>& obs) {
+  return first_tlb_steps_of(tlb_curves(obs, "chase"));
 }
 
 std::optional<PageEntryFit> fit_page_entry(const XY& in) {
@@ -657,9 +720,9 @@ std::optional<PageEntryFit> fit_page_entry(const XY& in) {
 std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
   const std::string ev = "tlb.csv";
-  auto curves = grouped(obs, "chase", "cycles", {}, "stride_bytes", "footprint_bytes");
+  const auto curves = tlb_curves(obs, "chase");
   if (curves.empty()) return out;
-  auto pe = fit_page_entry(first_tlb_steps(obs));
+  auto pe = fit_page_entry(first_tlb_steps_of(curves));
   if (pe && pe->entry_size > 0 && pe->strides_below > 0) {
     double conf = pe->strides_above >= 2 && pe->strides_below >= 2 ? 0.85 : 0.6;
     out.push_back(param("tlb_page_entry_size", pe->entry_size, "bytes", pe->entry_size,
@@ -674,10 +737,10 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
   double sweep = 0, longest = 0;
   for (const auto& [stride, pts] : curves) {
     bool ok = !pe || pe->entry_size <= 0 || stride <= pe->entry_size;
-    if (ok && pts.back().first > longest) longest = pts.back().first, sweep = stride;
+    if (ok && pts.back().x > longest) longest = pts.back().x, sweep = stride;
   }
   if (sweep <= 0) return out;
-  const auto seg = ladder::segment_curve(tlb_curve(obs, sweep), tlb_segment_options());
+  const auto seg = ladder::segment_curve(curves.at(sweep), tlb_segment_options());
   if (seg.knees.empty()) return out;
   auto steps_text = [](const ladder::Segmentation& sg, size_t from) {
     std::string t;
@@ -717,10 +780,8 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
   };
   std::optional<Beyond> beyond;
   std::vector<Beyond> aliased;
-  for (const auto& [stride, pts] :
-       grouped(obs, "chase_aliased", "cycles", {}, "stride_bytes", "footprint_bytes")) {
-    Beyond bd{stride, pts.back().first,
-              ladder::segment_curve(tlb_curve(obs, stride, "chase_aliased"), tlb_segment_options())};
+  for (const auto& [stride, pts] : tlb_curves(obs, "chase_aliased")) {
+    Beyond bd{stride, pts.back().x, ladder::segment_curve(pts, tlb_segment_options())};
     // A knee past the L1 reach that climbs (a plateau may also split on a 1 % dip).
     auto climbs = [&](size_t k) {
       const auto& kn = bd.seg.knees[k];

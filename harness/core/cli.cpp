@@ -1,6 +1,11 @@
 #include "core/cli.hpp"
 
-#include <regex>
+#include <re2/re2.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
 
 namespace gpuprobe {
 
@@ -14,8 +19,9 @@ Commands:
   list  every probe family and probe with a one-line description (no GPU needed)
   info [--device N]
         the device, its measured SM clock, driver and runtime
-  analyze RUN_DIR
-        re-infer parameters from the run's observation files alone (no GPU), as CSV on stdout
+  analyze RUN_DIR [--stdout] [-v]
+        re-infer parameters from the run's observation files alone (no GPU) and write
+        RUN_DIR/parameters.csv (atomically); --stdout prints it instead; -v lists every warning
   report RUN_DIR [--style paper]
         render every figure of a run and write RUN_DIR/report.md (no GPU)
   compare RUN_DIR RUN_DIR... [--out DIR] [--table markdown|latex|csv]
@@ -27,7 +33,8 @@ Commands:
 
 Options of run:
   --quick           a few seconds per family instead of the full sweeps
-  --filter REGEX    only probes whose "family/probe" name matches (see `gpuprobe list`)
+  --filter REGEX    only probes whose "family/probe" name matches (RE2 syntax, at most 1000
+                    characters; see `gpuprobe list`)
   --out DIR         root of run directories (default: results)
   --device N        CUDA device ordinal (default: 0)
   --reference CSV   documented figures (default: results/reference/documented_figures.csv)
@@ -35,12 +42,69 @@ Options of run:
 )";
 }
 
+namespace {
+
+// A filter names families and probes; nothing longer is a mistake, and a cap keeps the
+// pattern's compiled size bounded whatever is pasted in.
+constexpr size_t kMaxFilterLength = 1000;
+
+// The compiled filter, kept between calls: filter_matches() runs for every probe.
+const re2::RE2& compiled(const std::string& filter) {
+  static std::unique_ptr<re2::RE2> re;
+  if (!re || re->pattern() != filter) {
+    if (filter.size() > kMaxFilterLength)
+      throw UsageError("--filter: " + std::to_string(filter.size()) + " characters; at most " +
+                       std::to_string(kMaxFilterLength));
+    re2::RE2::Options opts;
+    opts.set_log_errors(false);
+    auto fresh = std::make_unique<re2::RE2>(filter, opts);
+    if (!fresh->ok())
+      throw UsageError("--filter: not a valid regular expression (" + fresh->error() + ")");
+    re = std::move(fresh);
+  }
+  return *re;
+}
+
+}  // namespace
+
 bool filter_matches(const std::string& filter, const std::string& name) {
   if (filter.empty()) return true;
-  try {
-    return std::regex_search(name, std::regex(filter, std::regex::ECMAScript));
-  } catch (const std::regex_error& e) {
-    throw UsageError("--filter: not a valid regular expression: '" + filter + "'");
+  // RE2 runs in linear time and without recursion: no pattern can exhaust the stack.
+  return re2::RE2::PartialMatch(name, compiled(filter));
+}
+
+namespace {
+
+// The nearest folder at or above `p` that exists; a missing part below it would be created.
+std::filesystem::path existing_ancestor(std::filesystem::path p) {
+  std::error_code ec;
+  p = std::filesystem::absolute(p, ec);
+  while (!p.empty() && !std::filesystem::exists(p, ec) && p != p.parent_path()) p = p.parent_path();
+  return p;
+}
+
+void require_writable_folder(const std::string& flag, const std::filesystem::path& target) {
+  std::filesystem::path at = existing_ancestor(target);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(at, ec))
+    throw UsageError(flag + ": " + at.string() + " is not a folder");
+  if (::access(at.c_str(), W_OK | X_OK) != 0)
+    throw UsageError(flag + ": cannot write in " + at.string());
+}
+
+}  // namespace
+
+void validate_outputs(const Options& o) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  require_writable_folder("--out", o.out);
+  if (!o.benchmark_out.empty()) {
+    if (fs::is_directory(o.benchmark_out, ec))
+      throw UsageError("--benchmark_out: " + o.benchmark_out + " is a folder, not a file");
+    fs::path parent = fs::absolute(o.benchmark_out, ec).parent_path();
+    if (!fs::is_directory(parent, ec))
+      throw UsageError("--benchmark_out: no folder " + parent.string());
+    require_writable_folder("--benchmark_out", parent);
   }
 }
 
@@ -102,8 +166,13 @@ Options parse_command_line(const std::vector<std::string>& args) {
       o.reference = value("--reference");
     } else if (for_run && a.rfind("--benchmark_out=", 0) == 0) {
       o.benchmark_out = a.substr(std::string("--benchmark_out=").size());
+      if (o.benchmark_out.empty()) throw UsageError("--benchmark_out: empty file name");
     } else if (for_run && a.rfind("--benchmark_", 0) == 0) {
       o.benchmark_flags.push_back(a);
+    } else if (cmd == "analyze" && a == "--stdout") {
+      o.to_stdout = true;
+    } else if (cmd == "analyze" && (a == "-v" || a == "--verbose")) {
+      o.verbose = true;
     } else if (a.rfind("-", 0) == 0) {
       throw UsageError("unknown option '" + a + "' for '" + cmd + "' (try 'gpuprobe --help')");
     } else if (cmd == "analyze") {

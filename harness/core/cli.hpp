@@ -22,10 +22,17 @@ struct Options {
   std::string benchmark_out;        // extra copy of the Google Benchmark JSON
   std::vector<std::string> benchmark_flags;  // --benchmark_* passed to Google Benchmark
   std::vector<std::string> positional;       // run directories of analyze/report/compare
+  bool to_stdout = false;           // analyze: print parameters.csv instead of writing it
+  bool verbose = false;             // analyze: every warning, not only their count
   std::vector<std::string> rest;             // report/compare/export: their own flags, untouched
 };
 
 Options parse_command_line(const std::vector<std::string>& args);
+
+// For `run`: throws UsageError unless --out can hold run folders and --benchmark_out can be
+// written, so that a mistake there is found before any measurement, not after hours of it.
+// Creates nothing.
+void validate_outputs(const Options& o);
 std::string usage_text();
 
 // True when `name` ("family/probe") is selected by `filter` (regex search; empty: all).

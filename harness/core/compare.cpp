@@ -210,7 +210,7 @@ int compare_main(const std::vector<std::string>& args_in) {
     for (const auto& rep : representative_gpus()) {
       std::string col = rep.label;
       for (char& c : col) c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      csv_header.insert(csv_header.end(), {col, col + "_reference_line"});
+      csv_header.insert(csv_header.end(), {col, col + "_reference_line", col + "_method"});
       md_rows[0].push_back(rep.label + " (documented)");
     }
     std::vector<std::vector<std::string>> csv_rows;
@@ -263,14 +263,15 @@ int compare_main(const std::vector<std::string>& args_in) {
       for (const auto& rep : representative_gpus()) {
         auto d = documented_for_arch(ref, row.name, rep.arch);
         if (!d) {
-          c.insert(c.end(), {"", ""});
+          c.insert(c.end(), {"", "", ""});
           m.push_back("-");
           continue;
         }
         cited.insert(d->line);
         bool agree = units_agree(base_run, static_cast<size_t>(row.index[first]), *d, ref.path, diag);
-        c.insert(c.end(), {d->value_text + (agree ? "" : " " + d->unit), std::to_string(d->line)});
-        m.push_back(documented_cell(*d));
+        c.insert(c.end(), {d->value_text + (agree ? "" : " " + d->unit), std::to_string(d->line), d->method});
+        // Compare shows no ratio to a documented figure; it says where the methods differ.
+        m.push_back(documented_cell(*d) + (same_method(base, *d) ? "" : " (other method: " + d->method + ")"));
       }
       csv_rows.push_back(c);
       md_rows.push_back(m);

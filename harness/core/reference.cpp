@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "core/catalog.hpp"
 #include "core/csv.hpp"
 #include "core/summary.hpp"
 
@@ -170,6 +171,7 @@ Reference reference_from_table(const CsvTable& t) {
                                          "value", "unit",       "method_note", "source"};
   std::vector<size_t> c;
   for (const auto& name : cols) c.push_back(static_cast<size_t>(t.require(name)));
+  const int method_col = t.column("method");  // absent from files written before it was added
   Reference ref;
   ref.path = path;
   for (size_t r = 0; r < t.rows.size(); ++r) {
@@ -181,6 +183,8 @@ Reference reference_from_table(const CsvTable& t) {
     f.quantity = trim(row[c[3]]);
     f.value_text = trim(row[c[4]]);
     f.unit = trim(row[c[5]]);
+    f.method = method_col < 0 ? "unknown" : trim(row[static_cast<size_t>(method_col)]);
+    if (f.method.empty()) f.method = "unknown";
     f.method_note = row[c[6]];
     f.source = trim(row[c[7]]);
     f.line = t.row_lines[r];
@@ -280,6 +284,30 @@ std::optional<DocumentedFigure> documented_for_arch(const Reference& ref,
     });
   }
   return std::nullopt;
+}
+
+std::string method_label(const Parameter& p) {
+  size_t colon = p.method.find(':');
+  if (colon != std::string::npos && catalog().methods.count(p.method.substr(0, colon)))
+    return p.method.substr(0, colon);
+  // Runs written before parameters carried labels: a canonical name means one method.
+  auto it = catalog().params.find(p.name);
+  return it == catalog().params.end() ? "" : it->second.method;
+}
+
+bool same_method(const Parameter& p, const DocumentedFigure& doc) {
+  std::string label = method_label(p);
+  return !label.empty() && label != "unknown" && label == doc.method;
+}
+
+std::string versus_documented(const Parameter& p, const DocumentedFigure& doc) {
+  if (!same_method(p, doc)) return "other method: " + doc.method;
+  if (!std::isfinite(p.value) || !doc.numeric()) return "";
+  if (std::isfinite(doc.value))
+    return doc.value == 0 ? "" : "x" + format_printf("%.2f", p.value / doc.value);
+  if (p.value >= doc.low && p.value <= doc.high) return "in range";
+  double bound = p.value < doc.low ? doc.low : doc.high;
+  return bound == 0 ? "" : "x" + format_printf("%.2f", p.value / bound) + (p.value < doc.low ? " of low" : " of high");
 }
 
 bool same_unit(const std::string& a, const std::string& b) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/observation.hpp"
+
 namespace gpuprobe {
 
 struct DocumentedFigure {
@@ -13,7 +15,9 @@ struct DocumentedFigure {
   std::string value_text;  // as written: "28", "32768-131072", "32 or 64", "N/A"
   double value;            // the figure when value_text is one number, else NaN
   double low, high;        // bounds: a range "a-b", or value twice; NaN for text
-  std::string unit, method_note, source;
+  std::string unit;
+  std::string method;  // label of docs/parameters.md's vocabulary; "unknown" in older files
+  std::string method_note, source;
   int line = 0;  // line in the reference file
 
   bool numeric() const;  // a number or a range: low and high are finite
@@ -65,6 +69,18 @@ bool cc_covers(const std::string& cc_field, int major, int minor);
 
 // Human text of a documented figure: "28 cycles", "6 MiB", "32-128 KiB", "32 or 64 sets".
 std::string describe(const DocumentedFigure& f);
+
+// The method label of a measured parameter: its method text up to the first ':' where that is
+// a label of the vocabulary ("index_chase: j = s[j], ..." -> "index_chase"); else, for runs
+// written before labels, the catalog's label of its canonical name; else "".
+std::string method_label(const Parameter& p);
+
+// The one rule for setting a measurement beside a documented figure: a ratio only where the
+// parameter's method label equals the figure's (and neither is "unknown"). Returns "x1.18",
+// "in range", "x0.91 of low", "" where no ratio can be formed, or "other method: index_chase"
+// where the methods differ: the figure is then shown without a ratio.
+bool same_method(const Parameter& p, const DocumentedFigure& doc);
+std::string versus_documented(const Parameter& p, const DocumentedFigure& doc);
 
 // Units that name the same thing ("B" and "bytes") compare equal.
 bool same_unit(const std::string& a, const std::string& b);

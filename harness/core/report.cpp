@@ -5,15 +5,18 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +27,7 @@
 #include "core/data_paths.hpp"
 #include "core/probe.hpp"
 #include "core/run_dir.hpp"
+#include "core/signals.hpp"
 #include "core/summary.hpp"
 
 namespace gpuprobe {
@@ -124,9 +128,12 @@ int run_process(const std::vector<std::string>& argv, const std::string& cwd,
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
+    // gnuplot ends with us, even when we are killed outright.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
     int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int in = open("/dev/null", O_RDONLY);
     if (out < 0 || in < 0 || chdir(cwd.c_str()) != 0) _exit(127);
@@ -142,7 +149,7 @@ int run_process(const std::vector<std::string>& argv, const std::string& cwd,
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
     if (r < 0) return -1;
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (std::chrono::steady_clock::now() > deadline || stop_signal()) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
       return -1;
@@ -162,13 +169,16 @@ std::vector<std::string> log_lines(const std::string& path) {
   return out;
 }
 
-// A temporary directory that removes itself.
+// A temporary directory, unique to this process and call (mkdtemp), that removes itself on
+// every way out: return, exception, and a stop signal (the loops look at it and return).
 struct Staging {
   fs::path dir;
-  Staging() {
-    std::string tmpl = (fs::temp_directory_path() / "gpuprobe-render-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory in " +
-                                                        fs::temp_directory_path().string());
+  explicit Staging(const fs::path& parent = fs::temp_directory_path(),
+                   const std::string& prefix = "gpuprobe-render-") {
+    std::string tmpl = (parent / (prefix + "XXXXXX")).string();
+    if (!mkdtemp(tmpl.data()))
+      throw std::runtime_error("cannot create a temporary directory in " + parent.string() +
+                               ": " + std::strerror(errno));
     dir = tmpl;
   }
   ~Staging() {
@@ -279,7 +289,8 @@ std::string RunData::meta_value(const std::string& key) const {
 
 RunData load_run(const std::string& dir, const std::set<std::string>& known, Diagnostics& diag) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw std::runtime_error(dir + ": not a run directory");
+  if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run)
+    throw std::runtime_error(dir + ": " + folder_kind_name(kind) + ", not a run folder");
   RunData run;
   run.dir = dir;
   std::vector<std::string> files;
@@ -347,8 +358,12 @@ RunData load_run(const std::string& dir, const std::set<std::string>& known, Dia
   if (!have_params && !fs::exists(run.params_path)) {
     diag.warn(run.params_path + ": missing (an older or interrupted run): parameters inferred "
               "again from the observations with this gpuprobe's analyzers");
-    for (const auto& [family, obs] : observed)
-      merge_parameters(run.params, analyze(family, obs, run.meta));
+    for (const auto& [family, obs] : observed) {
+      Analysis a = analyze_checked(family, obs, run.meta);
+      for (const auto& w : a.warnings) diag.warn(w);
+      if (!a.error.empty()) diag.error(a.error);
+      merge_parameters(run.params, a.params);
+    }
     run.param_lines.assign(run.params.size(), 0);
   }
 
@@ -506,15 +521,6 @@ std::string documented_cell(const DocumentedFigure& doc) {
   return describe(doc) + " [r" + std::to_string(doc.line) + "]";
 }
 
-std::string versus_documented(const Parameter& p, const DocumentedFigure& doc) {
-  if (!std::isfinite(p.value) || !doc.numeric()) return "";
-  if (std::isfinite(doc.value))
-    return doc.value == 0 ? "" : "x" + format_printf("%.2f", p.value / doc.value);
-  if (p.value >= doc.low && p.value <= doc.high) return "in range";
-  double bound = p.value < doc.low ? doc.low : doc.high;
-  return bound == 0 ? "" : "x" + format_printf("%.2f", p.value / bound) + (p.value < doc.low ? " of low" : " of high");
-}
-
 bool units_agree(const RunData& run, size_t index, const DocumentedFigure& doc,
                  const std::string& reference_path, Diagnostics& diag) {
   const Parameter& p = run.params.at(index);
@@ -563,29 +569,6 @@ const Parameter* first_present(const RunData& run, const QuantityRow& row, size_
         return &run.params[i];
       }
   return nullptr;
-}
-
-std::string method_label(const std::string& method) {
-  // Without parentheticals, up to the first ':' or ';', cut at a word within kMethodLabelMax.
-  std::string flat;
-  int depth = 0;
-  for (char c : method) {
-    if (c == '(') ++depth;
-    else if (c == ')') depth = depth > 0 ? depth - 1 : 0;
-    else if (depth == 0) flat += c;
-  }
-  flat = flat.substr(0, flat.find_first_of(":;"));
-  std::string words;
-  for (size_t i = 0; i < flat.size(); ++i)  // collapse the spaces the parentheses left
-    if (flat[i] != ' ' || (!words.empty() && words.back() != ' ')) words += flat[i];
-  while (!words.empty() && (words.back() == ' ' || words.back() == ',')) words.pop_back();
-  if (words.size() <= kMethodLabelMax) return words;
-  const std::string ellipsis = "...";
-  size_t cut = words.rfind(' ', kMethodLabelMax - ellipsis.size());
-  if (cut == std::string::npos || cut == 0) cut = kMethodLabelMax - ellipsis.size();
-  std::string head = words.substr(0, cut);
-  while (!head.empty() && (head.back() == ' ' || head.back() == ',')) head.pop_back();
-  return head + ellipsis;
 }
 
 std::string family_of(const Parameter& p) {
@@ -695,6 +678,12 @@ struct Documenting {
 };
 
 // The headline: what a reader of a GPU characterisation looks for first.
+// A parameter's method label (core/reference), "-" where it has none.
+std::string shown_label(const Parameter& p) {
+  std::string l = method_label(p);
+  return l.empty() ? "-" : l;
+}
+
 const std::vector<QuantityRow>& headline_rows() {
   static const std::vector<QuantityRow> rows = {
       {"SM clock (measured)", {"sm_clock_measured"}},
@@ -794,19 +783,24 @@ int report_main(const std::vector<std::string>& args_in) {
     std::vector<std::vector<std::string>> not_drawn = {{"figure", "why not drawn"}};
     std::vector<std::string> labels = run_labels({run});
     std::map<std::string, std::vector<const FigureScript*>> figures_of;
+    // Rendered beside figures/ (same file system) and swapped in whole: a reader, or a
+    // concurrent report, sees the old figures or the new ones, never a mix or stale ones.
+    std::optional<Staging> staged;
+    if (!paths.gnuplot.empty()) staged.emplace(fs::path(dir), ".figures.tmp-");
     for (const auto& s : scripts) {
+      if (stop_signal()) break;
       std::string csv = run.file_of(s.family);
       if (csv.empty()) {
         not_drawn.push_back({s.name, "no " + s.family + ".csv in this run"});
         continue;
       }
-      if (paths.gnuplot.empty()) {
+      if (!staged) {
         not_drawn.push_back({s.name, "gnuplot not found"});
         continue;
       }
       Diagnostics fig_diag;
       fig_diag.prefix = diag.prefix;
-      auto written = render_figure(fig_paths, s, {csv}, labels, (fs::path(dir) / fig_dir).string(), fig_diag);
+      auto written = render_figure(fig_paths, s, {csv}, labels, staged->dir.string(), fig_diag);
       for (const auto& w : fig_diag.warnings) diag.warnings.push_back(w);
       if (written.empty()) {
         // A run without the probe a figure needs (an older run, a filtered one, another
@@ -818,6 +812,17 @@ int report_main(const std::vector<std::string>& args_in) {
       }
       figures_md += figure_markdown(s, fig_dir);
       figures_of[s.family].push_back(&s);
+    }
+    if (int sig = stop_signal()) {
+      std::fprintf(stderr, "gpuprobe report: %s: stopped; figures/ and report.md left as they were\n",
+                   signal_name(sig).c_str());
+      return 128 + sig;
+    }
+    if (staged) {
+      fs::permissions(staged->dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                       fs::perms::others_read | fs::perms::others_exec);
+      fs::create_directories((fs::path(dir) / fig_dir).parent_path());
+      replace_dir(staged->dir.string(), (fs::path(dir) / fig_dir).string());
     }
     if (paths.gnuplot.empty())
       std::fprintf(stderr, "gpuprobe report: gnuplot not found on PATH: report.md written without "
@@ -831,6 +836,11 @@ int report_main(const std::vector<std::string>& args_in) {
           (version.empty() ? "unknown" : version) + "), reported by gpuprobe " + GPUPROBE_VERSION +
           " from its CSV files. Methods in full: [methods.md](methods.md). Documented figures: "
           "(xR) is measured / documented, [N] their source. Metadata at the end.\n\n";
+    const std::string status = run.meta_value("run_status");
+    if (status == "running" || status == "interrupted")
+      md += "**Incomplete run** (run_status=" + status +
+            (run.meta_value("interrupted").empty() ? "" : ", " + run.meta_value("interrupted")) +
+            "): the families after that point were not measured.\n\n";
     md += "## Headline\n\n";
     std::vector<std::vector<std::string>> head = {{"quantity", "value", "interval", "conf.", "documented (this GPU)"}};
     for (const auto& h : headline_rows()) {
@@ -867,7 +877,7 @@ int report_main(const std::vector<std::string>& args_in) {
       std::set<std::string> labels_used;
       std::vector<std::string> documented;
       for (size_t i : members) {
-        labels_used.insert(method_label(run.params[i].method));
+        labels_used.insert(shown_label(run.params[i]));
         documented.push_back(doc.this_gpu(i));
       }
       bool any_documented = std::any_of(documented.begin(), documented.end(), [](const std::string& c) { return c != "-"; });
@@ -881,7 +891,7 @@ int report_main(const std::vector<std::string>& args_in) {
       for (size_t k = 0; k < members.size(); ++k) {
         const Parameter& p = run.params[members[k]];
         rows.push_back({p.name, human(p.value, p.unit), interval_text(p), format_printf("%.2f", p.confidence)});
-        if (labels_used.size() > 1) rows.back().push_back(method_label(p.method));
+        if (labels_used.size() > 1) rows.back().push_back(shown_label(p));
         if (any_documented) rows.back().push_back(documented[k]);
         std::vector<std::string> o = {p.name};
         for (const auto& rep : representative_gpus()) o.push_back(doc.arch(members[k], rep.arch));
@@ -936,6 +946,8 @@ int report_main(const std::vector<std::string>& args_in) {
     if (!fam.empty()) md += "### Families\n\n" + fam + "\n";
     std::string inv = table_of((fs::path(dir) / "invalid.csv").string(), diag);
     if (!inv.empty()) md += "### Invalid probes (not measured, not reported)\n\n" + inv + "\n";
+    std::string nm = table_of((fs::path(dir) / "not_measured.csv").string(), diag);
+    if (!nm.empty()) md += "### Not measured by this quick run\n\n" + nm + "\n";
 
     write_file_atomic((fs::path(dir) / "methods.md").string(), methods);
     write_file_atomic((fs::path(dir) / "report.md").string(), md);

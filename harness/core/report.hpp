@@ -63,7 +63,7 @@ struct RunData {
 // Reads what can be read and says what cannot: a malformed file is an error naming file
 // and line, and the rest of the run is still read. Without parameters.csv (an older or an
 // interrupted run) the parameters are inferred again from the observations. Throws
-// std::runtime_error only when `dir` is not a directory.
+// std::runtime_error only when `dir` is not a run folder (see folder_kind()).
 RunData load_run(const std::string& dir, const std::set<std::string>& known, Diagnostics& diag);
 
 // Short figure-key labels, one per run, unique, made of [A-Za-z0-9.-] only: "H100", "H200".
@@ -79,9 +79,8 @@ std::vector<std::string> render_figure(const ReportPaths& paths, const FigureScr
 // The documented figures, or an empty reference after recording why.
 Reference load_reference_or_report(const std::string& path, Diagnostics& diag);
 
-// "28 cycles [r261]" for the table, and measured/documented ("x1.18", "in range"), or "".
+// "28 cycles [r261]" for the table (its ratio: versus_documented of core/reference.hpp).
 std::string documented_cell(const DocumentedFigure& doc);
-std::string versus_documented(const Parameter& p, const DocumentedFigure& doc);
 // True when `p` and `doc` are in units that compare; records a message naming both files
 // and lines otherwise.
 bool units_agree(const RunData& run, size_t index, const DocumentedFigure& doc,
@@ -103,10 +102,8 @@ struct QuantityRow {
 // The first of the row's parameters the run has (its index in `index`), or nullptr.
 const Parameter* first_present(const RunData& run, const QuantityRow& row, size_t* index = nullptr);
 
-// A parameter's method as a label of at most kMethodLabelMax characters: the text before
-// its first ':' or ';', without parentheticals, cut at a word ("..." marks a cut).
+// The method labels report.md shows (core/reference's method_label) are at most this long.
 constexpr size_t kMethodLabelMax = 60;
-std::string method_label(const std::string& method);
 // The family a parameter belongs to: its evidence file's stem ("latency"), "run" otherwise.
 std::string family_of(const Parameter& p);
 // `text` with the run directory's prefix removed and any other absolute path shortened to

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpuprobe {
@@ -71,6 +73,35 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     std::remove(tmp.c_str());
     throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + why);
   }
+}
+
+void replace_dir(const std::string& staged, const std::string& target) {
+  // Another process may create or replace `target` in between: a few tries settle it.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    if (::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0)
+      return;
+    if (errno == ENOENT) {  // no target yet
+      if (std::rename(staged.c_str(), target.c_str()) == 0) {
+        ::mkdir(staged.c_str(), 0755);  // the caller removes `staged` as it would the old one
+        return;
+      }
+      if (errno == ENOTEMPTY || errno == EEXIST) continue;  // one appeared meanwhile
+    } else if (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP) {
+      // No exchange on this file system: move the old folder aside, then the new one in.
+      const std::string aside = staged + ".old";
+      if (std::rename(target.c_str(), aside.c_str()) == 0) {
+        if (std::rename(staged.c_str(), target.c_str()) == 0) {
+          std::rename(aside.c_str(), staged.c_str());
+          return;
+        }
+        const int why = errno;
+        std::rename(aside.c_str(), target.c_str());  // put the old one back
+        errno = why;
+      }
+    }
+    if (errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT) break;
+  }
+  throw std::runtime_error("cannot move " + staged + " to " + target + ": " + std::strerror(errno));
 }
 
 std::string read_file(const std::string& path) {

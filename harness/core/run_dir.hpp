@@ -19,6 +19,12 @@ std::string create_run_dir(const std::string& root, const std::string& slug, std
 // never sees half a file. Throws std::runtime_error with the path on failure.
 void write_file_atomic(const std::string& path, const std::string& text);
 std::string read_file(const std::string& path);
+// Puts the folder `staged` in the place of `target` in one step (renameat2 RENAME_EXCHANGE;
+// a plain rename where there is no target yet), so that a reader sees either the old folder
+// or the new one, whole. The old contents are left at `staged` for the caller to remove.
+// Where the file system cannot exchange, the old folder is moved aside first. Throws
+// std::runtime_error naming both paths on failure.
+void replace_dir(const std::string& staged, const std::string& target);
 bool file_exists(const std::string& path);
 
 // What a folder holds, read from the metadata of the files gpuprobe writes, so that no

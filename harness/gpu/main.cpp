@@ -9,6 +9,8 @@
 #include "core/compare.hpp"
 #include "core/export.hpp"
 #include "core/report.hpp"
+#include "core/run_analysis.hpp"
+#include "core/signals.hpp"
 #include "gpu/device.hpp"
 #include "gpu/runner.hpp"
 
@@ -25,9 +27,12 @@ int main(int argc, char** argv) {
       std::fputs(usage_text().c_str(), stdout);
       return 0;
     }
+    // A run or a report stopped by a signal keeps what it made and removes its temporaries.
+    if (opt.command == "run" || opt.command == "report" || opt.command == "compare")
+      install_stop_handlers();
     if (opt.command == "list") return print_list();
     if (opt.command == "info") return print_info(opt);
-    if (opt.command == "analyze") return analyze_run(opt);
+    if (opt.command == "analyze") return analyze_main(opt);
     if (opt.command == "report") return report_main(opt.rest);
     if (opt.command == "compare") return compare_main(opt.rest);
     if (opt.command == "export") return export_main(opt.rest);

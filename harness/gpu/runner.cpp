@@ -1,5 +1,6 @@
 #include "gpu/runner.hpp"
 
+#include <map>
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 #include <unistd.h>
@@ -10,16 +11,19 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
 #include "common.cuh"
+#include "core/catalog.hpp"
 #include "core/csv.hpp"
 #include "core/data_paths.hpp"
 #include "core/observation.hpp"
 #include "core/reference.hpp"
 #include "core/report.hpp"
 #include "core/run_dir.hpp"
+#include "core/signals.hpp"
 #include "core/stats.hpp"
 #include "core/summary.hpp"
 #include "gpu/device.hpp"
@@ -126,6 +130,7 @@ class FamilyContext : public RunContext {
   }
 
   Observation measure(const Point& point, const std::function<Sample()>& rep) override {
+    throw_if_stopped();  // a stop request ends the family here, between points
     std::string name = fam_.name() + "/" + point.probe;
     for (const auto& [k, v] : point.params) name += "/" + k + ":" + v;
     progress_.show(name.substr(fam_.name().size() + 1));
@@ -277,30 +282,9 @@ int print_info(const Options& opt) {
   return 0;
 }
 
-int analyze_run(const Options& opt) {
-  namespace fs = std::filesystem;
-  const std::string& dir = opt.positional.at(0);
-  if (!fs::is_directory(dir)) throw std::runtime_error(dir + ": not a run directory");
-  std::vector<Parameter> params;
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".csv") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  for (const auto& path : files) {
-    CsvTable t = read_csv(path);
-    if (t.header.size() < 2 || t.header[0] != "family" || t.header[1] != "probe" ||
-        t.header.back() != "reps")
-      continue;  // parameters.csv, families.csv, invalid.csv
-    std::vector<Observation> obs = observations_from_table(t);
-    if (obs.empty()) continue;
-    merge_parameters(params, analyze(obs.front().family, obs, t.meta));
-  }
-  std::cout << format_parameters({}, params);
-  return 0;
-}
-
 int run_suite(const Options& opt, int argc, char** argv) {
   const auto suite_t0 = Clock::now();
+  validate_outputs(opt);
   std::vector<ProbeFamily*> families;
   for (ProbeFamily* f : sorted_families())
     if (family_selected(*f, opt.filter)) families.push_back(f);
@@ -354,6 +338,11 @@ int run_suite(const Options& opt, int argc, char** argv) {
   unsigned long long throttle_seen = nv0.throttle_reasons;
   std::vector<std::vector<std::string>> family_rows;
   int failures = 0;
+  // running until the last family is done; then complete or failed; interrupted on a signal.
+  std::string run_status = "running";
+  Interrupted stop{0};
+  std::string stopped_in;
+  bool measured_any = false;
 
   auto run_metadata = [&]() {
     Metadata m = base;
@@ -364,9 +353,22 @@ int run_suite(const Options& opt, int argc, char** argv) {
                                       "measured before each family");
     m.emplace_back("throttle_reasons_seen", nv0.available ? throttle_reason_text(throttle_seen)
                                                           : "unknown (no NVML)");
+    m.emplace_back("run_status", run_status);
+    if (stop.sig)
+      m.emplace_back("interrupted", signal_name(stop.sig) + " during " +
+                                        (stopped_in.empty() ? "no family" : stopped_in));
     return m;
   };
+  // A quick run writes only what it measures as the full run does (docs/parameters.md).
+  std::map<std::string, std::vector<std::string>> not_measured;
   auto write_run_files = [&]() {
+    if (opt.quick) {
+      for (auto& row : drop_not_quick(params)) not_measured[row[0]] = row;
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& [name, row] : not_measured) rows.push_back(row);
+      write_file_atomic(dir + "/not_measured.csv",
+                        format_csv(run_metadata(), {"parameter", "reason"}, rows));
+    }
     write_file_atomic(dir + "/parameters.csv", format_parameters(run_metadata(), params));
     write_file_atomic(dir + "/families.csv",
                       format_csv(run_metadata(),
@@ -380,8 +382,12 @@ int run_suite(const Options& opt, int argc, char** argv) {
     write_file_atomic(dir + "/benchmark.json", reporter.json());
   };
 
-  for (size_t i = 0; i < families.size(); ++i) {
+  for (size_t i = 0; i < families.size() && !stop.sig; ++i) {
     ProbeFamily& fam = *families[i];
+    if (int sig = stop_signal()) {
+      stop.sig = sig;
+      break;
+    }
     progress.family(i + 1, families.size(), fam.name());
     std::string why;
     if (!fam.supported(dev, &why)) {
@@ -404,6 +410,11 @@ int run_suite(const Options& opt, int argc, char** argv) {
         throw;
       }
       obs = ctx.observations();
+    } catch (const Interrupted& e) {
+      stop = e;
+      stopped_in = fam.name();
+      status = "interrupted";
+      message = signal_name(e.sig) + ": the rest of the family not measured";
     } catch (const std::exception& e) {
       status = "failed";
       message = e.what();
@@ -421,11 +432,15 @@ int run_suite(const Options& opt, int argc, char** argv) {
     meta.emplace_back("family", fam.name());
     meta.emplace_back("family_sm_clock_mhz", fixed(mhz, 1));
     meta.emplace_back("family_wall_time_s", fixed(wall, 2));
-    meta.emplace_back("status", status == "ok" ? "ok" : "failed: " + message);
+    meta.emplace_back("status", status == "ok" ? "ok" : status + ": " + message);
     try {
       if (!obs.empty()) {
         write_file_atomic(dir + "/" + fam.name() + ".csv", format_observations(meta, obs));
-        merge_parameters(params, analyze(fam.name(), obs, meta));
+        measured_any = true;
+        Analysis a = analyze_checked(fam.name(), obs, meta);
+        for (const auto& w : a.warnings) std::fprintf(stderr, "gpuprobe: warning: %s\n", w.c_str());
+        if (!a.error.empty()) throw std::runtime_error(a.error);
+        merge_parameters(params, a.params);
       }
     } catch (const std::exception& e) {
       status = "failed";
@@ -435,30 +450,54 @@ int run_suite(const Options& opt, int argc, char** argv) {
     family_rows.push_back({fam.name(), status, fixed(wall, 2), fixed(mhz, 1),
                            std::to_string(obs.size()), message});
     progress.done(status == "ok" ? fixed(wall, 1) + " s, " + std::to_string(obs.size()) + " rows"
-                                 : "FAILED after " + fixed(wall, 1) + " s: " + message);
+                                 : (status == "failed" ? "FAILED" : status) + " after " +
+                                       fixed(wall, 1) + " s: " + message);
+    if (stop.sig) run_status = "interrupted";
     write_run_files();
+  }
+
+  run_status = stop.sig ? "interrupted" : failures ? "failed" : "complete";
+  if (stop.sig && !measured_any) {
+    // Nothing measured (a Ctrl-C in the first seconds): no run folder is left to mistake for
+    // a run.
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    std::filesystem::remove(std::filesystem::path(dir).parent_path(), ec);  // only if empty
+    std::fprintf(stderr, "gpuprobe: %s before anything was measured: %s removed\n",
+                 signal_name(stop.sig).c_str(), dir.c_str());
+    return 128 + stop.sig;
   }
 
   Summary c = summarize(clocks);
   merge_parameters(params, {{"sm_clock_measured", c.p50, "MHz", c.min, c.max, 0.99,
-               "clock64 vs %globaltimer over ~20 ms on every SM, median of the readings taken "
+               "clock_vs_globaltimer: clock64 vs %globaltimer over ~20 ms on every SM, median of the readings taken "
                "before each family", "families.csv"},
               {"suite_wall_time", seconds_since(suite_t0), "s", seconds_since(suite_t0),
-               seconds_since(suite_t0), 1.0, "host steady clock, whole run", "families.csv"}});
+               seconds_since(suite_t0), 1.0, "host_clock: host steady clock, whole run", "families.csv"}});
   write_run_files();
   if (!opt.benchmark_out.empty()) write_file_atomic(opt.benchmark_out, reporter.json());
+  if (stop.sig) {
+    std::fprintf(stderr, "gpuprobe: %s during %s: what was measured is kept in %s, marked "
+                         "run_status=interrupted (gpuprobe report renders it)\n",
+                 signal_name(stop.sig).c_str(), stopped_in.empty() ? "no family" : stopped_in.c_str(),
+                 dir.c_str());
+    return 128 + stop.sig;
+  }
 
   std::cout << "\n" << dev.name << " (sm_" << dev.cc() << ", " << dev.sm_count << " SMs), run "
             << dir << "\n\n";
   std::cout << format_summary(params, [&](const Parameter& p) {
     auto doc = documented_for_gpu(reference, p.name, dev.name, dev.cc_major, dev.cc_minor);
-    return doc ? describe(*doc) : std::string();
+    if (!doc) return std::string();
+    std::string versus = versus_documented(p, *doc);
+    return describe(*doc) + (versus.empty() ? "" : " (" + versus + ")");
   });
   if (!invalid.empty())
     std::cout << "\n" << invalid.size() << " probe(s) invalid: see " << dir << "/invalid.csv\n";
   // The figures and report.md; without gnuplot `gpuprobe report` renders them later, anywhere.
   std::cout << std::flush;
   report_main({dir});
+  if (int sig = stop_signal()) return 128 + sig;  // the run is complete; its report was cut short
   if (failures) {
     std::fprintf(stderr, "gpuprobe: %d family(ies) failed; what they measured is kept in %s\n",
                  failures, dir.c_str());

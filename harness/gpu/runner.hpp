@@ -11,7 +11,5 @@ int run_suite(const Options& opt, int argc, char** argv);
 int print_info(const Options& opt);
 // `gpuprobe list`
 int print_list();
-// `gpuprobe analyze RUN_DIR`
-int analyze_run(const Options& opt);
 
 }  // namespace gpuprobe

@@ -1,10 +1,13 @@
 #include "gpu/sass_check.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -50,6 +53,20 @@ struct SassCache {
   std::vector<KernelCode> kernels;
 };
 
+// Parses `found`'s SASS (and its architecture-specific twin) into the cache entry.
+const SassCache& parsed(SassCache& c, const std::string& text, const std::string& found,
+                        const std::string& arch) {
+  c.kernels = parse_sass(text, found);
+  // Architecture-specific cubins (sm_90a, built only for the kernels that need it) run on the
+  // same device: their kernels are this device's code too.
+  if (found == arch) {
+    auto specific = parse_sass(text, arch + "a");
+    c.kernels.insert(c.kernels.end(), specific.begin(), specific.end());
+  }
+  c.available = true;
+  return c;
+}
+
 // SASS of this binary for `arch`, read once per architecture.
 const SassCache& sass_for(const std::string& arch) {
   static std::mutex mutex;
@@ -58,11 +75,6 @@ const SassCache& sass_for(const std::string& arch) {
   auto it = cache.find(arch);
   if (it != cache.end()) return it->second;
   SassCache& c = cache[arch];
-  std::string tool = find_cuobjdump();
-  if (tool.empty()) {
-    c.why = "cuobjdump not found ($CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin, PATH)";
-    return c;
-  }
   // This architecture's SASS only (a binary built for several is several times larger); the
   // whole dump when it has none under that exact name (sm_90a for sm_90, say).
   auto matching = [&](const std::string& text) {
@@ -71,12 +83,34 @@ const SassCache& sass_for(const std::string& arch) {
       if (a == arch || (found.empty() && a.compare(0, arch.size(), arch) == 0)) found = a;
     return found;
   };
+  std::string text, found;
+  // The dump the build left beside this program (CMakeLists.txt), when no older than it.
+  char exe[4096];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len > 0) {
+    std::string dump = std::string(exe, static_cast<size_t>(len)) + ".sass";
+    struct stat program {}, saved {};
+    if (stat(dump.c_str(), &saved) == 0 && stat(std::string(exe, static_cast<size_t>(len)).c_str(), &program) == 0 &&
+        saved.st_mtime >= program.st_mtime) {
+      std::ifstream in(dump);
+      std::stringstream s;
+      s << in.rdbuf();
+      text = s.str();
+      found = matching(text);
+    }
+  }
+  if (!found.empty()) return parsed(c, text, found, arch);
+  std::string tool = find_cuobjdump();
+  if (tool.empty()) {
+    c.why = "cuobjdump not found ($CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin, PATH)";
+    return c;
+  }
   // This process's executable: /proc/self/exe would name the shell that popen starts.
   std::string self = " /proc/" + std::to_string(getpid()) + "/exe 2>/dev/null";
-  std::string text;
+  text.clear();
   std::string command = "'" + tool + "' -sass";
   bool ran = run_command(command + " -arch " + arch + self, &text);
-  std::string found = ran ? matching(text) : "";
+  found = ran ? matching(text) : "";
   if (found.empty()) {
     text.clear();
     if (!run_command(command + self, &text)) {
@@ -89,16 +123,9 @@ const SassCache& sass_for(const std::string& arch) {
     c.why = "the binary holds no SASS for " + arch + " (it runs JIT-compiled PTX)";
     return c;
   }
-  c.kernels = parse_sass(text, found);
-  // Architecture-specific cubins (sm_90a, built only for the kernels that need it) run on the
-  // same device: their kernels are this device's code too.
-  if (found == arch) {
-    auto specific = parse_sass(text, arch + "a");
-    c.kernels.insert(c.kernels.end(), specific.begin(), specific.end());
-  }
-  c.available = true;
-  return c;
+  return parsed(c, text, found, arch);
 }
+
 
 }  // namespace
 
@@ -116,6 +143,12 @@ SassVerdict check_kernel_sass(const DeviceInfo& dev, const std::string& kernel) 
   if (!k) return {SassStatus::failed, "no kernel " + kernel + " in this binary's SASS"};
   CheckOutcome o = check_code(*k, e->sass, CodeDialect::sass);
   return {o.ok ? SassStatus::ok : SassStatus::failed, o.why};
+}
+
+std::vector<Instruction> timed_sass(const DeviceInfo& dev, const std::string& kernel) {
+  const SassCache& sass = sass_for("sm_" + std::to_string(dev.cc()));
+  const KernelCode* k = sass.available ? find_kernel(sass.kernels, kernel) : nullptr;
+  return k ? timed_region(*k, CodeDialect::sass) : std::vector<Instruction>{};
 }
 
 bool sass_allows(RunContext& ctx, const std::string& probe, const std::vector<std::string>& kernels) {

@@ -27,6 +27,10 @@ std::string load_sass(const DeviceInfo& dev);
 // Checks `kernel` (a kernel_name()) against its registered expectation's SASS rules.
 SassVerdict check_kernel_sass(const DeviceInfo& dev, const std::string& kernel);
 
+// The timed region of `kernel` in this program's SASS for the device (core/code_check.hpp's
+// timed_region), for a run's evidence; empty when the SASS cannot be had.
+std::vector<Instruction> timed_sass(const DeviceInfo& dev, const std::string& kernel);
+
 // Whether `probe` may be measured: true when every kernel passes or is unchecked; false after
 // ctx.invalid(probe, why) when one fails or has no expectation registered.
 bool sass_allows(RunContext& ctx, const std::string& probe, const std::vector<std::string>& kernels);

@@ -1,0 +1,135 @@
+#include "analysis/index_chase.hpp"
+
+#include <algorithm>
+#include <regex>
+
+#include "analysis/analyzer.hpp"
+#include "analysis/pipes.hpp"
+
+namespace gpuprobe {
+
+namespace index_chase {
+
+const std::vector<Variant>& variants() {
+  static const std::vector<Variant> v = {
+      {"shared", "index_chase::shared_chase", R"(^LDS)", "shared_latency_index_chase",
+       "one ld.shared of j = s[j] and the arithmetic from index to address"},
+      {"l1", "index_chase::global_chase<false>", R"(^LDG)", "l1_hit_latency_index_chase",
+       "one L1-hitting ld.global of j = a[j] (16 KiB, 128 B stride) and its 64-bit address arithmetic"},
+      {"l2", "index_chase::global_chase<true>", R"(^LDG)", "l2_hit_latency_index_chase",
+       "one ld.global.cg of j = a[j] hitting L2 (1 MiB, 128 B stride) and its address arithmetic"},
+      {"dram", "index_chase::global_chase<false>", R"(^LDG)", "dram_latency_index_chase",
+       "one ld.global of j = a[j] missing L1 and L2 (flushed; 4224 B stride, TLB-resident pages) "
+       "and its address arithmetic"},
+      {"atomic_shared_pair", "index_chase::shared_pair", R"(^ATOMS)",
+       "atomic_shared_latency_result_pair",
+       "atomicAdd on shared whose result indexes a shared load, minus the shared index chase"},
+      {"atomic_global_pair", "index_chase::global_pair", R"(^ATOMG)",
+       "atomic_global_latency_result_pair",
+       "atomicAdd on global whose result indexes an L1-hitting load, minus the L1 index chase"},
+  };
+  return v;
+}
+
+std::string one_step(const std::vector<Instruction>& region, const std::string& load_pattern) {
+  const std::regex re(load_pattern);
+  std::string out;
+  int seen = 0;
+  for (const auto& ins : region) {
+    bool load = std::regex_search(ins.text, re);
+    if (seen == 1) out += (out.empty() ? "" : "; ") + ins.text;
+    if (load && ++seen == 2) return out;
+  }
+  return "";
+}
+
+namespace {
+
+std::vector<CodeExpectation> index_chase_expectations() {
+  std::vector<CodeExpectation> out;
+  auto add = [&](const std::string& kernel, const std::string& probe, std::vector<InstructionRule> ptx,
+                 std::vector<InstructionRule> sass) {
+    CodeExpectation e;
+    e.source = "index_chase";
+    e.kernel = kernel;
+    e.probe = probe;
+    e.ptx = std::move(ptx);
+    e.sass = std::move(sass);
+    out.push_back(e);
+  };
+  // The chains' layout: untimed stores.
+  add("index_chase::fill_stride", "l1", {{R"(^st\.global\.u32 )", -1, false}}, {{R"(^STG\.E )", -1, false}});
+  add("index_chase::fill_identity", "atomic_global_pair", {{R"(^st\.global\.u32 )", -1, false}},
+      {{R"(^STG\.E )", -1, false}});
+  // kSteps dependent loads per trip, the index turned into an address in the loop.
+  add("index_chase::shared_chase", "shared", {{R"(^ld\.shared\.u32 )", kSteps, true}},
+      {{R"(^LDS)", kSteps, true}});
+  add("index_chase::global_chase<false>", "l1", {{R"(^ld\.global\.u32 )", kSteps, true}},
+      {{R"(^LDG\.E )", kSteps, true}});
+  add("index_chase::global_chase<true>", "l2", {{R"(^ld\.global\.cg\.u32 )", kSteps, true}},
+      {{R"(^LDG\.E)", kSteps, true}});
+  // The pair: kSteps atomics, each result indexing the next load, each load's value the next
+  // atomic's index.
+  add("index_chase::shared_pair", "atomic_shared_pair",
+      {{R"(^atom\.shared\.add\.u32 )", kSteps, false}, {R"(^ld\.shared\.u32 )", kSteps, false}},
+      {{R"(^ATOMS\.ADD )", kSteps, false}, {R"(^(ATOMS\.ADD|LDS) )", 2 * kSteps, true}});
+  add("index_chase::global_pair", "atomic_global_pair",
+      {{R"(^atom\.global\.add\.u32 )", kSteps, false}, {R"(^ld\.global\.u32 )", kSteps, false}},
+      {{R"(^ATOMG\.E\.ADD)", kSteps, false}, {R"(^(ATOMG\.E\.ADD|LDG\.E))", 2 * kSteps, true}});
+  return out;
+}
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(index_chase_expectations);
+
+}  // namespace
+
+}  // namespace index_chase
+
+std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  auto row = [&](const std::string& probe) -> const Observation* {
+    for (const auto& o : obs)
+      if (o.probe == probe && o.unit == "cycles" && o.value > 0) return &o;
+    return nullptr;
+  };
+  auto sass_of = [&](const std::string& probe) -> std::string {
+    for (const auto& o : obs)
+      if (o.probe == "sass" && o.param_text("of") == probe) return o.param_text("step");
+    return "";
+  };
+  for (const auto& v : index_chase::variants()) {
+    const Observation* o = row(v.probe);
+    if (!o) continue;
+    Parameter p;
+    p.name = v.parameter;
+    p.unit = "cycles";
+    p.value = o->p50;
+    p.low = o->p05;
+    p.high = o->p95;
+    p.confidence = spread_confidence(o->p05, o->p50, o->p95);
+    p.evidence = "index_chase.csv";
+    // The pair's load B is timed alone by the chase of the same kind of load.
+    const char* base = std::string(v.probe) == "atomic_shared_pair"   ? "shared"
+                       : std::string(v.probe) == "atomic_global_pair" ? "l1"
+                                                                      : nullptr;
+    if (base) {
+      const Observation* b = row(base);
+      if (!b) continue;
+      p.value = o->p50 - b->p50;
+      p.low = o->p05 - b->p95;
+      p.high = o->p95 - b->p05;
+      p.confidence = std::min(p.confidence, spread_confidence(b->p05, b->p50, b->p95));
+      if (!(p.value > 0)) continue;  // B alone as slow as the pair: no atomic latency to report
+    }
+    std::string step = sass_of(v.probe);
+    p.method = std::string(base ? "result_pair: " : "index_chase: ") + "includes " + v.includes +
+               "; one thread, " + std::to_string(index_chase::kSteps) + " dependent steps per trip" +
+               (step.empty() ? "" : "; SASS of one step: " + step);
+    out.push_back(p);
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_ANALYZER("index_chase", analyze_index_chase);
+
+}  // namespace gpuprobe

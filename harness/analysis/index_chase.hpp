@@ -1,0 +1,42 @@
+#pragma once
+// The index chase of the papers (Mei & Chu 2016; Jia et al. 2018): one thread follows indices,
+// j = a[j], so that every step holds the load and the address arithmetic that turns the index
+// into an address, as Kepler-Volta latency tables were measured. Beside the pure pointer chase
+// (latency family, the headline figures) it gives each documented latency a twin measured the
+// documented way. Jia et al.'s atomic latency as they describe it: an atomic A whose result
+// indexes a load B of known latency, latency(A) = latency(A, B) - latency(B) (label result_pair,
+// not dependent_pair: their V100 figures are shorter than any L2 round trip, so their timing
+// must differ in a way the paper does not say, and no ratio to them is formed).
+#include <string>
+#include <vector>
+
+#include "core/code_check.hpp"
+#include "core/observation.hpp"
+
+namespace gpuprobe {
+
+namespace index_chase {
+
+constexpr int kSteps = 16;  // dependent steps per unrolled loop trip (the code check counts them)
+
+struct Variant {
+  const char* probe;      // observations' probe
+  const char* kernel;     // kernel_name() of its kernel
+  const char* load;       // SASS pattern of the step's load (one per step)
+  const char* parameter;  // canonical name
+  const char* includes;   // what one step holds, for the method text
+};
+const std::vector<Variant>& variants();
+
+// The instructions of one step of a timed region: after the first match of `load_pattern`
+// through the second, as "IMAD.SHL.U32 R3, R2, 0x4, RZ; LDS R2, [R3]"; "" with fewer than two.
+std::string one_step(const std::vector<Instruction>& region, const std::string& load_pattern);
+
+}  // namespace index_chase
+
+// shared_latency_index_chase, l1_hit_latency_index_chase, l2_hit_latency_index_chase,
+// dram_latency_index_chase (cycles per step), and atomic_shared_latency_result_pair,
+// atomic_global_latency_result_pair (pair minus the chase of the same load B).
+std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, const Metadata& meta);
+
+}  // namespace gpuprobe

@@ -1,0 +1,10 @@
+#pragma once
+// Tests on data recorded on a GPU (tests/data/h100_*.csv) fail, never skip, when their data
+// is missing: renaming or deleting a recorded file turns them red instead of silently
+// passing. Usage: REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_bandwidth.csv";
+#include <gtest/gtest.h>
+
+#define REQUIRE_RECORDED(present) \
+  if (present) {                  \
+  } else                          \
+    FAIL() << "recorded test data missing (committed under tests/data/): "

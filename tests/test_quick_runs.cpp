@@ -1,0 +1,113 @@
+// Quick is a faithful subset: every parameter a committed --quick run writes overlaps the
+// interval of the full run of the same gpuprobe version on the same GPU, widened by the
+// parameter's tolerance (docs/parameters.md), and none of those a quick run leaves out.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "core/catalog.hpp"
+#include "core/observation.hpp"
+
+namespace fs = std::filesystem;
+
+namespace gpuprobe {
+namespace {
+
+// "" when the quick value agrees with the full run's within `tol` (a fraction), else why not.
+std::string disagreement(const Parameter& quick, const Parameter& full, double tol) {
+  const double lo = std::min(full.low, full.value), hi = std::max(full.high, full.value);
+  const double wlo = lo - tol * std::fabs(lo), whi = hi + tol * std::fabs(hi);
+  const double qlo = std::min(quick.low, quick.value), qhi = std::max(quick.high, quick.value);
+  if (qhi >= wlo && qlo <= whi) return "";
+  return quick.name + ": quick [" + std::to_string(qlo) + ", " + std::to_string(qhi) + "] against full [" +
+         std::to_string(lo) + ", " + std::to_string(hi) + "] +- " + std::to_string(tol * 100) + " %";
+}
+
+TEST(QuickRuns, DisagreementUsesTheTolerance) {
+  Parameter full{"l1_hit_latency", 33, "cycles", 32.9, 33.1, 1, "", ""};
+  Parameter quick = full;
+  quick.value = quick.low = quick.high = 34;
+  EXPECT_NE(disagreement(quick, full, 0), "");
+  EXPECT_EQ(disagreement(quick, full, 0.03), "");
+  quick.value = quick.low = quick.high = 35;
+  EXPECT_NE(disagreement(quick, full, 0.03), "");
+  quick.low = 33;  // its own interval reaches the full one
+  EXPECT_EQ(disagreement(quick, full, 0), "");
+}
+
+struct RunInfo {
+  fs::path dir;
+  std::string gpu, version;
+  bool quick = false;
+};
+
+std::vector<RunInfo> committed_runs() {
+  std::vector<RunInfo> out;
+  fs::path results = fs::path(GPUPROBE_SOURCE_DIR) / "results";
+  for (const auto& gpu : fs::directory_iterator(results)) {
+    if (!gpu.is_directory()) continue;
+    for (const auto& run : fs::directory_iterator(gpu.path())) {
+      fs::path params = run.path() / "parameters.csv";
+      const std::string id = run.path().filename().string();  // run-id YYYYMMDDTHHMMSSZ
+      if (id.size() != 16 || id[8] != 'T' || id.back() != 'Z' || !fs::exists(params)) continue;
+      Metadata meta;
+      read_parameters(params.string(), &meta);
+      RunInfo r{run.path(), gpu.path().filename().string(), "", false};
+      for (const auto& [k, v] : meta) {
+        if (k == "gpuprobe_version") r.version = v;
+        if (k == "command_line") r.quick = v.find("--quick") != std::string::npos;
+        if (k == "filter" && !v.empty()) r.version.clear();  // a filtered run is no full run
+      }
+      if (!r.version.empty()) out.push_back(r);
+    }
+  }
+  return out;
+}
+
+TEST(QuickRuns, CommittedQuickRunsAgreeWithTheFullRun) {
+  int pairs = 0;
+  for (const auto& q : committed_runs()) {
+    if (!q.quick) continue;
+    for (const auto& f : committed_runs()) {
+      if (f.quick || f.gpu != q.gpu || f.version != q.version) continue;
+      ++pairs;
+      SCOPED_TRACE(q.dir.string() + " against " + f.dir.string());
+      std::map<std::string, Parameter> full;
+      for (const auto& p : read_parameters((f.dir / "parameters.csv").string())) full[p.name] = p;
+      for (const auto& p : read_parameters((q.dir / "parameters.csv").string())) {
+        EXPECT_FALSE(catalog().not_in_quick.count(p.name)) << p.name << " is listed as not measured by a quick run";
+        auto entry = catalog().params.find(p.name);
+        double tol = 0;
+        if (entry == catalog().params.end() || !tolerance_fraction(entry->second.tolerance, &tol)) continue;
+        auto it = full.find(p.name);
+        if (it == full.end()) {
+          ADD_FAILURE() << p.name << ": written by the quick run, not by the full run";
+          continue;
+        }
+        EXPECT_EQ(disagreement(p, it->second, tol), "");
+      }
+    }
+  }
+  if (pairs == 0)
+    GTEST_SKIP() << "NOT CHECKED: no committed --quick run with a full run of the same gpuprobe "
+                    "version and GPU under results/ (commit one pair to check quick against full)";
+}
+
+TEST(QuickRuns, EveryToleranceIsReadable) {
+  for (const auto& [name, e] : catalog().params) {
+    double t = 0;
+    bool compared = tolerance_fraction(e.tolerance, &t);
+    EXPECT_TRUE(compared || e.tolerance.rfind("not compared", 0) == 0) << name << ": '" << e.tolerance << "'";
+  }
+  for (const auto& [name, why] : catalog().not_in_quick) {
+    EXPECT_TRUE(catalog().params.count(name)) << name << " is not a canonical parameter";
+    EXPECT_FALSE(why.empty()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace gpuprobe
