@@ -259,8 +259,13 @@ class BandwidthRun {
 // point's footprint is trimmed so that every access is read exactly once per pass (warp
 // slices exist only there). round_bytes: what one round of the grid reads; below it, several
 // threads read the same data at once, which the memory system may merge.
+constexpr const char* kNeedsSm80 = ": the streaming hint needs compute capability 8.0";
+
 void BandwidthRun::measure_read(const StreamRead& k, uint64_t footprint, bool dram) {
-  if (needs_sm80(k.op) && dev_.cc() < 80) return;
+  if (needs_sm80(k.op) && dev_.cc() < 80) {
+    ctx_.skip(k.slices ? "read_slices" : "read", std::string(ptx_name(k.op)) + kNeedsSm80);
+    return;
+  }
   const Geometry g = full_occupancy(k.kernel);
   const uint64_t per_round = g.total() * static_cast<uint64_t>(k.ilp);
   uint64_t n = footprint / k.width;
@@ -287,7 +292,10 @@ void BandwidthRun::measure_read(const StreamRead& k, uint64_t footprint, bool dr
 // Stores over all of b_, several passes per repetition (dram_bytes_per_rep_ stored); a_ is
 // the source of a copy, whose bytes moved count its loads too.
 void BandwidthRun::measure_store(const StreamStore& k) {
-  if (needs_sm80(k.op) && dev_.cc() < 80) return;
+  if (needs_sm80(k.op) && dev_.cc() < 80) {
+    ctx_.skip(k.copy ? "copy" : "write", std::string(ptx_name(k.op)) + kNeedsSm80);
+    return;
+  }
   const Geometry g = full_occupancy(k.kernel);
   const uint64_t per_round = g.total() * static_cast<uint64_t>(k.ilp);
   const uint64_t rounds = b_.bytes() / k.width / per_round;
@@ -381,7 +389,10 @@ void BandwidthRun::measure_l1(const L1Read& k) {
 // Bulk copies over the whole DRAM buffer (a_ to read, b_ to write), dram_bytes_per_rep_ per
 // repetition, as many blocks per SM as the shared stages allow (at most 2: one thread each).
 void BandwidthRun::measure_bulk(bool write, uint32_t chunk, uint32_t stages) {
-  if (dev_.cc() < 90) return;
+  if (dev_.cc() < 90) {
+    ctx_.skip(write ? "write_bulk" : "read_bulk", "cp.async.bulk needs compute capability 9.0");
+    return;
+  }
   const void* kernel = write ? reinterpret_cast<const void*>(&bulk_stream<true>)
                              : reinterpret_cast<const void*>(&bulk_stream<false>);
   const size_t smem = static_cast<size_t>(chunk) * (write ? 1 : stages);

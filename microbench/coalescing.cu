@@ -150,19 +150,22 @@ class CoalescingFamily : public ProbeFamily {
 
     if (ctx.enabled("read")) {
       std::map<Way, Observation> all;
-      for (auto [w, k] : {std::pair<Way, ReadKernel>{Way::aos, read_positions<Way::aos>},
-                          {Way::aos_l2, read_positions<Way::aos_l2>},
-                          {Way::ldg, read_positions<Way::ldg>},
-                          {Way::smem, read_positions<Way::smem>},
-                          {Way::soa, read_positions<Way::soa>}})
+      // A named list: CUDA 11's front end cannot deduce a braced list of pairs in a range-for.
+      const std::pair<Way, ReadKernel> ways[] = {{Way::aos, read_positions<Way::aos>},
+                                                 {Way::aos_l2, read_positions<Way::aos_l2>},
+                                                 {Way::ldg, read_positions<Way::ldg>},
+                                                 {Way::smem, read_positions<Way::smem>},
+                                                 {Way::soa, read_positions<Way::soa>}};
+      for (auto [w, k] : ways)
         all[w] = measure("read", w, [&, k = k] { k<<<grid, kBlock>>>(in, sink.get(), 0); });
       speedups("read", all);
     }
     if (ctx.enabled("write")) {
       std::map<Way, Observation> all;
-      for (auto [w, k] : {std::pair<Way, WriteKernel>{Way::aos, write_positions<Way::aos>},
-                          {Way::smem, write_positions<Way::smem>},
-                          {Way::soa, write_positions<Way::soa>}})
+      const std::pair<Way, WriteKernel> ways[] = {{Way::aos, write_positions<Way::aos>},
+                                                  {Way::smem, write_positions<Way::smem>},
+                                                  {Way::soa, write_positions<Way::soa>}};
+      for (auto [w, k] : ways)
         all[w] = measure("write", w, [&, k = k] { k<<<grid, kBlock>>>(out); });
       speedups("write", all);
     }

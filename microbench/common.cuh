@@ -104,6 +104,18 @@ __device__ __forceinline__ uint64_t global_timer_ns() {
   return t;
 }
 
+// A pause of about `ns` nanoseconds: __nanosleep from Volta on; before it (no such
+// instruction) a spin on the global timer, which keeps the warp issuing but off memory.
+__device__ __forceinline__ void pause_ns(uint32_t ns) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  __nanosleep(ns);
+#else
+  const uint64_t until = global_timer_ns() + ns;
+  while (global_timer_ns() < until) {
+  }
+#endif
+}
+
 // A store the compiler cannot prove dead: `flag` is false at run time, so nothing is written,
 // but the value stays live and the chain that produced it is kept.
 template <class T>

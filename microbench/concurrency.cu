@@ -206,7 +206,7 @@ class ConcurrencyFamily : public ProbeFamily {
     CUDA_CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeThreadLocal));
     for (int i = 0; i < k; ++i) empty_kernel<<<1, 32, 0, s0>>>();
     CUDA_CHECK(cudaStreamEndCapture(s0, &graph));  // fails if a captured launch failed
-    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_CHECK(cudaGraphInstantiateWithFlags(&exec, graph, 0));  // one signature in CUDA 11 and 12+
     CUDA_CHECK(cudaGraphUpload(exec, s0));
     per_kernel("graph", [&] { CUDA_CHECK(cudaGraphLaunch(exec, s0)); });
     CUDA_CHECK(cudaGraphExecDestroy(exec));

@@ -74,7 +74,12 @@ class PairProbe {
   void run() {
     const DeviceInfo& dev = ctx_.device();
     if (!ctx_.enabled(name_)) return;
-    if (dev.cc() < std::max(A::kMinCC, B::kMinCC)) return;
+    const int min_cc = std::max(A::kMinCC, B::kMinCC);
+    if (dev.cc() < min_cc) {
+      ctx_.skip(name_, "needs compute capability " + std::to_string(min_cc / 10) + "." +
+                           std::to_string(min_cc % 10));
+      return;
+    }
     std::vector<std::string> names;
     for (const Mix& m : kMixes) names.push_back(kernel_name(A::kType, B::kType, m.a, m.b));
     if (!sass_allows(ctx_, name_, names)) return;

@@ -10,6 +10,7 @@
 
 #include "analysis/index_chase.hpp"
 #include "common.cuh"
+#include "core/catalog.hpp"
 #include "gpu/sass_check.hpp"
 
 namespace gpuprobe::index_chase {
@@ -25,6 +26,23 @@ __global__ void fill_identity(uint32_t* a, uint32_t n) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) a[i] = i;
 }
 
+// Every kernel's chase from j = 0: `warm` untimed steps j = step(j), then `trips` x kSteps
+// timed between two clock reads (where the code checks look); returns the last j.
+template <class Step>
+__device__ __forceinline__ uint32_t chase(Step step, uint32_t warm, uint32_t trips, long long* cycles) {
+  uint32_t j = 0;
+  for (uint32_t i = 0; i < warm; ++i) j = step(j);
+  const long long t0 = clock64();
+#pragma unroll 1
+  for (uint32_t t = 0; t < trips; ++t) {
+#pragma unroll
+    for (int k = 0; k < kSteps; ++k) j = step(j);
+  }
+  const long long t1 = clock64();
+  *cycles = t1 - t0;
+  return j;
+}
+
 // Shared: the block fills s, thread 0 walks it once untimed, then `trips` x kSteps timed.
 __global__ void shared_chase(uint32_t n, uint32_t stride, uint32_t trips, long long* cycles,
                              uint32_t* sink, int flag) {
@@ -32,17 +50,7 @@ __global__ void shared_chase(uint32_t n, uint32_t stride, uint32_t trips, long l
   for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) s[i] = (i + stride) % n;
   __syncthreads();
   if (threadIdx.x != 0) return;
-  uint32_t j = 0;
-  for (uint32_t i = 0; i < n; ++i) j = s[j];
-  const long long t0 = clock64();
-#pragma unroll 1
-  for (uint32_t t = 0; t < trips; ++t) {
-#pragma unroll
-    for (int k = 0; k < kSteps; ++k) j = s[j];
-  }
-  const long long t1 = clock64();
-  *cycles = t1 - t0;
-  keep(j, sink, flag);
+  keep(chase([&](uint32_t j) { return s[j]; }, n, trips, cycles), sink, flag);
 }
 
 // Global: `warm` untimed steps (0 for DRAM: the chain was flushed from L2), then timed.
@@ -50,18 +58,7 @@ __global__ void shared_chase(uint32_t n, uint32_t stride, uint32_t trips, long l
 template <bool kL2Only>
 __global__ void global_chase(uint32_t* a, uint32_t warm, uint32_t trips, long long* cycles,
                              uint32_t* sink, int flag) {
-  auto load = [&](uint32_t j) { return kL2Only ? __ldcg(&a[j]) : a[j]; };
-  uint32_t j = 0;
-  for (uint32_t i = 0; i < warm; ++i) j = load(j);
-  const long long t0 = clock64();
-#pragma unroll 1
-  for (uint32_t t = 0; t < trips; ++t) {
-#pragma unroll
-    for (int k = 0; k < kSteps; ++k) j = load(j);
-  }
-  const long long t1 = clock64();
-  *cycles = t1 - t0;
-  keep(j, sink, flag);
+  keep(chase([&](uint32_t j) { return kL2Only ? __ldcg(&a[j]) : a[j]; }, warm, trips, cycles), sink, flag);
 }
 
 // Jia et al.'s pair on shared memory: A = atomicAdd(&s[j], zero) returns the next index (zero
@@ -77,33 +74,13 @@ __global__ void shared_pair(uint32_t n, uint32_t stride, uint32_t trips, uint32_
   }
   __syncthreads();
   if (threadIdx.x != 0) return;
-  uint32_t j = 0;
-  for (uint32_t i = 0; i < n; ++i) j = id[atomicAdd(&s[j], zero)];
-  const long long t0 = clock64();
-#pragma unroll 1
-  for (uint32_t t = 0; t < trips; ++t) {
-#pragma unroll
-    for (int k = 0; k < kSteps; ++k) j = id[atomicAdd(&s[j], zero)];
-  }
-  const long long t1 = clock64();
-  *cycles = t1 - t0;
-  keep(j, sink, flag);
+  keep(chase([&](uint32_t j) { return id[atomicAdd(&s[j], zero)]; }, n, trips, cycles), sink, flag);
 }
 
 // The pair on global memory: the atomic at L2, B an L1-resident identity array.
 __global__ void global_pair(uint32_t* a, uint32_t* id, uint32_t warm, uint32_t trips, uint32_t zero,
                             long long* cycles, uint32_t* sink, int flag) {
-  uint32_t j = 0;
-  for (uint32_t i = 0; i < warm; ++i) j = id[atomicAdd(&a[j], zero)];
-  const long long t0 = clock64();
-#pragma unroll 1
-  for (uint32_t t = 0; t < trips; ++t) {
-#pragma unroll
-    for (int k = 0; k < kSteps; ++k) j = id[atomicAdd(&a[j], zero)];
-  }
-  const long long t1 = clock64();
-  *cycles = t1 - t0;
-  keep(j, sink, flag);
+  keep(chase([&](uint32_t j) { return id[atomicAdd(&a[j], zero)]; }, warm, trips, cycles), sink, flag);
 }
 
 namespace {
@@ -123,7 +100,10 @@ class IndexChaseFamily : public ProbeFamily {
   }
   std::vector<ProbeInfo> probes() const override {
     std::vector<ProbeInfo> out;
-    for (const auto& v : variants()) out.push_back({v.probe, v.includes});
+    for (const auto& v : variants()) {
+      auto includes = catalog().includes.find(v.parameter);
+      out.push_back({v.probe, includes == catalog().includes.end() ? v.parameter : includes->second});
+    }
     return out;
   }
   void run(RunContext& ctx) override {

@@ -193,31 +193,8 @@ struct Sweep {
   uint64_t min_bytes, max_bytes;
   uint32_t stride;
   double ratio;
+  uint64_t tail_bytes = 0;  // past max_bytes, a sparse tail up to this (ladder::coarse_footprints)
 };
-
-uint64_t round_to_lines(double bytes, uint32_t stride) {
-  const double lines = std::max(2.0, std::round(bytes / stride));
-  return static_cast<uint64_t>(lines) * stride;
-}
-
-// Geometric from min to max, each point nudged by up to 30 % of a step (fixed seed, so a rerun
-// measures the same footprints) so that the sweep is not only powers of two.
-std::vector<uint64_t> coarse_footprints(const Sweep& s) {
-  const double span = std::log(double(s.max_bytes) / double(s.min_bytes));
-  const int n = std::max(1, int(std::ceil(span / std::log(s.ratio))));
-  const double step = span / n;
-  std::mt19937_64 rng(0x1a7e9c7ULL);
-  std::uniform_real_distribution<double> jitter(-0.3, 0.3);
-  std::vector<uint64_t> out;
-  for (int k = 0; k <= n; ++k) {
-    double u = jitter(rng);
-    if (k == 0) u = std::fabs(u);
-    if (k == n) u = -std::fabs(u);
-    const uint64_t f = round_to_lines(double(s.min_bytes) * std::exp(step * (k + u)), s.stride);
-    if (out.empty() || f > out.back()) out.push_back(f);
-  }
-  return out;
-}
 
 // The chosen SM (see chosen_block) and the launch bookkeeping around it.
 class Pin {
@@ -276,7 +253,8 @@ void sweep(RunContext& ctx, const Budget& b, const Pin& pin, const Sweep& s,
     Observation o = ctx.measure(pt, [&] { return rep(probe, f); });
     curves[probe].push_back({double(f), o.value});
   };
-  for (uint64_t f : coarse_footprints(s)) {
+  for (uint64_t f :
+       ladder::coarse_footprints(s.min_bytes, s.max_bytes, s.stride, s.ratio, s.tail_bytes)) {
     prepare(f);
     for (const auto& probe : probes) measure(probe, f);
   }
@@ -288,10 +266,10 @@ void sweep(RunContext& ctx, const Budget& b, const Pin& pin, const Sweep& s,
       auto& curve = curves[probe];
       std::vector<uint64_t> next;
       for (double x : ladder::refinement_points(curve, ro)) {
-        const uint64_t f = round_to_lines(x, s.stride);
+        const uint64_t f = ladder::round_to_lines(x, s.stride);
         const bool seen = std::any_of(curve.begin(), curve.end(),
                                       [&](const CurvePoint& q) { return uint64_t(q.x) == f; });
-        if (!seen && f >= s.min_bytes && f <= s.max_bytes &&
+        if (!seen && f >= s.min_bytes && f <= std::max(s.max_bytes, s.tail_bytes) &&
             std::find(next.begin(), next.end(), f) == next.end())
           next.push_back(f);
       }
@@ -327,10 +305,9 @@ void run_global(RunContext& ctx, const Budget& b, Pin& pin) {
   const auto probes = runnable(ctx, {"ld_global", "ld_cg", "ld_nc"});
   if (probes.empty()) return;
   const DeviceInfo& dev = ctx.device();
-  // Past four times the L2, bounded by free memory (a quarter of it leaves room for the rest).
-  const double l2 = std::max(double(dev.l2_bytes), 1024.0 * 1024.0);
-  const uint64_t max_bytes =
-      round_to_lines(std::min(4.5 * l2, 0.25 * double(dev.free_mem_bytes)), kLineBytes);
+  const auto range =
+      ladder::global_sweep(double(dev.l2_bytes), double(dev.free_mem_bytes), kLineBytes);
+  const uint64_t max_bytes = std::max(range.max_bytes, range.tail_bytes);
   const uint32_t max_lines = uint32_t(max_bytes / kLineBytes);
   DeviceBuffer<char> buf(max_bytes);
   DeviceBuffer<uint32_t> next(max_lines), order(max_lines);
@@ -364,7 +341,8 @@ void run_global(RunContext& ctx, const Budget& b, Pin& pin) {
     if (probe == "ld_cg") return pin.run(launch(chase_global<LoadCg>), b.steps);
     return pin.run(launch(chase_global<LoadNc>), b.steps);
   };
-  sweep(ctx, b, pin, {1024, max_bytes, kLineBytes, b.ratio}, probes, prepare, rep);
+  sweep(ctx, b, pin, {1024, range.max_bytes, kLineBytes, b.ratio, range.tail_bytes}, probes,
+        prepare, rep);
 }
 
 void run_shared(RunContext& ctx, const Budget& b, Pin& pin) {
@@ -432,9 +410,9 @@ class LatencyFamily : public ProbeFamily {
   }
   std::vector<ProbeInfo> probes() const override {
     return {{"ld_global",
-             "default ld.global chase (L1-cached, largest L1 carve-out), 1 KiB to 4.5x L2"},
-            {"ld_cg", "ld.global.cg chase (L2 only), 1 KiB to 4.5x L2"},
-            {"ld_nc", "ld.global.nc chase (read-only path), 1 KiB to 4.5x L2"},
+             "default ld.global chase (L1-cached, largest L1 carve-out), 1 KiB to 4.5x L2, then 4x steps to 1 GiB"},
+            {"ld_cg", "ld.global.cg chase (L2 only), 1 KiB to 4.5x L2, then 4x steps to 1 GiB"},
+            {"ld_nc", "ld.global.nc chase (read-only path), 1 KiB to 4.5x L2, then 4x steps to 1 GiB"},
             {"shared", "ld.shared chase, 1 KiB to the opt-in shared memory per block"},
             {"constant", "ld.const chase, 256 B to the 64 KiB constant bank"}};
   }

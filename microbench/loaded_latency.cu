@@ -52,7 +52,7 @@ __global__ void loaded_chase(const uint32_t* chain, uint32_t line_words, uint32_
   const uint64_t t = static_cast<uint64_t>(blockIdx.x - 1) * blockDim.x + threadIdx.x;
   uint64_t i = t % n;
   uint32_t acc = 0, rounds = 0;
-  if (delay_ns) __nanosleep((static_cast<uint32_t>(t / 32) * 2654435761u) % delay_ns);
+  if (delay_ns) pause_ns((static_cast<uint32_t>(t / 32) * 2654435761u) % delay_ns);
   while (global_timer_ns() - t_begin < window_ns) {
     uint4 v[kIlp];
 #pragma unroll
@@ -64,7 +64,7 @@ __global__ void loaded_chase(const uint32_t* chain, uint32_t line_words, uint32_
 #pragma unroll
     for (int u = 0; u < kIlp; ++u) acc ^= fold(v[u]);
     ++rounds;
-    if (delay_ns) __nanosleep(delay_ns);
+    if (delay_ns) pause_ns(delay_ns);
   }
   const uint64_t t_end = global_timer_ns();
   keep(acc, sink, flag);

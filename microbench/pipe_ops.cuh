@@ -129,14 +129,18 @@ struct Int32Logic {
   };
   static constexpr const char* kName = "int32_logic";
   static constexpr const char* kType = "Int32Logic";
-  static constexpr int kMinCC = 0;
+  static constexpr int kMinCC = 50;  // lop3 is Maxwell's
   static constexpr double kResultsPerWarp = 64;
   static constexpr int kChainSteps = 2;
   static constexpr bool kShared = false, kGlobal = false;
   __device__ static State init(uint32_t seed, ChainSlot, const OpArgs&) { return {seed, ~seed}; }
   __device__ static void apply(State& s, const OpArgs& x) {
-    asm volatile("lop3.b32 %0, %0, %1, %2, 0xE8;" : "+r"(s.a) : "r"(s.b), "r"(x.u32_a));
-    asm volatile("lop3.b32 %0, %0, %1, %2, 0xE8;" : "+r"(s.b) : "r"(s.a), "r"(x.u32_b));
+    if constexpr (kDeviceArch >= kMinCC * 10) {
+      asm volatile("lop3.b32 %0, %0, %1, %2, 0xE8;" : "+r"(s.a) : "r"(s.b), "r"(x.u32_a));
+      asm volatile("lop3.b32 %0, %0, %1, %2, 0xE8;" : "+r"(s.b) : "r"(s.a), "r"(x.u32_b));
+    } else {
+      __trap();
+    }
   }
 };
 

@@ -109,9 +109,12 @@ class PipesFamily : public ProbeFamily {
   template <class Op>
   void run_op(RunContext& ctx) {
     if (!ctx.enabled(Op::kName)) return;
+    const OpInfo* info = find_op(Op::kName);
+    if (!info || info->min_cc != Op::kMinCC)  // the trait table and the analysis table agree
+      throw std::logic_error(std::string(Op::kName) + ": kMinCC differs from pipes::ops()");
     if (ctx.device().cc() < Op::kMinCC) {
-      ctx.progress(std::string(Op::kName) + ": needs compute capability " +
-                   std::to_string(Op::kMinCC / 10) + "." + std::to_string(Op::kMinCC % 10));
+      ctx.skip(Op::kName, "needs compute capability " + std::to_string(Op::kMinCC / 10) + "." +
+                              std::to_string(Op::kMinCC % 10));
       return;
     }
     if (!sass_allows(ctx, Op::kName,

@@ -238,7 +238,7 @@ void run_wgmma_op(RunContext& ctx) {
   if (!ctx.enabled(Op::kName)) return;
   const DeviceInfo& dev = ctx.device();
   if (dev.cc() != 90) {  // sm_90a code runs on compute capability 9.0 only
-    ctx.progress(std::string(Op::kName) + ": needs sm_90a (compute capability 9.0)");
+    ctx.skip(Op::kName, "needs sm_90a (compute capability 9.0)");
     return;
   }
   if (!sass_allows(ctx, Op::kName,

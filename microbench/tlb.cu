@@ -71,9 +71,18 @@ class DriverVmm {
   template <class F>
   static void get(const char* name, F& fn) {
     void* p = nullptr;
+#if CUDART_VERSION >= 12000
     cudaDriverEntryPointQueryResult q{};
+#if CUDART_VERSION >= 12050
     CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q));
+#else
+    CUDA_CHECK(cudaGetDriverEntryPoint(name, &p, cudaEnableDefault, &q));
+#endif
     if (q != cudaDriverEntryPointSuccess || !p)
+#else  // CUDA 11: no query result; a missing symbol leaves p null
+    CUDA_CHECK(cudaGetDriverEntryPoint(name, &p, cudaEnableDefault));
+    if (!p)
+#endif
       throw std::runtime_error(std::string("tlb: the driver has no ") + name);
     fn = reinterpret_cast<F>(p);
   }

@@ -1,6 +1,6 @@
 # family: index_chase
-# title: Index chase j = a[j], as the papers time it
-# read: Cycles per step from shared, L1, L2 and DRAM (inferred values written) and the atomic-then-load pair; marks: Jia et al.
+# title: Index chase j = a[j]: cycles per step by level, as the papers time it
+# read: One thread, address arithmetic in every step; inferred values written; open marks: documented K80, M60, V100 (Jia et al. 2018).
 load 'plots/style.gp'
 
 probes = "shared l1 l2 dram atomic_shared_pair atomic_global_pair"

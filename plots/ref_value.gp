@@ -3,7 +3,7 @@
 # one number (a range such as "32768-131072", or text); ref_text holds the value as written
 # ("" when none), ref_method the figure's method label (ref_method_text: with spaces). ref_other_method is 1 where the third
 # argument names the method of the measurement drawn beside the figure and the figure's differs
-# (the rule of same_method in harness/core/reference.cpp: "unknown" never matches); a figure
+# (the rule of methods_comparable in harness/core/reference.cpp: "unknown" never matches); a figure
 # drawn as a reference level then says "other method". The lookup is the one harness/core/reference.cpp makes for a representative
 # part (style.gp's ref_gpu_*): the part's own first row; else the first row of its architecture
 # naming its chip, the text in parentheses ("cc 7.x (GV100)"); else the first row of its
@@ -28,9 +28,13 @@ _rv_level(q, g, a, cc) = q ne _rv_q ? 4 : g eq _rv_gpu ? 1 : \
 _rv_best = 4
 ref_text = ""
 ref_method = ""
+_rv_unit = ""
 stats ref using (_rv_l = _rv_level(strcol("quantity"), strcol("gpu"), strcol("arch"), strcol("cc")), \
-                 _rv_l < _rv_best ? (_rv_best = _rv_l, ref_text = strcol("value"), ref_method = strcol("method"), 1) : 0) nooutput
-ref_other_method = (ARGC >= 3 && ref_text ne "" && (ref_method ne ARG3 || ref_method eq "unknown")) ? 1 : 0
+                 _rv_l < _rv_best ? (_rv_best = _rv_l, ref_text = strcol("value"), ref_method = strcol("method"), \
+                                     _rv_unit = strcol("unit"), 1) : 0) nooutput
+# A specification of a size, count or rate compares whatever the method (is_specification).
+_rv_spec = (ref_method eq "vendor_spec" || ref_method eq "theoretical_bound") && _rv_unit ne "cycles" && _rv_unit ne "ns"
+ref_other_method = (ARGC >= 3 && ref_text ne "" && !_rv_spec && (ref_method ne ARG3 || ref_method eq "unknown")) ? 1 : 0
 _rv_number(s) = strlen(s) == 0 ? 1 : (strstrt("0123456789.eE+", s[1:1]) > 0 ? _rv_number(s[2:]) : 0)
 ref_value = (ref_text ne "" && _rv_number(ref_text)) ? real(ref_text) : NaN
 # The method as figure text: "index chase" (enhanced text would read '_' as a subscript).

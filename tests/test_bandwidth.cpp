@@ -3,6 +3,7 @@
 // writes them, the PTX of the probes, and the recorded H100 runs where they are committed.
 #include <gtest/gtest.h>
 
+#include "ptx_dir.hpp"
 #include "recorded.hpp"
 
 #include <cmath>
@@ -361,15 +362,15 @@ TEST(AnalyzeBytesInFlight, AKneeBelowTheSweepIsLeftOut) {
 namespace {
 
 std::string ptx(const std::string& source) {
-  const std::string path = std::string(GPUPROBE_PTX_DIR) + "/" + source + ".ptx";
-  return std::filesystem::exists(path) ? text_of(path) : std::string();
+  const std::string path = test::newest_ptx_path(source);
+  return path.empty() ? std::string() : text_of(path);
 }
 
 }  // namespace
 
 TEST(BandwidthPtx, StreamsUseTheCacheOperatorsAndWidthsTheyName) {
   const std::string bw = ptx("bandwidth"), bif = ptx("bytes_in_flight");
-  if (bw.empty() || bif.empty()) GTEST_SKIP() << "PTX not built in " << GPUPROBE_PTX_DIR;
+  if (bw.empty() || bif.empty()) FAIL() << "no PTX in " << GPUPROBE_PTX_DIR << "/sm_<arch>: the gpuprobe_ptx_files target writes it";
   for (const char* op :
        {"ld.global.cg.u32 ", "ld.global.cg.v2.u32 ", "ld.global.cg.v4.u32 ", "ld.global.cs.v4.u32 ",
         "ld.global.nc.v4.u32 ", "ld.global.v4.u32 ", "ld.global.ca.v4.u32 ", "st.global.v4.u32 ",
@@ -384,7 +385,7 @@ TEST(BandwidthPtx, StreamsUseTheCacheOperatorsAndWidthsTheyName) {
 
 TEST(BandwidthPtx, CaseStudyLayoutsCompileToTheirAccesses) {
   const std::string co = ptx("coalescing");
-  if (co.empty()) GTEST_SKIP() << "PTX not built in " << GPUPROBE_PTX_DIR;
+  if (co.empty()) FAIL() << "no PTX in " << GPUPROBE_PTX_DIR << "/sm_<arch>: the gpuprobe_ptx_files target writes it";
   // AoS: three 4-byte loads per structure (no wider load is legal at 4-byte alignment);
   // the read-only path; L2-only; the shared-memory staging.
   EXPECT_NE(co.find("ld.global.f32 "), std::string::npos);

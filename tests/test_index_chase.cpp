@@ -54,6 +54,15 @@ TEST(IndexChase, ParametersFromObservations) {
   EXPECT_NEAR(sh->low, 62.9 - 28.7, 1e-9);
   EXPECT_NEAR(sh->high, 63.1 - 28.5, 1e-9);
   EXPECT_NEAR(find(ps, "atomic_global_latency_result_pair")->value, 525 - 39.6, 1e-9);
+  EXPECT_LE(find(ps, "atomic_global_latency_result_pair")->confidence, 0.5);  // one placement of SM and slice
+}
+
+// Every variant's step is documented (docs/parameters.md, "Method variants"), and named there.
+TEST(IndexChase, EveryVariantSaysWhatItIncludes) {
+  for (const auto& v : index_chase::variants()) {
+    ASSERT_TRUE(catalog().includes.count(v.parameter)) << v.parameter;
+    EXPECT_FALSE(catalog().includes.at(v.parameter).empty());
+  }
 }
 
 TEST(IndexChase, PairWithoutItsLoadIsNotReported) {

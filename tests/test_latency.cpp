@@ -279,17 +279,20 @@ TEST(LatencyLadder, NoisyCurvesStillGiveTheLadder) {
   expect_near(p, "l2_size", h.l2, 0.15);
 }
 
-TEST(LatencyLadder, GradualKneesAreFoundWhereTheLevelIsLeft) {
+TEST(LatencyLadder, GradualKneesGiveAnIntervalSpanningTheTransition) {
   H100Like h;
   h.global.levels[0].sharpness = 1.5;  // random-replacement L1
   h.nc.levels[0].sharpness = 1.5;
   h.cg.levels[1].sharpness = 3;  // soft far-partition capacity
   auto p = by_name(infer_latency(h.observations(0.005, 5), kH100Meta));
-  // A size is read where 10 % of the step (in log) is climbed: 2-3 % past a soft capacity.
-  expect_bracket(p, "l1_size", h.l1, 1.06, 1.03);
-  expect_bracket(p, "l2_size", h.l2, 1.06, 1.03);
+  // A size is read where half the step (in log) is climbed; the interval spans the transition
+  // (this model's level starts to empty at the capacity), so it covers the capacity.
+  expect_bracket(p, "l1_size", h.l1, 8.0, 1.03);
+  expect_bracket(p, "l2_size", h.l2, 2.0, 1.03);
   expect_near(p, "l2_far_hit_latency", 460, 0.05);
-  expect_near(p, "dram_latency", 770, 0.03);
+  // the soft far partition still holds 12 % of the lines at twice its size: DRAM's plateau
+  // starts climbing late
+  expect_near(p, "dram_latency", 770, 0.05);
 }
 
 TEST(LatencyLadder, UnsplitL2HasNoFarLevel) {
@@ -301,9 +304,9 @@ TEST(LatencyLadder, UnsplitL2HasNoFarLevel) {
   append(obs, to_observations("ld_cg", sweep(cg, 1 * KiB, 27 * MiB, 2)));
   auto p = by_name(infer_latency(obs, {{"l2_bytes", "6291456"}, {"shared_per_sm_bytes", "98304"}}));
   expect_near(p, "l1_hit_latency", 28, 0.02);
-  expect_bracket(p, "l1_size", 128 * KiB, 1.05);
-  expect_near(p, "l2_near_hit_latency", 185, 0.02);
-  expect_bracket(p, "l2_size", 6 * MiB, 1.05);
+  expect_bracket(p, "l1_size", 128 * KiB, 1.06);
+  expect_near(p, "l2_hit_latency", 185, 0.02);
+  expect_bracket(p, "l2_size", 6 * MiB, 1.06);
   expect_near(p, "dram_latency", 370, 0.02);
   EXPECT_EQ(p.count("l2_far_hit_latency"), 0u);
   EXPECT_EQ(p.count("l2_segment_size"), 0u);
@@ -325,7 +328,7 @@ TEST(LatencyLadder, KeplerLikeValuesWithoutMetadata) {
   auto p = by_name(infer_latency(obs, {}));
   expect_near(p, "l1_hit_latency", 35, 0.02);
   expect_bracket(p, "l1_size", 16 * KiB, 1.05);
-  expect_near(p, "l2_near_hit_latency", 195, 0.02);
+  expect_near(p, "l2_hit_latency", 195, 0.02);
   expect_bracket(p, "l2_size", 1.5 * MiB, 1.05);
   expect_near(p, "dram_latency", 445, 0.02);
   expect_near(p, "shared_latency", 26, 0.02);
@@ -342,8 +345,8 @@ TEST(LatencyLadder, LoadsThatSkipL1GiveNoL1) {
   auto p = by_name(infer_latency(obs, {{"l2_bytes", "1572864"}}));
   EXPECT_EQ(p.count("l1_hit_latency"), 0u);
   EXPECT_EQ(p.count("l1_size"), 0u);
-  expect_near(p, "l2_near_hit_latency", 200, 0.02);
-  expect_bracket(p, "l2_size", 1.5 * MiB, 1.05);
+  expect_near(p, "l2_hit_latency", 200, 0.02);
+  expect_bracket(p, "l2_size", 1.5 * MiB, 1.06);
 }
 
 TEST(LatencyLadder, WithoutLdCgTheL2ComesFromLdGlobal) {
@@ -355,7 +358,7 @@ TEST(LatencyLadder, WithoutLdCgTheL2ComesFromLdGlobal) {
   expect_near(p, "l1_hit_latency", 33, 0.02);
   expect_near(p, "l2_near_hit_latency", 262, 0.02);
   expect_near(p, "l2_far_hit_latency", 470, 0.03);
-  expect_bracket(p, "l2_size", h.l2, 1.05);
+  expect_bracket(p, "l2_size", h.l2, 1.06);
   EXPECT_NE(p["l2_size"].method.find("ld.global"), std::string::npos);
 }
 
@@ -519,12 +522,14 @@ TEST(LatencyLadder, RecordedH100RunIsRepeatable) {
   auto [a, b] = recorded_pair("h100_latency_first_session", "h100_latency_first_session_repeat");
   REQUIRE_RECORDED(!a.empty() && !b.empty()) << "the first session's two H100 runs are absent";
   ASSERT_EQ(a.size(), b.size());
-  EXPECT_EQ(a.size(), 10u);
+  EXPECT_EQ(a.size(), 11u);
   for (const auto& [name, pa] : a) {
     ASSERT_EQ(b.count(name), 1u) << name << " inferred from one run only";
     const Parameter& pb = b.at(name);
     if (pa.unit == "cycles") {
       EXPECT_NEAR(pa.value, pb.value, 0.01 * pa.value) << name;
+    } else if (pa.unit == "levels") {
+      EXPECT_EQ(pa.value, pb.value) << name;
     } else {
       EXPECT_EQ(pa.unit, "bytes") << name;
       if (name == "l2_segment_size") {

@@ -80,9 +80,9 @@ TEST(QuickRuns, CommittedQuickRunsAgreeWithTheFullRun) {
       for (const auto& p : read_parameters((f.dir / "parameters.csv").string())) full[p.name] = p;
       for (const auto& p : read_parameters((q.dir / "parameters.csv").string())) {
         EXPECT_FALSE(catalog().not_in_quick.count(p.name)) << p.name << " is listed as not measured by a quick run";
-        auto entry = catalog().params.find(p.name);
+        const CatalogEntry* entry = find_parameter(p.name);
         double tol = 0;
-        if (entry == catalog().params.end() || !tolerance_fraction(entry->second.tolerance, &tol)) continue;
+        if (!entry || !tolerance_fraction(entry->tolerance, &tol)) continue;
         auto it = full.find(p.name);
         if (it == full.end()) {
           ADD_FAILURE() << p.name << ": written by the quick run, not by the full run";

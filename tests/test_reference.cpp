@@ -251,7 +251,7 @@ TEST(Reference, RatioOnlyWhereMethodsMatch) {
   unnamed.method = "whatever: text";
   EXPECT_EQ(method_label(unnamed), "");
   EXPECT_EQ(versus_documented(chase, ref.figures[0]), "other method: index_chase");
-  EXPECT_FALSE(same_method(chase, ref.figures[0]));
+  EXPECT_FALSE(methods_comparable(chase, ref.figures[0]));
   EXPECT_EQ(versus_documented(index, ref.figures[0]), "x1.50");
   EXPECT_EQ(versus_documented(index, ref.figures[1]), "in range");
   EXPECT_EQ(versus_documented(unlabelled, ref.figures[0]), "other method: index_chase");
@@ -259,6 +259,21 @@ TEST(Reference, RatioOnlyWhereMethodsMatch) {
   Parameter unknown_method = index;
   unknown_method.method = "unknown: not said";
   EXPECT_EQ(versus_documented(unknown_method, ref.figures[2]), "other method: unknown");
+}
+
+TEST(Reference, ASpecificationOfASizeOrRateTakesARatioWhateverTheMethod) {
+  Reference ref = parse_reference(
+      "arch,gpu,cc,quantity,value,unit,method,method_note,source\n"
+      "hopper,H,9.0,l2_size,52428800,bytes,vendor_spec,,whitepaper\n"
+      "hopper,H,9.0,dram_read_bandwidth,3352,GB/s,theoretical_bound,,datasheet\n"
+      "hopper,H,9.0,l1_hit_latency,33,cycles,vendor_spec,,a slide\n",
+      "ref.csv");
+  Parameter size{"l2_size", 52428800 * 1.02, "bytes", 0, 1e9, 0.9, "pointer_chase: ...", "x.csv"};
+  Parameter rate{"dram_read_bandwidth", 3150, "GB/s", 3100, 3200, 0.9, "streaming: ...", "x.csv"};
+  Parameter lat{"l1_hit_latency", 32, "cycles", 31, 33, 0.9, "pointer_chase: ...", "x.csv"};
+  EXPECT_EQ(versus_documented(size, ref.figures[0]), "x1.02");
+  EXPECT_EQ(versus_documented(rate, ref.figures[1]), "x0.94");
+  EXPECT_EQ(versus_documented(lat, ref.figures[2]), "other method: vendor_spec");  // no spec of a latency
 }
 
 // Every curated row carries a label of docs/parameters.md's vocabulary.

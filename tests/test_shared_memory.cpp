@@ -5,6 +5,7 @@
 // checks of the timed loops on the PTX.
 #include <gtest/gtest.h>
 
+#include "ptx_dir.hpp"
 #include "recorded.hpp"
 
 #include <cmath>
@@ -449,8 +450,8 @@ TEST(RecordedH100, Transpose) {
 TEST(SharedCodeChecks, PtxHoldsWhatIsTimed) {
   int checked = 0;
   for (const char* source : {"shared_banks", "atomics"}) {
-    std::ifstream f(std::string(GPUPROBE_PTX_DIR) + "/" + source + ".ptx");
-    if (!f) GTEST_SKIP() << "PTX not built in " << GPUPROBE_PTX_DIR;
+    std::ifstream f(test::newest_ptx_path(source));
+    ASSERT_TRUE(f) << "no " << source << ".ptx in " << GPUPROBE_PTX_DIR << "/sm_<arch>";
     std::stringstream text;
     text << f.rdbuf();
     for (const auto& k : parse_ptx(text.str())) {

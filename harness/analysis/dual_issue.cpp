@@ -91,6 +91,7 @@ std::vector<CodeExpectation> dual_issue_expectations() {
                {b->ptx, kRounds * m.b * b->ptx_per_apply, false}};
       e.sass = {{a->sass, kRounds * m.a * a->sass_per_apply, false},
                 {b->sass, kRounds * m.b * b->sass_per_apply, false}};
+      e.min_arch = std::max(a->min_cc, b->min_cc);
       out.push_back(std::move(e));
     }
   }

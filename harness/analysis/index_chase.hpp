@@ -23,8 +23,7 @@ struct Variant {
   const char* probe;      // observations' probe
   const char* kernel;     // kernel_name() of its kernel
   const char* load;       // SASS pattern of the step's load (one per step)
-  const char* parameter;  // canonical name
-  const char* includes;   // what one step holds, for the method text
+  const char* parameter;  // canonical name; what one step holds: docs/parameters.md
 };
 const std::vector<Variant>& variants();
 

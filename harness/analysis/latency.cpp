@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <random>
 
 #include "analysis/analyzer.hpp"
 #include "core/code_check.hpp"
@@ -61,6 +62,7 @@ struct LogCurve {
 struct Run {
   size_t first = 0, last = 0;
   std::vector<size_t> members;
+  double tol = 0;  // the band the run was grown with (log)
 };
 
 // Grows a run from `start` while every member stays within `tol` of the members' median. A
@@ -68,7 +70,7 @@ struct Run {
 // run is established and the two points after it are back on the level.
 Run grow_run(const LogCurve& c, size_t start, double tol) {
   const size_t n = c.z.size();
-  Run r{start, start, {start}};
+  Run r{start, start, {start}, tol};
   size_t j = start + 1;
   while (j < n) {
     auto with = r.members;
@@ -94,8 +96,46 @@ Run grow_run(const LogCurve& c, size_t start, double tol) {
   return r;
 }
 
-Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r,
-                     double tol) {
+// A shelf's band in multiples of its own spread: a swing of amplitude a has a robust sigma of
+// about a, and 2a holds the whole swing.
+constexpr double kWobbleBand = 2.0;
+// ... up to this: a swing of +-8 % and a median a few percent off it (the closest distinct
+// levels of a ladder are 1.3x apart).
+constexpr double kMaxWobbleBand = 0.14;
+// Two wobbly neighbours merge when closer than their two bands together, up to this factor
+// (the closest distinct levels seen: a TLB step of 1.3x on DRAM, near and far L2 at 1.8x).
+constexpr double kMergeMax = 1.25;
+// ... when together they span less than this factor in footprint (a far L2 partition spans 2).
+constexpr double kShelfMaxSpan = 4;
+// A plateau of at least kTrimMembers reads its level away from its ends; in a shorter one, a
+// member this far (relative) below or above its level, still climbing, is a transition's.
+constexpr size_t kTrimMembers = 8;
+constexpr double kEdgeTrim = 0.15;
+constexpr double kApproach = 0.03;
+// The tolerance a latency is held to (docs/parameters.md), in log.
+constexpr double kLevelTolerance = 0.03;
+// A shelf between two levels climbs less than this fraction of the step between them.
+constexpr double kShelfRise = 0.3;
+// ... and spans at least this factor in footprint (a gradual step's middle spans less).
+constexpr double kShelfSpan = 1.5;
+constexpr double kShelfConfidence = 0.7;
+// Points ahead of a run's start whose spread sets its band.
+constexpr size_t kSpreadWindow = 7;
+
+// Robust sigma (1.4826 x MAD, log) of the points from i on: wobble and jitter of the shelf
+// there; a step inside the window moves few of the points off the median and barely counts.
+double local_spread(const LogCurve& c, size_t i) {
+  const size_t end = std::min(c.z.size(), i + kSpreadWindow);
+  if (end - i < 3) return 0;
+  std::vector<size_t> idx;
+  for (size_t k = i; k < end; ++k) idx.push_back(k);
+  const double m = c.median_z(idx);
+  std::vector<double> dev;
+  for (size_t k : idx) dev.push_back(std::fabs(c.z[k] - m));
+  return 1.4826 * median(dev);
+}
+
+Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r) {
   Plateau pl;
   pl.first = r.first;
   pl.last = r.last;
@@ -103,12 +143,52 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   std::vector<double> ys;
   for (size_t i : r.members) ys.push_back(p[i].y);
   pl.level = median(ys);
+  // A wide band lets a plateau take the tail of the transitions at its ends. A plateau of at
+  // least kTrimMembers reads its level away from its ends (kEdgeTrim of its span in log
+  // footprint at either end); a shorter one (a far L2 partition, often) leaves out the members
+  // that still climb towards it from the step before (each below the next and more than
+  // kApproach below the level) or on to the step after (each above the one before and as far
+  // above).
+  std::vector<size_t> kept = r.members;
+  if (kept.size() >= kTrimMembers) {
+    const double x0 = c.lx[kept.front()], x1 = c.lx[kept.back()];
+    std::vector<size_t> inner;
+    for (size_t i : kept)
+      if (c.lx[i] >= x0 + kEdgeTrim * (x1 - x0) && c.lx[i] <= x1 - kEdgeTrim * (x1 - x0))
+        inner.push_back(i);
+    if (inner.size() >= 3) kept = inner;
+  } else {
+    auto y = [&](size_t k) { return p[kept[k]].y; };
+    size_t lo = 0, hi = kept.size();
+    while (hi - lo > 3 && y(lo) < y(lo + 1) && y(lo) < pl.level * (1 - kApproach)) ++lo;
+    while (hi - lo > 3 && y(hi - 1) > y(hi - 2) && y(hi - 1) > pl.level * (1 + kApproach)) --hi;
+    kept = std::vector<size_t>(kept.begin() + static_cast<std::ptrdiff_t>(lo),
+                               kept.begin() + static_cast<std::ptrdiff_t>(hi));
+  }
+  if (kept.size() != r.members.size()) {
+    std::vector<double> ky;
+    for (size_t i : kept) ky.push_back(p[i].y);
+    pl.level = median(ky);
+  }
   pl.min = *std::min_element(ys.begin(), ys.end());
   pl.max = *std::max_element(ys.begin(), ys.end());
   pl.rise = c.rise(r.members);
   const double points = std::min(0.99, 0.45 + 0.1 * static_cast<double>(pl.members));
-  const double flat = 1.0 - 0.4 * clamp01(pl.rise / (1.25 * tol));
-  pl.confidence = points * flat;
+  // a level that climbs across its run (cold misses spread over the chase) has no one value:
+  // a climb of three times the 3 % a latency is held to halves the confidence; the band the
+  // run was grown with no longer sets this (a wide wobble band would excuse any climb)
+  const double flat = 1.0 - 0.5 * clamp01(pl.rise / (3 * kLevelTolerance));
+  // A level whose members swing by more than a latency's 3 % tolerance may have its median off
+  // by that much (a wobble over a short shelf does not average out).
+  std::vector<double> dev;
+  const double mz = std::log(pl.level);
+  for (size_t i : r.members) dev.push_back(std::fabs(c.z[i] - mz));
+  const double sigma = 1.4826 * median(dev);
+  double swing = sigma > kLevelTolerance ? std::max(0.4, kLevelTolerance / sigma) : 1.0;
+  // ... the more so over a short shelf, which holds few swings
+  if (sigma > kLevelTolerance / 2 && c.lx[r.last] - c.lx[r.first] < std::log(kShelfMaxSpan))
+    swing *= 0.75;
+  pl.confidence = points * flat * swing;
   return pl;
 }
 
@@ -152,12 +232,17 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
 
   // 1. Greedy runs; only long, wide, flat ones are plateaus (a gradual ramp makes short,
   //    narrow or climbing runs). A run that is no plateau is retried from its next point, so
-  //    that a transition point just below a level does not spoil the level's run.
+  //    that a transition point just below a level does not spoil the level's run. Each run's
+  //    band is the curve's, widened to the spread of the points ahead of its start: a shelf
+  //    that wobbles by a few percent (the far L2 partition does, by 3-7 %) keeps its points
+  //    together, while flat levels elsewhere keep the narrow band.
   std::vector<Run> plateaus;
   for (size_t i = 0; i < n;) {
-    Run r = grow_run(c, i, tol);
+    const double band =
+        std::min(std::log1p(kMaxWobbleBand), std::max(tol, kWobbleBand * local_spread(c, i)));
+    Run r = grow_run(c, i, band);
     if (r.members.size() >= opt.min_points && p[r.last].x >= opt.min_span * p[r.first].x &&
-        c.rise(r.members) <= 1.25 * tol) {
+        c.rise(r.members) <= 1.25 * band) {
       i = r.last + 1;
       plateaus.push_back(std::move(r));
     } else {
@@ -173,32 +258,97 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
   for (size_t k = 0; k < plateaus.size(); ++k) {
     Run& r = plateaus[k];
     const double m = c.median_z(r.members);
-    while (r.first > 0 && owner[r.first - 1] < 0 && std::fabs(c.z[r.first - 1] - m) <= tol) {
+    while (r.first > 0 && owner[r.first - 1] < 0 && std::fabs(c.z[r.first - 1] - m) <= r.tol) {
       owner[--r.first] = static_cast<int>(k);
       r.members.insert(r.members.begin(), r.first);
     }
-    while (r.last + 1 < n && owner[r.last + 1] < 0 && std::fabs(c.z[r.last + 1] - m) <= tol) {
+    while (r.last + 1 < n && owner[r.last + 1] < 0 && std::fabs(c.z[r.last + 1] - m) <= r.tol) {
       owner[++r.last] = static_cast<int>(k);
       r.members.push_back(r.last);
     }
   }
 
-  // 3. Neighbouring plateaus less than min_jump apart, with at most two points between, are one
-  //    level that noise split.
+  // 3. Neighbouring plateaus less than min_jump (or their two bands, up to kMergeMax) apart are
+  //    one level that noise or a wobble split, when nothing between them leaves the two
+  //    levels' range by more than the band.
   const double jump = std::log1p(opt.min_jump);
   for (size_t k = 0; k + 1 < plateaus.size();) {
     Run& a = plateaus[k];
     const Run& b = plateaus[k + 1];
-    if (b.first - a.last <= 3 && std::fabs(c.median_z(a.members) - c.median_z(b.members)) < jump) {
+    const double za = c.median_z(a.members), zb = c.median_z(b.members);
+    const double band = std::max(a.tol, b.tol);
+    bool between = true;
+    for (size_t i = a.last + 1; i < b.first; ++i)
+      between = between && c.z[i] >= std::min(za, zb) - band && c.z[i] <= std::max(za, zb) + band;
+    // a short wobbly shelf (wide bands) that a swing split is one level too; two long flat
+    // levels a clean step apart (a TLB reach on DRAM) stay two
+    const bool short_shelf = c.lx[b.last] - c.lx[a.first] < std::log(kShelfMaxSpan);
+    const double apart =
+        short_shelf ? std::min(std::log(kMergeMax), std::max(jump, a.tol + b.tol)) : jump;
+    if (std::fabs(za - zb) < apart && (b.first - a.last <= 3 || between)) {
       a.members.insert(a.members.end(), b.members.begin(), b.members.end());
       a.last = b.last;
+      a.tol = band;
       plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1));
     } else {
       ++k;
     }
   }
 
-  for (const auto& r : plateaus) s.plateaus.push_back(make_plateau(p, c, r, tol));
+  // 4. A shelf between two levels: consecutive points strictly between them (a jump from each)
+  //    within the widest band, over at least kShelfSpan in footprint, that climb less than
+  //    kShelfRise of the step between the levels. The far L2 partition makes one when its
+  //    plateau wobbles too much to keep inside a band (it swings 3-7 % over less than an
+  //    octave); a gradual transition climbs most of the step across the same points and makes
+  //    none, and outliers scatter beyond the widest band.
+  std::vector<bool> shelf(plateaus.size(), false);
+  for (size_t k = 0; k + 1 < plateaus.size(); ++k) {
+    const Run& a = plateaus[k];
+    const Run& b = plateaus[k + 1];
+    const double za = c.median_z(a.members), zb = c.median_z(b.members);
+    if (zb - za < 2 * jump) continue;
+    // the widest run of consecutive points between the levels that stays within the widest band
+    Run r;
+    for (size_t j = a.last + 1; j < b.first; ++j) {
+      Run t;
+      t.tol = std::log1p(opt.max_tolerance);
+      for (size_t i = j; i < b.first && c.z[i] > za + jump && c.z[i] < zb - jump; ++i) {
+        t.members.push_back(i);
+        if (!c.level(t.members, t.tol)) {
+          t.members.pop_back();
+          break;
+        }
+      }
+      if (t.members.size() < opt.min_points) continue;
+      t.first = t.members.front();
+      t.last = t.members.back();
+      if (r.members.empty() || p[t.last].x / p[t.first].x > p[r.last].x / p[r.first].x) r = t;
+    }
+    if (r.members.empty() || p[r.last].x < kShelfSpan * p[r.first].x ||
+        c.rise(r.members) > kShelfRise * (zb - za))
+      continue;
+    plateaus.insert(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1), r);
+    shelf.insert(shelf.begin() + static_cast<std::ptrdiff_t>(k + 1), true);
+    ++k;
+  }
+
+  // 5. A run inside a transition that the wide band let pass (it climbs more across itself
+  //    than the step left from it to the next level) is the ramp into that level, not a level.
+  for (size_t k = 1; k + 1 < plateaus.size();) {
+    const double up = c.median_z(plateaus[k + 1].members) - c.median_z(plateaus[k].members);
+    if (c.rise(plateaus[k].members) > up) {
+      plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k));
+      shelf.erase(shelf.begin() + static_cast<std::ptrdiff_t>(k));
+    } else {
+      ++k;
+    }
+  }
+
+  for (size_t k = 0; k < plateaus.size(); ++k) {
+    s.plateaus.push_back(make_plateau(p, c, plateaus[k]));
+    // a shelf's level is a median over a swing: less sure than a flat plateau's
+    if (shelf[k]) s.plateaus.back().confidence *= kShelfConfidence;
+  }
   for (size_t k = 0; k + 1 < s.plateaus.size(); ++k) {
     const Plateau& a = s.plateaus[k];
     const Plateau& b = s.plateaus[k + 1];
@@ -247,6 +397,59 @@ std::vector<double> refinement_points(const std::vector<CurvePoint>& points,
   for (size_t i : gaps) out.push_back(std::sqrt(p[i].x * p[i + 1].x));
   std::sort(out.begin(), out.end());
   return out;
+}
+
+uint64_t round_to_lines(double bytes, uint32_t stride) {
+  return static_cast<uint64_t>(std::max(2.0, std::round(bytes / stride))) * stride;
+}
+
+// The tail's step: sparse, for its footprints cost the most to prepare and chase (two
+// doublings past the H100's 225 MiB made the family 32 % slower, 8.8 s against 6.7 s);
+// refinement fills in around any knee it shows.
+constexpr double kTailStep = 4;
+// The tail ends at its end when the last step stopped short of it by this factor.
+constexpr double kTailEndGap = 1.5;
+
+std::vector<uint64_t> coarse_footprints(uint64_t min_bytes, uint64_t max_bytes, uint32_t stride,
+                                        double ratio, uint64_t tail_bytes) {
+  auto to_lines = [stride](double bytes) { return round_to_lines(bytes, stride); };
+  const double span = std::log(double(max_bytes) / double(min_bytes));
+  const int n = std::max(1, int(std::ceil(span / std::log(ratio))));
+  const double step = span / n;
+  std::mt19937_64 rng(0x1a7e9c7ULL);
+  std::uniform_real_distribution<double> jitter(-0.3, 0.3);
+  std::vector<uint64_t> out;
+  for (int k = 0; k <= n; ++k) {
+    double u = jitter(rng);
+    if (k == 0) u = std::fabs(u);
+    if (k == n) u = -std::fabs(u);
+    const uint64_t f = to_lines(double(min_bytes) * std::exp(step * (k + u)));
+    if (out.empty() || f > out.back()) out.push_back(f);
+  }
+  for (double f = kTailStep * double(max_bytes); f <= double(tail_bytes); f *= kTailStep)
+    if (to_lines(f) > out.back()) out.push_back(to_lines(f));
+  // the tail's end itself, unless the last step came close to it
+  if (double(tail_bytes) > kTailEndGap * double(out.back())) out.push_back(to_lines(double(tail_bytes)));
+  return out;
+}
+
+namespace {
+// The tail's end: past a 256 MiB last-level cache by a factor of four.
+constexpr double kTailBytes = 1024.0 * 1024 * 1024;
+// The fine sweep's end, in multiples of the L2: past its size (and the far partition's ramp).
+constexpr double kL2Multiple = 4.5;
+// A quarter of free memory leaves room for the rest of the run.
+constexpr double kFreeShare = 0.25;
+}  // namespace
+
+GlobalSweep global_sweep(double l2_bytes, double free_bytes, uint32_t stride) {
+  const double l2 = std::max(l2_bytes, 1024.0 * 1024.0);
+  const double limit = kFreeShare * free_bytes;
+  auto to_lines = [stride](double bytes) { return round_to_lines(bytes, stride); };
+  GlobalSweep s;
+  s.max_bytes = to_lines(std::min(kL2Multiple * l2, limit));
+  s.tail_bytes = to_lines(std::min(std::max(kTailBytes, double(s.max_bytes)), limit));
+  return s;
 }
 
 std::vector<CurvePoint> latency_curve(const std::vector<Observation>& obs,
@@ -304,77 +507,130 @@ Parameter size_param(const std::string& name, const Knee& k, double confidence,
 // ld.cg's L2 levels are read from footprints of at least L2 size / this (see infer_latency).
 constexpr double kL2LevelFraction = 64;
 
-// Which plateaus of a curve past the L1 are L2 levels and which is DRAM.
-struct Ladder {
-  const Segmentation* seg = nullptr;
-  size_t near = 0;                // plateau index of the near (or only) L2 level
-  std::optional<size_t> segment;  // knee index where the near level ends (split L2 only)
-  std::optional<size_t> far;      // plateau index of the far L2 level: the one the L2 step leaves
-  size_t dram = 0;                // plateau index of DRAM; knees[dram - 1] is the L2 size
-  double l2_fit = 1.0;            // 1 when the L2 step sits near the device's L2 size
-};
-
-// Index of the knee in [from, to) nearest `bytes` (in log), with its distance.
-std::pair<size_t, double> knee_nearest(const Segmentation& s, size_t from, size_t to,
-                                       double bytes) {
-  std::pair<size_t, double> best{from, std::numeric_limits<double>::infinity()};
-  for (size_t k = from; k < to; ++k) {
-    const double d = std::fabs(std::log(s.knees[k].x / bytes));
-    if (d < best.second) best = {k, d};
-  }
-  return best;
+// A capacity read off a knee where the step is half done: the footprint (log-interpolated)
+// where the curve crosses the geometric mean of the two levels. A cache that empties
+// gradually (non-LRU replacement) starts missing well before it is full and is not empty until
+// well after; half way is where a random-replacement or hashed cache holds its size, and a
+// creep before an LRU cliff (the H100's L1 crept 4 % at 232 KiB before its cliff at 238-245 KiB)
+// does not move it. The interval spans the whole transition: the last footprint on the lower
+// level to the first on the upper one (for a cliff, the two points around the crossing).
+const std::string kCapacityText =
+    " (half of the step climbed, in log; a gradual step's interval spans it)";
+// Where a transition starts and ends, as a fraction of the step (in log).
+constexpr double kTransitionEdge = 0.15;
+// How much a transition wider than a factor of two in footprint leaves in doubt: 1 up to 2x,
+// falling by 0.35 per further doubling, to 0.3.
+double transition_doubt(const Knee& k) {
+  const double span = std::log(k.high / k.low) / std::log(2.0);
+  return span <= 1 ? 1.0 : std::max(0.3, 1.0 - 0.35 * (span - 1));
 }
 
-// `first` is the first plateau past any L1. With the device's L2 size known, the L2 step is
-// the knee nearest it (so a TLB step past it is not taken for DRAM) and the near level ends at
-// the knee nearest half of it (one partition); otherwise the last knee ends the L2 and the
-// first knee past the near level splits it. The far level is the plateau the L2 step leaves:
-// a short shelf in the ramp between the partitions (the H100 showed one at 494 cycles for
-// 30-31 MiB in one run and none in the next) is not it.
-std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2_bytes) {
-  if (s.plateaus.size() < first + 2) return std::nullopt;
-  const bool known = std::isfinite(l2_bytes) && l2_bytes > 0;
-  Ladder l;
-  l.seg = &s;
-  l.near = first;
-  size_t step = s.knees.size() - 1;
-  if (known) {
-    const auto [k, d] = knee_nearest(s, first, s.knees.size(), l2_bytes);
-    step = k;
-    l.l2_fit = d <= std::log(2.0) ? 1.0 : 0.5;
-  }
-  l.dram = step + 1;
-  if (step > first && s.plateaus[step].level > s.plateaus[first].level) {
-    l.segment = known ? knee_nearest(s, first, step, l2_bytes / 2).first : first;
-    l.far = step;
-  }
-  return l;
-}
-
-// A capacity read off a knee: the sweep points around the first footprint past the lower
-// level whose latency has climbed kCapacityClimb of the step (in log; at least the plateau
-// tolerance). A cache that is hashed or not quite LRU misses a little before it is full: the
-// H100's L1 crept from 32.0 to 33.4 cycles (4 %) at 232 KiB in one run and to 32.9 in the
-// next, before the cliff at 238-245 KiB that both runs show; the creep would move the size
-// from run to run, the cliff does not.
-constexpr double kCapacityClimb = 0.10;
-const std::string kCapacityText = " (10 % of the step climbed, in log)";
 Knee capacity_knee(const Segmentation& s, const Knee& k) {
   const Plateau& lo = s.plateaus[k.lower];
   const Plateau& hi = s.plateaus[k.lower + 1];
   if (hi.level <= lo.level) return k;
-  const double climb =
-      std::max(std::log1p(s.tolerance), kCapacityClimb * std::log(hi.level / lo.level));
-  const double threshold = lo.level * std::exp(climb);
-  for (size_t i = lo.last + 1; i <= hi.first; ++i) {
-    if (s.points[i].y < threshold) continue;
-    Knee c = k;
-    c.low = s.points[i - 1].x;
-    c.high = s.points[i].x;
-    c.x = std::sqrt(c.low * c.high);
-    return c;
+  const double zlo = std::log(lo.level), dz = std::log(hi.level / lo.level);
+  auto done = [&](size_t i) { return (std::log(s.points[i].y) - zlo) / dz; };
+  Knee c = k;
+  size_t cross = hi.first;
+  // the first point past half the step that the next point confirms (a lone outlier does not)
+  for (size_t i = lo.last + 1; i <= hi.first; ++i)
+    if (done(i) >= 0.5 && (i == hi.first || done(i + 1) >= 0.5)) {
+      cross = i;
+      break;
+    }
+  const CurvePoint& a = s.points[cross - 1];
+  const CurvePoint& b = s.points[cross];
+  const double t = std::clamp((0.5 - done(cross - 1)) / (done(cross) - done(cross - 1)), 0.0, 1.0);
+  c.x = std::exp(std::log(a.x) + t * std::log(b.x / a.x));
+  // The interval spans the transition: from the last point within kTransitionEdge of the lower
+  // level to the first within it of the upper one (for a cliff, the points around the crossing).
+  c.low = s.points[lo.last].x;
+  for (size_t i = lo.last; i < cross; ++i)
+    if (done(i) <= kTransitionEdge) c.low = s.points[i].x;
+  c.high = b.x;
+  for (size_t i = cross; i <= hi.first; ++i)
+    if (done(i) >= 1 - kTransitionEdge) {
+      c.high = s.points[i].x;
+      break;
+    }
+  // A transition that spans more than a factor of two in footprint leaves the size uncertain
+  // beyond the 10 % a size is held to: say so in the confidence.
+  c.confidence = k.confidence * transition_doubt(c);
+  return c;
+}
+
+// A far L2 partition ends at about twice the footprint the near one does.
+constexpr double kSplitMin = 1.5, kSplitMax = 2.8;
+// ... and is this much slower at least (the H100's far/near is 1.9, the A100's about 1.8): a
+// swing that splits one level does not pass for two partitions.
+constexpr double kFarStep = 1.3;
+// A step past the L2 of less than this is a TLB reach (a page walk, which mostly hits in
+// caches, adds less than the memory access it precedes); a cache level's miss to the next
+// level at least this (an LLC is about half as far as DRAM).
+constexpr double kCacheStep = 1.5;
+
+// What the plateaus of a curve past its L1-class levels are.
+struct Ladder {
+  const Segmentation* seg = nullptr;
+  size_t near = 0;                // plateau of the near (or only) L2 level
+  std::optional<size_t> segment;  // knee where the near partition ends (split L2)
+  std::optional<size_t> far;      // plateau of the far L2 partition: the one the L2 step leaves
+  size_t l2_end = 0;              // knee where the L2 ends
+  std::optional<size_t> llc;      // plateau of a cache between L2 and DRAM
+  size_t dram = 0;                // plateau of DRAM
+  double fit = 1.0;               // lower when the reading is less certain
+};
+
+// `first` is the first plateau past any L1-class level. The L2 ends at the knee after it, or
+// after the far partition: the plateau between is a far partition when it ends at about twice
+// the near one's footprint (and, with the device's L2 size known, near that size). Past the L2,
+// a plateau is a last-level cache when the next step is a cache miss's (>= kCacheStep), else
+// DRAM, and later, smaller steps are TLB reaches, not levels.
+std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2_bytes) {
+  const size_t n = s.plateaus.size();
+  if (n < first + 2) return std::nullopt;
+  const bool known = std::isfinite(l2_bytes) && l2_bytes > 0;
+  Ladder l;
+  l.seg = &s;
+  l.near = first;
+  l.l2_end = first;
+  auto size_at = [&](size_t knee) { return capacity_knee(s, s.knees[knee]).x; };
+  auto partitions = [&](size_t seg, size_t end) {
+    const double r = size_at(end) / size_at(seg);
+    return end > seg && r >= kSplitMin && r <= kSplitMax &&
+           s.plateaus[end].level >= kFarStep * s.plateaus[seg].level;
+  };
+  const size_t knees = s.knees.size();
+  if (known) {
+    // The L2 step is the knee nearest the device's L2 size (a TLB step past it is not the
+    // L2's end); a split L2's near level ends at the knee nearest half of it.
+    size_t end = first;
+    for (size_t k = first; k < knees; ++k)
+      if (std::fabs(std::log(size_at(k) / l2_bytes)) < std::fabs(std::log(size_at(end) / l2_bytes)))
+        end = k;
+    size_t seg = first;
+    for (size_t k = first; k < end; ++k)
+      if (std::fabs(std::log(size_at(k) / (l2_bytes / 2))) <
+          std::fabs(std::log(size_at(seg) / (l2_bytes / 2))))
+        seg = k;
+    l.l2_end = end;
+    l.fit = std::fabs(std::log(size_at(end) / l2_bytes)) <= std::log(2.0) ? 1.0 : 0.5;
+    if (partitions(seg, end)) {
+      l.segment = seg;
+      l.far = end;
+    }
+  } else if (first + 1 < knees && partitions(first, first + 1)) {
+    l.segment = first;
+    l.far = first + 1;
+    l.l2_end = first + 1;
   }
-  return k;
+  l.dram = l.l2_end + 1;
+  if (l.dram + 1 < n && s.plateaus[l.dram + 1].level >= kCacheStep * s.plateaus[l.dram].level) {
+    l.llc = l.dram;
+    l.dram = l.dram + 1;
+  }
+  return l;
 }
 
 }  // namespace
@@ -403,29 +659,46 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
   const auto cn = segment("constant");
   std::vector<Parameter> out;
 
-  // A first plateau is an L1-class hit when it is clearly faster than an L2 hit (ld.cg's first
-  // plateau); without ld.cg, when it ends within what the SM's L1/shared array can hold.
+  // A plateau is an L1-class level (L1, or a mid cache between L1 and L2) when it is clearly
+  // faster than an L2 hit (ld.cg's first plateau); without ld.cg, the first plateau is when it
+  // ends within what the SM's L1/shared array can hold.
   const double l2_level = cg && !cg->plateaus.empty() ? cg->plateaus[0].level : kNaN;
-  auto l1_class = [&](const Segmentation& s) {
-    if (s.plateaus.empty()) return false;
+  constexpr double kInnerBelowL2 = 0.75;
+  auto inner_levels = [&](const Segmentation& s) -> size_t {
+    if (s.plateaus.empty()) return 0;
+    if (std::isfinite(l2_level)) {
+      size_t k = 0;
+      while (k < s.plateaus.size() && k < 2 && s.plateaus[k].level < kInnerBelowL2 * l2_level) ++k;
+      return k;
+    }
     const Plateau& p0 = s.plateaus[0];
-    if (std::isfinite(l2_level)) return p0.level < 0.75 * l2_level;
     if (std::isfinite(shared_per_sm) && shared_per_sm > 0)
-      return s.plateaus.size() >= 2 && s.points[p0.last].x <= 4 * shared_per_sm;
-    return s.plateaus.size() >= 3;
+      return s.plateaus.size() >= 2 && s.points[p0.last].x <= 4 * shared_per_sm ? 1 : 0;
+    return s.plateaus.size() >= 3 ? 1 : 0;
   };
+  auto l1_class = [&](const Segmentation& s) { return inner_levels(s) > 0; };
 
-  const bool g_l1 = g && l1_class(*g);
-  if (g_l1) {
+  const size_t g_inner = g ? inner_levels(*g) : 0;
+  if (g_inner > 0) {
     const Plateau& p0 = g->plateaus[0];
     out.push_back(level_param("l1_hit_latency", p0, p0.confidence,
                               method_text(obs, "ld_global", "first plateau")));
-    if (!g->knees.empty())
-      out.push_back(
-          size_param("l1_size", capacity_knee(*g, g->knees[0]), g->knees[0].confidence,
-                     method_text(obs, "ld_global",
-                                 "footprint where the first plateau ends" + kCapacityText +
-                                     " (largest L1: carve-out preference 0)")));
+    if (!g->knees.empty()) {
+      const Knee k = capacity_knee(*g, g->knees[0]);
+      out.push_back(size_param("l1_size", k, k.confidence,
+                               method_text(obs, "ld_global",
+                                           "footprint where the first plateau ends" + kCapacityText +
+                                               " (largest L1: carve-out preference 0)")));
+    }
+  }
+  if (g_inner > 1 && g->knees.size() > 1) {
+    const Plateau& p1 = g->plateaus[1];
+    const Knee k = capacity_knee(*g, g->knees[1]);
+    out.push_back(level_param("mid_cache_hit_latency", p1, p1.confidence,
+                              method_text(obs, "ld_global", "second plateau, below the L2's level")));
+    out.push_back(size_param("mid_cache_size", k, k.confidence,
+                             method_text(obs, "ld_global",
+                                         "footprint where the second plateau ends" + kCapacityText)));
   }
 
   // L2 levels and DRAM: from ld.cg (no L1 in the way), else from ld.global past its L1.
@@ -436,7 +709,7 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
     ladder_probe = "ld_cg";
   }
   std::optional<Ladder> g_ladder;
-  if (g) g_ladder = find_ladder(*g, g_l1 ? 1 : 0, l2_bytes);
+  if (g) g_ladder = find_ladder(*g, g_inner, l2_bytes);
   if (!ladder && g_ladder) {
     ladder = g_ladder;
     ladder_probe = "ld_global";
@@ -444,20 +717,20 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
   if (ladder) {
     const Segmentation& s = *ladder->seg;
     const Plateau& near = s.plateaus[ladder->near];
-    const Knee l2_step = capacity_knee(s, s.knees[ladder->dram - 1]);
+    const Knee l2_step = capacity_knee(s, s.knees[ladder->l2_end]);
     // Two curves that both saw the L2 step should agree on where it is.
     double agree = 1.0;
     if (ladder_probe == "ld_cg" && g_ladder) {
-      const Knee other = capacity_knee(*g_ladder->seg, g_ladder->seg->knees[g_ladder->dram - 1]);
-      agree = std::fabs(std::log(other.x / l2_step.x)) <= std::log(1.25) ? 1.0 : 0.8;
+      const Knee other = capacity_knee(*g_ladder->seg, g_ladder->seg->knees[g_ladder->l2_end]);
+      agree = std::fabs(std::log(other.x / l2_step.x)) <= std::log(1.25) ? 1.0 : 0.6;
     }
     const std::string from = ladder_probe == "ld_cg" && l2_known ? ", footprints from L2/64" : "";
     const bool split = ladder->far.has_value();
     out.push_back(level_param(
-        "l2_near_hit_latency", near, near.confidence,
-        method_text(
-            obs, ladder_probe,
-            (split ? "first L2 plateau (near partition)" : "L2 plateau (one level seen)") + from)));
+        split ? "l2_near_hit_latency" : "l2_hit_latency", near, near.confidence,
+        method_text(obs, ladder_probe,
+                    (split ? "first L2 plateau (near partition)" : "L2 plateau (one level seen)") +
+                        from)));
     if (split) {
       const Plateau& far = s.plateaus[*ladder->far];
       const Knee seg_step = capacity_knee(s, s.knees[*ladder->segment]);
@@ -467,15 +740,45 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
                                  "footprint where the near L2 plateau ends" + kCapacityText)));
       out.push_back(level_param(
           "l2_far_hit_latency", far, far.confidence,
-          method_text(obs, ladder_probe, "last L2 plateau, up to the L2 size (far partition)")));
+          method_text(obs, ladder_probe,
+                      "L2 plateau ending at about twice the near one's footprint (far partition)")));
     }
     out.push_back(
-        size_param("l2_size", l2_step, l2_step.confidence * ladder->l2_fit * agree,
+        size_param("l2_size", l2_step, l2_step.confidence * ladder->fit * agree,
                    method_text(obs, ladder_probe,
                                "footprint where the last L2 plateau ends" + kCapacityText)));
+    if (ladder->llc) {
+      const Plateau& llc = s.plateaus[*ladder->llc];
+      const Knee llc_step = capacity_knee(s, s.knees[*ladder->llc]);
+      out.push_back(level_param(
+          "llc_hit_latency", llc, llc.confidence * ladder->fit,
+          method_text(obs, ladder_probe,
+                      "plateau past the L2 followed by a cache miss's step (>= 1.5x)")));
+      out.push_back(size_param("llc_size", llc_step, llc_step.confidence * ladder->fit,
+                               method_text(obs, ladder_probe,
+                                           "footprint where that plateau ends" + kCapacityText)));
+    }
     const Plateau& dram = s.plateaus[ladder->dram];
-    out.push_back(level_param("dram_latency", dram, dram.confidence * ladder->l2_fit,
-                              method_text(obs, ladder_probe, "first plateau past the L2 size")));
+    // Points past the last plateau that climb beyond it: the sweep may have ended inside a
+    // last-level cache's transition, and the "DRAM" plateau be that cache.
+    bool climbs_on = false;
+    if (ladder->dram + 1 == s.plateaus.size())
+      for (size_t i = dram.last + 1; i < s.points.size(); ++i)
+        climbs_on = climbs_on || s.points[i].y > dram.level * kCacheStep;
+    // ... and a wide transition into it may hide a short DRAM plateau before a TLB step
+    const double tail = (climbs_on ? 0.5 : 1.0) * transition_doubt(l2_step);
+    out.push_back(level_param("dram_latency", dram, dram.confidence * ladder->fit * tail,
+                              method_text(obs, ladder_probe,
+                                          "first plateau past the last cache (later, smaller "
+                                          "steps: TLB reach)")));
+    const size_t levels = g_inner + 1 + (ladder->llc ? 1 : 0);
+    const double conf = std::min(near.confidence, dram.confidence) * ladder->fit * tail;
+    out.push_back({"cache_levels", double(levels), "levels", double(levels), double(levels),
+                   clamp01(conf),
+                   method_text(obs, ladder_probe,
+                               "plateaus below DRAM: L1-class levels of ld.global, the L2 "
+                               "(partitions count once) and any last-level cache"),
+                   "latency.csv"});
   }
 
   if (nc && l1_class(*nc))

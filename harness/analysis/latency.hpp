@@ -12,6 +12,7 @@
 //
 // Levels are compared in log space, so tolerances are relative (0.03 = 3 %).
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,24 @@ struct RefineOptions {
 // largest jumps), returned in increasing order.
 std::vector<double> refinement_points(const std::vector<CurvePoint>& points,
                                       const RefineOptions& opt = {});
+
+// `bytes` rounded to a whole number of `stride`-byte lines, at least two.
+uint64_t round_to_lines(double bytes, uint32_t stride);
+
+// The coarse footprints of a sweep: geometric from min_bytes to max_bytes in steps of about
+// `ratio`, each nudged by up to 30 % of a step (fixed seed, so a rerun measures the same
+// footprints) so that the sweep is not only powers of two; then, past max_bytes, a sparse tail
+// (steps of 4x) up to tail_bytes. Multiples of `stride`, increasing.
+std::vector<uint64_t> coarse_footprints(uint64_t min_bytes, uint64_t max_bytes, uint32_t stride,
+                                        double ratio, uint64_t tail_bytes = 0);
+
+// The global chase's range: the fine sweep to 4.5x the L2 the runtime reports (at least
+// 1 MiB), then the sparse tail to 1 GiB so that a last-level cache of up to 256 MiB (AMD's
+// Infinity Cache) shows past its size; both within a quarter of free memory.
+struct GlobalSweep {
+  uint64_t max_bytes = 0, tail_bytes = 0;
+};
+GlobalSweep global_sweep(double l2_bytes, double free_bytes, uint32_t stride);
 
 // The kernels that measure `probe` of the latency family, as the code checks name them
 // (core/code_check.hpp registers what each must hold); empty for an unknown probe.

@@ -74,15 +74,15 @@ const std::vector<OpInfo>& ops() {
       {"fp32_mul", "Fp32Mul", R"(^mul\.rn\.f32 )", 1, R"(^FMUL R)", 1, "mul.rn.f32 (FMUL)"},
       {"fp64_fma", "Fp64Fma", R"(^fma\.rn\.f64 )", 1, R"(^DFMA R)", 1, "fma.rn.f64 (DFMA)"},
       {"fp16x2_fma", "Fp16x2Fma", R"(^fma\.rn\.f16x2 )", 1, R"(^HFMA2(\.MMA)? R)", 1,
-       "fma.rn.f16x2 (HFMA2; 2 results per lane)"},
+       "fma.rn.f16x2 (HFMA2; 2 results per lane)", 53},
       {"bf16x2_fma", "Bf16x2Fma", R"(^fma\.rn\.bf16x2 )", 1, R"(^HFMA2(\.MMA)?\.BF16_V2 R)", 1,
-       "fma.rn.bf16x2 (HFMA2.BF16_V2; 2 results per lane)"},
+       "fma.rn.bf16x2 (HFMA2.BF16_V2; 2 results per lane)", 80},
       {"int32_add", "Int32Add", R"(^add\.u32 )", 2,
        R"(^(IADD3 R\d+, -?R\d+, -?R\d+, RZ|IMAD\.IADD R\d+, R\d+, 0x1, R\d+))", 2,
        "add.u32 pairs feeding each other (ptxas: IADD3 and IMAD.IADD)"},
       {"int32_mad", "Int32Mad", R"(^mad\.lo\.u32 )", 1, R"(^IMAD R)", 1, "mad.lo.u32 (IMAD)"},
       {"int32_logic", "Int32Logic", R"(^lop3\.b32 )", 2, R"(^LOP3\.LUT R)", 2,
-       "lop3.b32 majority pairs (LOP3.LUT)"},
+       "lop3.b32 majority pairs (LOP3.LUT)", 50},
       {"sfu_sin", "SfuSin", R"(^sin\.approx\.ftz\.f32 )", 1, R"(^MUFU\.SIN )", 1,
        "sin.approx.ftz.f32 (FMUL.RZ + MUFU.SIN)"},
       {"sfu_ex2", "SfuEx2", R"(^ex2\.approx\.ftz\.f32 )", 1, R"(^MUFU\.EX2 )", 1,
@@ -94,23 +94,23 @@ const std::vector<OpInfo>& ops() {
       {"conversion", "Conversion", R"(^cvt\.rzi\.s32\.f32 )", 1, R"(^F2I(\.[A-Z0-9]+)* R)", 1,
        "cvt.rzi.s32.f32 (F2I)"},
       {"shuffle", "Shuffle", R"(^shfl\.sync\.bfly\.b32 )", 1, R"(^SHFL\.BFLY )", 1,
-       "shfl.sync.bfly.b32 (SHFL.BFLY)"},
+       "shfl.sync.bfly.b32 (SHFL.BFLY)", 30},
       {"ldst", "LdShared", R"(^ld\.shared\.u32 )", 1, R"(^LDS(\.[A-Z0-9]+)* R)", 1,
        "ld.shared.u32, conflict-free (LDS): load/store issue rate"},
       {"ld_global", "LdGlobal", R"(^ld\.global\.ca\.u64 )", 1, R"(^LDG\.E\.64(\.[A-Z0-9]+)* R)", 1,
        "ld.global.ca.u64 pointer chase per chain, L1 hits (LDG)"},
       {"tensor_mma_f16", "MmaF16", R"(^mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32 )",
-       1, R"(^HMMA\.16816\.F32 )", 1, "mma.sync m16n8k16 f16 -> f32 (HMMA); result = multiply-add"},
+       1, R"(^HMMA\.16816\.F32 )", 1, "mma.sync m16n8k16 f16 -> f32 (HMMA); result = multiply-add", 80},
       {"tensor_mma_bf16", "MmaBf16",
        R"(^mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.bf16\.bf16\.f32 )", 1,
-       R"(^HMMA\.16816\.F32\.BF16 )", 1, "mma.sync m16n8k16 bf16 -> f32 (HMMA); result = multiply-add"},
+       R"(^HMMA\.16816\.F32\.BF16 )", 1, "mma.sync m16n8k16 bf16 -> f32 (HMMA); result = multiply-add", 80},
       {"tensor_mma_tf32", "MmaTf32",
        R"(^mma\.sync\.aligned\.m16n8k8\.row\.col\.f32\.tf32\.tf32\.f32 )", 1,
-       R"(^HMMA\.1688\.F32\.TF32 )", 1, "mma.sync m16n8k8 tf32 -> f32 (HMMA); result = multiply-add"},
+       R"(^HMMA\.1688\.F32\.TF32 )", 1, "mma.sync m16n8k8 tf32 -> f32 (HMMA); result = multiply-add", 80},
       {"tensor_mma_int8", "MmaInt8", R"(^mma\.sync\.aligned\.m16n8k32\.row\.col\.s32\.s8\.s8\.s32 )",
-       1, R"(^IMMA\.16832\.S8\.S8 )", 1, "mma.sync m16n8k32 s8 -> s32 (IMMA); result = multiply-add"},
+       1, R"(^IMMA\.16832\.S8\.S8 )", 1, "mma.sync m16n8k32 s8 -> s32 (IMMA); result = multiply-add", 80},
       {"tensor_mma_fp64", "MmaFp64", R"(^mma\.sync\.aligned\.m8n8k4\.row\.col\.f64\.f64\.f64\.f64 )",
-       1, R"(^DMMA\.8x8x4 )", 1, "mma.sync m8n8k4 f64 (DMMA); result = multiply-add"},
+       1, R"(^DMMA\.8x8x4 )", 1, "mma.sync m8n8k4 f64 (DMMA); result = multiply-add", 80},
   };
   return all;
 }
@@ -168,6 +168,7 @@ std::vector<CodeExpectation> pipe_expectations() {
       e.probe = op.probe;
       e.ptx = {{op.ptx, steps * op.ptx_per_apply, chained}};
       e.sass = {{op.sass, steps * op.sass_per_apply, chained}};
+      e.min_arch = op.min_cc;
       out.push_back(std::move(e));
     }
   }
@@ -194,6 +195,7 @@ std::vector<CodeExpectation> wgmma_expectations() {
       e.probe = op.probe;
       e.ptx = {{op.ptx, kWgmmaUnroll, false}, {R"(^wgmma\.wait_group\.sync\.aligned )", waits, false}};
       e.sass = {{op.sass, kWgmmaUnroll, true}, {R"(^WARPGROUP\.DEPBAR)", waits, false}};
+      e.min_arch = 90;
       out.push_back(std::move(e));
     }
   }

@@ -49,6 +49,8 @@ struct OpInfo {
   const char* sass;    // regex for the SASS they must become
   int sass_per_apply;
   const char* what;    // for the parameter's method text
+  int min_cc = 0;      // lowest compute capability with the instruction (53 = 5.3), as the
+                       // op's kMinCC in pipe_ops.cuh (pipes.cu checks that they agree)
 };
 const std::vector<OpInfo>& ops();
 const OpInfo* find_op(const std::string& probe);

@@ -52,6 +52,8 @@ Catalog parse_catalog(const std::string& markdown) {
       c.params[row[0]] = {row[0], row[1], row[2], row[3], row[4]};
     } else if (section == "Not measured by a quick run" && row.size() >= 2) {
       c.not_in_quick[row[0]] = row[1];
+    } else if (section == "Method variants" && row.size() >= 2) {
+      c.includes[row[0]] = row[1];
     }
   }
   return c;
@@ -62,10 +64,24 @@ const Catalog& catalog() {
   return c;
 }
 
+const CatalogEntry* find_parameter(const std::string& name) {
+  const auto& params = catalog().params;
+  if (auto it = params.find(name); it != params.end()) return &it->second;
+  // "prefix_<g>": the name is the prefix and a number.
+  const size_t cut = name.find_last_not_of("0123456789");
+  if (cut == std::string::npos || cut + 1 == name.size()) return nullptr;
+  const std::string prefix = name.substr(0, cut + 1);
+  for (auto it = params.lower_bound(prefix); it != params.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+    const std::string rest = it->first.substr(prefix.size());
+    if (rest.size() > 2 && rest.front() == '<' && rest.back() == '>') return &it->second;
+  }
+  return nullptr;
+}
+
 void attach_method_label(Parameter& p) {
-  auto it = catalog().params.find(p.name);
-  if (it == catalog().params.end()) return;
-  const std::string& label = it->second.method;
+  const CatalogEntry* entry = find_parameter(p.name);
+  if (!entry) return;
+  const std::string& label = entry->method;
   size_t colon = p.method.find(':');
   if (colon != std::string::npos && catalog().methods.count(p.method.substr(0, colon))) return;
   p.method = label + (p.method.empty() ? "" : ": " + p.method);

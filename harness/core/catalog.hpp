@@ -19,15 +19,21 @@ struct Catalog {
   std::set<std::string> methods;               // the "## Method labels" table
   std::map<std::string, CatalogEntry> params;  // the "## Parameters" table, by name
   std::map<std::string, std::string> not_in_quick;  // "## Not measured by a quick run": name -> reason
+  std::map<std::string, std::string> includes;      // "## Method variants": name -> what a step holds
 };
 
 // Parses the markdown: rows "| `label` | meaning |" under "## Method labels" and
 // "| `name` | unit | family | `method` | tolerance |" under "## Parameters", and
-// "| `name` | reason |" under "## Not measured by a quick run".
+// "| `name` | reason |" under "## Not measured by a quick run", "| `name` | includes |" under
+// "## Method variants".
 Catalog parse_catalog(const std::string& markdown);
 
 // docs/parameters.md as built into this program.
 const Catalog& catalog();
+
+// The catalog's entry for a name, or nullptr. A row named with a placeholder, `l2_near_sm_count_<g>`,
+// stands for that prefix followed by a number (one parameter per partition, GPU, ...).
+const CatalogEntry* find_parameter(const std::string& name);
 
 // The longest a method label may be (the report's column and the CSV stay readable).
 constexpr size_t kMaxMethodLabel = 40;

@@ -19,7 +19,7 @@ Commands:
   list  every probe family and probe with a one-line description (no GPU needed)
   info [--device N]
         the device, its measured SM clock, driver and runtime
-  analyze RUN_DIR [--stdout] [-v]
+  analyze RUN_DIR [--stdout] [-v] [--json-nvbandwidth FILE]
         re-infer parameters from the run's observation files alone (no GPU) and write
         RUN_DIR/parameters.csv (atomically); --stdout prints it instead; -v lists every warning
   report RUN_DIR [--style paper]
@@ -28,6 +28,8 @@ Commands:
         overlay runs of several GPUs and tabulate their parameters side by side (no GPU)
   export RUN_DIR --json|--accel-sim|--mt4g [--out FILE]
         a run's parameters as JSON, an Accel-Sim config fragment or MT4G's JSON (no GPU)
+  compare --fleet RUN_DIR... [--csv FILE] [--z Z] [--min-deviation F]
+        each GPU's deviation from the fleet median per parameter, outliers flagged (no GPU)
   help, --help, -h
         this text
 
@@ -39,6 +41,9 @@ Options of run:
   --device N        CUDA device ordinal (default: 0)
   --reference CSV   documented figures (default: results/reference/documented_figures.csv)
   --benchmark_*     Google Benchmark's own flags; --benchmark_out=FILE also copies the JSON
+  --json-nvbandwidth FILE
+                    also write the host-link and P2P results as nvbandwidth's --json output
+                    (its test-case names and layout, where the measurements mean the same)
 )";
 }
 
@@ -164,6 +169,9 @@ Options parse_command_line(const std::vector<std::string>& args) {
       o.device = parse_int("--device", value("--device"));
     } else if (for_run && is("--reference")) {
       o.reference = value("--reference");
+    } else if ((for_run || cmd == "analyze") && is("--json-nvbandwidth")) {
+      o.json_nvbandwidth = value("--json-nvbandwidth");
+      if (o.json_nvbandwidth.empty()) throw UsageError("--json-nvbandwidth: empty file name");
     } else if (for_run && a.rfind("--benchmark_out=", 0) == 0) {
       o.benchmark_out = a.substr(std::string("--benchmark_out=").size());
       if (o.benchmark_out.empty()) throw UsageError("--benchmark_out: empty file name");

@@ -20,6 +20,7 @@ struct Options {
   int device = 0;
   std::string reference;            // documented figures CSV; empty: the default
   std::string benchmark_out;        // extra copy of the Google Benchmark JSON
+  std::string json_nvbandwidth;     // run/analyze: host-link and P2P results as nvbandwidth's JSON
   std::vector<std::string> benchmark_flags;  // --benchmark_* passed to Google Benchmark
   std::vector<std::string> positional;       // run directories of analyze/report/compare
   bool to_stdout = false;           // analyze: print parameters.csv instead of writing it

@@ -78,6 +78,8 @@ struct CodeExpectation {
   std::string kernel;  // kernel_name() of the kernel
   std::string probe;   // the probe it times
   std::vector<InstructionRule> ptx, sass;
+  int min_arch = 0;    // lowest architecture (70 = sm_70) whose code has the instructions;
+                       // below it the kernel is compiled empty and the probe is gated
 };
 
 struct CheckOutcome {

@@ -11,6 +11,7 @@
 #include "core/cli.hpp"
 #include "core/csv.hpp"
 #include "core/paper_table.hpp"
+#include "core/fleet.hpp"
 #include "core/report.hpp"
 #include "core/run_dir.hpp"
 
@@ -24,7 +25,8 @@ constexpr double kNotable = 0.05;  // differences listed in compare.md beyond th
 
 std::string usage() {
   return "usage: gpuprobe compare RUN_DIR RUN_DIR... [--out DIR] [--plots DIR] [--reference CSV]\n"
-         "       gpuprobe compare --table markdown|latex|csv RUN_DIR... [--reference CSV]  (to stdout)";
+         "       gpuprobe compare --table markdown|latex|csv RUN_DIR... [--reference CSV]  (to stdout)\n"
+         "       gpuprobe compare --fleet RUN_DIR... (see --fleet --help)";
 }
 
 std::string ratio_text(double r) {
@@ -90,6 +92,12 @@ struct Row {
 }  // namespace
 
 int compare_main(const std::vector<std::string>& args_in) {
+  auto fleet = std::find(args_in.begin(), args_in.end(), std::string("--fleet"));
+  if (fleet != args_in.end()) {
+    std::vector<std::string> rest(args_in.begin(), fleet);
+    rest.insert(rest.end(), fleet + 1, args_in.end());
+    return fleet_main(rest);
+  }
   Diagnostics diag;
   diag.prefix = "gpuprobe compare";
   std::vector<std::string> args = args_in;
@@ -271,7 +279,7 @@ int compare_main(const std::vector<std::string>& args_in) {
         bool agree = units_agree(base_run, static_cast<size_t>(row.index[first]), *d, ref.path, diag);
         c.insert(c.end(), {d->value_text + (agree ? "" : " " + d->unit), std::to_string(d->line), d->method});
         // Compare shows no ratio to a documented figure; it says where the methods differ.
-        m.push_back(documented_cell(*d) + (same_method(base, *d) ? "" : " (other method: " + d->method + ")"));
+        m.push_back(documented_cell(*d) + (methods_comparable(base, *d) ? "" : " (other method: " + d->method + ")"));
       }
       csv_rows.push_back(c);
       md_rows.push_back(m);

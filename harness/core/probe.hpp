@@ -77,6 +77,9 @@ class RunContext {
   // Marks a probe invalid (its code check failed, say): it is listed in the run's
   // invalid.csv and on stderr, and must not be measured or reported as a number.
   virtual void invalid(const std::string& probe, const std::string& why) = 0;
+  // Records that this device cannot run a probe (or some of its variants): listed once per
+  // reason in the run's skipped.csv, so that a missing number is never silent.
+  virtual void skip(const std::string& probe, const std::string& why) = 0;
 };
 
 struct ProbeInfo {
@@ -105,4 +108,6 @@ struct RegisterFamily {
 }  // namespace gpuprobe
 
 // Registers a family at static-initialisation time: GPUPROBE_REGISTER_FAMILY(LatencyFamily);
-#define GPUPROBE_REGISTER_FAMILY(F) static ::gpuprobe::RegisterFamily<F> gpuprobe_family_##F
+// [[maybe_unused]]: CUDA 11's front end warns (#177-D) on the otherwise unreferenced variable.
+#define GPUPROBE_REGISTER_FAMILY(F) \
+  [[maybe_unused]] static ::gpuprobe::RegisterFamily<F> gpuprobe_family_##F

@@ -291,17 +291,23 @@ std::string method_label(const Parameter& p) {
   if (colon != std::string::npos && catalog().methods.count(p.method.substr(0, colon)))
     return p.method.substr(0, colon);
   // Runs written before parameters carried labels: a canonical name means one method.
-  auto it = catalog().params.find(p.name);
-  return it == catalog().params.end() ? "" : it->second.method;
+  const CatalogEntry* entry = find_parameter(p.name);
+  return entry ? entry->method : "";
 }
 
-bool same_method(const Parameter& p, const DocumentedFigure& doc) {
+bool is_specification(const DocumentedFigure& doc) {
+  return (doc.method == "vendor_spec" || doc.method == "theoretical_bound") && doc.unit != "cycles" &&
+         doc.unit != "ns";
+}
+
+bool methods_comparable(const Parameter& p, const DocumentedFigure& doc) {
+  if (is_specification(doc)) return true;
   std::string label = method_label(p);
   return !label.empty() && label != "unknown" && label == doc.method;
 }
 
 std::string versus_documented(const Parameter& p, const DocumentedFigure& doc) {
-  if (!same_method(p, doc)) return "other method: " + doc.method;
+  if (!methods_comparable(p, doc)) return "other method: " + doc.method;
   if (!std::isfinite(p.value) || !doc.numeric()) return "";
   if (std::isfinite(doc.value))
     return doc.value == 0 ? "" : "x" + format_printf("%.2f", p.value / doc.value);

@@ -75,11 +75,17 @@ std::string describe(const DocumentedFigure& f);
 // written before labels, the catalog's label of its canonical name; else "".
 std::string method_label(const Parameter& p);
 
+// A specification (a vendor's figure, or arithmetic on documented unit counts and clocks) of a
+// size, count or peak rate: what a measurement is checked against whatever its method, the
+// ratio saying how much of it the measurement reaches. Latencies have no such specification.
+bool is_specification(const DocumentedFigure& doc);
+
 // The one rule for setting a measurement beside a documented figure: a ratio only where the
-// parameter's method label equals the figure's (and neither is "unknown"). Returns "x1.18",
+// parameter's method label equals the figure's (and neither is "unknown"), or the figure is a
+// specification (is_specification). Returns "x1.18",
 // "in range", "x0.91 of low", "" where no ratio can be formed, or "other method: index_chase"
 // where the methods differ: the figure is then shown without a ratio.
-bool same_method(const Parameter& p, const DocumentedFigure& doc);
+bool methods_comparable(const Parameter& p, const DocumentedFigure& doc);
 std::string versus_documented(const Parameter& p, const DocumentedFigure& doc);
 
 // Units that name the same thing ("B" and "bytes") compare equal.

@@ -318,7 +318,7 @@ RunData load_run(const std::string& dir, const std::set<std::string>& known, Dia
   Metadata first_meta;
   for (const auto& path : files) {
     std::string stem = fs::path(path).stem().string();
-    if (stem == "parameters" || stem == "families" || stem == "invalid") continue;
+    if (is_run_level_file(stem)) continue;
     CsvTable t;
     if (!read_table(path, &t, diag)) continue;
     if (t.header.size() < 2 || t.header[0] != "family" || t.header[1] != "probe") {
@@ -783,10 +783,12 @@ int report_main(const std::vector<std::string>& args_in) {
     std::vector<std::vector<std::string>> not_drawn = {{"figure", "why not drawn"}};
     std::vector<std::string> labels = run_labels({run});
     std::map<std::string, std::vector<const FigureScript*>> figures_of;
-    // Rendered beside figures/ (same file system) and swapped in whole: a reader, or a
+    // Rendered beside the figure folder (same file system) and swapped in whole: a reader, or a
     // concurrent report, sees the old figures or the new ones, never a mix or stale ones.
+    const fs::path fig_path = fs::path(dir) / fig_dir;
+    fs::create_directories(fig_path.parent_path());
     std::optional<Staging> staged;
-    if (!paths.gnuplot.empty()) staged.emplace(fs::path(dir), ".figures.tmp-");
+    if (!paths.gnuplot.empty()) staged.emplace(fig_path.parent_path(), ".figures.tmp-");
     for (const auto& s : scripts) {
       if (stop_signal()) break;
       std::string csv = run.file_of(s.family);
@@ -794,7 +796,7 @@ int report_main(const std::vector<std::string>& args_in) {
         not_drawn.push_back({s.name, "no " + s.family + ".csv in this run"});
         continue;
       }
-      if (!staged) {
+      if (paths.gnuplot.empty()) {
         not_drawn.push_back({s.name, "gnuplot not found"});
         continue;
       }
@@ -814,15 +816,14 @@ int report_main(const std::vector<std::string>& args_in) {
       figures_of[s.family].push_back(&s);
     }
     if (int sig = stop_signal()) {
-      std::fprintf(stderr, "gpuprobe report: %s: stopped; figures/ and report.md left as they were\n",
+      std::fprintf(stderr, "gpuprobe report: %s: stopped; figures and report.md left as they were\n",
                    signal_name(sig).c_str());
       return 128 + sig;
     }
     if (staged) {
       fs::permissions(staged->dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                        fs::perms::others_read | fs::perms::others_exec);
-      fs::create_directories((fs::path(dir) / fig_dir).parent_path());
-      replace_dir(staged->dir.string(), (fs::path(dir) / fig_dir).string());
+      replace_dir(staged->dir.string(), fig_path.string());
     }
     if (paths.gnuplot.empty())
       std::fprintf(stderr, "gpuprobe report: gnuplot not found on PATH: report.md written without "
@@ -948,6 +949,8 @@ int report_main(const std::vector<std::string>& args_in) {
     if (!inv.empty()) md += "### Invalid probes (not measured, not reported)\n\n" + inv + "\n";
     std::string nm = table_of((fs::path(dir) / "not_measured.csv").string(), diag);
     if (!nm.empty()) md += "### Not measured by this quick run\n\n" + nm + "\n";
+    std::string skipped = table_of((fs::path(dir) / "skipped.csv").string(), diag);
+    if (!skipped.empty()) md += "### Skipped probes (this GPU cannot run them)\n\n" + skipped + "\n";
 
     write_file_atomic((fs::path(dir) / "methods.md").string(), methods);
     write_file_atomic((fs::path(dir) / "report.md").string(), md);

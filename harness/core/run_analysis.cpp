@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "analysis/analyzer.hpp"
+#include "core/catalog.hpp"
+#include "core/nvbandwidth_json.hpp"
 #include "core/run_dir.hpp"
 
 namespace gpuprobe {
@@ -51,7 +53,7 @@ RunAnalysis analyze_run_dir(const std::string& dir) {
   for (const auto& path : files) {
     const std::string name = fs::path(path).filename().string();
     const std::string stem = fs::path(path).stem().string();
-    if (stem == "parameters" || stem == "families" || stem == "invalid") continue;
+    if (is_run_level_file(stem)) continue;
     const bool used = analyzers().count(stem) > 0;
     auto skip = [&](const std::string& why, bool warn) {
       a.skipped.push_back(name + " (" + why + ")");
@@ -89,6 +91,7 @@ RunAnalysis analyze_run_dir(const std::string& dir) {
     merge_parameters(a.params, r.params);
   }
   merge_parameters(a.params, run_level);
+  if (fs::exists(fs::path(dir) / "not_measured.csv")) drop_not_quick(a.params);  // a quick run's subset
 
   // The status lines replace any an earlier analysis wrote.
   a.meta.erase(std::remove_if(a.meta.begin(), a.meta.end(),
@@ -135,6 +138,7 @@ int analyze_main(const Options& opt) {
                 a.params.size(), a.analyzed.size(), joined(a.analyzed).c_str(),
                 joined(a.skipped).c_str());
   }
+  if (!opt.json_nvbandwidth.empty()) write_nvbandwidth_json(dir, opt.json_nvbandwidth);
   print_messages(prefix, a.warnings, a.errors, opt.verbose);
   return a.errors.empty() ? 0 : 1;
 }

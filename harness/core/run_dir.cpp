@@ -156,4 +156,9 @@ bool file_exists(const std::string& path) {
   return fs::exists(path, ec);
 }
 
+bool is_run_level_file(const std::string& stem) {
+  return stem == "parameters" || stem == "families" || stem == "invalid" || stem == "skipped" ||
+         stem == "not_measured";
+}
+
 }  // namespace gpuprobe

@@ -24,6 +24,9 @@ struct Nvml::Impl {
   nvmlReturn_t (*ecc)(nvmlDevice_t, int*, int*) = nullptr;
   nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;
   nvmlReturn_t (*driver)(char*, unsigned) = nullptr;
+  nvmlReturn_t (*by_bus)(const char*, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*topology)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
+  nvmlReturn_t (*p2p_status)(nvmlDevice_t, nvmlDevice_t, int, int*) = nullptr;
 
   template <class F>
   bool load(F& fn, const char* name) {
@@ -40,8 +43,7 @@ Nvml::Nvml(const std::string& pci_bus_id) : impl_(new Impl) {
     return;
   }
   nvmlReturn_t (*init)() = nullptr;
-  nvmlReturn_t (*by_bus)(const char*, nvmlDevice_t*) = nullptr;
-  if (!m.load(init, "nvmlInit_v2") || !m.load(by_bus, "nvmlDeviceGetHandleByPciBusId_v2") ||
+  if (!m.load(init, "nvmlInit_v2") || !m.load(m.by_bus, "nvmlDeviceGetHandleByPciBusId_v2") ||
       !m.load(m.shutdown, "nvmlShutdown")) {
     m.why = "libnvidia-ml lacks nvmlInit_v2";
     return;
@@ -55,14 +57,37 @@ Nvml::Nvml(const std::string& pci_bus_id) : impl_(new Impl) {
   m.load(m.ecc, "nvmlDeviceGetEccMode");
   m.load(m.temperature, "nvmlDeviceGetTemperature");
   m.load(m.driver, "nvmlSystemGetDriverVersion");
+  m.load(m.topology, "nvmlDeviceGetTopologyCommonAncestor");
+  m.load(m.p2p_status, "nvmlDeviceGetP2PStatus");
   if (init() != 0) {
     m.why = "nvmlInit failed";
     m.shutdown = nullptr;
     return;
   }
-  if (by_bus(pci_bus_id.c_str(), &m.dev) != 0) {
+  if (m.by_bus(pci_bus_id.c_str(), &m.dev) != 0) {
     m.why = "NVML does not know the device at " + pci_bus_id;
     m.dev = nullptr;
+  }
+}
+
+std::string Nvml::link_to(const std::string& other_pci_bus_id) const {
+  const Impl& m = *impl_;
+  nvmlDevice_t other = nullptr;
+  if (!m.dev || !m.by_bus || m.by_bus(other_pci_bus_id.c_str(), &other) != 0) return "unknown";
+  constexpr int kP2pCapsNvlink = 2, kP2pStatusOk = 0;  // nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t
+  int status = -1;
+  if (m.p2p_status && m.p2p_status(m.dev, other, kP2pCapsNvlink, &status) == 0 && status == kP2pStatusOk)
+    return "nvlink";
+  int level = -1;  // nvmlGpuTopologyLevel_t
+  if (!m.topology || m.topology(m.dev, other, &level) != 0) return "unknown";
+  switch (level) {
+    case 0: return "internal";
+    case 10: return "PIX";
+    case 20: return "PXB";
+    case 30: return "PHB";
+    case 40: return "NODE";
+    case 50: return "SYS";
+    default: return "unknown";
   }
 }
 

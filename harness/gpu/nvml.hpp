@@ -25,6 +25,9 @@ class Nvml {
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;
   NvmlReading read() const;
+  // How this GPU reaches the one at `other_pci_bus_id`: "nvlink", or the PCIe path as
+  // nvidia-smi topo names it (PIX, PXB, PHB, NODE, SYS), or "unknown" with NVML absent.
+  std::string link_to(const std::string& other_pci_bus_id) const;
 
  private:
   struct Impl;

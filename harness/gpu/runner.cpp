@@ -19,6 +19,7 @@
 #include "core/catalog.hpp"
 #include "core/csv.hpp"
 #include "core/data_paths.hpp"
+#include "core/nvbandwidth_json.hpp"
 #include "core/observation.hpp"
 #include "core/reference.hpp"
 #include "core/report.hpp"
@@ -99,17 +100,22 @@ class Progress {
   Clock::time_point t0_ = Clock::now();
 };
 
-struct InvalidProbe {
+// A probe that was not measured: invalid (its code check failed) or skipped (this device
+// cannot run it).
+struct ProbeNote {
   std::string family, probe, why;
+  bool operator==(const ProbeNote& o) const {
+    return family == o.family && probe == o.probe && why == o.why;
+  }
 };
 
 class FamilyContext : public RunContext {
  public:
   FamilyContext(const ProbeFamily& fam, const DeviceInfo& dev, const Options& opt, double mhz,
                 CollectingReporter& reporter, Progress& progress,
-                std::vector<InvalidProbe>& invalid)
+                std::vector<ProbeNote>& invalid, std::vector<ProbeNote>& skipped)
       : fam_(fam), dev_(dev), opt_(opt), mhz_(mhz), reporter_(reporter), progress_(progress),
-        invalid_(invalid) {}
+        invalid_(invalid), skipped_(skipped) {}
 
   const DeviceInfo& device() const override { return dev_; }
   bool quick() const override { return opt_.quick; }
@@ -127,6 +133,12 @@ class FamilyContext : public RunContext {
     invalid_.push_back({fam_.name(), probe, why});
     std::fprintf(stderr, "gpuprobe: %s/%s is invalid: %s\n", fam_.name().c_str(), probe.c_str(),
                  why.c_str());
+  }
+  void skip(const std::string& probe, const std::string& why) override {
+    ProbeNote note{fam_.name(), probe, why};
+    if (std::find(skipped_.begin(), skipped_.end(), note) != skipped_.end()) return;
+    skipped_.push_back(note);
+    progress_.show(probe + " skipped: " + why);
   }
 
   Observation measure(const Point& point, const std::function<Sample()>& rep) override {
@@ -189,7 +201,8 @@ class FamilyContext : public RunContext {
   double mhz_;
   CollectingReporter& reporter_;
   Progress& progress_;
-  std::vector<InvalidProbe>& invalid_;
+  std::vector<ProbeNote>& invalid_;
+  std::vector<ProbeNote>& skipped_;
   std::vector<Observation> obs_;
 };
 
@@ -332,7 +345,7 @@ int run_suite(const Options& opt, int argc, char** argv) {
 
   CollectingReporter reporter;
   Progress progress;
-  std::vector<InvalidProbe> invalid;
+  std::vector<ProbeNote> invalid, skipped;
   std::vector<Parameter> params;
   std::vector<double> clocks = {clk0.mhz};
   unsigned long long throttle_seen = nv0.throttle_reasons;
@@ -375,10 +388,11 @@ int run_suite(const Options& opt, int argc, char** argv) {
                                  {"family", "status", "wall_time_s", "sm_clock_mhz",
                                   "observations", "message"},
                                  family_rows));
-    std::vector<std::vector<std::string>> inv;
-    for (const auto& i : invalid) inv.push_back({i.family, i.probe, i.why});
-    write_file_atomic(dir + "/invalid.csv",
-                      format_csv(run_metadata(), {"family", "probe", "reason"}, inv));
+    for (const auto& [file, notes] : {std::pair{"/invalid.csv", &invalid}, {"/skipped.csv", &skipped}}) {
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& n : *notes) rows.push_back({n.family, n.probe, n.why});
+      write_file_atomic(dir + file, format_csv(run_metadata(), {"family", "probe", "reason"}, rows));
+    }
     write_file_atomic(dir + "/benchmark.json", reporter.json());
   };
 
@@ -402,7 +416,7 @@ int run_suite(const Options& opt, int argc, char** argv) {
     try {
       mhz = measure_sm_clock(dev).mhz;
       clocks.push_back(mhz);
-      FamilyContext ctx(fam, dev, opt, mhz, reporter, progress, invalid);
+      FamilyContext ctx(fam, dev, opt, mhz, reporter, progress, invalid, skipped);
       try {
         fam.run(ctx);
       } catch (...) {
@@ -476,6 +490,7 @@ int run_suite(const Options& opt, int argc, char** argv) {
                seconds_since(suite_t0), 1.0, "host_clock: host steady clock, whole run", "families.csv"}});
   write_run_files();
   if (!opt.benchmark_out.empty()) write_file_atomic(opt.benchmark_out, reporter.json());
+  if (!opt.json_nvbandwidth.empty()) write_nvbandwidth_json(dir, opt.json_nvbandwidth);
   if (stop.sig) {
     std::fprintf(stderr, "gpuprobe: %s during %s: what was measured is kept in %s, marked "
                          "run_status=interrupted (gpuprobe report renders it)\n",
@@ -494,6 +509,8 @@ int run_suite(const Options& opt, int argc, char** argv) {
   });
   if (!invalid.empty())
     std::cout << "\n" << invalid.size() << " probe(s) invalid: see " << dir << "/invalid.csv\n";
+  if (!skipped.empty())
+    std::cout << skipped.size() << " probe(s) skipped on this GPU: see " << dir << "/skipped.csv\n";
   // The figures and report.md; without gnuplot `gpuprobe report` renders them later, anywhere.
   std::cout << std::flush;
   report_main({dir});

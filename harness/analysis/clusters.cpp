@@ -1,0 +1,100 @@
+#include "analysis/clusters.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "analysis/analyzer.hpp"
+#include "analysis/pipes.hpp"
+#include "core/code_check.hpp"
+#include "core/stats.hpp"
+
+namespace gpuprobe {
+
+namespace clusters {
+
+std::string latency_kernel() { return "clusters::dsm_chase"; }
+std::string bandwidth_kernel() { return "clusters::dsm_read"; }
+std::string sync_kernel() { return "clusters::sync_cost"; }
+
+namespace {
+
+std::vector<CodeExpectation> clusters_expectations() {
+  CodeExpectation chase{"clusters", latency_kernel(), "dsm_latency", {}, {}};
+  // One DSM load per hop in each of the two passes (warm, timed), address from the last load.
+  chase.ptx = {{R"(^ld\.shared::cluster\.u32 )", 2, false}};
+  chase.sass = {{R"(^LD)", -1, false}};  // the DSM form is checked in the PTX
+  CodeExpectation read{"clusters", bandwidth_kernel(), "dsm_bandwidth", {}, {}};
+  read.ptx = {{R"(^ld\.shared::cluster\.v4\.u32 )", kBandwidthUnroll, false}};
+  read.sass = {{R"(^LD)", -1, false}};
+  CodeExpectation sync{"clusters", sync_kernel(), "cluster_sync", {}, {}};
+  sync.ptx = {{R"(^barrier\.cluster\.wait)", -1, false}};
+  sync.sass = {{R"(BAR)", -1, false}};
+  return {chase, read, sync};
+}
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(clusters_expectations);
+
+}  // namespace
+
+}  // namespace clusters
+
+std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  auto by_size = [&](const std::string& probe, const std::string& unit, const std::string& target) {
+    std::map<int, Observation> rows;
+    for (const auto& o : select(obs, probe, unit)) {
+      const double s = o.param("cluster_size");
+      if (!(s >= 2 && s <= 64)) continue;
+      if (!target.empty() && o.param_text("target") != target) continue;
+      rows[int(s)] = o;
+    }
+    return rows;
+  };
+  auto param = [&](const std::string& name, const Observation& o, const std::string& method) {
+    out.push_back({name, o.value, o.unit, o.p05, o.p95, spread_confidence(o.p05, o.p50, o.p95),
+                   method, "clusters.csv"});
+  };
+  const auto other = by_size("dsm_latency", "cycles", "other_sm");
+  if (!other.empty()) {
+    param("dsm_latency", other.begin()->second,
+          "pointer_chase: rank 0 of a cluster of " + std::to_string(other.begin()->first) +
+              " (one block per SM) follows byte offsets through another SM's shared memory "
+              "(mapa + ld.shared::cluster), median over the other ranks");
+    param("dsm_latency_largest_cluster", other.rbegin()->second,
+          "pointer_chase: as dsm_latency, cluster of " + std::to_string(other.rbegin()->first) +
+              " blocks, median over the other ranks");
+  }
+  const auto own = by_size("dsm_latency", "cycles", "own_sm");
+  if (!own.empty())
+    param("dsm_latency_own_sm", own.begin()->second,
+          "pointer_chase: as dsm_latency, through the block's own shared memory by its "
+          "shared::cluster address");
+  const auto bw = by_size("dsm_bandwidth", "B/clk/SM", "");
+  if (!bw.empty()) {
+    const Observation* best = nullptr;
+    for (const auto& [s, o] : bw)
+      if (!best || o.value > best->value) best = &o;
+    param("dsm_bandwidth_per_sm", *best,
+          "throughput_loop: 1024 threads per block, 16 B ld.shared::cluster from the next rank, "
+          "every SM busy, median per block; best cluster size " + best->param_text("cluster_size"));
+  }
+  const auto sync = by_size("cluster_sync", "cycles", "");
+  if (!sync.empty()) {
+    param("cluster_sync_latency", sync.begin()->second,
+          "dependent_chain: back-to-back barrier.cluster.arrive + wait, 128 threads per block, "
+          "cluster of " + std::to_string(sync.begin()->first));
+    param("cluster_sync_latency_largest_cluster", sync.rbegin()->second,
+          "dependent_chain: as cluster_sync_latency, cluster of " + std::to_string(sync.rbegin()->first));
+  }
+  for (const auto& o : select(obs, "cluster_size_max", "blocks"))
+    out.push_back({"cluster_size_max", o.value, "blocks", o.value, o.value, 0.95,
+                   "cluster_launch: the largest cluster (one block per SM) that "
+                   "cudaOccupancyMaxPotentialClusterSize offers and that then launched",
+                   "clusters.csv"});
+  return out;
+}
+
+GPUPROBE_REGISTER_ANALYZER("clusters", analyze_clusters);
+
+}  // namespace gpuprobe

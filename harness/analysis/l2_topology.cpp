@@ -1,0 +1,327 @@
+#include "analysis/l2_topology.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include "analysis/analyzer.hpp"
+#include "core/code_check.hpp"
+#include "core/stats.hpp"
+
+namespace gpuprobe {
+
+namespace l2_topology {
+
+namespace {
+
+// The threshold between two latency levels of one SM's row: the middle of the widest gap
+// between sorted values with at least 10 % of the lines on either side; NaN when that gap is
+// under kMinLevelGap.
+double split_threshold(std::vector<double> row, double* gap) {
+  std::sort(row.begin(), row.end());
+  const size_t n = row.size(), margin = std::max<size_t>(1, n / 10);
+  double best = 0, at = NAN;
+  for (size_t i = margin; i + margin <= n && i < n; ++i) {
+    const double g = row[i] - row[i - 1];
+    if (g > best) {
+      best = g;
+      at = 0.5 * (row[i] + row[i - 1]);
+    }
+  }
+  *gap = best;
+  return best >= kMinLevelGap ? at : NAN;
+}
+
+}  // namespace
+
+bool infer(const LatencyMap& m, Topology* out) {
+  const size_t nsm = m.sms.size();
+  if (nsm == 0 || m.lat.size() != nsm || m.lat[0].empty()) return false;
+  const size_t nl = m.lat[0].size();
+  for (const auto& row : m.lat)
+    if (row.size() != nl) return false;
+  Topology t;
+  // near[i][j]: line j is on SM i's lower level.
+  std::vector<std::vector<char>> near;
+  t.gap_min = std::numeric_limits<double>::infinity();
+  for (const auto& row : m.lat) {
+    double gap = 0;
+    const double thr = split_threshold(row, &gap);
+    if (std::isnan(thr)) continue;
+    ++t.split_sms;
+    t.gap_min = std::min(t.gap_min, gap);
+    std::vector<char> v(nl);
+    for (size_t j = 0; j < nl; ++j) v[j] = row[j] < thr;
+    near.push_back(v);
+  }
+  if (t.split_sms == 0) t.gap_min = 0;
+  // Lines by their pattern over the split SMs: greedy, against each group's first line.
+  t.line_group.assign(nl, -1);
+  std::vector<size_t> reps;
+  std::vector<int> members;
+  auto mismatch = [&](size_t a, size_t b) {
+    size_t d = 0;
+    for (const auto& v : near) d += v[a] != v[b];
+    return near.empty() ? 0.0 : double(d) / double(near.size());
+  };
+  for (size_t j = 0; j < nl; ++j) {
+    int g = -1;
+    for (size_t k = 0; k < reps.size() && g < 0; ++k)
+      if (mismatch(j, reps[k]) <= kGroupMismatch) g = int(k);
+    if (g < 0) {
+      g = int(reps.size());
+      reps.push_back(j);
+      members.push_back(0);
+    }
+    t.line_group[j] = g;
+    ++members[size_t(g)];
+  }
+  // Groups of fewer than 5 % of the lines are stray lines, not partitions: each joins the
+  // big group it is closest to.
+  const int min_members = std::max(2, int(nl) / 20);
+  std::vector<int> renumber(reps.size(), -1);
+  int big = 0;
+  for (size_t k = 0; k < reps.size(); ++k)
+    if (members[k] >= min_members) renumber[k] = big++;
+  if (big == 0) return false;
+  for (size_t j = 0; j < nl; ++j) {
+    int g = t.line_group[j];
+    if (renumber[size_t(g)] < 0) {
+      double best = 2;
+      for (size_t k = 0; k < reps.size(); ++k)
+        if (renumber[k] >= 0 && mismatch(j, reps[k]) < best) {
+          best = mismatch(j, reps[k]);
+          g = int(k);
+        }
+    }
+    t.line_group[j] = renumber[size_t(g)];
+  }
+  t.partitions = big;
+  // Each split SM's near group: the one whose lines it reads fastest. An SM that saw one
+  // level had every line answered nearby: on A100/H100 a partition keeps copies of lines its
+  // own SMs touched, and the lines were just written from one SM, so its partition's SMs see
+  // all of them near. With two groups such an SM belongs to the group the split SMs find far
+  // (that one is where the writer's side keeps its lines); its far latency is not seen.
+  std::vector<int> far_votes(size_t(big), 0);
+  size_t k = 0;
+  for (size_t i = 0; i < nsm; ++i) {
+    double gap = 0;
+    if (std::isnan(split_threshold(m.lat[i], &gap))) continue;
+    std::vector<int> near_count(size_t(big), 0), count(size_t(big), 0);
+    for (size_t j = 0; j < nl; ++j) {
+      near_count[size_t(t.line_group[j])] += near[k][j];
+      ++count[size_t(t.line_group[j])];
+    }
+    for (int g = 0; g < big; ++g)
+      if (2 * near_count[size_t(g)] < count[size_t(g)]) ++far_votes[size_t(g)];
+    ++k;
+  }
+  const int writer_side = big == 2 ? int(std::max_element(far_votes.begin(), far_votes.end()) - far_votes.begin()) : -1;
+  for (const auto& row : m.lat) {
+    double gap = 0;
+    const bool split = !std::isnan(split_threshold(row, &gap));
+    std::vector<std::vector<double>> by(static_cast<size_t>(big));
+    for (size_t j = 0; j < nl; ++j) by[size_t(t.line_group[j])].push_back(row[j]);
+    int best = -1;
+    double best_med = 0;
+    for (int g = 0; g < big; ++g) {
+      const double md = median(by[size_t(g)]);
+      if (best < 0 || md < best_med) {
+        best = g;
+        best_med = md;
+      }
+    }
+    if (!split && big > 1) {
+      best = writer_side;
+      best_med = best >= 0 ? median(by[size_t(best)]) : NAN;
+    }
+    std::vector<double> far;
+    if (split)
+      for (int g = 0; g < big; ++g)
+        if (g != best) far.insert(far.end(), by[size_t(g)].begin(), by[size_t(g)].end());
+    t.sm_group.push_back(big > 1 ? best : 0);
+    t.near_median.push_back(best_med);
+    t.far_median.push_back(far.empty() ? NAN : median(far));
+  }
+  *out = t;
+  return true;
+}
+
+bool latency_map(const std::vector<Observation>& obs, LatencyMap* out) {
+  std::map<int, std::map<int, double>> cells;
+  for (const auto& o : select(obs, "first_read", "cycles")) {
+    const double sm = o.param("sm"), line = o.param("line");
+    if (!(sm >= 0 && sm < 1e6 && line >= 0 && line < 1e6)) continue;
+    cells[int(sm)][int(line)] = o.value;
+  }
+  if (cells.empty()) return false;
+  LatencyMap m;
+  const std::map<int, double>& first = cells.begin()->second;
+  for (const auto& [sm, row] : cells) {
+    if (row.size() != first.size()) continue;  // an SM with missing lines is left out
+    std::vector<double> v;
+    for (const auto& [line, value] : row) v.push_back(value);
+    m.sms.push_back(sm);
+    m.lat.push_back(v);
+  }
+  *out = m;
+  return !m.sms.empty();
+}
+
+std::vector<int> line_order(const LatencyMap& m, const Topology& t) {
+  const size_t nl = t.line_group.size();
+  std::vector<double> mean(nl, 0);
+  for (const auto& row : m.lat)
+    for (size_t j = 0; j < nl && j < row.size(); ++j) mean[j] += row[j];
+  std::vector<size_t> idx(nl);
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    return t.line_group[a] != t.line_group[b] ? t.line_group[a] < t.line_group[b] : mean[a] < mean[b];
+  });
+  std::vector<int> pos(nl);
+  for (size_t k = 0; k < nl; ++k) pos[idx[k]] = int(k);
+  return pos;
+}
+
+std::vector<int> sm_order(const LatencyMap& m, const Topology& t) {
+  std::vector<size_t> idx(m.sms.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    return t.sm_group[a] != t.sm_group[b] ? t.sm_group[a] < t.sm_group[b] : m.sms[a] < m.sms[b];
+  });
+  std::vector<int> pos(idx.size());
+  for (size_t k = 0; k < idx.size(); ++k) pos[idx[k]] = int(k);
+  return pos;
+}
+
+std::vector<std::vector<int>> co_scheduled_groups(const std::vector<std::vector<int>>& clusters) {
+  std::map<int, int> parent;
+  std::function<int(int)> root = [&](int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (const auto& c : clusters)
+    for (int sm : c)
+      if (!parent.count(sm)) parent[sm] = sm;
+  for (const auto& c : clusters)
+    for (size_t k = 1; k < c.size(); ++k) {
+      const int a = root(c[0]), b = root(c[k]);
+      if (a != b) parent[std::max(a, b)] = std::min(a, b);
+    }
+  std::map<int, std::vector<int>> groups;
+  for (const auto& [sm, p] : parent) groups[root(sm)].push_back(sm);
+  std::vector<std::vector<int>> out;
+  for (auto& [r, g] : groups) out.push_back(g);
+  return out;
+}
+
+namespace {
+
+std::vector<CodeExpectation> l2_topology_expectations() {
+  CodeExpectation lat{"l2_topology", "l2_topology::line_latency", "first_read", {}, {}};
+  // Each line read twice (first, again), L2 only, each read timed alone.
+  lat.ptx = {{R"(^ld\.global\.cg\.u32 )", 2, false}};
+  lat.sass = {{R"(^LDG\.E\.STRONG\.GPU|^LDG\.E)", -1, false}};
+  CodeExpectation touch{"l2_topology", "l2_topology::touch_lines", "first_read", {}, {}};
+  touch.ptx = {{R"(^st\.global\.cg\.u32 )", 1, false}};
+  touch.sass = {{R"(^STG)", -1, false}};
+  CodeExpectation place{"l2_topology", "l2_topology::placement", "cluster_placement", {}, {}};
+  place.ptx = {{R"(%smid)", -1, false}};
+  place.sass = {{R"(SR_VIRTUALSMID|SR_SMID|S2R|S2UR)", -1, false}};
+  return {lat, touch, place};
+}
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(l2_topology_expectations);
+
+}  // namespace
+
+}  // namespace l2_topology
+
+std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  l2_topology::LatencyMap m;
+  l2_topology::Topology t;
+  if (l2_topology::latency_map(obs, &m) && l2_topology::infer(m, &t)) {
+    const double nsm = double(m.sms.size());
+    // Sure when nearly every SM saw two clear levels; one level everywhere is one partition,
+    // or a GPU whose near copies hide the far one: less sure.
+    const double split_share = t.split_sms / nsm;
+    // (A quarter of the SMs seeing two levels is plenty: the writer's side sees one.)
+    const double conf = t.partitions > 1 ? (split_share >= l2_topology::kSplitShareSure ? 0.8 : 0.4) : 0.5;
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "stride_sweep: first ld.global.cg of %zu L2-resident lines (written just before) "
+                  "from each of %zu SMs; lines grouped by the SMs they are near for (%d SMs saw two "
+                  "levels, smallest gap %.0f cycles)",
+                  t.line_group.size(), m.sms.size(), t.split_sms, t.gap_min);
+    out.push_back({"l2_partitions", double(t.partitions), "partitions", double(t.partitions),
+                   double(t.partitions), conf, buf, "l2_topology.csv"});
+    if (t.partitions > 1) {
+      for (int g = 0; g < t.partitions; ++g) {
+        const double n = double(std::count(t.sm_group.begin(), t.sm_group.end(), g));
+        out.push_back({"l2_near_sm_count_" + std::to_string(g), n, "SMs", n, n, conf * 0.9,
+                       "stride_sweep: SMs near line group " + std::to_string(g) +
+                           " (those that saw two levels: the faster group; the rest: the group the "
+                           "others find far)",
+                       "l2_topology.csv"});
+      }
+    }
+    auto spread = [&](const std::vector<double>& v, const std::string& name, const std::string& what) {
+      std::vector<double> f;
+      for (double x : v)
+        if (std::isfinite(x)) f.push_back(x);
+      if (f.size() < 2) return;
+      const auto [lo, hi] = std::minmax_element(f.begin(), f.end());
+      const double p05 = percentile(f, 0.05), p95 = percentile(f, 0.95);
+      // The range is the figure; the 5-95 % range of SMs bounds it from below.
+      out.push_back({name, *hi - *lo, "cycles", p95 - p05, *hi - *lo, 0.6,
+                     "stride_sweep: max - min over SMs of each SM's median first-read latency of " + what +
+                         " (low: 5-95 % range)",
+                     "l2_topology.csv"});
+    };
+    spread(t.near_median, "l2_near_hit_latency_sm_spread", "its near group's lines");
+    if (t.partitions > 1)
+      spread(t.far_median, "l2_far_hit_latency_sm_spread",
+             "the other groups' lines, over the " + std::to_string(t.split_sms) + " SMs that saw them far");
+  }
+  // GPCs from cluster placement.
+  std::map<std::pair<int, int>, std::vector<int>> clusters;  // (launch, cluster) -> SMs
+  int largest = 0;
+  for (const auto& o : select(obs, "cluster_placement", "sm")) {
+    const double launch = o.param("launch"), c = o.param("cluster"), size = o.param("cluster_size");
+    if (!(launch >= 0 && c >= 0 && size >= 1 && o.value >= 0)) continue;
+    clusters[{int(launch), int(c)}].push_back(int(o.value));
+    largest = std::max(largest, int(size));
+  }
+  if (!clusters.empty()) {
+    std::vector<std::vector<int>> list;
+    for (auto& [k, v] : clusters) list.push_back(v);
+    auto groups = l2_topology::co_scheduled_groups(list);
+    size_t placed = 0, biggest = 0;
+    for (const auto& g : groups) {
+      placed += g.size();
+      biggest = std::max(biggest, g.size());
+    }
+    const double high = double(groups.size());
+    // Groups never bridged by a cluster count separately: the count is an upper bound. No GPC
+    // is smaller than a cluster that ran in it, nor (as far as seen) larger than the largest
+    // group: SMs / largest group is the lower end.
+    const double low = std::min(high, std::ceil(double(placed) / double(biggest)));
+    char buf[300];
+    std::snprintf(buf, sizeof buf,
+                  "cluster_launch: SMs that %zu clusters of up to %d blocks (one per SM) put "
+                  "together, merged; %zu SMs placed, largest group %zu SMs; an upper bound when "
+                  "groups were never bridged",
+                  clusters.size(), largest, placed, biggest);
+    out.push_back({"gpc_count", high, "GPCs", low, high, low == high ? 0.8 : 0.3, buf, "l2_topology.csv"});
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_ANALYZER("l2_topology", analyze_l2_topology);
+
+}  // namespace gpuprobe

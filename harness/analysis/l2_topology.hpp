@@ -1,0 +1,65 @@
+#pragma once
+// The chip's on-chip network seen from every SM: the latency of the first read of each of a
+// set of L2-resident lines from each SM (SM x line map), the L2 partitions that the lines fall
+// into, which partition is near for each SM, and the SMs that cluster launches put together
+// (a cluster's blocks share a GPC).
+#include <string>
+#include <vector>
+
+#include "core/observation.hpp"
+
+namespace gpuprobe {
+
+namespace l2_topology {
+
+constexpr int kLines = 96;  // lines chased from every SM
+
+// lat[i][j]: cycles of SM sms[i]'s first read of line j.
+struct LatencyMap {
+  std::vector<int> sms;
+  std::vector<std::vector<double>> lat;
+};
+
+struct Topology {
+  int partitions = 0;                 // groups of lines near for the same SMs
+  std::vector<int> line_group;        // per line: its group, 0..partitions-1
+  std::vector<int> sm_group;          // per SM (index into sms): the group near to it, -1: unknown
+  std::vector<double> near_median;    // per SM: median latency of its near group's lines
+  std::vector<double> far_median;     // per SM: median over the other groups' lines (NaN: not
+                                      // seen, every line answered nearby)
+  int split_sms = 0;                  // SMs whose lines fall in two latency levels
+  double gap_min = 0;                 // smallest near/far gap over the split SMs, cycles
+};
+
+// A gap between latency levels smaller than this is noise, not a second partition: a timed
+// load on one idle SM varies by a few cycles, the near/far step on A100/H100 is ~100.
+constexpr double kMinLevelGap = 20;
+// Two lines belong to one group when their near/far pattern differs on at most this share of
+// the SMs (a few SMs' timing glitches must not split a group).
+constexpr double kGroupMismatch = 0.2;
+// Share of SMs that must see two levels for a confident partition count: the SMs on the side
+// the lines were written from see every line near (their partition keeps copies).
+constexpr double kSplitShareSure = 0.25;
+
+// Groups lines by the SMs they are near for; one partition when no SM sees two levels.
+bool infer(const LatencyMap& m, Topology* out);
+
+// Reads the SM x line map out of first_read rows.
+bool latency_map(const std::vector<Observation>& obs, LatencyMap* out);
+
+// Orders for the heat map: lines by group, then by mean latency; SMs by near group, then by
+// SM id. Returned as the position of each line / SM.
+std::vector<int> line_order(const LatencyMap& m, const Topology& t);
+std::vector<int> sm_order(const LatencyMap& m, const Topology& t);
+
+// SMs that cluster launches placed together, merged (union-find): each group lies within one
+// GPC, and a GPC may show as several groups when no cluster bridged them.
+std::vector<std::vector<int>> co_scheduled_groups(const std::vector<std::vector<int>>& clusters);
+
+}  // namespace l2_topology
+
+// l2_partitions, l2_near_hit_latency_sm_spread, l2_far_hit_latency_sm_spread,
+// l2_near_sm_count_<g>, gpc_count.
+std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, const Metadata& meta);
+
+}  // namespace gpuprobe

@@ -1,0 +1,31 @@
+# family: host_link
+# title: Host link bandwidth against transfer size
+# read: Copy engine from pinned memory H2D (solid), D2H (dashed), both at once (dotted); pageable (thin); SM kernels on mapped memory (open points).
+load 'plots/style.gp'
+
+probes = "ce_h2d_pinned ce_d2h_pinned ce_bidir_pinned ce_h2d_pageable sm_h2d sm_d2h"
+probe_title(p) = p eq "ce_h2d_pinned" ? "CE H2D" : p eq "ce_d2h_pinned" ? "CE D2H" : \
+                 p eq "ce_bidir_pinned" ? "CE both" : p eq "ce_h2d_pageable" ? "CE H2D pageable" : \
+                 p eq "sm_h2d" ? "SM H2D" : "SM D2H"
+probe_dt(p) = p eq "ce_d2h_pinned" || p eq "sm_d2h" ? 2 : (p eq "ce_bidir_pinned" ? 3 : 1)
+probe_pt(p) = p eq "sm_h2d" || p eq "sm_d2h" ? 6 : (p eq "ce_h2d_pageable" ? 1 : 7)
+probe_lw(p) = p eq "ce_h2d_pageable" ? 0.8 : 1.5
+sel(p) = is_probe(p) && is_unit("GB/s")
+nfiles = words(files)
+
+set logscale x 2
+set format x "%.0b%B"
+set xtics ("4K" 4096, "64K" 65536, "1M" 1048576, "16M" 16777216, "256M" 268435456, "1G" 1073741824)
+set xlabel "bytes per copy"
+set ylabel "GB/s"
+set yrange [0 : *]
+
+do for [ext in "svg png pdf"] {
+  eval set_output(ext)
+  keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 5))
+  set key top left font keyfont
+  plot for [i=1:nfiles] for [j=1:words(probes)] word(files, i) \
+         using (sel(word(probes, j)) ? column("bytes") : NaN):(column("value")) smooth unique \
+         with linespoints ls i dt probe_dt(word(probes, j)) pt probe_pt(word(probes, j)) lw probe_lw(word(probes, j)) \
+         title sprintf("%s %s", word(labels, i), probe_title(word(probes, j)))
+}

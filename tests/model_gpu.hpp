@@ -1,0 +1,102 @@
+#pragma once
+// Model GPUs: a declared memory hierarchy turned into the observations a gpuprobe run writes
+// (the latency family's chase curves and the bandwidth family's read rows, with the run's
+// `# key=value` metadata), with seeded measurement noise. The model-GPU bench
+// (test_model_gpus.cpp) analyses them and checks the inferred parameters against the truth.
+//
+// Every figure of a model carries where it comes from: a citation (the row of
+// results/reference/documented_figures.csv it was taken from), or a text starting `assumed:`
+// where no source gives it. Assumed figures make a plausible GPU to test inference on; they
+// are never presented as documented.
+#include <string>
+#include <vector>
+
+#include "core/observation.hpp"
+
+namespace gpuprobe {
+namespace model {
+
+struct Figure {
+  double value = 0;
+  std::string source;  // citation, or "assumed: why"
+  bool assumed() const { return source.rfind("assumed:", 0) == 0; }
+};
+
+// One cache level. A chase over F bytes hits it with probability 1 / (1 + (F / size)^sharpness):
+// a large sharpness is an LRU-like cliff at the size, a small one the gradual step of a
+// non-LRU replacement; either way the step is half done at the size.
+struct Level {
+  std::string name;  // canonical prefix: l1, mid_cache, l2, llc
+  Figure size, latency;
+  double sharpness = 40;
+  // A split L2: `latency` is the near partition's, `far_latency` the far one's; the near
+  // partition holds half of `size`.
+  Figure far_latency;
+  bool split() const { return far_latency.value > 0; }
+};
+
+// A TLB level: past `reach` bytes each load pays `walk` more cycles.
+struct TlbStep {
+  Figure reach, walk;
+};
+
+struct Gpu {
+  std::string key;   // short name used in test output and the calibration table
+  std::string name;  // the part modelled
+  std::string arch, cc;
+  std::vector<Level> levels;  // in order from the SM; past the last one, DRAM
+  Figure dram_latency;
+  std::vector<TlbStep> tlb;
+  // What the run's metadata says: l2_bytes as the runtime reports it (0: absent, as in a
+  // converted curve; one die's share on a multi-die part).
+  double l2_bytes_meta = 0;
+  Figure sm_clock_mhz;
+  Figure dram_read_gbs, dram_theoretical_gbs, l2_read_gbs;
+  bool round_bytes = true;  // the bandwidth rows carry round_bytes
+  bool cold_climb = false;  // the first level climbs slowly (cold misses over the chase)
+};
+
+// The model GPUs of the bench (at least 14).
+const std::vector<Gpu>& model_gpus();
+
+// What one seed's measurement noise is: per-point jitter, each level's shelf wobble (a slow
+// swing along the plateau), the first level's cold-miss climb, an error in the clock used to
+// convert to cycles, and outliers.
+struct Noise {
+  double jitter = 0;         // relative sigma per point
+  std::vector<double> wobble;  // relative amplitude per level
+  std::vector<double> phase;
+  double climb = 0;          // relative climb of the first level across its span
+  double clock_offset = 0;   // relative error of every cycle figure
+  double outlier_rate = 0;
+};
+Noise noise_for(const Gpu& g, unsigned seed);
+
+struct Run {
+  Metadata meta;
+  std::vector<Observation> latency, bandwidth;
+};
+// The observations a run on the model writes: the latency sweep as the family makes it
+// (ladder::global_footprints, then refinement rounds) and the bandwidth read sweep.
+Run generate(const Gpu& g, unsigned seed);
+
+// The noise-free latency a chase over `footprint` bytes sees; `skip_l1` for ld.global.cg.
+double chase_latency(const Gpu& g, double footprint, bool skip_l1);
+
+// A parameter the analysis should report, and what counts as right.
+struct Truth {
+  std::string name;
+  double value = 0;
+  std::string unit;
+  double tolerance = 0;  // relative
+  bool interval_ok = false;  // right also when [low, high] covers the value (sizes)
+  std::string source;
+};
+std::vector<Truth> truths(const Gpu& g);
+
+// The names of parameters the latency and bandwidth analyses may write for a hierarchy: any
+// such name not in truths() is invented.
+std::vector<std::string> ladder_names();
+
+}  // namespace model
+}  // namespace gpuprobe

@@ -1,0 +1,139 @@
+// `gpuprobe compare --fleet`: deviations from the fleet median and MAD-based outliers, on a
+// fleet made of copies of a committed H100 run with small deterministic noise and three GPUs
+// gone wrong: a slow one (DRAM bandwidth), a throttled clock, a degraded host link.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "core/csv.hpp"
+#include "core/fleet.hpp"
+#include "core/run_dir.hpp"
+
+namespace gpuprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The committed H100 run with the most parameters.
+std::string committed_h100_run() {
+  std::string best;
+  size_t most = 0;
+  const fs::path root = fs::path(GPUPROBE_SOURCE_DIR) / "results" / "nvidia-h100-80gb-hbm3";
+  if (!fs::is_directory(root)) return best;
+  for (const auto& e : fs::directory_iterator(root)) {
+    const fs::path p = e.path() / "parameters.csv";
+    if (!fs::exists(p)) continue;
+    const size_t n = read_parameters(p.string()).size();
+    if (n > most) {
+      most = n;
+      best = e.path().string();
+    }
+  }
+  return best;
+}
+
+struct Fault {
+  int member;
+  std::string parameter;
+  double factor;
+};
+
+// n copies of `base`, each value scaled by up to +-0.4 % (deterministic), a host link of
+// 54 GB/s added to each, then the faults applied.
+std::vector<FleetMember> fleet_from(const FleetMember& base, int n, const std::vector<Fault>& faults) {
+  std::vector<FleetMember> out;
+  for (int k = 0; k < n; ++k) {
+    FleetMember m = base;
+    m.label = "node" + std::to_string(k);
+    m.params.push_back({"h2d_bandwidth_pinned", 54, "GB/s", 53, 55, 0.9, "copy_engine", "host_link.csv"});
+    for (size_t i = 0; i < m.params.size(); ++i) m.params[i].value *= 1 + 0.004 * std::sin(7.0 * k + double(i));
+    for (const auto& f : faults)
+      if (f.member == k)
+        for (auto& p : m.params)
+          if (p.name == f.parameter) p.value *= f.factor;
+    out.push_back(m);
+  }
+  return out;
+}
+
+const std::vector<Fault> kFaults = {{2, "dram_read_bandwidth", 0.8},
+                                    {5, "sm_clock_measured", 0.75},
+                                    {6, "h2d_bandwidth_pinned", 0.5}};
+
+TEST(Fleet, FlagsTheSlowTheThrottledAndTheDegradedLinkOnly) {
+  const std::string run = committed_h100_run();
+  if (run.empty()) GTEST_SKIP() << "no committed H100 run";
+  const auto members = fleet_from(load_fleet_member(run), 8, kFaults);
+  const auto cells = fleet_deviations(members);
+  std::set<std::pair<size_t, std::string>> flagged;
+  for (const auto& c : cells)
+    if (c.outlier) flagged.insert({c.member, c.parameter});
+  std::set<std::pair<size_t, std::string>> want;
+  for (const auto& f : kFaults) want.insert({size_t(f.member), f.parameter});
+  EXPECT_EQ(flagged, want);
+  for (const auto& c : cells)
+    if (c.member == 6 && c.parameter == "h2d_bandwidth_pinned") {
+      EXPECT_NEAR(c.deviation, -0.5, 0.01);
+      EXPECT_LT(c.robust_z, -kOutlierRobustZ);
+    }
+}
+
+TEST(Fleet, IdenticalFleetFlagsNothingAndTinyDifferencesStayUnflagged) {
+  FleetMember a;
+  a.params = {{"x", 100, "GB/s", 0, 0, 1, "m", "e"}};
+  std::vector<FleetMember> same(5, a);
+  for (const auto& c : fleet_deviations(same)) EXPECT_FALSE(c.outlier);
+  // MAD 0 and one member 1 % off: infinite z, but below the smallest deviation that counts.
+  same[3].params[0].value = 101;
+  for (const auto& c : fleet_deviations(same)) EXPECT_FALSE(c.outlier);
+  same[3].params[0].value = 150;
+  auto cells = fleet_deviations(same);
+  EXPECT_TRUE(cells[3].outlier);
+  EXPECT_TRUE(std::isinf(cells[3].robust_z));
+  // Two runs are no fleet.
+  EXPECT_TRUE(fleet_deviations({a, a}).empty());
+}
+
+TEST(Fleet, CommandWritesCsvAndReport) {
+  const std::string run = committed_h100_run();
+  if (run.empty()) GTEST_SKIP() << "no committed H100 run";
+  const fs::path dir = fs::temp_directory_path() / "gpuprobe_fleet_test";
+  fs::remove_all(dir);
+  std::vector<std::string> args;
+  Metadata meta;
+  read_parameters(run + "/parameters.csv", &meta);
+  for (const auto& m : fleet_from(load_fleet_member(run), 8, kFaults)) {
+    const fs::path d = dir / m.label;
+    fs::create_directories(d);
+    write_file_atomic((d / "parameters.csv").string(), format_parameters(meta, m.params));
+    args.push_back(d.string());
+  }
+  args.push_back("--csv");
+  args.push_back((dir / "fleet.csv").string());
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(fleet_main(args), 0);
+  const std::string md = testing::internal::GetCapturedStdout();
+  EXPECT_NE(md.find("dram_read_bandwidth"), std::string::npos);
+  EXPECT_NE(md.find("3 of 8 runs have outliers"), std::string::npos) << md;
+  CsvTable t = read_csv((dir / "fleet.csv").string());
+  ASSERT_EQ(t.header.back(), "outlier");
+  size_t outliers = 0;
+  for (const auto& r : t.rows) outliers += r.back() == "1";
+  EXPECT_EQ(outliers, 3u);
+  fs::remove_all(dir);
+}
+
+TEST(Fleet, BadInput) {
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fleet_main({"a", "b"}), 2);                               // fewer than three runs
+  EXPECT_EQ(fleet_main({"a", "b", "c", "--z", "-1"}), 2);             // z must be positive
+  EXPECT_EQ(fleet_main({"a", "b", "c", "--min-deviation"}), 2);       // missing value
+  EXPECT_EQ(fleet_main({"a", "b", "c", "--bogus"}), 2);
+  EXPECT_EQ(fleet_main({"/nonexistent/1", "/nonexistent/2", "/nonexistent/3"}), 1);
+  testing::internal::GetCapturedStderr();
+}
+
+}  // namespace
+}  // namespace gpuprobe

@@ -1,0 +1,550 @@
+// The paths between things: host link, clusters/DSM, SM x L2 topology and P2P analyses on
+// synthetic observations, and on the recorded H100 run where tests/data has it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <cctype>
+#include <map>
+#include <random>
+#include <stdexcept>
+
+#include "analysis/analyzer.hpp"
+#include "analysis/clusters.hpp"
+#include "analysis/host_link.hpp"
+#include "analysis/l2_topology.hpp"
+#include "analysis/p2p.hpp"
+#include "core/cli.hpp"
+#include "core/nvbandwidth_json.hpp"
+#include "core/run_dir.hpp"
+#include "observation_rows.hpp"
+
+namespace gpuprobe {
+namespace {
+
+const Parameter* find(const std::vector<Parameter>& ps, const std::string& name) {
+  for (const auto& p : ps)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+
+void expect_well_formed(const std::vector<Parameter>& ps) {
+  for (const auto& p : ps) {
+    SCOPED_TRACE(p.name);
+    EXPECT_TRUE(std::isfinite(p.value));
+    EXPECT_LE(p.low, p.high);
+    EXPECT_GE(p.confidence, 0.0);
+    EXPECT_LE(p.confidence, 1.0);
+    EXPECT_FALSE(p.method.empty());
+  }
+}
+
+std::string data_file(const std::string& name) { return std::string(GPUPROBE_TEST_DATA) + "/" + name; }
+
+std::vector<Parameter> recorded(const std::string& family) {
+  Metadata meta;
+  auto obs = read_observations(data_file("h100_" + family + ".csv"), &meta);
+  return analyze(family, obs, meta);
+}
+
+// ---------------------------------------------------------------- host link
+
+// A link with a fixed cost per copy: t = overhead + bytes / peak.
+std::vector<Observation> link_rows(const std::string& probe, double peak_gbs, double overhead_us) {
+  std::vector<Observation> out;
+  for (long long b : host_link::transfer_sizes(false)) {
+    const double gbs = double(b) / (overhead_us * 1e-6 + double(b) / (peak_gbs * 1e9)) / 1e9;
+    out.push_back(make_row("host_link", probe, {{"bytes", std::to_string(b)}}, gbs, "GB/s", 0.01));
+  }
+  return out;
+}
+
+TEST(HostLink, SizesFrom4KiBTo1GiB) {
+  auto s = host_link::transfer_sizes(false);
+  EXPECT_EQ(s.front(), 4096);
+  EXPECT_EQ(s.back(), 1ll << 30);
+  EXPECT_EQ(host_link::transfer_sizes(true).back(), 64ll << 20);
+}
+
+TEST(HostLink, PlateauIgnoresSmallCopies) {
+  auto rows = link_rows("ce_h2d_pinned", 54, 5);
+  host_link::Plateau p;
+  ASSERT_TRUE(host_link::plateau(rows, &p));
+  EXPECT_NEAR(p.value, 54, 2);
+  EXPECT_GE(p.first_size, 1 << 20);  // 4 KiB copies pay the 5 us overhead
+  EXPECT_GE(p.points, 2);
+  EXPECT_FALSE(host_link::plateau({}, &p));
+}
+
+// Links of 10..60 GB/s with 1..20 us per copy and 3 % noise: the plateau lands within 5 %.
+TEST(HostLink, PlateauOverModelLinksAndSeeds) {
+  int right = 0, trials = 0;
+  for (double peak : {10.0, 25.0, 54.0})
+    for (double overhead : {1.0, 5.0, 20.0})
+      for (unsigned seed = 0; seed < 10; ++seed, ++trials) {
+        std::mt19937 rng(seed);
+        std::normal_distribution<double> noise(0, 0.03);
+        auto rows = link_rows("ce_h2d_pinned", peak, overhead);
+        for (auto& o : rows) o.value = o.p50 = o.value * (1 + noise(rng));
+        host_link::Plateau p;
+        right += host_link::plateau(rows, &p) && std::fabs(p.value / peak - 1) < 0.05;
+      }
+  EXPECT_GE(right, trials * 95 / 100) << right << " of " << trials;
+}
+
+TEST(HostLink, AnalyzerNamesEveryLink) {
+  std::vector<Observation> obs;
+  for (auto [probe, peak] : {std::pair<const char*, double>{"ce_h2d_pinned", 54}, {"ce_d2h_pinned", 55},
+                             {"ce_bidir_pinned", 92}, {"ce_h2d_pageable", 14}, {"sm_h2d", 51}, {"sm_d2h", 52}}) {
+    auto r = link_rows(probe, peak, 4);
+    obs.insert(obs.end(), r.begin(), r.end());
+  }
+  obs.push_back(make_row("host_link", "mapped_latency", {{"hops", "256"}, {"stride_bytes", "4096"}}, 1207, "ns", 0.01));
+  auto ps = analyze("host_link", obs);
+  expect_well_formed(ps);
+  for (const char* n : {"h2d_bandwidth_pinned", "d2h_bandwidth_pinned", "bidir_bandwidth_pinned",
+                        "h2d_bandwidth_pageable", "h2d_bandwidth_sm", "d2h_bandwidth_sm", "host_mapped_latency"})
+    EXPECT_NE(find(ps, n), nullptr) << n;
+  EXPECT_NEAR(find(ps, "bidir_bandwidth_pinned")->value, 92, 3);
+  EXPECT_EQ(find(ps, "d2h_bandwidth_pageable"), nullptr);  // not measured, not reported
+  EXPECT_DOUBLE_EQ(find(ps, "host_mapped_latency")->value, 1207);
+}
+
+TEST(HostLink, RecordedH100) {
+  auto ps = recorded("host_link");
+  expect_well_formed(ps);
+  // PCIe 5.0 x16: ~64 GB/s raw, ~55 usable each way; both ways well above one way.
+  EXPECT_NEAR(find(ps, "h2d_bandwidth_pinned")->value, 54, 3);
+  EXPECT_NEAR(find(ps, "d2h_bandwidth_pinned")->value, 55, 3);
+  EXPECT_GT(find(ps, "bidir_bandwidth_pinned")->value, 1.5 * find(ps, "h2d_bandwidth_pinned")->value);
+  EXPECT_LT(find(ps, "h2d_bandwidth_pageable")->value, find(ps, "h2d_bandwidth_pinned")->value / 2);
+  EXPECT_NEAR(find(ps, "d2h_bandwidth_sm")->value, 52, 3);
+  EXPECT_NEAR(find(ps, "host_mapped_latency")->value, 1150, 100);  // ns, a PCIe round trip
+  EXPECT_LT(find(ps, "h2d_bandwidth_sm")->confidence, 0.5);          // one noisy point on its plateau
+}
+
+// ---------------------------------------------------------------- clusters
+
+TEST(Clusters, SmallestAndLargestClusterAndOwnSm) {
+  std::vector<Observation> obs;
+  for (int s = 2; s <= 16; ++s) {
+    obs.push_back(make_row("clusters", "dsm_latency", {{"cluster_size", std::to_string(s)}, {"target", "other_sm"}},
+                           190 + s, "cycles", 0.01));
+    obs.push_back(make_row("clusters", "dsm_latency", {{"cluster_size", std::to_string(s)}, {"target", "own_sm"}},
+                           59, "cycles", 0.01));
+    obs.push_back(make_row("clusters", "cluster_sync", {{"cluster_size", std::to_string(s)}}, 770 + 10 * s, "cycles", 0.01));
+  }
+  for (int s : {2, 4, 8, 16})
+    obs.push_back(make_row("clusters", "dsm_bandwidth", {{"cluster_size", std::to_string(s)}, {"clusters", "8"}},
+                           s == 4 ? 17 : 14, "B/clk/SM", 0.02));
+  obs.push_back(make_row("clusters", "cluster_size_max", {}, 16, "blocks", 0));
+  obs.push_back(make_row("clusters", "dsm_latency", {{"cluster_size", "999"}, {"target", "other_sm"}}, 1, "cycles", 0));
+  auto ps = analyze("clusters", obs);
+  expect_well_formed(ps);
+  EXPECT_DOUBLE_EQ(find(ps, "dsm_latency")->value, 192);
+  EXPECT_DOUBLE_EQ(find(ps, "dsm_latency_largest_cluster")->value, 206);
+  EXPECT_DOUBLE_EQ(find(ps, "dsm_latency_own_sm")->value, 59);
+  EXPECT_DOUBLE_EQ(find(ps, "dsm_bandwidth_per_sm")->value, 17);
+  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency")->value, 790);
+  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency_largest_cluster")->value, 930);
+  EXPECT_DOUBLE_EQ(find(ps, "cluster_size_max")->value, 16);
+  EXPECT_TRUE(analyze("clusters", {}).empty());
+}
+
+TEST(Clusters, RecordedH100) {
+  auto ps = recorded("clusters");
+  expect_well_formed(ps);
+  EXPECT_NEAR(find(ps, "dsm_latency")->value, 196, 10);  // Jin et al.: about 200 cycles
+  EXPECT_GT(find(ps, "dsm_latency_largest_cluster")->value, find(ps, "dsm_latency")->value);
+  EXPECT_LT(find(ps, "dsm_latency_own_sm")->value, 0.5 * find(ps, "dsm_latency")->value);
+  EXPECT_NEAR(find(ps, "dsm_bandwidth_per_sm")->value, 16, 2);
+  EXPECT_GT(find(ps, "cluster_sync_latency_largest_cluster")->value, find(ps, "cluster_sync_latency")->value);
+  EXPECT_DOUBLE_EQ(find(ps, "cluster_size_max")->value, 16);
+}
+
+// ---------------------------------------------------------------- SM x L2 topology
+
+// nsm SMs, the first half near partition 0; lines alternate between partitions; near 250,
+// far 350 cycles, per-SM offsets and noise.
+l2_topology::LatencyMap two_partitions(int nsm, int nlines, double noise, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> n(0, noise);
+  l2_topology::LatencyMap m;
+  for (int s = 0; s < nsm; ++s) {
+    m.sms.push_back(s * 2);  // SM ids need not be contiguous
+    std::vector<double> row;
+    const int near = s < nsm / 2 ? 0 : 1;
+    for (int j = 0; j < nlines; ++j) row.push_back((j % 2 == near ? 250 : 350) + s % 7 + n(rng));
+    m.lat.push_back(row);
+  }
+  return m;
+}
+
+TEST(L2Topology, TwoPartitionsAndEachSmsNearOne) {
+  auto m = two_partitions(132, l2_topology::kLines, 3, 1);
+  l2_topology::Topology t;
+  ASSERT_TRUE(l2_topology::infer(m, &t));
+  EXPECT_EQ(t.partitions, 2);
+  EXPECT_EQ(t.split_sms, 132);
+  for (int j = 2; j < l2_topology::kLines; ++j) EXPECT_EQ(t.line_group[size_t(j)], t.line_group[size_t(j % 2)]);
+  EXPECT_NE(t.line_group[0], t.line_group[1]);
+  for (int s = 1; s < 132; ++s)
+    EXPECT_EQ(t.sm_group[size_t(s)] == t.sm_group[0], s < 66) << s;
+  EXPECT_NEAR(t.near_median[0], 250, 5);
+  EXPECT_NEAR(t.far_median[0], 350, 5);
+  // Heat-map orders are permutations.
+  auto lo = l2_topology::line_order(m, t), so = l2_topology::sm_order(m, t);
+  std::sort(lo.begin(), lo.end());
+  std::sort(so.begin(), so.end());
+  for (size_t k = 0; k < lo.size(); ++k) EXPECT_EQ(lo[k], int(k));
+  for (size_t k = 0; k < so.size(); ++k) EXPECT_EQ(so[k], int(k));
+}
+
+TEST(L2Topology, OneLevelIsOnePartition) {
+  auto m = two_partitions(16, 64, 3, 2);
+  for (auto& row : m.lat)
+    for (auto& v : row) v = 250 + std::fmod(v, 5);  // every line near for every SM
+  l2_topology::Topology t;
+  ASSERT_TRUE(l2_topology::infer(m, &t));
+  EXPECT_EQ(t.partitions, 1);
+  EXPECT_EQ(t.split_sms, 0);
+  EXPECT_FALSE(l2_topology::infer({}, &t));
+}
+
+TEST(L2Topology, GroupsMergeThroughSharedSms) {
+  auto g = l2_topology::co_scheduled_groups({{1, 2}, {2, 3}, {7, 8}, {4}});
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0], (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(g[1], (std::vector<int>{4}));
+  EXPECT_EQ(g[2], (std::vector<int>{7, 8}));
+}
+
+TEST(L2Topology, AnalyzerFromRows) {
+  auto m = two_partitions(20, 40, 2, 3);
+  std::vector<Observation> obs;
+  for (size_t i = 0; i < m.sms.size(); ++i)
+    for (size_t j = 0; j < m.lat[i].size(); ++j)
+      obs.push_back(make_row("l2_topology", "first_read",
+                             {{"sm", std::to_string(m.sms[i])}, {"line", std::to_string(j)}}, m.lat[i][j], "cycles", 0));
+  // Two GPCs of 10 SMs, bridged by clusters of 4 and 2.
+  int launch = 0;
+  for (int base : {0, 20}) {
+    for (int k = 0; k < 10; k += 2, ++launch)
+      for (int r = 0; r < 4; ++r)
+        obs.push_back(make_row("l2_topology", "cluster_placement",
+                               {{"launch", std::to_string(launch)}, {"cluster_size", "4"}, {"cluster", "0"}, {"rank", std::to_string(r)}},
+                               base + (k + r) % 10 * 2, "sm", 0));
+  }
+  auto ps = analyze("l2_topology", obs);
+  expect_well_formed(ps);
+  EXPECT_DOUBLE_EQ(find(ps, "l2_partitions")->value, 2);
+  EXPECT_DOUBLE_EQ(find(ps, "l2_near_sm_count_0")->value + find(ps, "l2_near_sm_count_1")->value, 20);
+  EXPECT_NE(find(ps, "l2_near_hit_latency_sm_spread"), nullptr);
+  EXPECT_NE(find(ps, "l2_far_hit_latency_sm_spread"), nullptr);
+  EXPECT_DOUBLE_EQ(find(ps, "gpc_count")->value, 2);
+}
+
+TEST(L2Topology, WriterSideSeesEveryLineNear) {
+  // SMs 0..65 sit beside the writer: every line near. The others see two levels.
+  auto m = two_partitions(132, l2_topology::kLines, 3, 4);
+  for (int s = 0; s < 66; ++s)
+    for (auto& v : m.lat[size_t(s)]) v = std::min(v, 260.0);
+  l2_topology::Topology t;
+  ASSERT_TRUE(l2_topology::infer(m, &t));
+  EXPECT_EQ(t.partitions, 2);
+  EXPECT_EQ(t.split_sms, 66);
+  for (int s = 1; s < 132; ++s) EXPECT_EQ(t.sm_group[size_t(s)] == t.sm_group[0], s < 66) << s;
+  EXPECT_TRUE(std::isnan(t.far_median[0]));
+  EXPECT_NEAR(t.far_median[100], 350, 5);
+}
+
+// Model chips over seeds: 2..4 partitions (lines dealt round-robin, SMs in equal blocks), a
+// writer side that sees every line near, noise of a few cycles and stray outlier cells; the
+// partition count and each SM's near group must come out right for nearly every seed.
+TEST(L2Topology, ModelChipsOverSeeds) {
+  int right = 0, trials = 0;
+  for (int parts : {2, 3, 4})
+    for (unsigned seed = 0; seed < 20; ++seed, ++trials) {
+      std::mt19937 rng(seed * 31 + parts);
+      std::normal_distribution<double> noise(0, 4);
+      std::uniform_real_distribution<double> u(0, 1);
+      const int nsm = 120, nl = l2_topology::kLines;
+      l2_topology::LatencyMap m;
+      std::vector<int> truth;
+      for (int s = 0; s < nsm; ++s) {
+        const int near = s * parts / nsm;
+        truth.push_back(near);
+        const bool writer_side = parts == 2 && near == 0;
+        m.sms.push_back(s);
+        std::vector<double> row;
+        for (int j = 0; j < nl; ++j) {
+          double v = (j % parts == near || writer_side ? 280 : 420 + 15 * (j % parts)) + (s % 9) + noise(rng);
+          if (u(rng) < 0.01) v += 300;  // a stray slow read
+          row.push_back(v);
+        }
+        m.lat.push_back(row);
+      }
+      l2_topology::Topology t;
+      if (!l2_topology::infer(m, &t) || t.partitions != parts) continue;
+      // Groups are numbered in first-seen order: map them through SM 0's and the others'.
+      std::map<int, int> to_truth;
+      bool ok = true;
+      for (int s = 0; s < nsm && ok; ++s) {
+        const int g = t.sm_group[size_t(s)];
+        auto it = to_truth.find(g);
+        if (it == to_truth.end()) to_truth[g] = truth[size_t(s)];
+        else ok = it->second == truth[size_t(s)];
+      }
+      right += ok && int(to_truth.size()) == parts;
+    }
+  EXPECT_GE(right, trials * 95 / 100) << right << " of " << trials;
+}
+
+TEST(L2Topology, RecordedH100) {
+  auto ps = recorded("l2_topology");
+  expect_well_formed(ps);
+  EXPECT_DOUBLE_EQ(find(ps, "l2_partitions")->value, 2);
+  EXPECT_GE(find(ps, "l2_partitions")->confidence, 0.8);
+  // 132 SMs, half beside each partition.
+  EXPECT_NEAR(find(ps, "l2_near_sm_count_0")->value, 66, 8);
+  EXPECT_NEAR(find(ps, "l2_near_sm_count_1")->value, 66, 8);
+  EXPECT_LT(find(ps, "l2_near_hit_latency_sm_spread")->value, 60);
+  EXPECT_LT(find(ps, "l2_far_hit_latency_sm_spread")->value, 80);
+  // H100 SXM has 8 GPCs: the count is an upper bound, its range must hold 8 and say it is unsure.
+  const Parameter* gpc = find(ps, "gpc_count");
+  EXPECT_LE(gpc->low, 8);
+  EXPECT_GE(gpc->high, 8);
+  EXPECT_LE(gpc->confidence, 0.5);
+}
+
+// ---------------------------------------------------------------- P2P matrices
+
+std::vector<Observation> p2p_rows(int gpus) {
+  std::vector<Observation> obs;
+  for (int d = 0; d < gpus; ++d)
+    for (int p = 0; p < gpus; ++p) {
+      if (d == p) continue;
+      Params pp = {{"device", std::to_string(d)}, {"peer", std::to_string(p)}};
+      // GPU 3's links are degraded to half.
+      const double f = (d == 3 || p == 3) ? 0.5 : 1.0;
+      obs.push_back(make_row("p2p", "ce_write", pp, 370 * f, "GB/s", 0.01));
+      obs.push_back(make_row("p2p", "sm_read", pp, 360 * f, "GB/s", 0.01));
+      obs.push_back(make_row("p2p", "latency", pp, 800, "ns", 0.01));
+    }
+  return obs;
+}
+
+TEST(P2p, OneGpuRunRecordsTheSkipAndWhy) {
+  CsvTable t = read_csv(data_file("h100_paths_families.csv"));
+  bool seen = false;
+  for (const auto& r : t.rows)
+    if (r[0] == "p2p") {
+      seen = true;
+      EXPECT_EQ(r[1], "unsupported");
+      EXPECT_NE(r.back().find("needs two or more GPUs"), std::string::npos) << r.back();
+    }
+  EXPECT_TRUE(seen);
+}
+
+TEST(P2p, MatrixRowsAreDevicesColumnsPeers) {
+  p2p::Matrix m;
+  ASSERT_TRUE(p2p::matrix(p2p_rows(4), "ce_write", "GB/s", &m));
+  ASSERT_EQ(m.gpus(), 4);
+  for (int d = 0; d < 4; ++d) EXPECT_TRUE(std::isnan(m.value[size_t(d)][size_t(d)]));
+  EXPECT_DOUBLE_EQ(m.value[0][1], 370);
+  EXPECT_DOUBLE_EQ(m.value[3][0], 185);
+  EXPECT_FALSE(p2p::matrix(p2p_rows(4), "ce_write_bidir", "GB/s", &m));
+}
+
+TEST(P2p, AnalyzerMedianAndSlowestPair) {
+  auto ps = analyze("p2p", p2p_rows(5));  // 8 of the 20 pairs involve the slow GPU
+  expect_well_formed(ps);
+  const Parameter* ce = find(ps, "p2p_write_bandwidth_ce");
+  ASSERT_NE(ce, nullptr);
+  EXPECT_DOUBLE_EQ(ce->value, 370);
+  EXPECT_DOUBLE_EQ(ce->low, 185);
+  EXPECT_DOUBLE_EQ(find(ps, "p2p_latency")->value, 800);
+  EXPECT_EQ(find(ps, "p2p_bidir_bandwidth_ce"), nullptr);
+}
+
+// ---------------------------------------------------------------- nvbandwidth JSON
+
+// Just enough JSON to check the layout: objects, arrays, strings, numbers.
+struct Json {
+  enum Kind { object, array, string, number } kind = number;
+  std::map<std::string, Json> members;
+  std::vector<Json> items;
+  std::string text;
+  double value = 0;
+};
+
+class JsonParser {
+ public:
+  explicit JsonParser(const std::string& s) : s_(s) {}
+  Json parse() {
+    Json j = value();
+    ws();
+    if (i_ != s_.size()) throw std::runtime_error("trailing text at " + std::to_string(i_));
+    return j;
+  }
+
+ private:
+  void ws() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  void expect(char c) {
+    ws();
+    if (i_ >= s_.size() || s_[i_] != c) throw std::runtime_error(std::string("expected ") + c + " at " + std::to_string(i_));
+    ++i_;
+  }
+  std::string str() {
+    expect('"');
+    std::string out;
+    while (i_ < s_.size() && s_[i_] != '"') {
+      if (s_[i_] == '\\') ++i_;
+      out += s_[i_++];
+    }
+    expect('"');
+    return out;
+  }
+  Json value() {
+    ws();
+    Json j;
+    if (i_ >= s_.size()) throw std::runtime_error("unexpected end");
+    if (s_[i_] == '{') {
+      j.kind = Json::object;
+      ++i_;
+      ws();
+      if (s_[i_] == '}') return ++i_, j;
+      for (;;) {
+        std::string k = str();
+        expect(':');
+        j.members[k] = value();
+        ws();
+        if (s_[i_] == ',') { ++i_; continue; }
+        expect('}');
+        return j;
+      }
+    }
+    if (s_[i_] == '[') {
+      j.kind = Json::array;
+      ++i_;
+      ws();
+      if (s_[i_] == ']') return ++i_, j;
+      for (;;) {
+        j.items.push_back(value());
+        ws();
+        if (s_[i_] == ',') { ++i_; continue; }
+        expect(']');
+        return j;
+      }
+    }
+    if (s_[i_] == '"') {
+      j.kind = Json::string;
+      j.text = str();
+      return j;
+    }
+    size_t used = 0;
+    j.value = std::stod(s_.substr(i_), &used);
+    i_ += used;
+    return j;
+  }
+  const std::string& s_;
+  size_t i_ = 0;
+};
+
+// The layout of nvbandwidth's json_output.cpp (v0.8): keys, kinds, string cells.
+void expect_nvbandwidth_layout(const Json& root) {
+  ASSERT_EQ(root.kind, Json::object);
+  ASSERT_EQ(root.members.count("nvbandwidth"), 1u);
+  const Json& nvb = root.members.at("nvbandwidth");
+  ASSERT_EQ(nvb.kind, Json::object);
+  EXPECT_EQ(nvb.members.at("CUDA Runtime Version").kind, Json::number);
+  EXPECT_EQ(nvb.members.at("Driver Version").kind, Json::string);
+  EXPECT_EQ(nvb.members.at("git_version").kind, Json::string);
+  EXPECT_EQ(nvb.members.at("version").kind, Json::string);
+  const Json& devices = nvb.members.at("GPU Device list");
+  ASSERT_EQ(devices.kind, Json::array);
+  for (const auto& d : devices.items) EXPECT_EQ(d.kind, Json::string);
+  const Json& cases = nvb.members.at("testcases");
+  ASSERT_EQ(cases.kind, Json::array);
+  for (const auto& c : cases.items) {
+    ASSERT_EQ(c.kind, Json::object);
+    for (const char* k : {"name", "status", "bandwidth_description"}) EXPECT_EQ(c.members.at(k).kind, Json::string) << k;
+    EXPECT_EQ(c.members.at("status").text, "Passed");
+    EXPECT_EQ(c.members.at("sum").kind, Json::number);
+    const Json& m = c.members.at("bandwidth_matrix");
+    ASSERT_EQ(m.kind, Json::array);
+    ASSERT_FALSE(m.items.empty());
+    for (const auto& row : m.items) {
+      ASSERT_EQ(row.kind, Json::array);
+      EXPECT_EQ(row.items.size(), m.items[0].items.size());
+      for (const auto& cell : row.items) EXPECT_EQ(cell.kind, Json::string);
+    }
+  }
+}
+
+const Json* find_case(const Json& root, const std::string& name) {
+  for (const auto& c : root.members.at("nvbandwidth").members.at("testcases").items)
+    if (c.members.at("name").text == name) return &c;
+  return nullptr;
+}
+
+TEST(NvbandwidthJson, RecordedHostLinkUnderNvbandwidthNames) {
+  Metadata meta;
+  std::map<std::string, std::vector<Observation>> fam;
+  fam["host_link"] = read_observations(data_file("h100_host_link.csv"), &meta);
+  auto cases = nvbandwidth_cases(fam);
+  Json root = JsonParser(format_nvbandwidth_json(meta, cases)).parse();
+  expect_nvbandwidth_layout(root);
+  const Json* h2d = find_case(root, "host_to_device_memcpy_ce");
+  ASSERT_NE(h2d, nullptr);
+  EXPECT_EQ(h2d->members.at("bandwidth_description").text, "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)");
+  const double v = std::stod(h2d->members.at("bandwidth_matrix").items[0].items[0].text);
+  EXPECT_NEAR(v, 54, 3);
+  EXPECT_DOUBLE_EQ(h2d->members.at("sum").value, v);
+  for (const char* n : {"device_to_host_memcpy_ce", "host_to_device_memcpy_sm", "device_to_host_memcpy_sm",
+                        "host_device_latency_sm"})
+    EXPECT_NE(find_case(root, n), nullptr) << n;
+  EXPECT_EQ(find_case(root, "host_to_device_bidirectional_memcpy_ce"), nullptr);  // means another thing
+  EXPECT_NEAR(std::stod(find_case(root, "host_device_latency_sm")->members.at("bandwidth_matrix").items[0].items[0].text),
+              1150, 100);
+  EXPECT_EQ(root.members.at("nvbandwidth").members.at("CUDA Runtime Version").value, 13000);
+}
+
+TEST(NvbandwidthJson, P2pMatricesWithNotApplicableDiagonal) {
+  std::map<std::string, std::vector<Observation>> fam;
+  fam["p2p"] = p2p_rows(3);
+  Json root = JsonParser(format_nvbandwidth_json({}, nvbandwidth_cases(fam))).parse();
+  expect_nvbandwidth_layout(root);
+  const Json* w = find_case(root, "device_to_device_memcpy_write_ce");
+  ASSERT_NE(w, nullptr);
+  const auto& m = w->members.at("bandwidth_matrix").items;
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[1].items[1].text, "N/A");
+  EXPECT_EQ(m[0].items[1].text, "370");
+  EXPECT_DOUBLE_EQ(w->members.at("sum").value, 6 * 370);
+  EXPECT_NE(find_case(root, "device_to_device_latency_sm"), nullptr);
+  EXPECT_NE(find_case(root, "device_to_device_memcpy_read_sm"), nullptr);
+}
+
+TEST(NvbandwidthJson, RunWithoutHostOrPeerFamiliesIsAnError) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "gpuprobe_nvb_empty";
+  fs::create_directories(dir);
+  EXPECT_THROW(write_nvbandwidth_json(dir.string(), (dir / "x.json").string()), std::runtime_error);
+  EXPECT_FALSE(fs::exists(dir / "x.json"));
+  fs::remove_all(dir);
+}
+
+TEST(NvbandwidthJson, CommandLine) {
+  EXPECT_EQ(parse_command_line({"run", "--json-nvbandwidth", "a.json"}).json_nvbandwidth, "a.json");
+  EXPECT_EQ(parse_command_line({"analyze", "d", "--json-nvbandwidth=b.json"}).json_nvbandwidth, "b.json");
+  EXPECT_THROW(parse_command_line({"run", "--json-nvbandwidth"}), UsageError);
+  EXPECT_THROW(parse_command_line({"run", "--json-nvbandwidth="}), UsageError);
+  EXPECT_THROW(parse_command_line({"info", "--json-nvbandwidth", "x"}), UsageError);
+}
+
+}  // namespace
+}  // namespace gpuprobe
