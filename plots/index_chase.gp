@@ -1,6 +1,6 @@
 # family: index_chase
 # title: Index chase j = a[j]: cycles per step by level, as the papers time it
-# read: One thread, address arithmetic in every step; open marks: documented K80, M60, V100 index-chase latencies (Jia et al. 2018).
+# read: One thread, address arithmetic in every step; inferred values written; open marks: documented K80, M60, V100 (Jia et al. 2018).
 load 'plots/style.gp'
 
 probes = "shared l1 l2 dram atomic_shared_pair atomic_global_pair"
@@ -26,6 +26,14 @@ do for [g=1:3] {
   }
 }
 
+# What the run inferred: each level's value written beside its point (the pairs' parameters
+# are derived from the pair, not the pair's own time: not written here).
+do for [i=1:nfiles] {
+  do for [k=1:4] {
+    call 'plots/mark_level.gp' (i) (word(quantities, k)) "" (k - 0.42) "%.1f"
+  }
+}
+
 set xrange [0.4 : 6.6]
 set xtics ("shared" 1, "L1" 2, "L2" 3, "DRAM" 4, "pair, shared" 5, "pair, global" 6)
 set logscale y 10
@@ -38,5 +46,7 @@ do for [ext in "svg png pdf"] {
   eval set_output(ext)
   keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 6))
   set key top left font keyfont
+  markfont = mark_font(ext)
+  eval marks_cmd
   plot for [i=1:nfiles] word(files, i) using (sel("cycles") + off(i)):"value" with points ls i ps 1.3 title word(labels, i) @marks
 }

@@ -1,6 +1,6 @@
 # family: latency
 # title: Pointer-chase latency against footprint
-# read: Plateaus are cache levels (values marked), knees their capacities (intervals shaded).
+# read: Plateaus are cache levels (values marked), knees their capacities (intervals shaded); documented levels name their method where it differs.
 load 'plots/style.gp'
 
 probes = "ld_global ld_cg ld_nc shared constant"

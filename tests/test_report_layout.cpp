@@ -114,13 +114,14 @@ TEST(ReportLayout, CommittedH100RunReadsAsASummary) {
 }
 
 TEST(ReportLayout, MethodLabelsAreShort) {
-  EXPECT_EQ(method_label("pointer chase (ld.global.cg, 8 B pointers): last L2 plateau"), "pointer chase");
-  EXPECT_EQ(method_label("fma.rn.f64 (DFMA); 8 independent chains per thread"), "fma.rn.f64");
-  std::string long_text(300, 'x');
-  for (size_t i = 5; i < long_text.size(); i += 6) long_text[i] = ' ';
-  std::string label = method_label(long_text);
-  EXPECT_LE(label.size(), kMethodLabelMax);
-  EXPECT_EQ(label.substr(label.size() - 3), "...");
+  std::string run = newest_full_run("nvidia-h100-80gb-hbm3");
+  if (run.empty()) GTEST_SKIP() << "no full H100 run committed";
+  Diagnostics quiet;
+  quiet.prefix = "test";
+  for (const auto& p : load_run(run, known_families({}), quiet).params) {
+    EXPECT_FALSE(method_label(p).empty()) << p.name;
+    EXPECT_LE(method_label(p).size(), kMethodLabelMax) << p.name;
+  }
 }
 
 TEST(ReportLayout, FigureTitlesAreShortWithALineToRead) {
@@ -240,6 +241,9 @@ TEST(DataPaths, FoundBesideInstalledOrFromTheBuildDirectory) {
 }
 
 TEST(DataPaths, TheBinaryHoldsNoBuildPath) {
+#ifdef GPUPROBE_SANITIZED
+  GTEST_SKIP() << "a sanitized build names its sources in AddressSanitizer's metadata: checked in the plain build";
+#endif
   std::string bin = slurp(GPUPROBE_BINARY);
   ASSERT_FALSE(bin.empty()) << GPUPROBE_BINARY;
   EXPECT_EQ(bin.find(GPUPROBE_SOURCE_DIR), std::string::npos)

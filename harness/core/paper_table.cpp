@@ -9,7 +9,8 @@ namespace gpuprobe {
 
 namespace {
 
-// The rows of a characterisation table, in the order of Jia et al.'s Table 3.1 and on.
+// The rows of a characterisation table, in the order of Jia et al.'s Table 3.1 and on; the
+// index-chase twins (the papers' method) where a run measured them.
 const std::vector<QuantityRow>& paper_rows() {
   static const std::vector<QuantityRow> rows = {
       {"SM clock (measured)", {"sm_clock_measured"}},
@@ -17,13 +18,17 @@ const std::vector<QuantityRow>& paper_rows() {
       {"L1 line size", {"l1_line_size"}},
       {"L1 sector size", {"l1_sector_size"}},
       {"L1 hit latency", {"l1_hit_latency"}},
+      {"L1 hit latency, index chase", {"l1_hit_latency_index_chase"}},
       {"L2 size", {"l2_size"}},
       {"L2 line size", {"l2_line_size"}},
       {"L2 sector size", {"l2_sector_size"}},
       {"L2 hit latency", {"l2_hit_latency", "l2_near_hit_latency"}},
+      {"L2 hit latency, index chase", {"l2_hit_latency_index_chase"}},
       {"L2 hit latency (far)", {"l2_far_hit_latency"}},
       {"DRAM latency", {"dram_latency"}},
+      {"DRAM latency, index chase", {"dram_latency_index_chase"}},
       {"Shared memory latency", {"shared_latency"}},
+      {"Shared memory latency, index chase", {"shared_latency_index_chase"}},
       {"Constant cache hit latency", {"constant_hit_latency"}},
       {"Shared memory banks", {"shared_banks"}},
       {"Shared memory bank width", {"shared_bank_width"}},

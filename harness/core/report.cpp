@@ -571,29 +571,6 @@ const Parameter* first_present(const RunData& run, const QuantityRow& row, size_
   return nullptr;
 }
 
-std::string method_label(const std::string& method) {
-  // Without parentheticals, up to the first ':' or ';', cut at a word within kMethodLabelMax.
-  std::string flat;
-  int depth = 0;
-  for (char c : method) {
-    if (c == '(') ++depth;
-    else if (c == ')') depth = depth > 0 ? depth - 1 : 0;
-    else if (depth == 0) flat += c;
-  }
-  flat = flat.substr(0, flat.find_first_of(":;"));
-  std::string words;
-  for (size_t i = 0; i < flat.size(); ++i)  // collapse the spaces the parentheses left
-    if (flat[i] != ' ' || (!words.empty() && words.back() != ' ')) words += flat[i];
-  while (!words.empty() && (words.back() == ' ' || words.back() == ',')) words.pop_back();
-  if (words.size() <= kMethodLabelMax) return words;
-  const std::string ellipsis = "...";
-  size_t cut = words.rfind(' ', kMethodLabelMax - ellipsis.size());
-  if (cut == std::string::npos || cut == 0) cut = kMethodLabelMax - ellipsis.size();
-  std::string head = words.substr(0, cut);
-  while (!head.empty() && (head.back() == ' ' || head.back() == ',')) head.pop_back();
-  return head + ellipsis;
-}
-
 std::string family_of(const Parameter& p) {
   std::string stem = fs::path(p.evidence).stem().string();
   return stem.empty() || stem == "families" ? "run" : stem;
@@ -701,6 +678,12 @@ struct Documenting {
 };
 
 // The headline: what a reader of a GPU characterisation looks for first.
+// A parameter's method label (core/reference), "-" where it has none.
+std::string shown_label(const Parameter& p) {
+  std::string l = method_label(p);
+  return l.empty() ? "-" : l;
+}
+
 const std::vector<QuantityRow>& headline_rows() {
   static const std::vector<QuantityRow> rows = {
       {"SM clock (measured)", {"sm_clock_measured"}},
@@ -895,7 +878,7 @@ int report_main(const std::vector<std::string>& args_in) {
       std::set<std::string> labels_used;
       std::vector<std::string> documented;
       for (size_t i : members) {
-        labels_used.insert(method_label(run.params[i].method));
+        labels_used.insert(shown_label(run.params[i]));
         documented.push_back(doc.this_gpu(i));
       }
       bool any_documented = std::any_of(documented.begin(), documented.end(), [](const std::string& c) { return c != "-"; });
@@ -909,7 +892,7 @@ int report_main(const std::vector<std::string>& args_in) {
       for (size_t k = 0; k < members.size(); ++k) {
         const Parameter& p = run.params[members[k]];
         rows.push_back({p.name, human(p.value, p.unit), interval_text(p), format_printf("%.2f", p.confidence)});
-        if (labels_used.size() > 1) rows.back().push_back(method_label(p.method));
+        if (labels_used.size() > 1) rows.back().push_back(shown_label(p));
         if (any_documented) rows.back().push_back(documented[k]);
         std::vector<std::string> o = {p.name};
         for (const auto& rep : representative_gpus()) o.push_back(doc.arch(members[k], rep.arch));

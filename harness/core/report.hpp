@@ -102,10 +102,8 @@ struct QuantityRow {
 // The first of the row's parameters the run has (its index in `index`), or nullptr.
 const Parameter* first_present(const RunData& run, const QuantityRow& row, size_t* index = nullptr);
 
-// A parameter's method as a label of at most kMethodLabelMax characters: the text before
-// its first ':' or ';', without parentheticals, cut at a word ("..." marks a cut).
+// The method labels report.md shows (core/reference's method_label) are at most this long.
 constexpr size_t kMethodLabelMax = 60;
-std::string method_label(const std::string& method);
 // The family a parameter belongs to: its evidence file's stem ("latency"), "run" otherwise.
 std::string family_of(const Parameter& p);
 // `text` with the run directory's prefix removed and any other absolute path shortened to
