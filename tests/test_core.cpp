@@ -192,7 +192,9 @@ TEST(Cli, FilterMatchesFamilySlashProbe) {
 TEST(Cli, HostileFiltersAreRejectedOrMatchedSafely) {
   // std::regex recursed once per parenthesis and per character: these crashed with SIGSEGV.
   EXPECT_THROW(parse_command_line({"run", "--filter", std::string(100000, 'a')}), UsageError);
-  std::string nested = std::string(400, '(') + "a" + std::string(400, ')');
+  EXPECT_THROW(parse_command_line({"run", "--filter", std::string(400, '(') + std::string(400, ')')}),
+               UsageError);
+  std::string nested = std::string(40, '(') + "a" + std::string(40, ')');
   EXPECT_NO_THROW(parse_command_line({"run", "--filter", nested}));
   EXPECT_TRUE(filter_matches(nested, "xa"));
   try {
