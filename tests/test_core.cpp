@@ -320,3 +320,20 @@ TEST(Warnings, EveryRegisteredAnalyzerHoldsTheInvariantsOnHostileInput) {
     }
   }
 }
+
+#include "fuzz/analyze_input.hpp"
+
+// The committed fuzz corpus (seeds and every finding kept as a regression input) through
+// every analyzer, in every build: under the sanitizer build this is where a regression of an
+// old finding shows, without clang.
+TEST(FuzzCorpus, EveryInputHoldsTheInvariants) {
+  const fs::path corpus = fs::path(GPUPROBE_SOURCE_DIR) / "tests" / "fuzz" / "corpus";
+  int inputs = 0;
+  for (const auto& e : fs::directory_iterator(corpus)) {
+    std::ifstream f(e.path(), std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(analyze_input(text), "") << e.path();
+    ++inputs;
+  }
+  EXPECT_GE(inputs, 80);
+}
