@@ -354,4 +354,9 @@ TEST(Figures, AnInterruptedRunIsReportedAsIncomplete) {
   std::string md = slurp(dir / "report.md");
   EXPECT_NE(md.find("**Incomplete run** (run_status=interrupted, SIGINT during tlb)"), std::string::npos)
       << md.substr(0, 600);
+  fs::path out = fs::temp_directory_path() / "gpuprobe_cli_incomplete_compare";
+  fs::remove_all(out);
+  run("compare " + dir.string() + " results/nvidia-h200/20261122T081642Z --out " + out.string());
+  md = slurp(out / "compare.md");
+  EXPECT_NE(md.find("(run_status=interrupted, SIGINT during tlb)"), std::string::npos) << md.substr(0, 800);
 }

@@ -265,6 +265,13 @@ int compare_main(const std::vector<std::string>& args_in) {
                      " from the CSV files alone: `gpuprobe compare";
     for (const auto& d : dirs) md += " " + shown_path(d);
     md += "`. Side-by-side values are in `parameters.csv`.\n\n## Runs\n\n";
+    for (size_t k = 0; k < runs.size(); ++k) {
+      const std::string status = runs[k].meta_value("run_status");
+      if (status == "running" || status == "interrupted")
+        md += "**Incomplete run** " + labels[k] + " (run_status=" + status +
+              (runs[k].meta_value("interrupted").empty() ? "" : ", " + runs[k].meta_value("interrupted")) +
+              "): its families after that point were not measured.\n\n";
+    }
     std::vector<std::vector<std::string>> meta_rows = {{"key"}};
     for (const auto& l : labels) meta_rows[0].push_back(l);
     std::vector<std::string> keys = {"run directory"};
