@@ -360,3 +360,14 @@ TEST(Figures, AnInterruptedRunIsReportedAsIncomplete) {
   md = slurp(out / "compare.md");
   EXPECT_NE(md.find("(run_status=interrupted, SIGINT during tlb)"), std::string::npos) << md.substr(0, 800);
 }
+
+TEST(Cli, ReportPutsItsErrorLastAndCountsTheWarnings) {
+  fs::path dir = copy_run("gpuprobe_cli_errors_last");
+  append(dir / "tlb.csv", "\"x\n");  // an error: a broken observations file
+  Result r = run("report " + dir.string());
+  EXPECT_EQ(r.code, 1);
+  ASSERT_EQ(lines(r.err), 2) << r.err;  // the warnings in one line, then the error
+  EXPECT_NE(r.err.find("warning(s)"), std::string::npos) << r.err;
+  const std::string last = r.err.substr(r.err.find('\n') + 1);
+  EXPECT_NE(last.find("tlb.csv:"), std::string::npos) << r.err;
+}

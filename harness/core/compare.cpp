@@ -306,9 +306,11 @@ int compare_main(const std::vector<std::string>& args_in) {
     write_file_atomic((fs::path(out_dir) / "compare.md").string(), md);
     std::printf("%s/compare.md written (%zu runs, %zu parameters)\n", out_dir.c_str(), runs.size(), rows.size());
   } catch (const std::exception& e) {
+    diag.print("compare.md");
     std::fprintf(stderr, "gpuprobe compare: %s\n", e.what());
     return 1;
   }
+  diag.print("compare.md");
   return diag.errors.empty() ? 0 : 1;
 }
 
