@@ -354,4 +354,20 @@ TEST(Figures, AnInterruptedRunIsReportedAsIncomplete) {
   std::string md = slurp(dir / "report.md");
   EXPECT_NE(md.find("**Incomplete run** (run_status=interrupted, SIGINT during tlb)"), std::string::npos)
       << md.substr(0, 600);
+  fs::path out = fs::temp_directory_path() / "gpuprobe_cli_incomplete_compare";
+  fs::remove_all(out);
+  run("compare " + dir.string() + " results/nvidia-h200/20261122T081642Z --out " + out.string());
+  md = slurp(out / "compare.md");
+  EXPECT_NE(md.find("(run_status=interrupted, SIGINT during tlb)"), std::string::npos) << md.substr(0, 800);
+}
+
+TEST(Cli, ReportPutsItsErrorLastAndCountsTheWarnings) {
+  fs::path dir = copy_run("gpuprobe_cli_errors_last");
+  append(dir / "tlb.csv", "\"x\n");  // an error: a broken observations file
+  Result r = run("report " + dir.string());
+  EXPECT_EQ(r.code, 1);
+  ASSERT_EQ(lines(r.err), 2) << r.err;  // the warnings in one line, then the error
+  EXPECT_NE(r.err.find("warning(s)"), std::string::npos) << r.err;
+  const std::string last = r.err.substr(r.err.find('\n') + 1);
+  EXPECT_NE(last.find("tlb.csv:"), std::string::npos) << r.err;
 }

@@ -129,6 +129,9 @@ Parameter ceiling(const std::string& kind, int ilp, const std::map<int, const Ob
 
 }  // namespace
 
+// Above any ILP or warps-per-SM count a GPU has (64 warps per SM on every NVIDIA part).
+constexpr double kMaxSwept = 1024;
+
 std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs, const Metadata&) {
   using namespace ilp_occupancy;
   std::vector<Parameter> out;
@@ -139,7 +142,9 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
     for (const auto& o : obs) {
       if (o.probe != kind) continue;
       double ilp = o.param("ilp"), w = o.param("warps_per_sm");
-      if (!std::isfinite(ilp) || !std::isfinite(w)) continue;
+      // Small whole numbers as the probe sweeps them; anything else is no row of it (and
+      // would not convert to int).
+      if (!(ilp >= 1 && ilp <= kMaxSwept) || !(w >= 1 && w <= kMaxSwept)) continue;
       by_ilp[int(ilp)][int(w)] = &o;
       all.push_back(o.value);
       unit = o.unit;

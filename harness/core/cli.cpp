@@ -1,9 +1,13 @@
 #include "core/cli.hpp"
 
+#ifdef GPUPROBE_HAVE_RE2
 #include <re2/re2.h>
-
+#else
+#include <regex>
+#endif
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -49,23 +53,57 @@ Options of run:
 
 namespace {
 
-// A filter names families and probes; nothing longer is a mistake, and a cap keeps the
-// pattern's compiled size bounded whatever is pasted in.
+// A filter names families and probes; nothing longer or deeper is a mistake, and the caps
+// bound the compiled pattern whatever is pasted in.
 constexpr size_t kMaxFilterLength = 1000;
+constexpr int kMaxFilterNesting = 50;
+
+void check_filter_size(const std::string& filter) {
+  if (filter.size() > kMaxFilterLength)
+    throw UsageError("--filter: " + std::to_string(filter.size()) + " characters; at most " +
+                     std::to_string(kMaxFilterLength));
+  int depth = 0, deepest = 0;
+  for (size_t i = 0; i < filter.size(); ++i) {
+    if (filter[i] == '\\') ++i;
+    else if (filter[i] == '(') deepest = std::max(deepest, ++depth);
+    else if (filter[i] == ')') --depth;
+  }
+  if (deepest > kMaxFilterNesting)
+    throw UsageError("--filter: parentheses nested " + std::to_string(deepest) + " deep; at most " +
+                     std::to_string(kMaxFilterNesting));
+}
+
+#ifdef GPUPROBE_HAVE_RE2
+using Compiled = re2::RE2;
+std::unique_ptr<Compiled> compile(const std::string& filter) {
+  re2::RE2::Options opts;
+  opts.set_log_errors(false);
+  auto re = std::make_unique<re2::RE2>(filter, opts);
+  if (!re->ok()) throw UsageError("--filter: not a valid regular expression (" + re->error() + ")");
+  return re;
+}
+// RE2 runs in linear time and without recursion.
+bool search(const std::string& name, const Compiled& re) { return re2::RE2::PartialMatch(name, re); }
+#else
+using Compiled = std::regex;
+std::unique_ptr<Compiled> compile(const std::string& filter) {
+  try {
+    return std::make_unique<std::regex>(filter, std::regex::ECMAScript);
+  } catch (const std::regex_error&) {
+    throw UsageError("--filter: not a valid regular expression: '" + filter + "'");
+  }
+}
+bool search(const std::string& name, const Compiled& re) { return std::regex_search(name, re); }
+#endif
 
 // The compiled filter, kept between calls: filter_matches() runs for every probe.
-const re2::RE2& compiled(const std::string& filter) {
-  static std::unique_ptr<re2::RE2> re;
-  if (!re || re->pattern() != filter) {
-    if (filter.size() > kMaxFilterLength)
-      throw UsageError("--filter: " + std::to_string(filter.size()) + " characters; at most " +
-                       std::to_string(kMaxFilterLength));
-    re2::RE2::Options opts;
-    opts.set_log_errors(false);
-    auto fresh = std::make_unique<re2::RE2>(filter, opts);
-    if (!fresh->ok())
-      throw UsageError("--filter: not a valid regular expression (" + fresh->error() + ")");
-    re = std::move(fresh);
+const Compiled& compiled(const std::string& filter) {
+  static std::string pattern;
+  static std::unique_ptr<Compiled> re;
+  if (!re || pattern != filter) {
+    check_filter_size(filter);
+    re = compile(filter);
+    pattern = filter;
   }
   return *re;
 }
@@ -74,8 +112,7 @@ const re2::RE2& compiled(const std::string& filter) {
 
 bool filter_matches(const std::string& filter, const std::string& name) {
   if (filter.empty()) return true;
-  // RE2 runs in linear time and without recursion: no pattern can exhaust the stack.
-  return re2::RE2::PartialMatch(name, compiled(filter));
+  return search(name, compiled(filter));
 }
 
 namespace {

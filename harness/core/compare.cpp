@@ -299,6 +299,13 @@ int compare_main(const std::vector<std::string>& args_in) {
                      " from the CSV files alone: `gpuprobe compare";
     for (const auto& d : dirs) md += " " + shown_path(d);
     md += "`. Side-by-side values are in `parameters.csv`.\n\n## Runs\n\n";
+    for (size_t k = 0; k < runs.size(); ++k) {
+      const std::string status = runs[k].meta_value("run_status");
+      if (status == "running" || status == "interrupted")
+        md += "**Incomplete run** " + labels[k] + " (run_status=" + status +
+              (runs[k].meta_value("interrupted").empty() ? "" : ", " + runs[k].meta_value("interrupted")) +
+              "): its families after that point were not measured.\n\n";
+    }
     std::vector<std::vector<std::string>> meta_rows = {{"key"}};
     for (const auto& l : labels) meta_rows[0].push_back(l);
     std::vector<std::string> keys = {"run directory"};
@@ -333,9 +340,11 @@ int compare_main(const std::vector<std::string>& args_in) {
     write_file_atomic((fs::path(out_dir) / "compare.md").string(), md);
     std::printf("%s/compare.md written (%zu runs, %zu parameters)\n", out_dir.c_str(), runs.size(), rows.size());
   } catch (const std::exception& e) {
+    diag.print("compare.md");
     std::fprintf(stderr, "gpuprobe compare: %s\n", e.what());
     return 1;
   }
+  diag.print("compare.md");
   return diag.errors.empty() ? 0 : 1;
 }
 

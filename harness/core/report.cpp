@@ -26,6 +26,7 @@
 #include "core/csv.hpp"
 #include "core/data_paths.hpp"
 #include "core/probe.hpp"
+#include "core/run_analysis.hpp"
 #include "core/run_dir.hpp"
 #include "core/signals.hpp"
 #include "core/summary.hpp"
@@ -197,14 +198,12 @@ std::string figure_label(const std::string& gpu) {
 
 }  // namespace
 
-void Diagnostics::warn(const std::string& m) {
-  std::fprintf(stderr, "%s: warning: %s\n", prefix.c_str(), m.c_str());
-  warnings.push_back(m);
-}
+void Diagnostics::warn(const std::string& m) { warnings.push_back(m); }
 
-void Diagnostics::error(const std::string& m) {
-  std::fprintf(stderr, "%s: %s\n", prefix.c_str(), m.c_str());
-  errors.push_back(m);
+void Diagnostics::error(const std::string& m) { errors.push_back(m); }
+
+void Diagnostics::print(const std::string& listed_in) const {
+  print_messages(prefix, warnings, errors, false, "all listed in " + listed_in);
 }
 
 ReportPaths resolve_paths(std::vector<std::string>& args) {
@@ -957,9 +956,11 @@ int report_main(const std::vector<std::string>& args_in) {
     std::printf("%s/report.md written (%zu parameters, %zu figures not drawn)\n", dir.c_str(),
                 run.params.size(), not_drawn.size() - 1);
   } catch (const std::exception& e) {
+    diag.print(dir + "/report.md");
     std::fprintf(stderr, "gpuprobe report: %s\n", e.what());
     return 1;
   }
+  diag.print(dir + "/report.md");
   return diag.errors.empty() ? 0 : 1;
 }
 

@@ -16,8 +16,11 @@ namespace gpuprobe {
 struct Diagnostics {
   std::string prefix;  // "gpuprobe report"
   std::vector<std::string> warnings, errors;
-  void warn(const std::string& m);   // printed on stderr now, listed in the report
+  void warn(const std::string& m);   // listed in the report, counted on stderr by print()
   void error(const std::string& m);  // the same, and the command exits non-zero
+  // On stderr: the warnings as one line with their count (every one is in `listed_in`), then
+  // each error, last, so that none is buried under warnings.
+  void print(const std::string& listed_in) const;
 };
 
 // Where the figure scripts, the documented figures and gnuplot are. Flags win over the

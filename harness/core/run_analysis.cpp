@@ -110,12 +110,13 @@ RunAnalysis analyze_run_dir(const std::string& dir) {
 std::string format_run_analysis(const RunAnalysis& a) { return format_parameters(a.meta, a.params); }
 
 void print_messages(const std::string& prefix, const std::vector<std::string>& warnings,
-                    const std::vector<std::string>& errors, bool verbose) {
+                    const std::vector<std::string>& errors, bool verbose,
+                    const std::string& all_listed) {
   if (verbose)
     for (const auto& w : warnings) std::fprintf(stderr, "%s: warning: %s\n", prefix.c_str(), w.c_str());
   else if (!warnings.empty())
-    std::fprintf(stderr, "%s: %zu warning(s), the first: %s (-v lists them all)\n", prefix.c_str(),
-                 warnings.size(), warnings.front().c_str());
+    std::fprintf(stderr, "%s: %zu warning(s), the first: %s (%s)\n", prefix.c_str(),
+                 warnings.size(), warnings.front().c_str(), all_listed.c_str());
   for (const auto& e : errors) std::fprintf(stderr, "%s: %s\n", prefix.c_str(), e.c_str());
 }
 

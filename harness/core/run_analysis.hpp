@@ -29,7 +29,8 @@ std::string format_run_analysis(const RunAnalysis& a);
 // with their count unless `verbose`, the errors last, one line each, so that an error is
 // never buried.
 void print_messages(const std::string& prefix, const std::vector<std::string>& warnings,
-                    const std::vector<std::string>& errors, bool verbose);
+                    const std::vector<std::string>& errors, bool verbose,
+                    const std::string& all_listed = "-v lists them all");
 
 // `gpuprobe analyze RUN_DIR [--stdout] [-v]`: writes RUN_DIR/parameters.csv atomically (or
 // prints it) and a summary; exit 1 when an analyzer failed or the folder is not a run.

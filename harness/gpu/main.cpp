@@ -27,9 +27,9 @@ int main(int argc, char** argv) {
       std::fputs(usage_text().c_str(), stdout);
       return 0;
     }
-    // A run or a report stopped by a signal keeps what it made and removes its temporaries.
-    if (opt.command == "run" || opt.command == "report" || opt.command == "compare")
-      install_stop_handlers();
+    // A report stopped by a signal removes its temporaries and leaves the run as it was
+    // (`run` installs the same handlers once it has a folder to keep).
+    if (opt.command == "report" || opt.command == "compare") install_stop_handlers();
     if (opt.command == "list") return print_list();
     if (opt.command == "info") return print_info(opt);
     if (opt.command == "analyze") return analyze_main(opt);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -297,6 +298,7 @@ int print_info(const Options& opt) {
 
 int run_suite(const Options& opt, int argc, char** argv) {
   const auto suite_t0 = Clock::now();
+  const std::time_t suite_start = std::time(nullptr);  // the run-id
   validate_outputs(opt);
   std::vector<ProbeFamily*> families;
   for (ProbeFamily* f : sorted_families())
@@ -323,9 +325,18 @@ int run_suite(const Options& opt, int argc, char** argv) {
   int gb_argc = static_cast<int>(gb_argv.size());
   benchmark::Initialize(&gb_argc, gb_argv.data());
 
+  const auto sass_t0 = Clock::now();
+  std::string sass_why = load_sass(dev);
+  std::fprintf(stderr, "gpuprobe: %s (%.1f s)\n",
+               sass_why.empty() ? "SASS of this program read for the code checks"
+                                : ("SASS not checked: " + sass_why).c_str(),
+               seconds_since(sass_t0));
+
+  // From here on a signal ends the run cleanly (what was measured kept, or no folder at all);
+  // before, nothing is written and the default action ends the process at once.
+  install_stop_handlers();
   std::string rid;
-  const std::string dir =
-      create_run_dir(opt.out, gpu_slug(dev.name), std::time(nullptr), &rid);
+  const std::string dir = create_run_dir(opt.out, gpu_slug(dev.name), suite_start, &rid);
   std::fprintf(stderr, "gpuprobe: %s, %d SMs, SM clock %.0f MHz measured; writing %s\n",
                dev.name.c_str(), dev.sm_count, clk0.mhz, dir.c_str());
 
@@ -335,13 +346,6 @@ int run_suite(const Options& opt, int argc, char** argv) {
   base.emplace_back("run_id", rid);
   base.emplace_back("quick", opt.quick ? "1" : "0");
   if (!opt.filter.empty()) base.emplace_back("filter", opt.filter);
-
-  const auto sass_t0 = Clock::now();
-  std::string sass_why = load_sass(dev);
-  std::fprintf(stderr, "gpuprobe: %s (%.1f s)\n",
-               sass_why.empty() ? "SASS of this program read for the code checks"
-                                : ("SASS not checked: " + sass_why).c_str(),
-               seconds_since(sass_t0));
 
   CollectingReporter reporter;
   Progress progress;
