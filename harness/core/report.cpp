@@ -824,9 +824,10 @@ int report_main(const std::vector<std::string>& args_in) {
                                        fs::perms::others_read | fs::perms::others_exec);
       replace_dir(staged->dir.string(), fig_path.string());
     }
+    // Counted with the other warnings (and listed in report.md), so that errors stay last.
     if (paths.gnuplot.empty())
-      std::fprintf(stderr, "gpuprobe report: gnuplot not found on PATH: report.md written without "
-                           "figures (install gnuplot, or set GNUPLOT=/path/to/gnuplot)\n");
+      diag.warn("gnuplot not found on PATH: report.md written without figures (install gnuplot, "
+                "or set GNUPLOT to its path)");
 
     Documenting doc{run, ref, diag, {}, {}, {}};
     std::string md = "# gpuprobe report: " + run.gpu + "\n\n";
@@ -917,7 +918,7 @@ int report_main(const std::vector<std::string>& args_in) {
     if (not_drawn.size() > 1) {
       md += "### Figures not drawn\n\n" + markdown_table(not_drawn) + "\n";
       if (paths.gnuplot.empty())
-        md += "To draw them: install gnuplot (or set `GNUPLOT=/path/to/gnuplot`) and run "
+        md += "To draw them: install gnuplot (or set `GNUPLOT` to its path) and run "
               "`gpuprobe report RUN_DIR` again.\n\n";
     }
 
