@@ -30,9 +30,9 @@ do for [g=1:3] {
   }
 }
 
-# What the run inferred: the largest L1 (l1_size), written at its level.
+# What the run inferred: the largest L1 without misses (l1_size_no_miss), written at its level.
 do for [i=1:words(files)] {
-  call 'plots/mark_level.gp' (i) "l1_size" "largest L1:" (0) "%.0f KiB" (1024)
+  call 'plots/mark_level.gp' (i) "l1_size_no_miss" "largest L1 without misses:" (0) "%.0f KiB" (1024)
 }
 
 set xlabel "shared memory the preference asks for (KiB per SM)"
