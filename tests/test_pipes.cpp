@@ -257,13 +257,6 @@ TEST(Pipes, WgmmaSassChainAndSerialisation) {
   }
 }
 
-TEST(Pipes, SpreadConfidence) {
-  EXPECT_DOUBLE_EQ(spread_confidence(10, 10, 10), 1.0);
-  EXPECT_NEAR(spread_confidence(9.5, 10, 10.5), 0.5, 1e-12);
-  EXPECT_LT(spread_confidence(1, 10, 30), 0.1);
-  EXPECT_DOUBLE_EQ(spread_confidence(0, 0, 0), 0.3);
-}
-
 // ---------------------------------------------------------------- dual issue
 
 TEST(DualIssue, VerdictsFromTheTimeModel) {

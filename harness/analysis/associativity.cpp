@@ -8,6 +8,7 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 
 namespace gpuprobe {
@@ -27,17 +28,26 @@ constexpr double kLogLikelihoodSpan = 2.0;
 // First-reload eviction fractions within these bounds leave the target's fate uncertain.
 constexpr double kUncertainLow = 0.05, kUncertainHigh = 0.95;
 
-std::string num(double v, int digits = 3) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
-}
+// Confidence of l1_ways / l1_sets: kWaysBest / (1 + log2 of the ways' range), times the fit's
+// quality and the verdict's clarity, and these factors:
+constexpr double kWaysBest = 0.95;       // a fit is never certain
+constexpr double kEnoughTrials = 5000;   // fewer trials leave the eviction curve coarse ...
+constexpr double kFewTrialsFactor = 0.8;  // ... and take this much
+// Another replacement model more likely than the verdict's by this much log-likelihood
+// (e^10) contests the verdict, and the fit under it keeps kContestedFactor.
+constexpr double kContestedMargin = 10;
+constexpr double kContestedFactor = 0.7;
+// l1_size from this probe: the carve-out family measures it more directly, so this one stays
+// at most kCapacityCap, kCapacityBest x quality x clarity, losing kCapacitySpreadLoss per unit
+// of its relative range, at most kCapacitySpreadMostLoss.
+constexpr double kCapacityCap = 0.6, kCapacityBest = 0.7;
+constexpr double kCapacitySpreadLoss = 4, kCapacitySpreadMostLoss = 0.5;
+
+using analysis::clamp01;
+using analysis::kib;
+using analysis::num;
 
 std::string pct(double fraction) { return num(100 * fraction, 2) + " %"; }
-
-std::string kib(double bytes) { return num(bytes / 1024, 4) + " KiB"; }
-
-double clamp01(double v) { return std::isfinite(v) ? std::min(1.0, std::max(0.0, v)) : 0.0; }
 
 Observation fraction_row(const std::string& probe, Params params, double k, double n) {
   Observation o;
@@ -549,18 +559,18 @@ std::vector<Parameter> analyze_associativity(const std::vector<Observation>& obs
 
   // Confidence: how narrowly the ways are pinned, how well the model describes the curve,
   // and whether the replacement verdict is clear.
-  const double enough = fit->trials >= 5000 ? 1.0 : 0.8;
+  const double enough = fit->trials >= kEnoughTrials ? 1.0 : kFewTrialsFactor;
   // Another model that fits far better than the one the verdict chose.
   const double best_other = std::max({fit->lru_log_likelihood, fit->random_cold_log_likelihood,
                                       fit->random_warm_log_likelihood});
-  const double contested = best_other > b.log_likelihood + 10 ? 0.7 : 1.0;
+  const double contested = best_other > b.log_likelihood + kContestedMargin ? kContestedFactor : 1.0;
 
   std::vector<Parameter> out;
   const double capacity = b.capacity();
   if (fit->ways_identified) {
     const double spread = std::log2(fit->ways_high / fit->ways_low);
     const double conf =
-        0.95 / (1 + spread) * fit_quality(*fit) * verdict_clarity(*fit) * enough * contested;
+        kWaysBest / (1 + spread) * fit_quality(*fit) * verdict_clarity(*fit) * enough * contested;
     const double sets = capacity / b.ways;
     const double sets_low = fit->capacity_low / fit->ways_high;
     const double sets_high = fit->capacity_high / fit->ways_low;
@@ -603,8 +613,9 @@ std::vector<Parameter> analyze_associativity(const std::vector<Observation>& obs
     if (f.best.capacity() > largest->best.capacity()) largest = &f;
   const double cap = largest->best.capacity();
   const double cap_spread = (largest->capacity_high - largest->capacity_low) / cap;
-  const double cap_conf = std::min(0.6, 0.7 * fit_quality(*largest) * verdict_clarity(*largest) *
-                                            (1 - std::min(0.5, 4 * cap_spread)));
+  const double cap_conf =
+      std::min(kCapacityCap, kCapacityBest * fit_quality(*largest) * verdict_clarity(*largest) *
+                                 (1 - std::min(kCapacitySpreadMostLoss, kCapacitySpreadLoss * cap_spread)));
   std::string cap_method = how + "; " + fit_text + ", capacity S*W x " + num(spacing) +
                            " B, the largest over the shared-memory settings (" + seen + ")" +
                            (fit->ways_identified ? "" : "; the ways cannot be told apart here") +

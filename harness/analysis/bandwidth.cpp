@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
 #include "core/csv.hpp"
 
 namespace gpuprobe {
@@ -44,30 +45,30 @@ std::string describe(const Observation& o) {
   return s;
 }
 
-// How far the repetitions agree: 0.95 within 3 % (p05..p95 against the median), down to 0.6
-// at 20 % and beyond.
-double spread_confidence(const Observation& o) {
-  if (!(o.p50 > 0)) return 0.3;
-  const double spread = (o.p95 - o.p05) / o.p50;
-  if (spread <= 0.03) return 0.95;
-  if (spread >= 0.20) return 0.6;
-  return 0.95 - (spread - 0.03) / 0.17 * 0.35;
-}
-
 Parameter peak_parameter(const std::string& name, const Observation& best, const std::string& unit,
                          const std::string& method, const std::string& evidence) {
-  return {name, best.p50, unit, best.p05, best.p95, spread_confidence(best), method, evidence};
+  return {name, best.p50, unit, best.p05, best.p95, analysis::spread_confidence(best), method, evidence};
 }
+
+// Above the theoretical peak by more than the memory clock's rounding: not DRAM alone.
+constexpr double kAboveTheoretical = 1.02;
+// What a figure known to be contaminated (L2 hits, a wrong clock) may claim at most.
+constexpr double kSuspectCap = 0.3;
+// l2_read_bandwidth from one footprint alone: nothing shows it is the shelf, not a bump.
+constexpr double kOneFootprintCap = 0.6;
+// l2_read_bandwidth without round_bytes: merged requests could inflate the shelf.
+constexpr double kNoRoundCap = 0.7;
 
 // The DRAM figures quote their fraction of the theoretical peak; one above it means the
 // buffer was partly served from L2, and the figure cannot be trusted.
+
 void against_theoretical(Parameter& p, double theoretical) {
   if (!(theoretical > 0)) return;
   const double frac = p.value / theoretical;
   p.method += "; " + format_printf("%.1f", 100 * frac) + " % of the theoretical " + format_printf("%.0f", theoretical) +
               " GB/s (2 x memory clock x bus width)";
-  if (frac > 1.02) {
-    p.confidence = std::min(p.confidence, 0.3);
+  if (frac > kAboveTheoretical) {
+    p.confidence = std::min(p.confidence, kSuspectCap);
     p.method += ", ABOVE the theoretical peak: L2 or a wrong memory clock?";
   }
 }
@@ -129,6 +130,16 @@ std::vector<Observation> dram_rows(const std::vector<Observation>& obs, const st
 
 }  // namespace
 
+// The saturation point's confidence: kSaturationBest when the sweep brackets the crossing
+// within one doubling (ratios up to 2, with slack for rounded sweep points) and the curve
+// flattened; a bracket of two doublings or wider, or a curve still rising at its end (the
+// peak may be the sweep's end, not the level's), take it down by these factors.
+constexpr double kSaturationBest = 0.95;  // interpolation inside a bracket is never exact
+constexpr double kBracketOneStep = 2.05, kBracketTwoSteps = 4.1;
+constexpr double kBracketTwoStepsFactor = 0.85, kBracketWideFactor = 0.7;
+constexpr double kPlateauReached = 0.97;  // the best of the last two x within 3 % of the peak
+constexpr double kNoPlateauFactor = 0.7;
+
 std::optional<Saturation> saturation_point(std::vector<CurvePoint> curve, double fraction) {
   curve.erase(std::remove_if(curve.begin(), curve.end(),
                              [](const CurvePoint& p) {
@@ -167,10 +178,12 @@ std::optional<Saturation> saturation_point(std::vector<CurvePoint> curve, double
   // (the best of the last two x within 3 %) so that the peak is the level's and not merely
   // the end of the sweep.
   const double ratio = s.high / s.low;
-  const double bracket = ratio <= 2.05 ? 1.0 : ratio <= 4.1 ? 0.85 : 0.7;
+  const double bracket = ratio <= kBracketOneStep    ? 1.0
+                         : ratio <= kBracketTwoSteps ? kBracketTwoStepsFactor
+                                                     : kBracketWideFactor;
   const double before_last = env[env.size() - 2].y;
-  s.plateau = before_last >= 0.97 * s.peak;
-  s.confidence = 0.95 * bracket * (s.plateau ? 1.0 : 0.7);
+  s.plateau = before_last >= kPlateauReached * s.peak;
+  s.confidence = kSaturationBest * bracket * (s.plateau ? 1.0 : kNoPlateauFactor);
   return s;
 }
 
@@ -243,9 +256,9 @@ std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, co
             std::to_string(near.size()) + ": " + describe(*b) + " at " +
             mib(b->param("footprint_bytes")),
         ev);
-    if (near.size() < 2) p.confidence = std::min(p.confidence, 0.6);
+    if (near.size() < 2) p.confidence = std::min(p.confidence, kOneFootprintCap);
     // without the round, a shelf of inflated rows could pass for the L2's
-    if (!rounds_known) p.confidence = std::min(p.confidence, 0.7);
+    if (!rounds_known) p.confidence = std::min(p.confidence, kNoRoundCap);
     if (auto both = best_of(rows_where(obs, "read", "GB/s", l2_fraction_in(0.5, 0.9))))
       p.method += "; across both partitions (0.5-0.9x L2) " + format_printf("%.0f", both->p50) + " GB/s";
     out.push_back(p);

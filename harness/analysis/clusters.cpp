@@ -5,7 +5,7 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/pipes.hpp"
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 #include "core/stats.hpp"
 
@@ -52,7 +52,7 @@ std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, con
     return rows;
   };
   auto param = [&](const std::string& name, const Observation& o, const std::string& method) {
-    out.push_back({name, o.value, o.unit, o.p05, o.p95, spread_confidence(o.p05, o.p50, o.p95),
+    out.push_back({name, o.value, o.unit, o.p05, o.p95, analysis::spread_confidence(o.p05, o.p50, o.p95),
                    method, "clusters.csv"});
   };
   const auto other = by_size("dsm_latency", "cycles", "other_sm");

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 #include "core/stats.hpp"
 
@@ -17,7 +18,8 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double clamp01(double v) { return std::min(1.0, std::max(0.0, v)); }
+using analysis::clamp01;
+using analysis::meta_number;
 
 // Curve in log-log coordinates, where a cache level is a horizontal run at any latency.
 struct LogCurve {
@@ -118,9 +120,32 @@ constexpr double kLevelTolerance = 0.03;
 constexpr double kShelfRise = 0.3;
 // ... and spans at least this factor in footprint (a gradual step's middle spans less).
 constexpr double kShelfSpan = 1.5;
+// A shelf's level is a median over a swing: it keeps this share of a flat plateau's confidence.
 constexpr double kShelfConfidence = 0.7;
 // Points ahead of a run's start whose spread sets its band.
 constexpr size_t kSpreadWindow = 7;
+
+// A plateau's confidence, the product of three parts:
+// - its members: kMembersBase + kPerMember each (5 points: 0.95), at most kMembersMost, since
+//   no count of points proves a level is not a shelf;
+constexpr double kMembersBase = 0.45, kPerMember = 0.1, kMembersMost = 0.99;
+// - its flatness: a climb of kClimbTolerances times the latency tolerance takes kClimbLoss off;
+constexpr double kClimbTolerances = 3, kClimbLoss = 0.5;
+// - its swing: members whose robust sigma (kMadToSigma x the median absolute deviation) passes
+//   the tolerance scale it by tolerance / sigma, down to kSwingFloor, and by kShortSwing more
+//   over a short shelf (fewer swings to average).
+constexpr double kMadToSigma = 1.4826;
+constexpr double kSwingFloor = 0.4, kShortSwing = 0.75;
+
+// A knee's confidence: its plateaus' (the weaker), times
+// - its step: a level change of kStepJumps times the curve's jump noise, or kStepTolerances
+//   times the tolerance, whichever is larger, counts in full;
+constexpr double kStepJumps = 3, kStepTolerances = 4;
+// - its bracket: sweep points up to kTightBracket apart (log) lose nothing, a full doubling
+//   loses kBracketLoss;
+constexpr double kTightBracket = 0.05, kBracketLoss = 0.5;
+// - its arrival: reaching the next level kSlowArrival times past the bracket loses kGradualLoss.
+constexpr double kSlowArrival = 4, kGradualLoss = 0.3;
 
 // Robust sigma (1.4826 x MAD, log) of the points from i on: wobble and jitter of the shelf
 // there; a step inside the window moves few of the points off the median and barely counts.
@@ -173,21 +198,21 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   pl.min = *std::min_element(ys.begin(), ys.end());
   pl.max = *std::max_element(ys.begin(), ys.end());
   pl.rise = c.rise(r.members);
-  const double points = std::min(0.99, 0.45 + 0.1 * static_cast<double>(pl.members));
+  const double points = std::min(kMembersMost, kMembersBase + kPerMember * static_cast<double>(pl.members));
   // a level that climbs across its run (cold misses spread over the chase) has no one value:
   // a climb of three times the 3 % a latency is held to halves the confidence; the band the
   // run was grown with no longer sets this (a wide wobble band would excuse any climb)
-  const double flat = 1.0 - 0.5 * clamp01(pl.rise / (3 * kLevelTolerance));
+  const double flat = 1.0 - kClimbLoss * clamp01(pl.rise / (kClimbTolerances * kLevelTolerance));
   // A level whose members swing by more than a latency's 3 % tolerance may have its median off
   // by that much (a wobble over a short shelf does not average out).
   std::vector<double> dev;
   const double mz = std::log(pl.level);
   for (size_t i : r.members) dev.push_back(std::fabs(c.z[i] - mz));
-  const double sigma = 1.4826 * median(dev);
-  double swing = sigma > kLevelTolerance ? std::max(0.4, kLevelTolerance / sigma) : 1.0;
+  const double sigma = kMadToSigma * median(dev);
+  double swing = sigma > kLevelTolerance ? std::max(kSwingFloor, kLevelTolerance / sigma) : 1.0;
   // ... the more so over a short shelf, which holds few swings
   if (sigma > kLevelTolerance / 2 && c.lx[r.last] - c.lx[r.first] < std::log(kShelfMaxSpan))
-    swing *= 0.75;
+    swing *= kShortSwing;
   pl.confidence = points * flat * swing;
   return pl;
 }
@@ -359,11 +384,13 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
     kn.arrive = p[b.first].x;
     kn.x = std::sqrt(kn.low * kn.high);
     kn.ratio = b.level / a.level;
-    const double step = clamp01(std::fabs(std::log(kn.ratio)) / std::max(3 * jump, 4 * tol));
-    const double bracket =
-        1.0 - 0.5 * clamp01((std::log(kn.high / kn.low) - 0.05) / (std::log(2.0) - 0.05));
+    const double step =
+        clamp01(std::fabs(std::log(kn.ratio)) / std::max(kStepJumps * jump, kStepTolerances * tol));
+    const double bracket = 1.0 - kBracketLoss * clamp01((std::log(kn.high / kn.low) - kTightBracket) /
+                                                        (std::log(2.0) - kTightBracket));
     // a knee that takes long to reach the next level leaves more room for doubt about it
-    const double gradual = 1.0 - 0.3 * clamp01(std::log(kn.arrive / kn.high) / std::log(4.0));
+    const double gradual =
+        1.0 - kGradualLoss * clamp01(std::log(kn.arrive / kn.high) / std::log(kSlowArrival));
     kn.confidence = std::min(a.confidence, b.confidence) * step * bracket * gradual;
     s.knees.push_back(kn);
   }
@@ -465,14 +492,6 @@ std::vector<CurvePoint> latency_curve(const std::vector<Observation>& obs,
 }
 
 namespace {
-
-double meta_number(const Metadata& meta, const std::string& key) {
-  for (const auto& [k, v] : meta) {
-    double x = 0;
-    if (k == key && parse_number(v, &x)) return x;
-  }
-  return kNaN;
-}
 
 // How each probe's loads are made, for the method column.
 std::string load_text(const std::string& probe) {

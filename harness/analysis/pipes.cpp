@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 #include "core/stats.hpp"
 
@@ -216,22 +217,22 @@ const Observation* find_row(const std::vector<Observation>& rows, const std::str
 
 }  // namespace pipes
 
-double spread_confidence(double p05, double p50, double p95) {
-  if (!(p50 > 0) || !std::isfinite(p05) || !std::isfinite(p95)) return 0.3;
-  double spread = std::max(0.0, p95 - p05) / p50;
-  return std::clamp(1.0 / (1.0 + 10.0 * spread), 0.05, 1.0);
-}
-
 namespace {
 
-// A number from the file's header, 0 if absent.
-double meta_number(const Metadata& meta, const std::string& key) {
-  for (const auto& [k, v] : meta)
-    if (k == key) return std::atof(v.c_str());
-  return 0;
-}
+using analysis::meta_number;
+using analysis::spread_confidence;
 
-// The SM clock the harness measured before the family ran (MHz), 0 if the file has none.
+// events/cycles further from 1 than this is named in the method text: a clock change during
+// the probe larger than the ~1 % the two timers differ by on their own.
+constexpr double kClockChangeNamed = 0.02;
+// A gap beyond this is larger than any clock change seen (H100 tensor boost: 8 %), so the
+// per-SM cycle counts themselves are in doubt; each 1 % more takes 4 % off the confidence,
+// down to kGapConfidenceFloor.
+constexpr double kGapDoubtful = 0.15;
+constexpr double kGapConfidencePerUnit = 4.0;
+constexpr double kGapConfidenceFloor = 0.3;  // the per-clock figure is still a measurement
+
+// The SM clock the harness measured before the family ran (MHz), NaN if the file has none.
 double family_clock_mhz(const Metadata& meta) {
   double mhz = meta_number(meta, "family_sm_clock_mhz");
   return mhz > 0 ? mhz : meta_number(meta, "sm_clock_mhz");
@@ -280,13 +281,14 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
         std::snprintf(buf, sizeof buf, "; events/cycles %.3f", ratio);
         p.method += buf;
         double before = family_clock_mhz(meta);
-        if (before > 0 && std::fabs(ratio - 1) > 0.02) {
+        if (before > 0 && std::fabs(ratio - 1) > kClockChangeNamed) {
           std::snprintf(buf, sizeof buf, " (SM clock about %.0f MHz during the probe, %.0f measured before)",
                         ratio * before, before);
           p.method += buf;
         }
         double gap = std::fabs(ratio - 1);
-        if (gap > 0.15) p.confidence *= std::max(0.3, 1 - 4 * (gap - 0.15));
+        if (gap > kGapDoubtful)
+          p.confidence *= std::max(kGapConfidenceFloor, 1 - kGapConfidencePerUnit * (gap - kGapDoubtful));
       }
       p.evidence = "pipes.csv";
       out.push_back(p);

@@ -78,9 +78,6 @@ const WgmmaInfo* find_wgmma_op(const std::string& probe);
 
 }  // namespace pipes
 
-// Robust confidence from a measurement's spread: 1 for p05 == p95, 0.5 at 10 % spread.
-double spread_confidence(double p05, double p50, double p95);
-
 // <op>_throughput_per_sm (results/clk/SM, from the per-SM cycle counts) and <op>_latency
 // (cycles per dependent step) for every op in `obs`, wgmma ops included.
 std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const Metadata& meta);

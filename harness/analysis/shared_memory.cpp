@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/pipes.hpp"  // spread_confidence
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 #include "core/csv.hpp"
 
@@ -335,7 +335,7 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
     if (fit)
       how += "; banks x width = " + std::to_string(fit->model.banks * fit->model.width) + " B/clk";
     out.push_back({"shared_bandwidth_per_sm", peak.value, "B/clk/SM", peak.p05, peak.p95,
-                   spread_confidence(peak.p05, peak.value, peak.p95), how, evidence});
+                   analysis::spread_confidence(peak.p05, peak.value, peak.p95), how, evidence});
   }
 
   // The conflict ladder: one warp, N lanes per bank on N distinct rows, one lane per word.
@@ -384,7 +384,7 @@ const Observation* find_row(const std::vector<Observation>& rows,
 
 Parameter measured(const std::string& name, const Observation& o, const std::string& how,
                    const std::string& evidence) {
-  return {name, o.value, o.unit, o.p05, o.p95, spread_confidence(o.p05, o.value, o.p95),
+  return {name, o.value, o.unit, o.p05, o.p95, analysis::spread_confidence(o.p05, o.value, o.p95),
           how,  evidence};
 }
 
@@ -434,7 +434,7 @@ std::vector<Parameter> analyze_transpose(const std::vector<Observation>& obs, co
     double v = plain->value / padded->value;
     double lo = plain->p05 / padded->p95, hi = plain->p95 / padded->p05;
     out.push_back({"transpose_padding_speedup_" + type, v, "x", lo, hi,
-                   spread_confidence(lo, v, hi),
+                   analysis::spread_confidence(lo, v, hi),
                    "32x32 " + type + " tile through shared memory, n=" + plain->param_text("n") +
                        ": time unpadded / time with one column of padding",
                    family_file(obs, "transpose")});
