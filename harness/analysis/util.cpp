@@ -30,6 +30,28 @@ double spread_confidence(double p05, double p50, double p95) {
 
 double spread_confidence(const Observation& o) { return spread_confidence(o.p05, o.p50, o.p95); }
 
+std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
+                                     const std::string& unit) {
+  std::vector<Observation> out;
+  for (const auto& o : select(obs, probe, unit))
+    if (std::isfinite(o.value)) out.push_back(o);
+  return out;
+}
+
+const Observation* find_row(const std::vector<Observation>& rows,
+                            const std::vector<std::pair<std::string, std::string>>& want) {
+  for (const auto& o : rows) {
+    bool all = true;
+    for (const auto& [k, v] : want) all = all && o.param_text(k) == v;
+    if (all) return &o;
+  }
+  return nullptr;
+}
+
+std::string evidence_file(const std::vector<Observation>& obs, const std::string& fallback) {
+  return (obs.empty() ? fallback : obs.front().family) + ".csv";
+}
+
 std::string num(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*g", digits, v);

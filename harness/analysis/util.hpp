@@ -2,10 +2,15 @@
 // Helpers every analyzer shares, defined once: the confidence scale (docs/parameters.md,
 // "Confidence"), metadata lookup, clamps and the small number texts of method strings.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/observation.hpp"
 
 namespace gpuprobe::analysis {
+
+// Lanes of a warp, the unit the probes build their access patterns in.
+constexpr int kWarpLanes = 32;
 
 // v limited to [0, 1]; NaN (and any non-finite v) gives 0, so that a failed computation can
 // never pass through as a confidence.
@@ -27,6 +32,15 @@ constexpr double kSpreadFloor = 0.05;  // a very noisy value is still a measurem
 constexpr double kUnknownSpreadConfidence = 0.3;  // no usable spread: low, but not discarded
 double spread_confidence(double p05, double p50, double p95);
 double spread_confidence(const Observation& o);
+
+// The rows of `probe` in `unit` with a finite value.
+std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
+                                     const std::string& unit);
+// The first row whose swept parameters have every (key, text) of `want`, or nullptr.
+const Observation* find_row(const std::vector<Observation>& rows,
+                            const std::vector<std::pair<std::string, std::string>>& want);
+// The evidence file of a family's rows: "<family>.csv" of the first row, `fallback`.csv if none.
+std::string evidence_file(const std::vector<Observation>& obs, const std::string& fallback);
 
 // Number texts for method strings: `digits` significant digits; bytes in KiB.
 std::string num(double v, int digits = 3);
