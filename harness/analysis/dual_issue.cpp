@@ -55,6 +55,12 @@ constexpr double kSharedBelow = 0.2;
 constexpr double kNearBoundary = 0.05;
 constexpr double kNearBoundaryFactor = 0.7;
 
+// A pair faster than one issue slot allows, past the timing's noise (3 %), issues two at once.
+constexpr double kCoIssueMargin = 1.03;
+// When taking turns and running side by side differ by less than this share, the issue rate
+// decides both and the overlap tells nothing.
+constexpr double kIssueBoundGap = 0.1;
+
 std::string verdict_for(double overlap) {
   if (!std::isfinite(overlap)) return "";
   if (overlap >= kSeparateAbove) return "separate pipes";
@@ -74,9 +80,9 @@ Verdict judge(double rate_a, double rate_b, double a_per_round, double b_per_rou
   double in_turn = ta + tb, side_by_side = std::max({ta, tb, t_issue});
   v.ratio = rate_pair / std::max(rate_a, rate_b);
   v.overlap = (in_turn - tp) / (in_turn - side_by_side);
-  if (rate_pair > 1.03 * issue_rate) {
+  if (rate_pair > kCoIssueMargin * issue_rate) {
     v.verdict = "co-issued";
-  } else if (in_turn - side_by_side < 0.1 * in_turn) {
+  } else if (in_turn - side_by_side < kIssueBoundGap * in_turn) {
     v.verdict = "issue-bound";
     v.overlap = std::numeric_limits<double>::quiet_NaN();  // 0/0 in effect: nothing to tell
   } else {

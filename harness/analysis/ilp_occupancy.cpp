@@ -97,6 +97,9 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(ilp_expectations);
 namespace {
 
 // For an ILP that never reaches 90 % of the peak: its best rate as a fraction of the peak.
+// The last point above the one before by more than the timing's noise (3 %): still rising.
+constexpr double kStillRising = 1.03;
+
 // Still rising over the last sweep points means it lacked warps (the SM holds no more); flat
 // means a ceiling of its own at that ILP (issue, register banks), which more warps do not lift.
 Parameter ceiling(const std::string& kind, int ilp, const std::map<int, const Observation*>& points,
@@ -106,7 +109,7 @@ Parameter ceiling(const std::string& kind, int ilp, const std::map<int, const Ob
     if (!best || row->value > best->value) best = row;
   const Observation* last = points.rbegin()->second;
   const Observation* before = points.size() > 1 ? std::next(points.rbegin())->second : last;
-  bool rising = last->value > 1.03 * before->value;
+  bool rising = last->value > kStillRising * before->value;
   Parameter p;
   p.name = kind + "_ceiling_ilp" + std::to_string(ilp);
   p.value = best->value / peak;

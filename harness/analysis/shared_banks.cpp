@@ -127,9 +127,11 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y,
 // How clearly the best model beats an alternative: the drop in weighted squared residual in
 // units of the noise variance (at least 1 % relative noise is assumed, since no timing is
 // better than that), mapped to [0, 1) as tanh(delta/4): a likelihood ratio of e^2 gives 0.76.
+constexpr double kNoiseFloor = 1e-4;     // (1 % relative)^2: no timing is better than that
+constexpr double kSeparationScale = 4.0;  // tanh(delta / 4): e^2 likelihood ratio -> 0.76
 double separation(double ssr_best, double ssr_alt, int n) {
-  double noise = std::max(ssr_best / std::max(n - 2, 1), 1e-4);
-  return std::tanh(std::max(0.0, ssr_alt - ssr_best) / noise / 4.0);
+  double noise = std::max(ssr_best / std::max(n - 2, 1), kNoiseFloor);
+  return std::tanh(std::max(0.0, ssr_alt - ssr_best) / noise / kSeparationScale);
 }
 
 std::string model_text(const BankModel& m) {
@@ -151,10 +153,15 @@ struct ModelScore {
 // which would otherwise pass for conflicts on the cheapest patterns. Residuals are relative,
 // so a 2-way and a 32-way point weigh alike; one refit without the outliers keeps a few wild
 // points from choosing the model.
+// The issue floors tried, in wavefronts: none, and the passes a wide access may need.
+constexpr double kIssueFloors[] = {1.0, 1.5, 2.0, 3.0, 4.0};
+// A later floor replaces the best only if it scores better by more than rounding.
+constexpr double kScoreTie = 1e-12;
+
 ModelScore score_model(const std::vector<double>& wavefronts, const std::vector<double>& y) {
   ModelScore best;
   best.score = std::numeric_limits<double>::infinity();
-  for (double floor : {1.0, 1.5, 2.0, 3.0, 4.0}) {
+  for (double floor : kIssueFloors) {
     std::vector<double> x, w;
     for (size_t i = 0; i < y.size(); ++i) {
       x.push_back(std::max(wavefronts[i], floor));
@@ -169,12 +176,17 @@ ModelScore score_model(const std::vector<double>& wavefronts, const std::vector<
       double r = (y[i] - line.intercept - line.slope * x[i]) / y[i];
       score += std::min(r * r, kOutlier * kOutlier);
     }
-    if (score < best.score - 1e-12) best = {line, floor, score};
+    if (score < best.score - kScoreTie) best = {line, floor, score};
   }
   return best;
 }
 
 }  // namespace
+
+// Fewer stride points than this cannot tell 15 candidate models apart.
+constexpr size_t kMinFitPoints = 6;
+// The slowest point must be this much above the fastest for any conflict to be read.
+constexpr double kMinConflictRatio = 1.3;
 
 std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs,
                                          const std::string& probe) {
@@ -188,8 +200,8 @@ std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs,
     stride.push_back(static_cast<int>(s));
     y.push_back(o.value);
   }
-  if (y.size() < 6) return std::nullopt;
-  if (*std::max_element(y.begin(), y.end()) < 1.3 * *std::min_element(y.begin(), y.end()))
+  if (y.size() < kMinFitPoints) return std::nullopt;
+  if (*std::max_element(y.begin(), y.end()) < kMinConflictRatio * *std::min_element(y.begin(), y.end()))
     return std::nullopt;  // no conflict visible anywhere: nothing to read banks from
 
   struct Candidate {
@@ -245,14 +257,18 @@ std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs) {
 
 // How well the model explains the curve: its R^2, discounted once the relative residual
 // passes 10 %.
+constexpr double kResidualScale = 0.1;  // a 10 % relative residual halves the quality
 double bank_fit_quality(const BankFit& f) {
-  return std::clamp(f.r2, 0.0, 1.0) / (1.0 + (f.rms / 0.1) * (f.rms / 0.1));
+  return std::clamp(f.r2, 0.0, 1.0) /
+         (1.0 + (f.rms / kResidualScale) * (f.rms / kResidualScale));
 }
 
 bool bank_geometry_settled(const BankFit& f) {
   return bank_fit_quality(f) > kMinFitQuality && f.banks_separation >= kMinSeparation &&
          f.width_separation >= kMinSeparation;
 }
+
+constexpr double kSlopeSigmas = 2;
 
 std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
@@ -317,8 +333,10 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
              format_number(std::round(fit_line(tw, tput, tones, false).slope * 100) / 100) +
              " cycles/request per way";
     double r2 = f.sst > 0 ? 1 - f.ssr / f.sst : 0;
-    out.push_back({"shared_conflict_penalty_per_way", f.slope, "cycles", f.slope - 2 * f.slope_se,
-                   f.slope + 2 * f.slope_se, std::clamp(r2, 0.0, 1.0), how, evidence});
+    // The interval: the slope +- kSlopeSigmas standard errors (about 95 %).
+    out.push_back({"shared_conflict_penalty_per_way", f.slope, "cycles",
+                   f.slope - kSlopeSigmas * f.slope_se, f.slope + kSlopeSigmas * f.slope_se,
+                   analysis::clamp01(r2), how, evidence});
   }
   return out;
 }
