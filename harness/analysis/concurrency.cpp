@@ -96,9 +96,8 @@ std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs, 
     if (!latency.empty())
       method += "; one launch + stream synchronize, host round trip: " +
                 format_printf("%.1f", latency.front().p50) + " us";
-    const double spread = plain->p50 > 0 ? (plain->p95 - plain->p05) / plain->p50 : 1;
     out.push_back({"kernel_launch_overhead", plain->p50, "us", plain->p05, plain->p95,
-                   spread <= 0.1 ? 0.9 : 0.7, method, ev});
+                   analysis::spread_confidence(*plain), method, ev});
   }
   return out;
 }

@@ -122,6 +122,9 @@ constexpr double kShelfRise = 0.3;
 constexpr double kShelfSpan = 1.5;
 // A shelf's level is a median over a swing: it keeps this share of a flat plateau's confidence.
 constexpr double kShelfConfidence = 0.7;
+// A run is a plateau if it climbs no more than this many bands end to end (a level's own
+// wobble, not a slope through it).
+constexpr double kRunMaxRise = 1.25;
 // Points ahead of a run's start whose spread sets its band.
 constexpr size_t kSpreadWindow = 7;
 
@@ -135,6 +138,7 @@ constexpr double kClimbTolerances = 3, kClimbLoss = 0.5;
 //   the tolerance scale it by tolerance / sigma, down to kSwingFloor, and by kShortSwing more
 //   over a short shelf (fewer swings to average).
 constexpr double kMadToSigma = 1.4826;
+constexpr double kNormalMad = 0.6745;  // the MAD of a unit normal (1 / kMadToSigma, rounded)
 constexpr double kSwingFloor = 0.4, kShortSwing = 0.75;
 
 // A knee's confidence: its plateaus' (the weaker), times
@@ -157,7 +161,7 @@ double local_spread(const LogCurve& c, size_t i) {
   const double m = c.median_z(idx);
   std::vector<double> dev;
   for (size_t k : idx) dev.push_back(std::fabs(c.z[k] - m));
-  return 1.4826 * median(dev);
+  return kMadToSigma * median(dev);
 }
 
 Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r) {
@@ -232,7 +236,7 @@ double curve_noise(const std::vector<CurvePoint>& p) {
     // the residual of Gaussian noise sigma has sd sigma * sqrt(1 + w^2 + (1 - w)^2)
     r.push_back(std::fabs(std::log(p[i].y) - line) / std::sqrt(1 + w * w + (1 - w) * (1 - w)));
   }
-  return median(r) / 0.6745;
+  return median(r) / kNormalMad;
 }
 
 Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions& opt) {
@@ -267,7 +271,7 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
         std::min(std::log1p(kMaxWobbleBand), std::max(tol, kWobbleBand * local_spread(c, i)));
     Run r = grow_run(c, i, band);
     if (r.members.size() >= opt.min_points && p[r.last].x >= opt.min_span * p[r.first].x &&
-        c.rise(r.members) <= 1.25 * band) {
+        c.rise(r.members) <= kRunMaxRise * band) {
       i = r.last + 1;
       plateaus.push_back(std::move(r));
     } else {
