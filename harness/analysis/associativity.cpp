@@ -140,11 +140,13 @@ double half_point(const std::vector<EvictionTally>& tallies) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-// Every integer up to 64, then steps of about 5 %.
+// Every integer up to kExactWays, then steps of kWaysStep (a 5 % step in ways moves the
+// eviction curve less than the trials resolve).
+constexpr double kExactWays = 64, kWaysStep = 1.05;
 std::vector<double> ways_grid(double max_ways) {
   std::vector<double> w;
-  for (double v = 1; v <= std::min(64.0, max_ways); ++v) w.push_back(v);
-  for (double v = 64 * 1.05; v <= max_ways; v *= 1.05) {
+  for (double v = 1; v <= std::min(kExactWays, max_ways); ++v) w.push_back(v);
+  for (double v = kExactWays * kWaysStep; v <= max_ways; v *= kWaysStep) {
     const double r = std::round(v);
     if (r > w.back()) w.push_back(r);
   }
@@ -372,8 +374,12 @@ CacheModel fit_capacity(const std::vector<EvictionTally>& tallies, Replacement m
   best.log_likelihood = -std::numeric_limits<double>::infinity();
   double half = half_point(tallies);
   if (!std::isfinite(half)) return best;
-  // Half the targets go between 0.69 C (one way) and 1.7 C (many random ways) lines.
-  const double lo = std::log(std::max(ways, 0.25 * half)), hi = std::log(std::max(ways, 3 * half));
+  // Half the targets go between 0.69 C (one way) and 1.7 C (many random ways) lines: the
+  // capacity searched from kCapacityBelowHalf to kCapacityAboveHalf times the half point
+  // brackets both with room.
+  constexpr double kCapacityBelowHalf = 0.25, kCapacityAboveHalf = 3;
+  const double lo = std::log(std::max(ways, kCapacityBelowHalf * half)),
+               hi = std::log(std::max(ways, kCapacityAboveHalf * half));
   // exp(log(W)) / W may round below one set.
   auto sets_at = [&](double log_c) { return std::max(1.0, std::exp(log_c) / ways); };
   auto ll_at = [&](double log_c) {
@@ -447,7 +453,10 @@ std::optional<AssociativityFit> fit_associativity(const std::vector<EvictionTall
   // Random replacement with one way is LRU with one way (and deterministic): from two on.
   auto profile = [&](Replacement m) {
     std::map<double, CacheModel> by_ways;
-    for (double w : ways_grid(1.5 * max_lines))
+    // Ways up to kWaysBeyondLines x the most lines walked: more ways than lines would fit
+    // any curve alike, and the margin keeps the best fit off the grid's end.
+    constexpr double kWaysBeyondLines = 1.5;
+    for (double w : ways_grid(kWaysBeyondLines * max_lines))
       if (m == Replacement::lru || w >= 2) by_ways[w] = fit_capacity(tallies, m, w);
     // Above 64 the grid steps by 5 %: every whole number between the best's neighbours (a
     // fully associative cache is a step at exactly its lines).
@@ -579,7 +588,8 @@ std::vector<Parameter> analyze_associativity(const std::vector<Observation>& obs
         num(fit->ways_high, 5) + " within " + num(fit->likelihood_band) +
         " log-likelihood units), S = " + num(sets, 4) + ", S*W = " + num(capacity, 5) +
         " lines (" + kib(capacity * spacing) + ")";
-    if (sets_low < 1.5) method += "; one set within the resolution: fully associative";
+    constexpr double kOneSet = 1.5;  // below, the set count's range rounds to one set
+    if (sets_low < kOneSet) method += "; one set within the resolution: fully associative";
     if (std::isfinite(fit->pow2.log_likelihood))
       method += "; with a power-of-two set count: " + num(fit->pow2.sets, 5) + " sets x " +
                 num(fit->pow2.ways, 5) + " ways (log-likelihood " +
