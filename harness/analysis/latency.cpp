@@ -401,6 +401,10 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
   return s;
 }
 
+// Refinement splits the gaps where a knee leaves its plateau first, then those where it
+// arrives at the next, then any other step: these offsets rank them above any step's size.
+constexpr double kLeaveFirst = 3.0, kArriveNext = 2.0;
+
 std::vector<double> refinement_points(const std::vector<CurvePoint>& points,
                                       const RefineOptions& opt) {
   const Segmentation s = segment_curve(points, opt.segment);
@@ -415,8 +419,8 @@ std::vector<double> refinement_points(const std::vector<CurvePoint>& points,
   for (const auto& k : s.knees) {
     const size_t leave = s.plateaus[k.lower].last;
     const size_t arrive = s.plateaus[k.lower + 1].first - 1;
-    priority[leave] = std::max(priority[leave], 3.0 + dz(leave));
-    priority[arrive] = std::max(priority[arrive], 2.0 + dz(arrive));
+    priority[leave] = std::max(priority[leave], kLeaveFirst + dz(leave));
+    priority[arrive] = std::max(priority[arrive], kArriveNext + dz(arrive));
   }
   std::vector<size_t> gaps;
   for (size_t i = 0; i + 1 < p.size(); ++i)
@@ -441,6 +445,10 @@ constexpr double kTailStep = 4;
 // The tail ends at its end when the last step stopped short of it by this factor.
 constexpr double kTailEndGap = 1.5;
 
+// Each footprint moves by up to this share of a step, so that no capacity sits exactly
+// between two footprints on every GPU (the seed is fixed: runs repeat).
+constexpr double kFootprintJitter = 0.3;
+
 std::vector<uint64_t> coarse_footprints(uint64_t min_bytes, uint64_t max_bytes, uint32_t stride,
                                         double ratio, uint64_t tail_bytes) {
   auto to_lines = [stride](double bytes) { return round_to_lines(bytes, stride); };
@@ -448,7 +456,7 @@ std::vector<uint64_t> coarse_footprints(uint64_t min_bytes, uint64_t max_bytes, 
   const int n = std::max(1, int(std::ceil(span / std::log(ratio))));
   const double step = span / n;
   std::mt19937_64 rng(0x1a7e9c7ULL);
-  std::uniform_real_distribution<double> jitter(-0.3, 0.3);
+  std::uniform_real_distribution<double> jitter(-kFootprintJitter, kFootprintJitter);
   std::vector<uint64_t> out;
   for (int k = 0; k <= n; ++k) {
     double u = jitter(rng);
@@ -471,10 +479,13 @@ constexpr double kTailBytes = 1024.0 * 1024 * 1024;
 constexpr double kL2Multiple = 4.5;
 // A quarter of free memory leaves room for the rest of the run.
 constexpr double kFreeShare = 0.25;
+// The device attribute's L2 size is raised to at least this, so that a GPU reporting 0 still
+// gets a sweep out to DRAM (kL2Multiple x 1 MiB).
+constexpr double kMinL2Bytes = 1024.0 * 1024.0;
 }  // namespace
 
 GlobalSweep global_sweep(double l2_bytes, double free_bytes, uint32_t stride) {
-  const double l2 = std::max(l2_bytes, 1024.0 * 1024.0);
+  const double l2 = std::max(l2_bytes, kMinL2Bytes);
   const double limit = kFreeShare * free_bytes;
   auto to_lines = [stride](double bytes) { return round_to_lines(bytes, stride); };
   GlobalSweep s;
