@@ -46,11 +46,6 @@ std::vector<CodeExpectation> atomics_expectations() {
 
 GPUPROBE_REGISTER_CODE_EXPECTATIONS(atomics_expectations);
 
-Parameter measured(const std::string& name, const Observation& o, const std::string& how,
-                   const std::string& evidence) {
-  return {name, o.value, o.unit, o.p05, o.p95, analysis::spread_confidence(o.p05, o.value, o.p95),
-          how,  evidence};
-}
 
 }  // namespace
 
@@ -76,10 +71,10 @@ std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, cons
                                                 {"op", wnt.op},
                                                 {"lanes", wnt.lanes},
                                                 {"addresses", wnt.addresses}}))
-        out.push_back(measured(wnt.name, *o, wnt.how, evidence));
+        out.push_back(analysis::measured(wnt.name, *o, wnt.how, evidence));
     if (const Observation* o =
             analysis::find_row(tput, {{"space", space}, {"op", "add"}, {"lanes", "32"}, {"addresses", "32"}}))
-      out.push_back(measured(
+      out.push_back(analysis::measured(
           "atomic_" + space + "_throughput_per_sm", *o,
           "atomicAdd, 32 lanes on 32 words per warp, all warps, " +
               std::string(space == "shared" ? "clock64 per SM" : "events, measured SM clock"),

@@ -58,8 +58,7 @@ std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, con
     return rows;
   };
   auto param = [&](const std::string& name, const Observation& o, const std::string& method) {
-    out.push_back({name, o.value, o.unit, o.p05, o.p95, analysis::spread_confidence(o.p05, o.p50, o.p95),
-                   method, "clusters.csv"});
+    out.push_back(analysis::measured(name, o, method, "clusters.csv"));
   };
   const auto other = by_size("dsm_latency", "cycles", "other_sm");
   if (!other.empty()) {

@@ -102,7 +102,7 @@ std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, c
     for (const auto& [p, o] : rows) {
       paths.push_back(p);
       cycles.push_back(o.value);
-      conf = std::min(conf, analysis::spread_confidence(o.p05, o.p50, o.p95));
+      conf = std::min(conf, analysis::spread_confidence(o));
     }
     divergence::Fit f;
     if (!divergence::fit_paths(paths, cycles, &f)) continue;

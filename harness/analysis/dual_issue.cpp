@@ -145,9 +145,9 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
     double solo = std::max(a->value, b->value);
     out_p.low = p->p05 / solo;
     out_p.high = p->p95 / solo;
-    out_p.confidence = std::min({analysis::spread_confidence(a->p05, a->p50, a->p95),
-                                 analysis::spread_confidence(b->p05, b->p50, b->p95),
-                                 analysis::spread_confidence(p->p05, p->p50, p->p95)});
+    out_p.confidence = std::min({analysis::spread_confidence(*a),
+                                 analysis::spread_confidence(*b),
+                                 analysis::spread_confidence(*p)});
     // An overlap next to a verdict's boundary could have fallen either side.
     using dual_issue::kNearBoundary, dual_issue::kSeparateAbove, dual_issue::kSharedBelow;
     if (v.verdict != "co-issued" && (std::fabs(v.overlap - kSeparateAbove) < kNearBoundary ||

@@ -43,7 +43,7 @@ bool plateau(const std::vector<Observation>& rows, Plateau* out) {
     p.high = std::max(p.high, o.value);
     const long long size = static_cast<long long>(o.param("bytes"));
     if (p.first_size < 0 || size < p.first_size) p.first_size = size;
-    p.confidence = std::min(p.confidence, analysis::spread_confidence(o.p05, o.p50, o.p95));
+    p.confidence = std::min(p.confidence, analysis::spread_confidence(o));
   }
   p.points = int(on.size());
   p.value = median(on);
@@ -116,8 +116,7 @@ std::vector<Parameter> analyze_host_link(const std::vector<Observation>& obs, co
                   "pointer_chase: one thread, ld.relaxed.sys over %.0f lines %.0f B apart in mapped "
                   "pinned host memory; clock64 cycles per load at the measured SM clock",
                   o.param("hops"), o.param("stride_bytes"));
-    out.push_back({"host_mapped_latency", o.value, "ns", o.p05, o.p95,
-                   analysis::spread_confidence(o.p05, o.p50, o.p95), buf, "host_link.csv"});
+    out.push_back(analysis::measured("host_mapped_latency", o, buf, "host_link.csv"));
   }
   return out;
 }

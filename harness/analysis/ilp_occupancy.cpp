@@ -116,7 +116,7 @@ Parameter ceiling(const std::string& kind, int ilp, const std::map<int, const Ob
   p.unit = "ratio";
   p.low = best->p05 / peak;
   p.high = best->p95 / peak;
-  p.confidence = analysis::spread_confidence(best->p05, best->p50, best->p95);
+  p.confidence = analysis::spread_confidence(*best);
   char buf[400];
   std::snprintf(buf, sizeof buf,
                 "best rate with %d independent operations per thread over %s, at %g warps/SM; "

@@ -220,7 +220,6 @@ const Observation* find_row(const std::vector<Observation>& rows, const std::str
 namespace {
 
 using analysis::meta_number;
-using analysis::spread_confidence;
 
 // events/cycles further from 1 than this is named in the method text: a clock change during
 // the probe larger than the ~1 % the two timers differ by on their own.
@@ -251,13 +250,7 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
     const pipes::WgmmaInfo* wgmma = pipes::find_wgmma_op(probe);
     std::string what = op ? op->what : wgmma ? wgmma->what : probe;
     if (const Observation* c = pipes::find_row(rows, "throughput", "cycles", "results/clk/SM")) {
-      Parameter p;
-      p.name = probe + "_throughput_per_sm";
-      p.value = c->value;
-      p.unit = "results/clk/SM";
-      p.low = c->p05;
-      p.high = c->p95;
-      p.confidence = spread_confidence(c->p05, c->p50, c->p95);
+      Parameter p = analysis::measured(probe + "_throughput_per_sm", *c, "", "pipes.csv");
       if (wgmma)
         p.method = what + "; result = multiply-add; A and B in shared memory, " +
                    std::to_string(pipes::kWgmmaUnroll) +
@@ -290,24 +283,16 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
         if (gap > kGapDoubtful)
           p.confidence *= std::max(kGapConfidenceFloor, 1 - kGapConfidencePerUnit * (gap - kGapDoubtful));
       }
-      p.evidence = "pipes.csv";
       out.push_back(p);
     }
     if (const Observation* l = pipes::find_row(rows, "latency", "", "cycles")) {
-      Parameter p;
-      p.name = probe + "_latency";
-      p.value = l->value;
-      p.unit = "cycles";
-      p.low = l->p05;
-      p.high = l->p95;
-      p.confidence = spread_confidence(l->p05, l->p50, l->p95);
+      Parameter p = analysis::measured(probe + "_latency", *l, "", "pipes.csv");
       if (wgmma)
         p.method = what + "; one warpgroup, each wgmma committed and waited for (wait_group 0) "
                           "before the next: issue until the accumulator can be read, the full "
                           "64x256 tile's work included; clock64";
       else
         p.method = what + "; one dependent chain, one warp, clock64";
-      p.evidence = "pipes.csv";
       out.push_back(p);
     }
   }

@@ -303,8 +303,7 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
                       peak.param_text("warps_per_sm") + " warps/SM, conflict-free, clock64 per SM";
     if (fit)
       how += "; banks x width = " + std::to_string(fit->model.banks * fit->model.width) + " B/clk";
-    out.push_back({"shared_bandwidth_per_sm", peak.value, "B/clk/SM", peak.p05, peak.p95,
-                   analysis::spread_confidence(peak.p05, peak.value, peak.p95), how, evidence});
+    out.push_back(analysis::measured("shared_bandwidth_per_sm", peak, how, evidence));
   }
 
   // The conflict ladder: one warp, N lanes per bank on N distinct rows, one lane per word.

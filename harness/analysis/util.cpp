@@ -30,6 +30,11 @@ double spread_confidence(double p05, double p50, double p95) {
 
 double spread_confidence(const Observation& o) { return spread_confidence(o.p05, o.p50, o.p95); }
 
+Parameter measured(const std::string& name, const Observation& o, const std::string& method,
+                   const std::string& evidence) {
+  return {name, o.value, o.unit, o.p05, o.p95, spread_confidence(o), method, evidence};
+}
+
 std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
                                      const std::string& unit) {
   std::vector<Observation> out;

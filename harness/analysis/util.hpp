@@ -33,6 +33,11 @@ constexpr double kUnknownSpreadConfidence = 0.3;  // no usable spread: low, but 
 double spread_confidence(double p05, double p50, double p95);
 double spread_confidence(const Observation& o);
 
+// A parameter read straight from one observation: its value and unit, p05..p95 as the
+// interval, the spread's confidence.
+Parameter measured(const std::string& name, const Observation& o, const std::string& method,
+                   const std::string& evidence);
+
 // The rows of `probe` in `unit` with a finite value.
 std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
                                      const std::string& unit);
