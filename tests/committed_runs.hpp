@@ -14,8 +14,8 @@ inline std::string newest_full_run(const std::string& gpu_slug) {
   if (!fs::is_directory(dir, ec)) return best;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (fs::exists(e.path() / "parameters.csv") && fs::exists(e.path() / "latency.csv") &&
-        e.path().string() > best)
-      best = e.path().string();
+        !fs::exists(e.path() / "not_measured.csv") && e.path().string() > best)
+      best = e.path().string();  // a quick run (not_measured.csv) is no full run
   return best;
 }
 

@@ -3,6 +3,8 @@
 // gone wrong: a slow one (DRAM bandwidth), a throttled clock, a degraded host link.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -41,13 +43,14 @@ struct Fault {
 };
 
 // n copies of `base`, each value scaled by up to +-0.4 % (deterministic), a host link of
-// 54 GB/s added to each, then the faults applied.
+// 54 GB/s added to each that has none, then the faults applied.
 std::vector<FleetMember> fleet_from(const FleetMember& base, int n, const std::vector<Fault>& faults) {
   std::vector<FleetMember> out;
   for (int k = 0; k < n; ++k) {
     FleetMember m = base;
     m.label = "node" + std::to_string(k);
-    m.params.push_back({"h2d_bandwidth_pinned", 54, "GB/s", 53, 55, 0.9, "copy_engine", "host_link.csv"});
+    if (std::none_of(m.params.begin(), m.params.end(), [](const Parameter& p) { return p.name == "h2d_bandwidth_pinned"; }))
+      m.params.push_back({"h2d_bandwidth_pinned", 54, "GB/s", 53, 55, 0.9, "copy_engine", "host_link.csv"});
     for (size_t i = 0; i < m.params.size(); ++i) m.params[i].value *= 1 + 0.004 * std::sin(7.0 * k + double(i));
     for (const auto& f : faults)
       if (f.member == k)

@@ -164,7 +164,7 @@ int compare_main(const std::vector<std::string>& args_in) {
     fs::create_directories(out_dir);
 
     if (paths.gnuplot.empty())
-      diag.warn("gnuplot not found on PATH (install gnuplot, or set GNUPLOT=/path/to/gnuplot): "
+      diag.warn("gnuplot not found on PATH (install gnuplot, or set GNUPLOT to its path): "
                 "figures not drawn");
     std::string figures_md;
     for (const auto& s : scripts) {

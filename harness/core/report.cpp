@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -617,13 +618,16 @@ std::string documented_figure_cell(const Parameter& p, const DocumentedFigure& d
 namespace {
 
 // A CSV of the run (families.csv, invalid.csv) as a markdown table, or "" when absent or empty.
-std::string table_of(const std::string& path, Diagnostics& diag) {
+// `keep` chooses the rows (all when empty).
+std::string table_of(const std::string& path, Diagnostics& diag,
+                     const std::function<bool(const std::vector<std::string>&)>& keep = {}) {
   if (!fs::exists(path)) return "";
   CsvTable t;
   if (!read_table(path, &t, diag, false) || t.rows.empty()) return "";
   std::vector<std::vector<std::string>> rows = {t.header};
-  rows.insert(rows.end(), t.rows.begin(), t.rows.end());
-  return markdown_table(rows);
+  for (const auto& r : t.rows)
+    if (!keep || keep(r)) rows.push_back(r);
+  return rows.size() > 1 ? markdown_table(rows) : "";
 }
 
 // "126.8–126.9" in the value's unit (written once, in the value cell); "-" for a point.
@@ -638,6 +642,15 @@ std::string interval_text(const Parameter& p) {
   return lo + "–" + hi;
 }
 
+// A source up to its first ';' (the others are in methods.md), at most kSourceMax characters.
+constexpr size_t kSourceMax = 110;
+std::string short_source(const std::string& source) {
+  std::string s = source.substr(0, source.find(';'));
+  if (s.size() <= kSourceMax) return s;
+  size_t cut = s.rfind(' ', kSourceMax - 3);
+  return s.substr(0, cut == std::string::npos ? kSourceMax - 3 : cut) + "...";
+}
+
 // Documented-figure cells cite their source by number ("[2]"); the sources are listed once.
 struct Documenting {
   const RunData& run;
@@ -647,8 +660,10 @@ struct Documenting {
   std::vector<std::string> sources;  // in order of first citation
   std::string cite(const DocumentedFigure& d) {
     cited.insert(d.line);
-    auto it = std::find(sources.begin(), sources.end(), d.source);
-    if (it == sources.end()) it = sources.insert(sources.end(), d.source);
+    // By the short form shown: sources that differ only past it are one entry.
+    const std::string shown = short_source(d.source);
+    auto it = std::find(sources.begin(), sources.end(), shown);
+    if (it == sources.end()) it = sources.insert(sources.end(), shown);
     return "[" + std::to_string(it - sources.begin() + 1) + "]";
   }
   // The figure documented for this GPU; "-" when none.
@@ -702,14 +717,6 @@ const std::vector<QuantityRow>& headline_rows() {
   return rows;
 }
 
-// A source up to its first ';' (the others are in methods.md), at most kSourceMax characters.
-constexpr size_t kSourceMax = 110;
-std::string short_source(const std::string& source) {
-  std::string s = source.substr(0, source.find(';'));
-  if (s.size() <= kSourceMax) return s;
-  size_t cut = s.rfind(' ', kSourceMax - 3);
-  return s.substr(0, cut == std::string::npos ? kSourceMax - 3 : cut) + "...";
-}
 
 }  // namespace
 
@@ -769,8 +776,16 @@ int report_main(const std::vector<std::string>& args_in) {
     Reference ref = load_reference_or_report(paths.reference, diag);
     const std::string ref_name = fs::path(ref.path).filename().string();
 
+    // A family families.csv accounts for (unsupported on this GPU, failed) is no surprise.
+    std::set<std::string> accounted;
+    try {
+      if (fs::exists(fs::path(dir) / "families.csv"))
+        for (const auto& row : read_csv((fs::path(dir) / "families.csv").string()).rows)
+          if (!row.empty()) accounted.insert(row[0]);
+    } catch (const CsvError&) {  // table_of() reports it with the run's tables
+    }
     for (const auto& family : known)
-      if (!fs::exists(fs::path(dir) / (family + ".csv")))
+      if (!fs::exists(fs::path(dir) / (family + ".csv")) && !accounted.count(family))
         diag.warn(dir + ": no " + family + ".csv: family '" + family + "' missing from this run");
 
     // Figures: each drawn, or listed as not drawn with the reason.
@@ -824,9 +839,10 @@ int report_main(const std::vector<std::string>& args_in) {
                                        fs::perms::others_read | fs::perms::others_exec);
       replace_dir(staged->dir.string(), fig_path.string());
     }
+    // Counted with the other warnings (and listed in report.md), so that errors stay last.
     if (paths.gnuplot.empty())
-      std::fprintf(stderr, "gpuprobe report: gnuplot not found on PATH: report.md written without "
-                           "figures (install gnuplot, or set GNUPLOT=/path/to/gnuplot)\n");
+      diag.warn("gnuplot not found on PATH: report.md written without figures (install gnuplot, "
+                "or set GNUPLOT to its path)");
 
     Documenting doc{run, ref, diag, {}, {}, {}};
     std::string md = "# gpuprobe report: " + run.gpu + "\n\n";
@@ -917,14 +933,14 @@ int report_main(const std::vector<std::string>& args_in) {
     if (not_drawn.size() > 1) {
       md += "### Figures not drawn\n\n" + markdown_table(not_drawn) + "\n";
       if (paths.gnuplot.empty())
-        md += "To draw them: install gnuplot (or set `GNUPLOT=/path/to/gnuplot`) and run "
+        md += "To draw them: install gnuplot (or set `GNUPLOT` to its path) and run "
               "`gpuprobe report RUN_DIR` again.\n\n";
     }
 
     if (!doc.sources.empty()) {
       md += "## Sources of the documented figures\n\n";
       for (size_t k = 0; k < doc.sources.size(); ++k)
-        md += std::to_string(k + 1) + ". " + md_escape(short_source(doc.sources[k])) + "\n";
+        md += std::to_string(k + 1) + ". " + md_escape(doc.sources[k]) + "\n";
       md += "\nEach figure, by its line in `" + ref_name + "`: [methods.md](methods.md#documented-figures).\n\n";
       methods += "## Documented figures\n\n";
       for (const auto& f : ref.figures)
@@ -942,8 +958,15 @@ int report_main(const std::vector<std::string>& args_in) {
     std::vector<std::vector<std::string>> meta_rows = {{"key", "value"}};
     for (const auto& [k, v] : run.meta) meta_rows.push_back({k, relative_text(v, dir)});
     md += (run.meta.size() ? markdown_table(meta_rows) : "No metadata.\n") + "\n";
-    std::string fam = table_of((fs::path(dir) / "families.csv").string(), diag);
-    if (!fam.empty()) md += "### Families\n\n" + fam + "\n";
+    // Every family's wall time and clock in methods.md; here only those that did not run as
+    // asked (unsupported on this GPU, failed, interrupted).
+    const std::string families_csv = (fs::path(dir) / "families.csv").string();
+    std::string fam = table_of(families_csv, diag);
+    if (!fam.empty()) methods += "## Families\n\n" + fam + "\n";
+    std::string not_ok = table_of(families_csv, diag, [](const auto& r) { return r.size() > 1 && r[1] != "ok"; });
+    if (!fam.empty())
+      md += "### Families\n\n" + (not_ok.empty() ? std::string("All ran") : not_ok + "\nThe others ran") +
+            "; wall times and clocks: [methods.md](methods.md#families).\n\n";
     std::string inv = table_of((fs::path(dir) / "invalid.csv").string(), diag);
     if (!inv.empty()) md += "### Invalid probes (not measured, not reported)\n\n" + inv + "\n";
     std::string nm = table_of((fs::path(dir) / "not_measured.csv").string(), diag);

@@ -2,7 +2,8 @@
 // SIGINT and SIGTERM as a request to stop: the handler only records the signal, and the long
 // loops (the runner's measure(), the report's rendering) look at it between steps, so that
 // what was measured is written and temporary files are removed before the process exits
-// with 128 + the signal. A second signal of the same kind ends the process at once.
+// with 128 + the signal. A second request (a signal more than a second after the first) ends
+// the process at once.
 #include <stdexcept>
 #include <string>
 
