@@ -60,7 +60,6 @@ const std::map<std::string, std::string> kSharedFiles = {
     {"fine_grained", "memory_structure.cpp: four families in one file, not yet split (issue 13)"},
     {"carveout", "memory_structure.cpp: four families in one file, not yet split (issue 13)"},
     {"tlb", "memory_structure.cpp: four families in one file, not yet split (issue 13)"},
-    {"bytes_in_flight", "bandwidth.cpp: shares the saturation-point fit, not yet split (issue 13)"},
 };
 
 std::string read_text(const fs::path& p) {
