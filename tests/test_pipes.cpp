@@ -12,6 +12,7 @@
 #include "observation_rows.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/divergence.hpp"
+#include "analysis/sm_timing.hpp"
 #include "analysis/dual_issue.hpp"
 #include "analysis/ilp_occupancy.hpp"
 #include "analysis/pipes.hpp"
