@@ -285,7 +285,7 @@ int compare_main(const std::vector<std::string>& args_in) {
       md_rows.push_back(m);
     }
 
-    Metadata csv_meta = {{"gpuprobe_version", GPUPROBE_VERSION}, {"reference", ref.path}};
+    Metadata csv_meta = {{"gpuprobe_version", GPUPROBE_VERSION}, {"reference", shown_path(ref.path)}};
     for (size_t k = 0; k < runs.size(); ++k) {
       std::string n = std::to_string(k + 1);
       csv_meta.insert(csv_meta.end(), {{"run_" + n, shown_path(runs[k].dir)}, {"gpu_" + n, runs[k].gpu},
@@ -314,13 +314,14 @@ int compare_main(const std::vector<std::string>& args_in) {
         if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
     for (const auto& key : keys) {
       std::vector<std::string> mr = {key};
-      for (const auto& r : runs) mr.push_back(key == "run directory" ? shown_path(r.dir) : r.meta_value(key));
+      for (const auto& r : runs)
+        mr.push_back(key == "run directory" ? shown_path(r.dir) : relative_text(r.meta_value(key), r.dir));
       meta_rows.push_back(mr);
     }
     md += markdown_table(meta_rows) + "\n## Inferred parameters\n\n";
     md += "Each value with its confidence; ratios are against " + labels[0] +
-          ". Documented figures are for the representative parts; `[rN]` is line N of `" + ref.path +
-          "`.\n\n" + markdown_table(md_rows) + "\n";
+          ". Documented figures are for the representative parts; `[rN]` is line N of `" +
+          fs::path(ref.path).filename().string() + "`.\n\n" + markdown_table(md_rows) + "\n";
     if (!notable.empty()) {
       std::stable_sort(notable.begin(), notable.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
       md += "Differences beyond " + std::to_string(static_cast<int>(kNotable * 100)) + " %, largest first:\n\n";
@@ -336,7 +337,10 @@ int compare_main(const std::vector<std::string>& args_in) {
       md += "\n";
     }
     md += "## Figures\n\n" + (figures_md.empty() ? std::string("None rendered.\n\n") : figures_md);
-    md += messages_markdown(diag);
+    Diagnostics shown;  // messages as the other reports show them: no machine's paths
+    for (const auto& e : diag.errors) shown.errors.push_back(relative_text(e, out_dir));
+    for (const auto& w : diag.warnings) shown.warnings.push_back(relative_text(w, out_dir));
+    md += messages_markdown(shown);
     write_file_atomic((fs::path(out_dir) / "compare.md").string(), md);
     std::printf("%s/compare.md written (%zu runs, %zu parameters)\n", out_dir.c_str(), runs.size(), rows.size());
   } catch (const std::exception& e) {
