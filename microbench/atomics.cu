@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "analysis/shared_memory.hpp"
+#include "analysis/atomics.hpp"
 #include "common.cuh"
 #include "gpu/sass_check.hpp"
 
 namespace gpuprobe {
-// Kernels in a named namespace, so that the code checks (analysis/shared_memory.cpp) can name
-// them: "shmem::chain_kernel<true, false>" is the shared atomicAdd chain.
-namespace shmem {
+// Kernels in a named namespace, so that the code checks (analysis/atomics.cpp) can name
+// them: "atomics::chain_kernel<true, false>" is the shared atomicAdd chain.
+namespace atomics {
 
 constexpr int kBlockThreads = 256;
 constexpr int kWarpsPerBlock = kBlockThreads / kWarpLanes;
@@ -104,11 +104,11 @@ __global__ void stream_kernel(unsigned* global_words, int lanes, int addresses, 
   keep(acc, sink, flag);
 }
 
-}  // namespace shmem
+}  // namespace atomics
 
 namespace {
 
-using namespace shmem;
+using namespace atomics;
 
 // The runtime (shared, cas) pair as a type, for a generic lambda to instantiate kernels with.
 template <bool S, bool C>

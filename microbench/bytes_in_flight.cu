@@ -4,7 +4,7 @@
 // against the bytes in flight that the curve needs.
 #include <algorithm>
 
-#include "analysis/bandwidth.hpp"
+#include "analysis/bytes_in_flight.hpp"
 #include "core/csv.hpp"
 #include "memory_streams.cuh"
 
@@ -148,7 +148,7 @@ void BytesInFlightRun::run() {
   // Little's law for each level: the bytes per SM that latency x peak bandwidth asks for.
   for (const auto& lv : levels) {
     if (lv.latency_ns <= 0 || lv.peak <= 0) continue;
-    const double b = littles_law_bytes_per_sm(lv.latency_ns, lv.peak, d.sm_count);
+    const double b = bytes_in_flight::littles_law_bytes_per_sm(lv.latency_ns, lv.peak, d.sm_count);
     ctx_.record({"bytes_in_flight",
                  "littles_law",
                  {{"level", lv.name},

@@ -44,7 +44,7 @@ __global__ void paths(pipes::OpArgs args, int npaths, int iters, BlockSpan* span
   }
   __syncthreads();
   long long end = clock64();
-  pipes::record_span(spans, start, end);
+  record_span(spans, start, end);
 #pragma unroll
   for (int c = 0; c < ILP; ++c) keep(x[c], sink + c, flag);
 }
@@ -82,14 +82,14 @@ class DivergenceFamily : public ProbeFamily {
   template <int ILP>
   void sweep(RunContext& ctx, const std::string& probe, int blocks, int threads) {
     DeviceBuffer<float> sink(ILP);
-    pipes::SpanRecorder spans(blocks);
+    SpanRecorder spans(blocks);
     for (int p : path_counts(ctx.quick())) {
       auto seconds = [&](int iters) {
         return time_seconds([&] {
           paths<ILP><<<blocks, threads>>>(pipes::OpArgs{}, p, iters, spans.get(), sink.get(), 0);
         });
       };
-      int iters = pipes::calibrate_iterations(seconds, ctx.quick() ? 0.2e-3 : 1e-3);
+      int iters = calibrate_iterations(seconds, ctx.quick() ? 0.2e-3 : 1e-3);
       Point pt{probe, {{"paths", std::to_string(p)}}, "cycles", ctx.quick() ? 3 : 5};
       ctx.measure(pt, [&] {
         double s = seconds(iters);

@@ -13,10 +13,8 @@
 
 namespace gpuprobe::dual_issue {
 
-using pipes::calibrate_iterations;
 using pipes::ChainSlot;
 using pipes::OpArgs;
-using pipes::SpanRecorder;
 
 template <class A, class B, int NA, int NB>
 __global__ void paired(OpArgs args, int iters, BlockSpan* spans, typename A::State* sink_a,
@@ -49,7 +47,7 @@ __global__ void paired(OpArgs args, int iters, BlockSpan* spans, typename A::Sta
   }
   __syncthreads();
   long long end = clock64();
-  pipes::record_span(spans, start, end);
+  record_span(spans, start, end);
 #pragma unroll
   for (int k = 0; k < kA; ++k) keep(a[k], sink_a + k, flag);
 #pragma unroll

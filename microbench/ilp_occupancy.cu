@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(1024, GPUPROBE_ILP_MIN_BLOCKS)
   }
   __syncthreads();
   long long end = clock64();
-  pipes::record_span(spans, start, end);
+  record_span(spans, start, end);
 #pragma unroll
   for (int k = 0; k < ILP; ++k) keep(x[k], sink + k, flag);
 }
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(1024, GPUPROBE_ILP_MIN_BLOCKS)
   }
   __syncthreads();
   long long end = clock64();
-  pipes::record_span(spans, start, end);
+  record_span(spans, start, end);
 #pragma unroll
   for (int k = 0; k < ILP; ++k) keep(acc[k], sink + k, flag);
 }
@@ -200,11 +200,11 @@ class IlpOccupancyFamily : public ProbeFamily {
         continue;
       }
       int blocks = dev.sm_count * r.blocks_per_sm;
-      pipes::SpanRecorder spans(blocks);
+      SpanRecorder spans(blocks);
       auto seconds = [&](int iters) {
         return time_seconds([&] { Kind::template launch<ILP>(r, blocks, iters, spans.get(), sink.get(), buffer_); });
       };
-      int iters = pipes::calibrate_iterations(seconds, ctx.quick() ? 0.2e-3 : 1e-3);
+      int iters = calibrate_iterations(seconds, ctx.quick() ? 0.2e-3 : 1e-3);
       if (!occupancy_as_set(spans.fetch(), r.blocks_per_sm)) {
         ctx.invalid(Kind::kProbe, "not measured" + point + ": blocks did not spread " +
                                       std::to_string(r.blocks_per_sm) + " per SM");

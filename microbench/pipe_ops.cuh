@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "analysis/pipes.hpp"
+#include "block_timing.cuh"
 #include "common.cuh"
 #include "core/stats.hpp"
 
@@ -253,46 +254,6 @@ struct MmaFp64 {
       __trap();
   }
 };
-
-// Where a kernel records its block's timing; `spans[blockIdx.x]` after the closing barrier.
-__device__ __forceinline__ void record_span(BlockSpan* spans, long long start, long long end) {
-  if (threadIdx.x == 0) spans[blockIdx.x] = BlockSpan{start, end, static_cast<int32_t>(sm_id()), 0};
-}
-
-// Block timings of one launch: device buffer, and the copy read back after it ran.
-class SpanRecorder {
- public:
-  explicit SpanRecorder(int blocks) : dev_(static_cast<size_t>(blocks)), host_(static_cast<size_t>(blocks)) {}
-  BlockSpan* get() const { return dev_.get(); }
-  const std::vector<BlockSpan>& fetch() {
-    CUDA_CHECK(cudaMemcpy(host_.data(), dev_.get(), dev_.bytes(), cudaMemcpyDeviceToHost));
-    return host_;
-  }
-
- private:
-  DeviceBuffer<BlockSpan> dev_;
-  std::vector<BlockSpan> host_;
-};
-
-// Iterations for which `seconds(iters)` (one timed launch) takes about `target` seconds. Two
-// launches 16x apart give the cost of an iteration without the launch overhead, which would
-// otherwise make short kernels look slow per iteration and come out too short.
-template <class F>
-int calibrate_iterations(F&& seconds, double target, int max_iters = 1 << 22) {
-  int lo = 2;
-  double t_lo = seconds(lo);
-  for (;;) {
-    int hi = lo * 16;
-    double t_hi = seconds(hi);
-    if (t_hi >= target / 4 || hi >= max_iters / 16) {
-      double per_iter = (t_hi - t_lo) / (hi - lo);
-      if (!(per_iter > 0)) per_iter = t_hi / hi;
-      return static_cast<int>(std::clamp(target / per_iter, 1.0, static_cast<double>(max_iters)));
-    }
-    lo = hi;
-    t_lo = t_hi;
-  }
-}
 
 // The last n of `v`: the repetitions that followed measure()'s warm-up.
 inline std::vector<double> last(const std::vector<double>& v, int n) {

@@ -2,7 +2,7 @@
 // whether broadcast and multicast are free, and the peak bandwidth per SM.
 //
 // Every probe is one warp's access pattern: 32 lane byte offsets built by the functions the
-// bank model in analysis/shared_memory reads, so what is measured and what is predicted are
+// bank model in analysis/shared_banks reads, so what is measured and what is predicted are
 // the same pattern. Two kernels run a pattern:
 //  - latency: one warp; each lane's slot holds its own .shared address, so each load's
 //    result is the next load's address and nothing but the load sits on the chain;
@@ -16,14 +16,14 @@
 #include <type_traits>
 #include <vector>
 
-#include "analysis/shared_memory.hpp"
+#include "analysis/shared_banks.hpp"
 #include "common.cuh"
 #include "gpu/sass_check.hpp"
 
 namespace gpuprobe {
-// Kernels in a named namespace, so that the code checks (analysis/shared_memory.cpp) can name
-// them: "shmem::chase_kernel<4>".
-namespace shmem {
+// Kernels in a named namespace, so that the code checks (analysis/shared_banks.cpp) can name
+// them: "shared_banks::chase_kernel<4>".
+namespace shared_banks {
 
 constexpr int kBlockThreads = 256;
 
@@ -125,11 +125,11 @@ __global__ void request_kernel(LaneOffsets off, unsigned buffer_bytes, int iters
   keep(acc, sink, flag);
 }
 
-}  // namespace shmem
+}  // namespace shared_banks
 
 namespace {
 
-using namespace shmem;
+using namespace shared_banks;
 
 constexpr int kMaxStride = 64;
 constexpr int kWidths[] = {4, 8, 16};

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "analysis/shared_memory.hpp"
+#include "analysis/transpose.hpp"
 #include "common.cuh"
 
 namespace gpuprobe {
@@ -66,8 +66,8 @@ class TransposeFamily : public ProbeFamily {
   }
   std::vector<ProbeInfo> probes() const override {
     return {
-        {shmem::kTranspose, "n x n transpose through 32x32 shared tiles: microseconds per kernel"},
-        {shmem::kPaddingSpeedup, "unpadded time / padded time (derived row)"}};
+        {transpose::kTranspose, "n x n transpose through 32x32 shared tiles: microseconds per kernel"},
+        {transpose::kPaddingSpeedup, "unpadded time / padded time (derived row)"}};
   }
 
   void run(RunContext& ctx) override {
@@ -84,7 +84,7 @@ class TransposeFamily : public ProbeFamily {
 
   template <class T>
   void run_type(RunContext& ctx) {
-    if (!ctx.enabled(shmem::kTranspose)) return;
+    if (!ctx.enabled(transpose::kTranspose)) return;
     const DeviceInfo& dev = ctx.device();
     // Four L2s per matrix (one in quick mode) keeps both passes out of cache; two matrices
     // must fit in half the free memory.
@@ -124,7 +124,7 @@ class TransposeFamily : public ProbeFamily {
       ctx.progress(std::string(type_name<T>()) + " transpose, padding " + std::to_string(pad));
       Params p = {
           {"type", type_name<T>()}, {"padding", std::to_string(pad)}, {"n", std::to_string(n)}};
-      times[pad] = ctx.measure({shmem::kTranspose, p, "us", reps, 2.0 * count * sizeof(T)}, [&] {
+      times[pad] = ctx.measure({transpose::kTranspose, p, "us", reps, 2.0 * count * sizeof(T)}, [&] {
         Sample s;
         s.seconds = time_seconds(launch);
         s.value = s.seconds * 1e6;
@@ -134,7 +134,7 @@ class TransposeFamily : public ProbeFamily {
 
     Observation ratio;
     ratio.family = name();
-    ratio.probe = shmem::kPaddingSpeedup;
+    ratio.probe = transpose::kPaddingSpeedup;
     ratio.params = {{"type", type_name<T>()}, {"n", std::to_string(n)}};
     ratio.value = ratio.p50 = times[0].p50 / times[1].p50;
     ratio.p05 = times[0].p05 / times[1].p95;  // the widest the ratio of two spreads allows

@@ -12,6 +12,7 @@
 #include "observation_rows.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/divergence.hpp"
+#include "analysis/sm_timing.hpp"
 #include "analysis/dual_issue.hpp"
 #include "analysis/ilp_occupancy.hpp"
 #include "analysis/pipes.hpp"
@@ -255,13 +256,6 @@ TEST(Pipes, WgmmaSassChainAndSerialisation) {
     CheckOutcome o = check_code(kernels[0], e->sass, CodeDialect::sass);
     EXPECT_EQ(o.ok, !serialised) << o.why;
   }
-}
-
-TEST(Pipes, SpreadConfidence) {
-  EXPECT_DOUBLE_EQ(spread_confidence(10, 10, 10), 1.0);
-  EXPECT_NEAR(spread_confidence(9.5, 10, 10.5), 0.5, 1e-12);
-  EXPECT_LT(spread_confidence(1, 10, 30), 0.1);
-  EXPECT_DOUBLE_EQ(spread_confidence(0, 0, 0), 0.3);
 }
 
 // ---------------------------------------------------------------- dual issue

@@ -19,12 +19,17 @@
 
 #include "observation_rows.hpp"
 #include "analysis/analyzer.hpp"
-#include "analysis/shared_memory.hpp"
+#include "analysis/atomics.hpp"
+#include "analysis/shared_banks.hpp"
+#include "analysis/transpose.hpp"
 #include "core/code_check.hpp"
 #include "core/csv.hpp"
 #include "core/observation.hpp"
 
 using namespace gpuprobe;
+using namespace gpuprobe::shared_banks;
+using gpuprobe::atomics::analyze_atomics;
+using gpuprobe::transpose::analyze_transpose;
 
 namespace {
 
@@ -47,19 +52,19 @@ Observation row(const std::string& family, const std::string& probe, Params para
 // per half warp, 16 B per quarter warp, each a 128 B pass.
 int four_byte_bank_cost(int bytes, int stride) {
   int lanes = 128 / bytes;  // lanes served per pass
-  return (shmem::kWarpLanes / lanes) * (stride == 0 ? 1 : std::gcd(stride, lanes));
+  return (shared_banks::kWarpLanes / lanes) * (stride == 0 ? 1 : std::gcd(stride, lanes));
 }
 
 // A synthetic throughput sweep: cycles per request = offset + slope * cost, times noise.
 std::vector<Observation> sweep(const std::function<int(int, int)>& cost,
                                const std::vector<int>& widths, const std::vector<int>& strides,
                                double noise, unsigned seed,
-                               const std::string& probe = shmem::kStrideThroughput,
+                               const std::string& probe = shared_banks::kStrideThroughput,
                                double offset = 0.1, double slope = 1.0) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> n(0.0, noise);
   std::vector<Observation> out;
-  const std::string unit = probe == shmem::kStrideThroughput ? shmem::kPerRequest : "cycles";
+  const std::string unit = probe == shared_banks::kStrideThroughput ? shared_banks::kPerRequest : "cycles";
   for (int w : widths)
     for (int s : strides)
       out.push_back(row("shared_banks", probe,
@@ -112,19 +117,19 @@ TEST(BankModel, RejectsNonsense) {
 
 TEST(ConflictOffsets, AreNWayOnEveryGeometry) {
   for (BankModel m : {BankModel{32, 4}, BankModel{32, 8}, BankModel{16, 8}, BankModel{64, 4}}) {
-    for (int n = 1; n <= shmem::kWarpLanes; ++n) {
+    for (int n = 1; n <= shared_banks::kWarpLanes; ++n) {
       auto off = conflict_offsets(m, n, 1);
-      if ((shmem::kWarpLanes + n - 1) / n > m.banks) {
+      if ((shared_banks::kWarpLanes + n - 1) / n > m.banks) {
         EXPECT_TRUE(off.empty()) << "cannot place " << n << "-way on " << m.banks << " banks";
         continue;
       }
       EXPECT_EQ(bank_wavefronts(m, 4, off), n) << m.banks << "x" << m.width << ", " << n << "-way";
     }
-    for (int k = 1; k <= shmem::kWarpLanes; k *= 2) {
-      if (shmem::kWarpLanes / k <= m.banks) {
+    for (int k = 1; k <= shared_banks::kWarpLanes; k *= 2) {
+      if (shared_banks::kWarpLanes / k <= m.banks) {
         EXPECT_EQ(bank_wavefronts(m, 4, conflict_offsets(m, 1, k)), 1) << k << "-lane multicast";
       }
-      EXPECT_EQ(bank_wavefronts(m, 4, conflict_offsets(m, k, shmem::kWarpLanes / k)), k)
+      EXPECT_EQ(bank_wavefronts(m, 4, conflict_offsets(m, k, shared_banks::kWarpLanes / k)), k)
           << k << " words in one bank";
     }
   }
@@ -198,7 +203,7 @@ TEST(BankFit, TwoPassFloorIsAmbiguousUnlessLatencySettlesIt) {
   EXPECT_FALSE(find(ps, "shared_banks"));
   EXPECT_FALSE(find(ps, "shared_bank_width"));
   // ... until one warp's latency, which has no such floor, is there too.
-  auto lat = sweep(four_byte_bank_cost, {4, 8, 16}, all_strides(), 0.02, 14, shmem::kStrideLatency,
+  auto lat = sweep(four_byte_bank_cost, {4, 8, 16}, all_strides(), 0.02, 14, shared_banks::kStrideLatency,
                    24.0, 2.0);
   obs.insert(obs.end(), lat.begin(), lat.end());
   ps = analyze_shared_banks(obs, {});
@@ -211,11 +216,11 @@ TEST(BankFit, TwoPassFloorIsAmbiguousUnlessLatencySettlesIt) {
 
 TEST(BankFit, FallsBackToLatency) {
   // One warp's latency: a base plus a few cycles per extra pass.
-  auto obs = sweep(four_byte_bank_cost, {4, 8, 16}, all_strides(), 0.02, 7, shmem::kStrideLatency,
+  auto obs = sweep(four_byte_bank_cost, {4, 8, 16}, all_strides(), 0.02, 7, shared_banks::kStrideLatency,
                    24.0, 2.0);
   auto fit = fit_bank_geometry(obs);
   ASSERT_TRUE(fit);
-  EXPECT_EQ(fit->probe, shmem::kStrideLatency);
+  EXPECT_EQ(fit->probe, shared_banks::kStrideLatency);
   EXPECT_EQ(fit->model, (BankModel{32, 4}));
   EXPECT_NEAR(fit->slope, 2.0, 0.2);
 }
@@ -253,20 +258,20 @@ std::vector<Observation> ladder_and_bandwidth(unsigned seed) {
                 {"lanes_per_word", "1"},
                 {"banks", "32"},
                 {"bank_width", "4"}};
-    obs.push_back(row("shared_banks", shmem::kConflictLatency, p,
+    obs.push_back(row("shared_banks", shared_banks::kConflictLatency, p,
                       (30 + 2.0 * (ways - 1)) * (1 + n(rng)), "cycles"));
     obs.push_back(
-        row("shared_banks", shmem::kConflictLatency, p, (30 + 2.0 * (ways - 1)) / 1.7, "ns"));
-    obs.push_back(row("shared_banks", shmem::kConflictThroughput, p, ways * (1 + n(rng)),
-                      shmem::kPerRequest));
+        row("shared_banks", shared_banks::kConflictLatency, p, (30 + 2.0 * (ways - 1)) / 1.7, "ns"));
+    obs.push_back(row("shared_banks", shared_banks::kConflictThroughput, p, ways * (1 + n(rng)),
+                      shared_banks::kPerRequest));
   }
   // Multicast rows must not enter the ladder fit.
-  obs.push_back(row("shared_banks", shmem::kConflictLatency,
+  obs.push_back(row("shared_banks", shared_banks::kConflictLatency,
                     {{"ways", "1"}, {"lanes_per_word", "32"}}, 500, "cycles"));
   for (auto [bytes, warps, v] :
        {std::tuple{4, 64, 120.0}, {8, 64, 124.0}, {16, 32, 126.5}, {16, 64, 126.0}})
     obs.push_back(
-        row("shared_banks", shmem::kBandwidth,
+        row("shared_banks", shared_banks::kBandwidth,
             {{"access_bytes", std::to_string(bytes)}, {"warps_per_sm", std::to_string(warps)}}, v,
             "B/clk/SM", 0.005));
   return obs;
@@ -321,14 +326,14 @@ TEST(AtomicsAnalyzer, PicksTheDocumentedCases) {
       for (int lanes : {1, 2, 4, 8, 16, 32}) {
         Params p = {
             {"space", space}, {"op", op}, {"lanes", std::to_string(lanes)}, {"addresses", "1"}};
-        obs.push_back(row("atomics", shmem::kAtomicLatency, p, base + 2.0 * lanes, "cycles"));
+        obs.push_back(row("atomics", atomics::kAtomicLatency, p, base + 2.0 * lanes, "cycles"));
         obs.push_back(
-            row("atomics", shmem::kAtomicThroughput, p, 32.0 / lanes, shmem::kPerClockPerSm));
+            row("atomics", atomics::kAtomicThroughput, p, 32.0 / lanes, atomics::kPerClockPerSm));
       }
       Params p = {{"space", space}, {"op", op}, {"lanes", "32"}, {"addresses", "32"}};
-      obs.push_back(row("atomics", shmem::kAtomicLatency, p, base, "cycles"));
-      obs.push_back(row("atomics", shmem::kAtomicThroughput, p, space == "shared" ? 30.0 : 4.0,
-                        shmem::kPerClockPerSm));
+      obs.push_back(row("atomics", atomics::kAtomicLatency, p, base, "cycles"));
+      obs.push_back(row("atomics", atomics::kAtomicThroughput, p, space == "shared" ? 30.0 : 4.0,
+                        atomics::kPerClockPerSm));
     }
   auto ps = analyze("atomics", obs);
   ASSERT_TRUE(find(ps, "atomic_shared_latency_nocontention"));
@@ -339,7 +344,7 @@ TEST(AtomicsAnalyzer, PicksTheDocumentedCases) {
   EXPECT_DOUBLE_EQ(find(ps, "atomic_shared_cas_latency_nocontention")->value, 10);
   EXPECT_DOUBLE_EQ(find(ps, "atomic_shared_throughput_per_sm")->value, 30);
   EXPECT_DOUBLE_EQ(find(ps, "atomic_global_throughput_per_sm")->value, 4);
-  EXPECT_EQ(find(ps, "atomic_global_throughput_per_sm")->unit, shmem::kPerClockPerSm);
+  EXPECT_EQ(find(ps, "atomic_global_throughput_per_sm")->unit, atomics::kPerClockPerSm);
   EXPECT_EQ(find(ps, "atomic_global_latency_32way")->evidence, "atomics.csv");
   EXPECT_GT(find(ps, "atomic_shared_latency_32way")->confidence, 0.6);
   EXPECT_EQ(ps.size(), 8u);
@@ -347,11 +352,11 @@ TEST(AtomicsAnalyzer, PicksTheDocumentedCases) {
 
 TEST(TransposeAnalyzer, RatioWithBounds) {
   std::vector<Observation> obs = {
-      row("transpose", shmem::kTranspose, {{"type", "float"}, {"padding", "0"}, {"n", "7040"}}, 300,
+      row("transpose", transpose::kTranspose, {{"type", "float"}, {"padding", "0"}, {"n", "7040"}}, 300,
           "us"),
-      row("transpose", shmem::kTranspose, {{"type", "float"}, {"padding", "1"}, {"n", "7040"}}, 150,
+      row("transpose", transpose::kTranspose, {{"type", "float"}, {"padding", "1"}, {"n", "7040"}}, 150,
           "us"),
-      row("transpose", shmem::kTranspose, {{"type", "double"}, {"padding", "0"}, {"n", "4992"}},
+      row("transpose", transpose::kTranspose, {{"type", "double"}, {"padding", "0"}, {"n", "4992"}},
           200, "us")};
   auto ps = analyze("transpose", obs);
   ASSERT_EQ(ps.size(), 1u);  // double has no padded time: nothing to compare
@@ -391,17 +396,17 @@ TEST(RecordedH100, SharedBanks) {
   ASSERT_TRUE(pen);
   EXPECT_GT(pen->value, 0.3);
   EXPECT_LT(pen->value, 20);
-  for (const auto& o : select(obs, shmem::kStrideLatency, "cycles"))
+  for (const auto& o : select(obs, shared_banks::kStrideLatency, "cycles"))
     if (o.param("access_bytes") == 4 && o.param("stride") == 1) {
       EXPECT_GT(o.value, 10);  // Volta: 19 cycles; nothing on chip answers faster
       EXPECT_LT(o.value, 60);
     }
   // Broadcast and multicast cost no more than a conflict-free request (within 15 %).
   double free_cost = 0;
-  for (const auto& o : select(obs, shmem::kConflictThroughput, shmem::kPerRequest))
+  for (const auto& o : select(obs, shared_banks::kConflictThroughput, shared_banks::kPerRequest))
     if (o.param("ways") == 1 && o.param("lanes_per_word") == 1) free_cost = o.value;
   ASSERT_GT(free_cost, 0);
-  for (const auto& o : select(obs, shmem::kConflictThroughput, shmem::kPerRequest))
+  for (const auto& o : select(obs, shared_banks::kConflictThroughput, shared_banks::kPerRequest))
     if (o.param("ways") == 1) {
       EXPECT_LT(o.value, 1.15 * free_cost) << o.param_text("lanes_per_word");
     }

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 
 namespace gpuprobe {
@@ -27,17 +28,26 @@ constexpr double kLogLikelihoodSpan = 2.0;
 // First-reload eviction fractions within these bounds leave the target's fate uncertain.
 constexpr double kUncertainLow = 0.05, kUncertainHigh = 0.95;
 
-std::string num(double v, int digits = 3) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
-}
+// Confidence of l1_ways / l1_sets: kWaysBest / (1 + log2 of the ways' range), times the fit's
+// quality and the verdict's clarity, and these factors:
+constexpr double kWaysBest = 0.95;       // a fit is never certain
+constexpr double kEnoughTrials = 5000;   // fewer trials leave the eviction curve coarse ...
+constexpr double kFewTrialsFactor = 0.8;  // ... and take this much
+// Another replacement model more likely than the verdict's by this much log-likelihood
+// (e^10) contests the verdict, and the fit under it keeps kContestedFactor.
+constexpr double kContestedMargin = 10;
+constexpr double kContestedFactor = 0.7;
+// l1_size from this probe: the carve-out family measures it more directly, so this one stays
+// at most kCapacityCap, kCapacityBest x quality x clarity, losing kCapacitySpreadLoss per unit
+// of its relative range, at most kCapacitySpreadMostLoss.
+constexpr double kCapacityCap = 0.6, kCapacityBest = 0.7;
+constexpr double kCapacitySpreadLoss = 4, kCapacitySpreadMostLoss = 0.5;
+
+using analysis::clamp01;
+using analysis::kib;
+using analysis::num;
 
 std::string pct(double fraction) { return num(100 * fraction, 2) + " %"; }
-
-std::string kib(double bytes) { return num(bytes / 1024, 4) + " KiB"; }
-
-double clamp01(double v) { return std::isfinite(v) ? std::min(1.0, std::max(0.0, v)) : 0.0; }
 
 Observation fraction_row(const std::string& probe, Params params, double k, double n) {
   Observation o;
@@ -130,11 +140,13 @@ double half_point(const std::vector<EvictionTally>& tallies) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-// Every integer up to 64, then steps of about 5 %.
+// Every integer up to kExactWays, then steps of kWaysStep (a 5 % step in ways moves the
+// eviction curve less than the trials resolve).
+constexpr double kExactWays = 64, kWaysStep = 1.05;
 std::vector<double> ways_grid(double max_ways) {
   std::vector<double> w;
-  for (double v = 1; v <= std::min(64.0, max_ways); ++v) w.push_back(v);
-  for (double v = 64 * 1.05; v <= max_ways; v *= 1.05) {
+  for (double v = 1; v <= std::min(kExactWays, max_ways); ++v) w.push_back(v);
+  for (double v = kExactWays * kWaysStep; v <= max_ways; v *= kWaysStep) {
     const double r = std::round(v);
     if (r > w.back()) w.push_back(r);
   }
@@ -362,8 +374,12 @@ CacheModel fit_capacity(const std::vector<EvictionTally>& tallies, Replacement m
   best.log_likelihood = -std::numeric_limits<double>::infinity();
   double half = half_point(tallies);
   if (!std::isfinite(half)) return best;
-  // Half the targets go between 0.69 C (one way) and 1.7 C (many random ways) lines.
-  const double lo = std::log(std::max(ways, 0.25 * half)), hi = std::log(std::max(ways, 3 * half));
+  // Half the targets go between 0.69 C (one way) and 1.7 C (many random ways) lines: the
+  // capacity searched from kCapacityBelowHalf to kCapacityAboveHalf times the half point
+  // brackets both with room.
+  constexpr double kCapacityBelowHalf = 0.25, kCapacityAboveHalf = 3;
+  const double lo = std::log(std::max(ways, kCapacityBelowHalf * half)),
+               hi = std::log(std::max(ways, kCapacityAboveHalf * half));
   // exp(log(W)) / W may round below one set.
   auto sets_at = [&](double log_c) { return std::max(1.0, std::exp(log_c) / ways); };
   auto ll_at = [&](double log_c) {
@@ -437,7 +453,10 @@ std::optional<AssociativityFit> fit_associativity(const std::vector<EvictionTall
   // Random replacement with one way is LRU with one way (and deterministic): from two on.
   auto profile = [&](Replacement m) {
     std::map<double, CacheModel> by_ways;
-    for (double w : ways_grid(1.5 * max_lines))
+    // Ways up to kWaysBeyondLines x the most lines walked: more ways than lines would fit
+    // any curve alike, and the margin keeps the best fit off the grid's end.
+    constexpr double kWaysBeyondLines = 1.5;
+    for (double w : ways_grid(kWaysBeyondLines * max_lines))
       if (m == Replacement::lru || w >= 2) by_ways[w] = fit_capacity(tallies, m, w);
     // Above 64 the grid steps by 5 %: every whole number between the best's neighbours (a
     // fully associative cache is a step at exactly its lines).
@@ -549,18 +568,18 @@ std::vector<Parameter> analyze_associativity(const std::vector<Observation>& obs
 
   // Confidence: how narrowly the ways are pinned, how well the model describes the curve,
   // and whether the replacement verdict is clear.
-  const double enough = fit->trials >= 5000 ? 1.0 : 0.8;
+  const double enough = fit->trials >= kEnoughTrials ? 1.0 : kFewTrialsFactor;
   // Another model that fits far better than the one the verdict chose.
   const double best_other = std::max({fit->lru_log_likelihood, fit->random_cold_log_likelihood,
                                       fit->random_warm_log_likelihood});
-  const double contested = best_other > b.log_likelihood + 10 ? 0.7 : 1.0;
+  const double contested = best_other > b.log_likelihood + kContestedMargin ? kContestedFactor : 1.0;
 
   std::vector<Parameter> out;
   const double capacity = b.capacity();
   if (fit->ways_identified) {
     const double spread = std::log2(fit->ways_high / fit->ways_low);
     const double conf =
-        0.95 / (1 + spread) * fit_quality(*fit) * verdict_clarity(*fit) * enough * contested;
+        kWaysBest / (1 + spread) * fit_quality(*fit) * verdict_clarity(*fit) * enough * contested;
     const double sets = capacity / b.ways;
     const double sets_low = fit->capacity_low / fit->ways_high;
     const double sets_high = fit->capacity_high / fit->ways_low;
@@ -569,7 +588,8 @@ std::vector<Parameter> analyze_associativity(const std::vector<Observation>& obs
         num(fit->ways_high, 5) + " within " + num(fit->likelihood_band) +
         " log-likelihood units), S = " + num(sets, 4) + ", S*W = " + num(capacity, 5) +
         " lines (" + kib(capacity * spacing) + ")";
-    if (sets_low < 1.5) method += "; one set within the resolution: fully associative";
+    constexpr double kOneSet = 1.5;  // below, the set count's range rounds to one set
+    if (sets_low < kOneSet) method += "; one set within the resolution: fully associative";
     if (std::isfinite(fit->pow2.log_likelihood))
       method += "; with a power-of-two set count: " + num(fit->pow2.sets, 5) + " sets x " +
                 num(fit->pow2.ways, 5) + " ways (log-likelihood " +
@@ -603,8 +623,9 @@ std::vector<Parameter> analyze_associativity(const std::vector<Observation>& obs
     if (f.best.capacity() > largest->best.capacity()) largest = &f;
   const double cap = largest->best.capacity();
   const double cap_spread = (largest->capacity_high - largest->capacity_low) / cap;
-  const double cap_conf = std::min(0.6, 0.7 * fit_quality(*largest) * verdict_clarity(*largest) *
-                                            (1 - std::min(0.5, 4 * cap_spread)));
+  const double cap_conf =
+      std::min(kCapacityCap, kCapacityBest * fit_quality(*largest) * verdict_clarity(*largest) *
+                                 (1 - std::min(kCapacitySpreadMostLoss, kCapacitySpreadLoss * cap_spread)));
   std::string cap_method = how + "; " + fit_text + ", capacity S*W x " + num(spacing) +
                            " B, the largest over the shared-memory settings (" + seen + ")" +
                            (fit->ways_identified ? "" : "; the ways cannot be told apart here") +

@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
 #include "core/csv.hpp"
 
 namespace gpuprobe {
@@ -44,30 +46,30 @@ std::string describe(const Observation& o) {
   return s;
 }
 
-// How far the repetitions agree: 0.95 within 3 % (p05..p95 against the median), down to 0.6
-// at 20 % and beyond.
-double spread_confidence(const Observation& o) {
-  if (!(o.p50 > 0)) return 0.3;
-  const double spread = (o.p95 - o.p05) / o.p50;
-  if (spread <= 0.03) return 0.95;
-  if (spread >= 0.20) return 0.6;
-  return 0.95 - (spread - 0.03) / 0.17 * 0.35;
-}
-
 Parameter peak_parameter(const std::string& name, const Observation& best, const std::string& unit,
                          const std::string& method, const std::string& evidence) {
-  return {name, best.p50, unit, best.p05, best.p95, spread_confidence(best), method, evidence};
+  return {name, best.p50, unit, best.p05, best.p95, analysis::spread_confidence(best), method, evidence};
 }
+
+// Above the theoretical peak by more than the memory clock's rounding: not DRAM alone.
+constexpr double kAboveTheoretical = 1.02;
+// What a figure known to be contaminated (L2 hits, a wrong clock) may claim at most.
+constexpr double kSuspectCap = 0.3;
+// l2_read_bandwidth from one footprint alone: nothing shows it is the shelf, not a bump.
+constexpr double kOneFootprintCap = 0.6;
+// l2_read_bandwidth without round_bytes: merged requests could inflate the shelf.
+constexpr double kNoRoundCap = 0.7;
 
 // The DRAM figures quote their fraction of the theoretical peak; one above it means the
 // buffer was partly served from L2, and the figure cannot be trusted.
+
 void against_theoretical(Parameter& p, double theoretical) {
   if (!(theoretical > 0)) return;
   const double frac = p.value / theoretical;
   p.method += "; " + format_printf("%.1f", 100 * frac) + " % of the theoretical " + format_printf("%.0f", theoretical) +
               " GB/s (2 x memory clock x bus width)";
-  if (frac > 1.02) {
-    p.confidence = std::min(p.confidence, 0.3);
+  if (frac > kAboveTheoretical) {
+    p.confidence = std::min(p.confidence, kSuspectCap);
     p.method += ", ABOVE the theoretical peak: L2 or a wrong memory clock?";
   }
 }
@@ -128,55 +130,6 @@ std::vector<Observation> dram_rows(const std::vector<Observation>& obs, const st
 }
 
 }  // namespace
-
-std::optional<Saturation> saturation_point(std::vector<CurvePoint> curve, double fraction) {
-  curve.erase(std::remove_if(curve.begin(), curve.end(),
-                             [](const CurvePoint& p) {
-                               return !(std::isfinite(p.x) && std::isfinite(p.y) && p.x > 0);
-                             }),
-              curve.end());
-  // Best y at each distinct x, then the running maximum.
-  std::map<double, double> best;
-  for (const auto& p : curve) {
-    auto it = best.find(p.x);
-    if (it == best.end() || p.y > it->second) best[p.x] = p.y;
-  }
-  if (best.size() < 3) return std::nullopt;
-  std::vector<CurvePoint> env;
-  for (const auto& [x, y] : best) env.push_back({x, env.empty() ? y : std::max(y, env.back().y)});
-
-  Saturation s;
-  s.peak = env.back().y;
-  for (const auto& [x, y] : best)
-    if (y == s.peak) {
-      s.peak_x = x;
-      break;
-    }
-  if (!(s.peak > 0)) return std::nullopt;
-  const double target = fraction * s.peak;
-  if (env.front().y >= target) return std::nullopt;
-  size_t hi = 1;
-  while (env[hi].y < target) ++hi;
-  const CurvePoint a = env[hi - 1], b = env[hi];
-  s.low = a.x;
-  s.high = b.x;
-  const double t = (target - a.y) / (b.y - a.y);
-  s.x = std::exp(std::log(a.x) + t * (std::log(b.x) - std::log(a.x)));
-
-  // Confidence: how tightly the sweep brackets the crossing, and whether the curve flattened
-  // (the best of the last two x within 3 %) so that the peak is the level's and not merely
-  // the end of the sweep.
-  const double ratio = s.high / s.low;
-  const double bracket = ratio <= 2.05 ? 1.0 : ratio <= 4.1 ? 0.85 : 0.7;
-  const double before_last = env[env.size() - 2].y;
-  s.plateau = before_last >= 0.97 * s.peak;
-  s.confidence = 0.95 * bracket * (s.plateau ? 1.0 : 0.7);
-  return s;
-}
-
-double littles_law_bytes_per_sm(double latency_ns, double gbs, int sms) {
-  return sms > 0 ? latency_ns * gbs / sms : std::nan("");
-}
 
 std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, const Metadata&) {
   const std::string ev = "bandwidth.csv";
@@ -243,9 +196,9 @@ std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, co
             std::to_string(near.size()) + ": " + describe(*b) + " at " +
             mib(b->param("footprint_bytes")),
         ev);
-    if (near.size() < 2) p.confidence = std::min(p.confidence, 0.6);
+    if (near.size() < 2) p.confidence = std::min(p.confidence, kOneFootprintCap);
     // without the round, a shelf of inflated rows could pass for the L2's
-    if (!rounds_known) p.confidence = std::min(p.confidence, 0.7);
+    if (!rounds_known) p.confidence = std::min(p.confidence, kNoRoundCap);
     if (auto both = best_of(rows_where(obs, "read", "GB/s", l2_fraction_in(0.5, 0.9))))
       p.method += "; across both partitions (0.5-0.9x L2) " + format_printf("%.0f", both->p50) + " GB/s";
     out.push_back(p);
@@ -264,36 +217,6 @@ std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, co
   return out;
 }
 
-std::vector<Parameter> analyze_bytes_in_flight(const std::vector<Observation>& obs,
-                                               const Metadata&) {
-  std::vector<Parameter> out;
-  for (const std::string level : {"dram", "l2"}) {
-    std::vector<CurvePoint> curve;
-    for (const auto& o : select(obs, level, "GB/s"))
-      curve.push_back({o.param("bytes_in_flight_per_sm"), o.p50});
-    auto s = saturation_point(curve, 0.9);
-    if (!s) continue;
-    std::string method =
-        "least bytes in flight per SM (warps x ILP x width, best configuration at each) "
-        "reaching 90 % of the sweep's peak " +
-        format_printf("%.0f", s->peak) +
-        " GB/s, log-interpolated "
-        "between " +
-        format_printf("%.0f", s->low) + " and " + format_printf("%.0f", s->high) + " B";
-    if (!s->plateau) method += "; the curve was still rising at the largest point";
-    for (const auto& l : select(obs, "littles_law", "B/SM"))
-      if (l.param_text("level") == level)
-        method += "; Little's law: " + format_printf("%.0f", l.param("latency_ns")) + " ns unloaded x " +
-                  format_printf("%.0f", l.param("peak_gbs")) + " GB/s = " + format_printf("%.0f", l.p50) +
-                  " B/SM for the full peak (measured 90 % point / prediction = " +
-                  format_printf("%.2f", s->x / l.p50) + ")";
-    out.push_back({level + "_bytes_in_flight_90pct", s->x, "bytes", s->low, s->high, s->confidence,
-                   method, "bytes_in_flight.csv"});
-  }
-  return out;
-}
-
 GPUPROBE_REGISTER_ANALYZER("bandwidth", analyze_bandwidth);
-GPUPROBE_REGISTER_ANALYZER("bytes_in_flight", analyze_bytes_in_flight);
 
 }  // namespace gpuprobe

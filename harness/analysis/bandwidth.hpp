@@ -1,8 +1,6 @@
 #pragma once
-// Bandwidth and Little's law: the peak bandwidth of each memory level (the bandwidth family),
-// and the bytes each SM must keep in flight to reach 90 % of a level's peak (the
-// bytes_in_flight family), checked against latency x bandwidth.
-#include <optional>
+// Bandwidth: the peak bandwidth of each memory level (the bandwidth family), and the curve
+// point type the latency and memory-structure analyses share.
 #include <string>
 #include <vector>
 
@@ -14,31 +12,9 @@ struct CurvePoint {
   double x = 0, y = 0;
 };
 
-// Where a saturating curve first reaches `fraction` of its peak (its largest y). Read on the
-// upper envelope, the best y at or below each x, so that of several configurations with the
-// same x the best one counts and a dip past the knee does not move it. x is interpolated in
-// log x between the last envelope point below the target (low) and the first at or above it
-// (high). Nothing when there are fewer than three distinct x, or when the smallest x already
-// reaches the target (the knee lies below the sweep).
-struct Saturation {
-  double x = 0, low = 0, high = 0;
-  double peak = 0, peak_x = 0;
-  bool plateau = false;  // the envelope stopped rising before the largest x
-  double confidence = 0;
-};
-std::optional<Saturation> saturation_point(std::vector<CurvePoint> curve, double fraction);
-
-// Little's law: the bytes each of `sms` SMs keeps in flight to sustain `gbs` GB/s when every
-// access takes `latency_ns` (ns x GB/s = bytes).
-double littles_law_bytes_per_sm(double latency_ns, double gbs, int sms);
-
 // dram_read_bandwidth, dram_write_bandwidth, dram_copy_bandwidth, l2_read_bandwidth (GB/s),
 // l1_bandwidth_per_sm (B/clk/SM), each the best configuration measured; the DRAM ones quote
 // their fraction of the theoretical peak (row dram_theoretical) in the method.
 std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, const Metadata& meta);
-
-// dram_bytes_in_flight_90pct and l2_bytes_in_flight_90pct (bytes per SM).
-std::vector<Parameter> analyze_bytes_in_flight(const std::vector<Observation>& obs,
-                                               const Metadata& meta);
 
 }  // namespace gpuprobe

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/pipes.hpp"
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 #include "core/stats.hpp"
 
@@ -39,6 +39,12 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(clusters_expectations);
 
 }  // namespace clusters
 
+namespace {
+// cluster_size_max is a launch that succeeded, not a timing: near-certain, short of 1 because
+// the occupancy API may offer less than the hardware allows.
+constexpr double kLaunchedConfidence = 0.95;
+}  // namespace
+
 std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
   auto by_size = [&](const std::string& probe, const std::string& unit, const std::string& target) {
@@ -52,8 +58,7 @@ std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, con
     return rows;
   };
   auto param = [&](const std::string& name, const Observation& o, const std::string& method) {
-    out.push_back({name, o.value, o.unit, o.p05, o.p95, spread_confidence(o.p05, o.p50, o.p95),
-                   method, "clusters.csv"});
+    out.push_back(analysis::measured(name, o, method, "clusters.csv"));
   };
   const auto other = by_size("dsm_latency", "cycles", "other_sm");
   if (!other.empty()) {
@@ -88,7 +93,7 @@ std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, con
           "dependent_chain: as cluster_sync_latency, cluster of " + std::to_string(sync.rbegin()->first));
   }
   for (const auto& o : select(obs, "cluster_size_max", "blocks"))
-    out.push_back({"cluster_size_max", o.value, "blocks", o.value, o.value, 0.95,
+    out.push_back({"cluster_size_max", o.value, "blocks", o.value, o.value, kLaunchedConfidence,
                    "cluster_launch: the largest cluster (one block per SM) that "
                    "cudaOccupancyMaxPotentialClusterSize offers and that then launched",
                    "clusters.csv"});

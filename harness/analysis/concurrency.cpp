@@ -5,19 +5,21 @@
 #include <cstdio>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
 #include "core/csv.hpp"
 
 namespace gpuprobe {
 
 namespace {
 
-
-const Observation* row_with(const std::vector<Observation>& rows, const std::string& key,
-                            const std::string& value) {
-  for (const auto& o : rows)
-    if (o.param_text(key) == value) return &o;
-  return nullptr;
-}
+// A saturated point agrees with the level within 3 % (a timing's noise), at least 1 launch.
+constexpr double kAgreeShare = 0.03;
+// The limit's confidence by how many saturated points agree with it: all of them, at least
+// kMostAgree of them, fewer; one saturated point alone could be a stray.
+constexpr double kAllAgreeConfidence = 0.95;
+constexpr double kMostAgree = 0.75, kMostAgreeConfidence = 0.8;
+constexpr double kFewAgreeConfidence = 0.5;
+constexpr double kOnePointConfidence = 0.7;
 
 }  // namespace
 
@@ -45,7 +47,7 @@ std::optional<ConcurrencyLimit> concurrency_limit(const std::vector<Observation>
   c.low = level;
   c.high = level;
   int agree = 0;
-  const double tolerance = std::max(1.0, 0.03 * level);
+  const double tolerance = std::max(1.0, kAgreeShare * level);
   for (const auto& o : rows) {
     if (!(o.param("streams") > level) || !std::isfinite(o.p50)) continue;
     ++c.saturated_points;
@@ -54,7 +56,10 @@ std::optional<ConcurrencyLimit> concurrency_limit(const std::vector<Observation>
   }
   if (c.saturated_points == 0) return std::nullopt;  // every launch ran at once: no limit seen
   const double share = static_cast<double>(agree) / c.saturated_points;
-  c.confidence = c.saturated_points == 1 ? 0.7 : share == 1.0 ? 0.95 : share >= 0.75 ? 0.8 : 0.5;
+  c.confidence = c.saturated_points == 1 ? kOnePointConfidence
+                 : share == 1.0           ? kAllAgreeConfidence
+                 : share >= kMostAgree    ? kMostAgreeConfidence
+                                          : kFewAgreeConfidence;
   return c;
 }
 
@@ -81,19 +86,18 @@ std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs, 
   }
 
   auto launches = select(obs, "launch", "us");
-  if (const Observation* plain = row_with(launches, "mode", "stream")) {
+  if (const Observation* plain = analysis::find_row(launches, {{"mode", "stream"}})) {
     std::string method = "back-to-back empty kernels (one warp) in one stream, events around " +
                          plain->param_text("kernels") + " launches, per kernel, median of " +
                          std::to_string(plain->reps);
-    if (const Observation* graph = row_with(launches, "mode", "graph"))
+    if (const Observation* graph = analysis::find_row(launches, {{"mode", "graph"}}))
       method += "; the same kernels as one CUDA graph: " + format_printf("%.2f", graph->p50) + " us each";
     auto latency = select(obs, "launch_latency", "us");
     if (!latency.empty())
       method += "; one launch + stream synchronize, host round trip: " +
                 format_printf("%.1f", latency.front().p50) + " us";
-    const double spread = plain->p50 > 0 ? (plain->p95 - plain->p05) / plain->p50 : 1;
     out.push_back({"kernel_launch_overhead", plain->p50, "us", plain->p05, plain->p95,
-                   spread <= 0.1 ? 0.9 : 0.7, method, ev});
+                   analysis::spread_confidence(*plain), method, ev});
   }
   return out;
 }

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/pipes.hpp"
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 
 namespace gpuprobe {
@@ -71,6 +71,14 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(divergence_expectations);
 
 }  // namespace divergence
 
+namespace {
+// The per-point slopes' range against the slope itself takes the confidence down, but never
+// below kSlopeRangeFloor (the line still fits its points); slopes under kSlopeScaleMin are
+// measured against that, so a near-zero cost does not make any range look huge.
+constexpr double kSlopeRangeFloor = 0.2;
+constexpr double kSlopeScaleMin = 0.1;
+}  // namespace
+
 std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
   struct Mode {
@@ -94,7 +102,7 @@ std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, c
     for (const auto& [p, o] : rows) {
       paths.push_back(p);
       cycles.push_back(o.value);
-      conf = std::min(conf, spread_confidence(o.p05, o.p50, o.p95));
+      conf = std::min(conf, analysis::spread_confidence(o));
     }
     divergence::Fit f;
     if (!divergence::fit_paths(paths, cycles, &f)) continue;
@@ -105,7 +113,8 @@ std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, c
     p.low = f.low;
     p.high = f.high;
     // How well the straight line holds: a spread of per-point slopes lowers the confidence.
-    p.confidence = conf * std::clamp(1 - (f.high - f.low) / std::max(std::fabs(f.cost_per_path), 0.1), 0.2, 1.0);
+    p.confidence = conf * std::clamp(1 - (f.high - f.low) / std::max(std::fabs(f.cost_per_path), kSlopeScaleMin),
+                                     kSlopeRangeFloor, 1.0);
     char buf[200];
     std::snprintf(buf, sizeof buf,
                   "%s; lanes take lane %% P of P paths of %d FMAs; t(P)/t(1) = 1 + c (P - 1), "

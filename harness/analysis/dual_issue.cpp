@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
 #include "analysis/pipes.hpp"
 #include "core/code_check.hpp"
 
@@ -45,10 +46,25 @@ int balanced_mix(double rate_a, double rate_b, int steps_a, int steps_b) {
   return best;
 }
 
+// The verdicts' boundaries (dual_issue.hpp): at least this much of what single issue allows
+// is separate pipes, at most kSharedBelow is one pipe taken in turns.
+constexpr double kSeparateAbove = 0.8;
+constexpr double kSharedBelow = 0.2;
+// An overlap this close to a boundary could have fallen either side: its confidence is taken
+// down by kNearBoundaryFactor.
+constexpr double kNearBoundary = 0.05;
+constexpr double kNearBoundaryFactor = 0.7;
+
+// A pair faster than one issue slot allows, past the timing's noise (3 %), issues two at once.
+constexpr double kCoIssueMargin = 1.03;
+// When taking turns and running side by side differ by less than this share, the issue rate
+// decides both and the overlap tells nothing.
+constexpr double kIssueBoundGap = 0.1;
+
 std::string verdict_for(double overlap) {
   if (!std::isfinite(overlap)) return "";
-  if (overlap >= 0.8) return "separate pipes";
-  if (overlap <= 0.2) return "shared pipe";
+  if (overlap >= kSeparateAbove) return "separate pipes";
+  if (overlap <= kSharedBelow) return "shared pipe";
   return "partial";
 }
 
@@ -64,9 +80,9 @@ Verdict judge(double rate_a, double rate_b, double a_per_round, double b_per_rou
   double in_turn = ta + tb, side_by_side = std::max({ta, tb, t_issue});
   v.ratio = rate_pair / std::max(rate_a, rate_b);
   v.overlap = (in_turn - tp) / (in_turn - side_by_side);
-  if (rate_pair > 1.03 * issue_rate) {
+  if (rate_pair > kCoIssueMargin * issue_rate) {
     v.verdict = "co-issued";
-  } else if (in_turn - side_by_side < 0.1 * in_turn) {
+  } else if (in_turn - side_by_side < kIssueBoundGap * in_turn) {
     v.verdict = "issue-bound";
     v.overlap = std::numeric_limits<double>::quiet_NaN();  // 0/0 in effect: nothing to tell
   } else {
@@ -129,12 +145,14 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
     double solo = std::max(a->value, b->value);
     out_p.low = p->p05 / solo;
     out_p.high = p->p95 / solo;
-    out_p.confidence = std::min({spread_confidence(a->p05, a->p50, a->p95),
-                                 spread_confidence(b->p05, b->p50, b->p95),
-                                 spread_confidence(p->p05, p->p50, p->p95)});
+    out_p.confidence = std::min({analysis::spread_confidence(*a),
+                                 analysis::spread_confidence(*b),
+                                 analysis::spread_confidence(*p)});
     // An overlap next to a verdict's boundary could have fallen either side.
-    if (v.verdict != "co-issued" && (std::fabs(v.overlap - 0.8) < 0.05 || std::fabs(v.overlap - 0.2) < 0.05))
-      out_p.confidence *= 0.7;
+    using dual_issue::kNearBoundary, dual_issue::kSeparateAbove, dual_issue::kSharedBelow;
+    if (v.verdict != "co-issued" && (std::fabs(v.overlap - kSeparateAbove) < kNearBoundary ||
+                                     std::fabs(v.overlap - kSharedBelow) < kNearBoundary))
+      out_p.confidence *= dual_issue::kNearBoundaryFactor;
     char buf[320];
     std::snprintf(buf, sizeof buf,
                   "%s: %s + %s in one warp, %g:%g instructions per round; solo %.3g and %.3g, "

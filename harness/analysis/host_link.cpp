@@ -6,7 +6,7 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/pipes.hpp"
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 #include "core/stats.hpp"
 
@@ -20,6 +20,11 @@ std::vector<long long> transfer_sizes(bool quick) {
   for (long long b = 4096; b <= last; b *= 4) out.push_back(b);
   return out;
 }
+
+// One point on the plateau could be a curve still rising: its confidence keeps this share.
+constexpr double kOnePointFactor = 0.6;
+// A plateau range as wide as its value still keeps this share (the level was reached).
+constexpr double kWideRangeFloor = 0.2;
 
 bool plateau(const std::vector<Observation>& rows, Plateau* out) {
   double best = 0;
@@ -38,17 +43,17 @@ bool plateau(const std::vector<Observation>& rows, Plateau* out) {
     p.high = std::max(p.high, o.value);
     const long long size = static_cast<long long>(o.param("bytes"));
     if (p.first_size < 0 || size < p.first_size) p.first_size = size;
-    p.confidence = std::min(p.confidence, spread_confidence(o.p05, o.p50, o.p95));
+    p.confidence = std::min(p.confidence, analysis::spread_confidence(o));
   }
   p.points = int(on.size());
   p.value = median(on);
   // One point on the plateau could be the start of a curve still rising: less sure.
-  if (p.points < 2) p.confidence *= 0.6;
+  if (p.points < 2) p.confidence *= kOnePointFactor;
   // Larger copies that fall off the plateau (pageable staging, a host memory limit) widen the
   // range to what they got, and a wide range is a less certain figure.
   for (const auto& o : rows)
     if (static_cast<long long>(o.param("bytes")) >= p.first_size) p.low = std::min(p.low, o.value);
-  p.confidence *= std::clamp(1 - (p.high - p.low) / p.value, 0.2, 1.0);
+  p.confidence *= std::clamp(1 - (p.high - p.low) / p.value, kWideRangeFloor, 1.0);
   *out = p;
   return true;
 }
@@ -111,8 +116,7 @@ std::vector<Parameter> analyze_host_link(const std::vector<Observation>& obs, co
                   "pointer_chase: one thread, ld.relaxed.sys over %.0f lines %.0f B apart in mapped "
                   "pinned host memory; clock64 cycles per load at the measured SM clock",
                   o.param("hops"), o.param("stride_bytes"));
-    out.push_back({"host_mapped_latency", o.value, "ns", o.p05, o.p95,
-                   spread_confidence(o.p05, o.p50, o.p95), buf, "host_link.csv"});
+    out.push_back(analysis::measured("host_mapped_latency", o, buf, "host_link.csv"));
   }
   return out;
 }

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/pipes.hpp"
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 #include "core/stats.hpp"
 
@@ -97,6 +97,9 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(ilp_expectations);
 namespace {
 
 // For an ILP that never reaches 90 % of the peak: its best rate as a fraction of the peak.
+// The last point above the one before by more than the timing's noise (3 %): still rising.
+constexpr double kStillRising = 1.03;
+
 // Still rising over the last sweep points means it lacked warps (the SM holds no more); flat
 // means a ceiling of its own at that ILP (issue, register banks), which more warps do not lift.
 Parameter ceiling(const std::string& kind, int ilp, const std::map<int, const Observation*>& points,
@@ -106,14 +109,14 @@ Parameter ceiling(const std::string& kind, int ilp, const std::map<int, const Ob
     if (!best || row->value > best->value) best = row;
   const Observation* last = points.rbegin()->second;
   const Observation* before = points.size() > 1 ? std::next(points.rbegin())->second : last;
-  bool rising = last->value > 1.03 * before->value;
+  bool rising = last->value > kStillRising * before->value;
   Parameter p;
   p.name = kind + "_ceiling_ilp" + std::to_string(ilp);
   p.value = best->value / peak;
   p.unit = "ratio";
   p.low = best->p05 / peak;
   p.high = best->p95 / peak;
-  p.confidence = spread_confidence(best->p05, best->p50, best->p95);
+  p.confidence = analysis::spread_confidence(*best);
   char buf[400];
   std::snprintf(buf, sizeof buf,
                 "best rate with %d independent operations per thread over %s, at %g warps/SM; "
@@ -126,6 +129,15 @@ Parameter ceiling(const std::string& kind, int ilp, const std::map<int, const Ob
   p.evidence = "ilp_occupancy.csv";
   return p;
 }
+
+// A knee at w warps whose sweep point below is w_below is placed to within w_below / w: the
+// confidence keeps half for the measurement and scales the other half by that resolution
+// (kUnknownResolution where no point below was swept).
+constexpr double kResolutionShare = 0.5;
+constexpr double kUnknownResolution = 0.5;
+// warps x ILP at the knee agreeing across ILPs is the evidence; the least agreement still
+// keeps kAgreementFloor (each knee was measured).
+constexpr double kAgreementFloor = 0.1;
 
 }  // namespace
 
@@ -176,8 +188,9 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
       p.low = k.warps_below;
       p.high = k.warps;
       // A knee between far-apart sweep points is placed less precisely.
-      double resolution = k.warps_below > 0 ? double(k.warps_below) / k.warps : 0.5;
-      p.confidence = spread_confidence(at->p05, at->p50, at->p95) * (0.5 + 0.5 * resolution);
+      double resolution = k.warps_below > 0 ? double(k.warps_below) / k.warps : kUnknownResolution;
+      p.confidence = analysis::spread_confidence(*at) *
+                     (1 - kResolutionShare + kResolutionShare * resolution);
       char buf[320];
       std::snprintf(buf, sizeof buf,
                     "fewest warps per SM (exact occupancy) reaching 90 %% of %s with %d independent "
@@ -196,7 +209,7 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
     p.low = *std::min_element(in_flight.begin(), in_flight.end());
     p.high = *std::max_element(in_flight.begin(), in_flight.end());
     // If ILP substitutes for warps, warps x ILP at the knee is the same for every ILP.
-    p.confidence = std::clamp(p.low / p.high, 0.1, 1.0);
+    p.confidence = std::clamp(p.low / p.high, kAgreementFloor, 1.0);
     p.method = "warps x ILP at the 90 % knee, median over ILP " + std::to_string(in_flight.size()) +
                " values (low/high: their range; equal when ILP replaces occupancy)";
     p.evidence = "ilp_occupancy.csv";

@@ -4,7 +4,7 @@
 #include <regex>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/pipes.hpp"
+#include "analysis/util.hpp"
 #include "core/catalog.hpp"
 
 namespace gpuprobe {
@@ -103,7 +103,7 @@ std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, 
     p.value = o->p50;
     p.low = o->p05;
     p.high = o->p95;
-    p.confidence = spread_confidence(o->p05, o->p50, o->p95);
+    p.confidence = analysis::spread_confidence(*o);
     p.evidence = "index_chase.csv";
     // The pair's load B is timed alone by the chase of the same kind of load.
     const char* base = std::string(v.probe) == "atomic_shared_pair"   ? "shared"
@@ -115,7 +115,7 @@ std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, 
       p.value = o->p50 - b->p50;
       p.low = o->p05 - b->p95;
       p.high = o->p95 - b->p05;
-      p.confidence = std::min(p.confidence, spread_confidence(b->p05, b->p50, b->p95));
+      p.confidence = std::min(p.confidence, analysis::spread_confidence(*b));
       if (!(p.value > 0)) continue;  // B alone as slow as the pair: no atomic latency to report
     }
     const bool one_placement = std::string(v.probe) == "atomic_global_pair";

@@ -241,6 +241,19 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(l2_topology_expectations);
 
 }  // namespace l2_topology
 
+namespace {
+// l2_partitions: two levels seen by kSplitShareSure of the SMs is a clear split; fewer leave it
+// in doubt; one level everywhere may be one partition or near copies hiding the far one.
+constexpr double kSplitSureConfidence = 0.8, kSplitDoubtConfidence = 0.4;
+constexpr double kOneLevelConfidence = 0.5;
+// Each partition's SM count rests on the split and on every SM's grouping: a little less sure.
+constexpr double kSmCountShare = 0.9;
+// The SM spread of L2 latency is a range over SMs, its low end only a 5-95 % bound.
+constexpr double kSmSpreadConfidence = 0.6;
+// gpc_count: groups bridged into one count (low == high) against an upper bound only.
+constexpr double kGpcExactConfidence = 0.8, kGpcBoundConfidence = 0.3;
+}  // namespace
+
 std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
   l2_topology::LatencyMap m;
@@ -251,7 +264,9 @@ std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, 
     // or a GPU whose near copies hide the far one: less sure.
     const double split_share = t.split_sms / nsm;
     // (A quarter of the SMs seeing two levels is plenty: the writer's side sees one.)
-    const double conf = t.partitions > 1 ? (split_share >= l2_topology::kSplitShareSure ? 0.8 : 0.4) : 0.5;
+    const double conf = t.partitions > 1 ? (split_share >= l2_topology::kSplitShareSure ? kSplitSureConfidence
+                                                                                       : kSplitDoubtConfidence)
+                                         : kOneLevelConfidence;
     char buf[320];
     std::snprintf(buf, sizeof buf,
                   "stride_sweep: first ld.global.cg of %zu L2-resident lines (written just before) "
@@ -263,7 +278,7 @@ std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, 
     if (t.partitions > 1) {
       for (int g = 0; g < t.partitions; ++g) {
         const double n = double(std::count(t.sm_group.begin(), t.sm_group.end(), g));
-        out.push_back({"l2_near_sm_count_" + std::to_string(g), n, "SMs", n, n, conf * 0.9,
+        out.push_back({"l2_near_sm_count_" + std::to_string(g), n, "SMs", n, n, conf * kSmCountShare,
                        "stride_sweep: SMs near line group " + std::to_string(g) +
                            " (those that saw two levels: the faster group; the rest: the group the "
                            "others find far)",
@@ -278,7 +293,7 @@ std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, 
       const auto [lo, hi] = std::minmax_element(f.begin(), f.end());
       const double p05 = percentile(f, 0.05), p95 = percentile(f, 0.95);
       // The range is the figure; the 5-95 % range of SMs bounds it from below.
-      out.push_back({name, *hi - *lo, "cycles", p95 - p05, *hi - *lo, 0.6,
+      out.push_back({name, *hi - *lo, "cycles", p95 - p05, *hi - *lo, kSmSpreadConfidence,
                      "stride_sweep: max - min over SMs of each SM's median first-read latency of " + what +
                          " (low: 5-95 % range)",
                      "l2_topology.csv"});
@@ -317,7 +332,7 @@ std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, 
                   "together, merged; %zu SMs placed, largest group %zu SMs; an upper bound when "
                   "groups were never bridged",
                   clusters.size(), largest, placed, biggest);
-    out.push_back({"gpc_count", high, "GPCs", low, high, low == high ? 0.8 : 0.3, buf, "l2_topology.csv"});
+    out.push_back({"gpc_count", high, "GPCs", low, high, low == high ? kGpcExactConfidence : kGpcBoundConfidence, buf, "l2_topology.csv"});
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 #include "core/stats.hpp"
 
@@ -17,7 +18,8 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double clamp01(double v) { return std::min(1.0, std::max(0.0, v)); }
+using analysis::clamp01;
+using analysis::meta_number;
 
 // Curve in log-log coordinates, where a cache level is a horizontal run at any latency.
 struct LogCurve {
@@ -118,9 +120,36 @@ constexpr double kLevelTolerance = 0.03;
 constexpr double kShelfRise = 0.3;
 // ... and spans at least this factor in footprint (a gradual step's middle spans less).
 constexpr double kShelfSpan = 1.5;
+// A shelf's level is a median over a swing: it keeps this share of a flat plateau's confidence.
 constexpr double kShelfConfidence = 0.7;
+// A run is a plateau if it climbs no more than this many bands end to end (a level's own
+// wobble, not a slope through it).
+constexpr double kRunMaxRise = 1.25;
 // Points ahead of a run's start whose spread sets its band.
 constexpr size_t kSpreadWindow = 7;
+
+// A plateau's confidence, the product of three parts:
+// - its members: kMembersBase + kPerMember each (5 points: 0.95), at most kMembersMost, since
+//   no count of points proves a level is not a shelf;
+constexpr double kMembersBase = 0.45, kPerMember = 0.1, kMembersMost = 0.99;
+// - its flatness: a climb of kClimbTolerances times the latency tolerance takes kClimbLoss off;
+constexpr double kClimbTolerances = 3, kClimbLoss = 0.5;
+// - its swing: members whose robust sigma (kMadToSigma x the median absolute deviation) passes
+//   the tolerance scale it by tolerance / sigma, down to kSwingFloor, and by kShortSwing more
+//   over a short shelf (fewer swings to average).
+constexpr double kMadToSigma = 1.4826;
+constexpr double kNormalMad = 0.6745;  // the MAD of a unit normal (1 / kMadToSigma, rounded)
+constexpr double kSwingFloor = 0.4, kShortSwing = 0.75;
+
+// A knee's confidence: its plateaus' (the weaker), times
+// - its step: a level change of kStepJumps times the curve's jump noise, or kStepTolerances
+//   times the tolerance, whichever is larger, counts in full;
+constexpr double kStepJumps = 3, kStepTolerances = 4;
+// - its bracket: sweep points up to kTightBracket apart (log) lose nothing, a full doubling
+//   loses kBracketLoss;
+constexpr double kTightBracket = 0.05, kBracketLoss = 0.5;
+// - its arrival: reaching the next level kSlowArrival times past the bracket loses kGradualLoss.
+constexpr double kSlowArrival = 4, kGradualLoss = 0.3;
 
 // Robust sigma (1.4826 x MAD, log) of the points from i on: wobble and jitter of the shelf
 // there; a step inside the window moves few of the points off the median and barely counts.
@@ -132,7 +161,7 @@ double local_spread(const LogCurve& c, size_t i) {
   const double m = c.median_z(idx);
   std::vector<double> dev;
   for (size_t k : idx) dev.push_back(std::fabs(c.z[k] - m));
-  return 1.4826 * median(dev);
+  return kMadToSigma * median(dev);
 }
 
 Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r) {
@@ -173,21 +202,21 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   pl.min = *std::min_element(ys.begin(), ys.end());
   pl.max = *std::max_element(ys.begin(), ys.end());
   pl.rise = c.rise(r.members);
-  const double points = std::min(0.99, 0.45 + 0.1 * static_cast<double>(pl.members));
+  const double points = std::min(kMembersMost, kMembersBase + kPerMember * static_cast<double>(pl.members));
   // a level that climbs across its run (cold misses spread over the chase) has no one value:
   // a climb of three times the 3 % a latency is held to halves the confidence; the band the
   // run was grown with no longer sets this (a wide wobble band would excuse any climb)
-  const double flat = 1.0 - 0.5 * clamp01(pl.rise / (3 * kLevelTolerance));
+  const double flat = 1.0 - kClimbLoss * clamp01(pl.rise / (kClimbTolerances * kLevelTolerance));
   // A level whose members swing by more than a latency's 3 % tolerance may have its median off
   // by that much (a wobble over a short shelf does not average out).
   std::vector<double> dev;
   const double mz = std::log(pl.level);
   for (size_t i : r.members) dev.push_back(std::fabs(c.z[i] - mz));
-  const double sigma = 1.4826 * median(dev);
-  double swing = sigma > kLevelTolerance ? std::max(0.4, kLevelTolerance / sigma) : 1.0;
+  const double sigma = kMadToSigma * median(dev);
+  double swing = sigma > kLevelTolerance ? std::max(kSwingFloor, kLevelTolerance / sigma) : 1.0;
   // ... the more so over a short shelf, which holds few swings
   if (sigma > kLevelTolerance / 2 && c.lx[r.last] - c.lx[r.first] < std::log(kShelfMaxSpan))
-    swing *= 0.75;
+    swing *= kShortSwing;
   pl.confidence = points * flat * swing;
   return pl;
 }
@@ -207,7 +236,7 @@ double curve_noise(const std::vector<CurvePoint>& p) {
     // the residual of Gaussian noise sigma has sd sigma * sqrt(1 + w^2 + (1 - w)^2)
     r.push_back(std::fabs(std::log(p[i].y) - line) / std::sqrt(1 + w * w + (1 - w) * (1 - w)));
   }
-  return median(r) / 0.6745;
+  return median(r) / kNormalMad;
 }
 
 Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions& opt) {
@@ -242,7 +271,7 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
         std::min(std::log1p(kMaxWobbleBand), std::max(tol, kWobbleBand * local_spread(c, i)));
     Run r = grow_run(c, i, band);
     if (r.members.size() >= opt.min_points && p[r.last].x >= opt.min_span * p[r.first].x &&
-        c.rise(r.members) <= 1.25 * band) {
+        c.rise(r.members) <= kRunMaxRise * band) {
       i = r.last + 1;
       plateaus.push_back(std::move(r));
     } else {
@@ -359,16 +388,22 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
     kn.arrive = p[b.first].x;
     kn.x = std::sqrt(kn.low * kn.high);
     kn.ratio = b.level / a.level;
-    const double step = clamp01(std::fabs(std::log(kn.ratio)) / std::max(3 * jump, 4 * tol));
-    const double bracket =
-        1.0 - 0.5 * clamp01((std::log(kn.high / kn.low) - 0.05) / (std::log(2.0) - 0.05));
+    const double step =
+        clamp01(std::fabs(std::log(kn.ratio)) / std::max(kStepJumps * jump, kStepTolerances * tol));
+    const double bracket = 1.0 - kBracketLoss * clamp01((std::log(kn.high / kn.low) - kTightBracket) /
+                                                        (std::log(2.0) - kTightBracket));
     // a knee that takes long to reach the next level leaves more room for doubt about it
-    const double gradual = 1.0 - 0.3 * clamp01(std::log(kn.arrive / kn.high) / std::log(4.0));
+    const double gradual =
+        1.0 - kGradualLoss * clamp01(std::log(kn.arrive / kn.high) / std::log(kSlowArrival));
     kn.confidence = std::min(a.confidence, b.confidence) * step * bracket * gradual;
     s.knees.push_back(kn);
   }
   return s;
 }
+
+// Refinement splits the gaps where a knee leaves its plateau first, then those where it
+// arrives at the next, then any other step: these offsets rank them above any step's size.
+constexpr double kLeaveFirst = 3.0, kArriveNext = 2.0;
 
 std::vector<double> refinement_points(const std::vector<CurvePoint>& points,
                                       const RefineOptions& opt) {
@@ -384,8 +419,8 @@ std::vector<double> refinement_points(const std::vector<CurvePoint>& points,
   for (const auto& k : s.knees) {
     const size_t leave = s.plateaus[k.lower].last;
     const size_t arrive = s.plateaus[k.lower + 1].first - 1;
-    priority[leave] = std::max(priority[leave], 3.0 + dz(leave));
-    priority[arrive] = std::max(priority[arrive], 2.0 + dz(arrive));
+    priority[leave] = std::max(priority[leave], kLeaveFirst + dz(leave));
+    priority[arrive] = std::max(priority[arrive], kArriveNext + dz(arrive));
   }
   std::vector<size_t> gaps;
   for (size_t i = 0; i + 1 < p.size(); ++i)
@@ -410,6 +445,10 @@ constexpr double kTailStep = 4;
 // The tail ends at its end when the last step stopped short of it by this factor.
 constexpr double kTailEndGap = 1.5;
 
+// Each footprint moves by up to this share of a step, so that no capacity sits exactly
+// between two footprints on every GPU (the seed is fixed: runs repeat).
+constexpr double kFootprintJitter = 0.3;
+
 std::vector<uint64_t> coarse_footprints(uint64_t min_bytes, uint64_t max_bytes, uint32_t stride,
                                         double ratio, uint64_t tail_bytes) {
   auto to_lines = [stride](double bytes) { return round_to_lines(bytes, stride); };
@@ -417,7 +456,7 @@ std::vector<uint64_t> coarse_footprints(uint64_t min_bytes, uint64_t max_bytes, 
   const int n = std::max(1, int(std::ceil(span / std::log(ratio))));
   const double step = span / n;
   std::mt19937_64 rng(0x1a7e9c7ULL);
-  std::uniform_real_distribution<double> jitter(-0.3, 0.3);
+  std::uniform_real_distribution<double> jitter(-kFootprintJitter, kFootprintJitter);
   std::vector<uint64_t> out;
   for (int k = 0; k <= n; ++k) {
     double u = jitter(rng);
@@ -440,10 +479,13 @@ constexpr double kTailBytes = 1024.0 * 1024 * 1024;
 constexpr double kL2Multiple = 4.5;
 // A quarter of free memory leaves room for the rest of the run.
 constexpr double kFreeShare = 0.25;
+// The device attribute's L2 size is raised to at least this, so that a GPU reporting 0 still
+// gets a sweep out to DRAM (kL2Multiple x 1 MiB).
+constexpr double kMinL2Bytes = 1024.0 * 1024.0;
 }  // namespace
 
 GlobalSweep global_sweep(double l2_bytes, double free_bytes, uint32_t stride) {
-  const double l2 = std::max(l2_bytes, 1024.0 * 1024.0);
+  const double l2 = std::max(l2_bytes, kMinL2Bytes);
   const double limit = kFreeShare * free_bytes;
   auto to_lines = [stride](double bytes) { return round_to_lines(bytes, stride); };
   GlobalSweep s;
@@ -465,14 +507,6 @@ std::vector<CurvePoint> latency_curve(const std::vector<Observation>& obs,
 }
 
 namespace {
-
-double meta_number(const Metadata& meta, const std::string& key) {
-  for (const auto& [k, v] : meta) {
-    double x = 0;
-    if (k == key && parse_number(v, &x)) return x;
-  }
-  return kNaN;
-}
 
 // How each probe's loads are made, for the method column.
 std::string load_text(const std::string& probe) {

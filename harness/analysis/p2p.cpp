@@ -5,7 +5,7 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/pipes.hpp"
+#include "analysis/util.hpp"
 #include "core/stats.hpp"
 
 namespace gpuprobe {
@@ -54,7 +54,7 @@ std::vector<Parameter> analyze_p2p(const std::vector<Observation>& obs, const Me
     for (const auto& o : select(obs, info.probe, info.unit)) {
       if (!(o.value > 0)) continue;
       v.push_back(o.value);
-      conf = std::min(conf, spread_confidence(o.p05, o.p50, o.p95));
+      conf = std::min(conf, analysis::spread_confidence(o));
     }
     if (v.empty()) continue;
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());

@@ -7,56 +7,11 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 #include "core/stats.hpp"
 
 namespace gpuprobe {
-
-namespace {
-
-struct SmSpan {
-  int64_t start, end;
-  int blocks;
-};
-
-std::map<int32_t, SmSpan> by_sm(const std::vector<BlockSpan>& spans) {
-  std::map<int32_t, SmSpan> sms;
-  for (const auto& s : spans) {
-    auto it = sms.try_emplace(s.sm, SmSpan{s.start, s.end, 0}).first;
-    it->second.start = std::min(it->second.start, s.start);
-    it->second.end = std::max(it->second.end, s.end);
-    ++it->second.blocks;
-  }
-  return sms;
-}
-
-}  // namespace
-
-std::vector<double> per_sm_rates(const std::vector<BlockSpan>& spans, double work_per_block) {
-  std::vector<double> rates;
-  for (const auto& [sm, t] : by_sm(spans))
-    if (t.end > t.start) rates.push_back(t.blocks * work_per_block / double(t.end - t.start));
-  return rates;
-}
-
-double sm_rate(const std::vector<BlockSpan>& spans, double work_per_block) {
-  auto r = per_sm_rates(spans, work_per_block);
-  return r.empty() ? 0 : median(r);
-}
-
-double chip_rate(const std::vector<BlockSpan>& spans, double work_per_block) {
-  auto sms = by_sm(spans);
-  int64_t longest = 0;
-  for (const auto& [sm, t] : sms) longest = std::max(longest, t.end - t.start);
-  if (longest <= 0) return 0;
-  return double(spans.size()) * work_per_block / (double(longest) * double(sms.size()));
-}
-
-double median_sm_cycles(const std::vector<BlockSpan>& spans) {
-  std::vector<double> cycles;
-  for (const auto& [sm, t] : by_sm(spans)) cycles.push_back(double(t.end - t.start));
-  return cycles.empty() ? 0 : median(cycles);
-}
 
 namespace pipes {
 
@@ -216,22 +171,21 @@ const Observation* find_row(const std::vector<Observation>& rows, const std::str
 
 }  // namespace pipes
 
-double spread_confidence(double p05, double p50, double p95) {
-  if (!(p50 > 0) || !std::isfinite(p05) || !std::isfinite(p95)) return 0.3;
-  double spread = std::max(0.0, p95 - p05) / p50;
-  return std::clamp(1.0 / (1.0 + 10.0 * spread), 0.05, 1.0);
-}
-
 namespace {
 
-// A number from the file's header, 0 if absent.
-double meta_number(const Metadata& meta, const std::string& key) {
-  for (const auto& [k, v] : meta)
-    if (k == key) return std::atof(v.c_str());
-  return 0;
-}
+using analysis::meta_number;
 
-// The SM clock the harness measured before the family ran (MHz), 0 if the file has none.
+// events/cycles further from 1 than this is named in the method text: a clock change during
+// the probe larger than the ~1 % the two timers differ by on their own.
+constexpr double kClockChangeNamed = 0.02;
+// A gap beyond this is larger than any clock change seen (H100 tensor boost: 8 %), so the
+// per-SM cycle counts themselves are in doubt; each 1 % more takes 4 % off the confidence,
+// down to kGapConfidenceFloor.
+constexpr double kGapDoubtful = 0.15;
+constexpr double kGapConfidencePerUnit = 4.0;
+constexpr double kGapConfidenceFloor = 0.3;  // the per-clock figure is still a measurement
+
+// The SM clock the harness measured before the family ran (MHz), NaN if the file has none.
 double family_clock_mhz(const Metadata& meta) {
   double mhz = meta_number(meta, "family_sm_clock_mhz");
   return mhz > 0 ? mhz : meta_number(meta, "sm_clock_mhz");
@@ -250,13 +204,7 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
     const pipes::WgmmaInfo* wgmma = pipes::find_wgmma_op(probe);
     std::string what = op ? op->what : wgmma ? wgmma->what : probe;
     if (const Observation* c = pipes::find_row(rows, "throughput", "cycles", "results/clk/SM")) {
-      Parameter p;
-      p.name = probe + "_throughput_per_sm";
-      p.value = c->value;
-      p.unit = "results/clk/SM";
-      p.low = c->p05;
-      p.high = c->p95;
-      p.confidence = spread_confidence(c->p05, c->p50, c->p95);
+      Parameter p = analysis::measured(probe + "_throughput_per_sm", *c, "", "pipes.csv");
       if (wgmma)
         p.method = what + "; result = multiply-add; A and B in shared memory, " +
                    std::to_string(pipes::kWgmmaUnroll) +
@@ -280,32 +228,25 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
         std::snprintf(buf, sizeof buf, "; events/cycles %.3f", ratio);
         p.method += buf;
         double before = family_clock_mhz(meta);
-        if (before > 0 && std::fabs(ratio - 1) > 0.02) {
+        if (before > 0 && std::fabs(ratio - 1) > kClockChangeNamed) {
           std::snprintf(buf, sizeof buf, " (SM clock about %.0f MHz during the probe, %.0f measured before)",
                         ratio * before, before);
           p.method += buf;
         }
         double gap = std::fabs(ratio - 1);
-        if (gap > 0.15) p.confidence *= std::max(0.3, 1 - 4 * (gap - 0.15));
+        if (gap > kGapDoubtful)
+          p.confidence *= std::max(kGapConfidenceFloor, 1 - kGapConfidencePerUnit * (gap - kGapDoubtful));
       }
-      p.evidence = "pipes.csv";
       out.push_back(p);
     }
     if (const Observation* l = pipes::find_row(rows, "latency", "", "cycles")) {
-      Parameter p;
-      p.name = probe + "_latency";
-      p.value = l->value;
-      p.unit = "cycles";
-      p.low = l->p05;
-      p.high = l->p95;
-      p.confidence = spread_confidence(l->p05, l->p50, l->p95);
+      Parameter p = analysis::measured(probe + "_latency", *l, "", "pipes.csv");
       if (wgmma)
         p.method = what + "; one warpgroup, each wgmma committed and waited for (wait_group 0) "
                           "before the next: issue until the accumulator can be read, the full "
                           "64x256 tile's work included; clock64";
       else
         p.method = what + "; one dependent chain, one warp, clock64";
-      p.evidence = "pipes.csv";
       out.push_back(p);
     }
   }

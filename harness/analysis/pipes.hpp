@@ -1,34 +1,13 @@
 #pragma once
-// Execution pipes: per-SM rates from block timings, the names of the pipe kernels (shared by
-// the probes and their code expectations), and the inference of <op>_throughput_per_sm and
-// <op>_latency. Pure C++: the probes (microbench/pipes.cu) include it too.
-#include <cstdint>
+// Execution pipes: the names of the pipe kernels (shared by the probes and their code
+// expectations), and the inference of <op>_throughput_per_sm and <op>_latency. Pure C++: the
+// probes (microbench/pipes.cu) include it too. The per-SM rates are in analysis/sm_timing.hpp.
 #include <string>
 #include <vector>
 
 #include "core/observation.hpp"
 
 namespace gpuprobe {
-
-// One block's timing as a kernel records it: clock64() after the opening barrier and after
-// the closing one, and the SM it ran on (%smid).
-struct BlockSpan {
-  int64_t start, end;
-  int32_t sm, reserved;
-};
-
-// Work per cycle on each SM: the work of the blocks that ran there over the cycles from its
-// first block's start to its last block's end (clock64 counts per SM, so only spans of one SM
-// are compared). One entry per SM that ran a block, in SM order.
-std::vector<double> per_sm_rates(const std::vector<BlockSpan>& spans, double work_per_block);
-// Median of per_sm_rates: the rate of a typical SM, robust to one that started late.
-double sm_rate(const std::vector<BlockSpan>& spans, double work_per_block);
-// Work per cycle per SM for a resource the SMs share (DRAM): all blocks' work over the longest
-// SM's span, per SM that ran. SMs that get more than their share finish early, so the median
-// SM's own rate would overstate what the chip delivers.
-double chip_rate(const std::vector<BlockSpan>& spans, double work_per_block);
-// Cycles from the first block's start to the last block's end, median over the SMs.
-double median_sm_cycles(const std::vector<BlockSpan>& spans);
 
 namespace pipes {
 
@@ -77,9 +56,6 @@ const std::vector<WgmmaInfo>& wgmma_ops();
 const WgmmaInfo* find_wgmma_op(const std::string& probe);
 
 }  // namespace pipes
-
-// Robust confidence from a measurement's spread: 1 for p05 == p95, 0.5 at 10 % spread.
-double spread_confidence(double p05, double p50, double p95);
 
 // <op>_throughput_per_sm (results/clk/SM, from the per-SM cycle counts) and <op>_latency
 // (cycles per dependent step) for every op in `obs`, wgmma ops included.

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "analysis/util.hpp"
 #include "core/csv.hpp"
 #include "core/run_dir.hpp"
 
@@ -86,10 +87,7 @@ const Parameter* find(const RunData& run, const std::string& name) {
 
 // A metadata value's leading number ("2619 (cudaDevAttrMemoryClockRate, peak)" -> 2619).
 double meta_number(const RunData& run, const std::string& key) {
-  std::string v = run.meta_value(key);
-  char* end = nullptr;
-  double d = std::strtod(v.c_str(), &end);
-  return end == v.c_str() ? NAN : d;
+  return analysis::leading_number(run.meta_value(key));
 }
 
 }  // namespace

@@ -1,42 +1,33 @@
 #pragma once
-// Shared memory analysis: a bank model (how many wavefronts a warp's request needs on a
-// machine of B banks of W bytes), the fit that picks B and W from measured conflict curves,
-// and the analyzers of the shared_banks, atomics and transpose families.
-// The probes build their lane addresses with the same functions the model reads, so the
-// pattern measured and the pattern predicted cannot drift apart.
+// Shared memory banks: a bank model (how many wavefronts a warp's request needs on a machine of
+// B banks of W bytes), the fit that picks B and W from measured conflict curves, and the
+// analyzer of the shared_banks family (shared_banks, shared_bank_width, shared_bandwidth_per_sm,
+// shared_conflict_penalty_per_way). The probes (microbench/shared_banks.cu) build their lane
+// addresses with the same functions the model reads, so the pattern measured and the pattern
+// predicted cannot drift apart.
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/util.hpp"
 #include "core/observation.hpp"
 
-namespace gpuprobe {
+namespace gpuprobe::shared_banks {
 
-// Probe names and units shared by the probes (microbench/shared_banks.cu, atomics.cu,
-// transpose.cu) and their analysis.
-namespace shmem {
-constexpr int kWarpLanes = 32;
+// Probe names and units, shared by the probes and their analysis.
+using analysis::kWarpLanes;
 constexpr const char* kStrideLatency = "stride_latency";        // cycles, one warp
 constexpr const char* kStrideThroughput = "stride_throughput";  // cycles/request, all warps
 constexpr const char* kConflictLatency = "conflict_latency";
 constexpr const char* kConflictThroughput = "conflict_throughput";
 constexpr const char* kBandwidth = "bandwidth";  // B/clk/SM
 constexpr const char* kPerRequest = "cycles/request";
-constexpr const char* kAtomicLatency = "latency";        // cycles per atomic, one warp
-constexpr const char* kAtomicThroughput = "throughput";  // atomics/clk/SM
-constexpr const char* kPerClockPerSm = "atomics/clk/SM";
-constexpr const char* kTranspose = "transpose";             // us per kernel
-constexpr const char* kPaddingSpeedup = "padding_speedup";  // unpadded time / padded time
 
-// Instructions per loop trip of the timed loops, and the kernels' names as the code checks
+// ld.shared per loop trip of the timed loops, and the kernels' names as the code checks
 // (core/code_check.hpp) know them.
-constexpr int kLoadsPerTrip = 8;                    // ld.shared in chase_kernel and request_kernel
-constexpr int kAtomicsPerTrip = 8;                  // atomics in chain_kernel and stream_kernel
-std::string chase_kernel_name(int access_bytes);    // "shmem::chase_kernel<4>"
-std::string request_kernel_name(int access_bytes);  // "shmem::request_kernel<16>"
-std::string chain_kernel_name(bool shared, bool cas);  // "shmem::chain_kernel<true, false>"
-std::string stream_kernel_name(bool shared, bool cas);
-}  // namespace shmem
+constexpr int kLoadsPerTrip = 8;                    // in chase_kernel and request_kernel
+std::string chase_kernel_name(int access_bytes);    // "shared_banks::chase_kernel<4>"
+std::string request_kernel_name(int access_bytes);  // "shared_banks::request_kernel<16>"
 
 struct BankModel {
   int banks = 0;
@@ -92,7 +83,5 @@ std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs);
 
 std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
                                             const Metadata& meta);
-std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, const Metadata& meta);
-std::vector<Parameter> analyze_transpose(const std::vector<Observation>& obs, const Metadata& meta);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::shared_banks

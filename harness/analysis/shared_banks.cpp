@@ -1,4 +1,4 @@
-#include "analysis/shared_memory.hpp"
+#include "analysis/shared_banks.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,15 +8,15 @@
 #include <stdexcept>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/pipes.hpp"  // spread_confidence
+#include "analysis/util.hpp"
 #include "core/code_check.hpp"
 #include "core/csv.hpp"
 
-namespace gpuprobe {
+namespace gpuprobe::shared_banks {
 
 std::vector<long long> stride_offsets(int access_bytes, int stride) {
-  std::vector<long long> out(shmem::kWarpLanes);
-  for (int t = 0; t < shmem::kWarpLanes; ++t)
+  std::vector<long long> out(kWarpLanes);
+  for (int t = 0; t < kWarpLanes; ++t)
     out[t] = static_cast<long long>(stride) * t * access_bytes;
   return out;
 }
@@ -25,8 +25,8 @@ std::vector<long long> conflict_offsets(const BankModel& m, int ways, int lanes_
   if (ways < 1 || lanes_per_word < 1 || m.banks < 1 || m.width < 4)
     throw std::invalid_argument("conflict_offsets: ways, lanes_per_word, banks >= 1, width >= 4");
   const long long pitch = static_cast<long long>(m.banks) * m.width;
-  std::vector<long long> out(shmem::kWarpLanes);
-  for (int t = 0; t < shmem::kWarpLanes; ++t) {
+  std::vector<long long> out(kWarpLanes);
+  for (int t = 0; t < kWarpLanes; ++t) {
     int group = t / lanes_per_word;
     int bank = group / ways;
     if (bank >= m.banks) return {};  // more groups than banks x ways: the pattern cannot be built
@@ -40,7 +40,7 @@ int bank_wavefronts(const BankModel& m, int access_bytes, const std::vector<long
     throw std::invalid_argument("bank_wavefronts: banks, width and access_bytes must be >= 1");
   const long long row_bytes = static_cast<long long>(m.banks) * m.width;
   const size_t phase =
-      static_cast<size_t>(std::clamp<long long>(row_bytes / access_bytes, 1, shmem::kWarpLanes));
+      static_cast<size_t>(std::clamp<long long>(row_bytes / access_bytes, 1, kWarpLanes));
   int total = 0;
   for (size_t start = 0; start < offsets.size(); start += phase) {
     std::map<long long, std::set<long long>> rows_of_bank;
@@ -54,29 +54,18 @@ int bank_wavefronts(const BankModel& m, int access_bytes, const std::vector<long
   return total;
 }
 
-namespace shmem {
-
 std::string chase_kernel_name(int access_bytes) {
-  return "shmem::chase_kernel<" + std::to_string(access_bytes) + ">";
+  return "shared_banks::chase_kernel<" + std::to_string(access_bytes) + ">";
 }
 std::string request_kernel_name(int access_bytes) {
-  return "shmem::request_kernel<" + std::to_string(access_bytes) + ">";
-}
-static std::string flags(bool shared, bool cas) {
-  return std::string(shared ? "true" : "false") + ", " + (cas ? "true" : "false");
-}
-std::string chain_kernel_name(bool shared, bool cas) {
-  return "shmem::chain_kernel<" + flags(shared, cas) + ">";
-}
-std::string stream_kernel_name(bool shared, bool cas) {
-  return "shmem::stream_kernel<" + flags(shared, cas) + ">";
+  return "shared_banks::request_kernel<" + std::to_string(access_bytes) + ">";
 }
 
 namespace {
 
-// What the timed loops must hold: every load (atomic) of a trip, none merged or dropped, in
-// the width (space, operation) meant; the latency loops as one dependent chain.
-std::vector<CodeExpectation> shared_memory_expectations() {
+// What the timed loops must hold: every load of a trip, none merged or dropped, in the width
+// meant; the latency loop as one dependent chain.
+std::vector<CodeExpectation> shared_banks_expectations() {
   std::vector<CodeExpectation> out;
   for (int bytes : {4, 8, 16}) {
     const std::string w = bytes == 4 ? "u32" : bytes == 8 ? R"(v2\.u32)" : R"(v4\.u32)";
@@ -96,34 +85,10 @@ std::vector<CodeExpectation> shared_memory_expectations() {
                    {{ptx, kLoadsPerTrip, false}},
                    {{sass, kLoadsPerTrip, false}}});
   }
-  for (bool shared : {true, false})
-    for (bool cas : {false, true}) {
-      const std::string op = cas ? R"(cas\.b32)" : R"(add\.u32)";
-      const std::string ptx =
-          R"(^atom\.)" + std::string(shared ? "shared" : "global") + R"(\.)" + op + " ";
-      // ATOMS.ADD, ATOMS.CAS (or .CAST.SPIN), ATOMG.E.ADD.STRONG.GPU, ATOMG.E.CAS.STRONG.GPU
-      const std::string sass =
-          std::string(shared ? "^ATOMS" : "^ATOMG") + R"((\.[A-Z0-9]+)*\.)" + (cas ? "CAS" : "ADD");
-      out.push_back({"atomics",
-                     chain_kernel_name(shared, cas),
-                     kAtomicLatency,
-                     {{ptx, kAtomicsPerTrip, true}},
-                     {{sass, kAtomicsPerTrip, false}}});
-      out.push_back({"atomics",
-                     stream_kernel_name(shared, cas),
-                     kAtomicThroughput,
-                     {{ptx, kAtomicsPerTrip, false}},
-                     {{sass, kAtomicsPerTrip, false}}});
-    }
   return out;
 }
 
-GPUPROBE_REGISTER_CODE_EXPECTATIONS(shared_memory_expectations);
-
-}  // namespace
-}  // namespace shmem
-
-namespace {
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(shared_banks_expectations);
 
 struct LineFit {
   double intercept = 0, slope = 0, ssr = 0, sst = 0, slope_se = 0;
@@ -162,21 +127,15 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y,
 // How clearly the best model beats an alternative: the drop in weighted squared residual in
 // units of the noise variance (at least 1 % relative noise is assumed, since no timing is
 // better than that), mapped to [0, 1) as tanh(delta/4): a likelihood ratio of e^2 gives 0.76.
+constexpr double kNoiseFloor = 1e-4;     // (1 % relative)^2: no timing is better than that
+constexpr double kSeparationScale = 4.0;  // tanh(delta / 4): e^2 likelihood ratio -> 0.76
 double separation(double ssr_best, double ssr_alt, int n) {
-  double noise = std::max(ssr_best / std::max(n - 2, 1), 1e-4);
-  return std::tanh(std::max(0.0, ssr_alt - ssr_best) / noise / 4.0);
+  double noise = std::max(ssr_best / std::max(n - 2, 1), kNoiseFloor);
+  return std::tanh(std::max(0.0, ssr_alt - ssr_best) / noise / kSeparationScale);
 }
 
 std::string model_text(const BankModel& m) {
   return std::to_string(m.banks) + "x" + std::to_string(m.width) + " B";
-}
-
-std::vector<Observation> rows_of(const std::vector<Observation>& obs, const std::string& probe,
-                                 const std::string& unit) {
-  std::vector<Observation> out;
-  for (const auto& o : select(obs, probe, unit))
-    if (std::isfinite(o.value)) out.push_back(o);
-  return out;
 }
 
 // Relative residuals beyond this are outliers: they count as this much and no more, and do
@@ -194,10 +153,15 @@ struct ModelScore {
 // which would otherwise pass for conflicts on the cheapest patterns. Residuals are relative,
 // so a 2-way and a 32-way point weigh alike; one refit without the outliers keeps a few wild
 // points from choosing the model.
+// The issue floors tried, in wavefronts: none, and the passes a wide access may need.
+constexpr double kIssueFloors[] = {1.0, 1.5, 2.0, 3.0, 4.0};
+// A later floor replaces the best only if it scores better by more than rounding.
+constexpr double kScoreTie = 1e-12;
+
 ModelScore score_model(const std::vector<double>& wavefronts, const std::vector<double>& y) {
   ModelScore best;
   best.score = std::numeric_limits<double>::infinity();
-  for (double floor : {1.0, 1.5, 2.0, 3.0, 4.0}) {
+  for (double floor : kIssueFloors) {
     std::vector<double> x, w;
     for (size_t i = 0; i < y.size(); ++i) {
       x.push_back(std::max(wavefronts[i], floor));
@@ -212,31 +176,32 @@ ModelScore score_model(const std::vector<double>& wavefronts, const std::vector<
       double r = (y[i] - line.intercept - line.slope * x[i]) / y[i];
       score += std::min(r * r, kOutlier * kOutlier);
     }
-    if (score < best.score - 1e-12) best = {line, floor, score};
+    if (score < best.score - kScoreTie) best = {line, floor, score};
   }
   return best;
 }
 
-std::string family_file(const std::vector<Observation>& obs, const std::string& fallback) {
-  return (obs.empty() ? fallback : obs.front().family) + ".csv";
-}
-
 }  // namespace
+
+// Fewer stride points than this cannot tell 15 candidate models apart.
+constexpr size_t kMinFitPoints = 6;
+// The slowest point must be this much above the fastest for any conflict to be read.
+constexpr double kMinConflictRatio = 1.3;
 
 std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs,
                                          const std::string& probe) {
-  const std::string unit = probe == shmem::kStrideThroughput ? shmem::kPerRequest : "cycles";
+  const std::string unit = probe == kStrideThroughput ? kPerRequest : "cycles";
   std::vector<int> access, stride;
   std::vector<double> y;
-  for (const auto& o : rows_of(obs, probe, unit)) {
+  for (const auto& o : analysis::finite_rows(obs, probe, unit)) {
     double a = o.param("access_bytes"), s = o.param("stride");
     if (!(a >= 1 && s >= 1 && o.value > 0)) continue;  // stride 0 is the broadcast: not a bank test
     access.push_back(static_cast<int>(a));
     stride.push_back(static_cast<int>(s));
     y.push_back(o.value);
   }
-  if (y.size() < 6) return std::nullopt;
-  if (*std::max_element(y.begin(), y.end()) < 1.3 * *std::min_element(y.begin(), y.end()))
+  if (y.size() < kMinFitPoints) return std::nullopt;
+  if (*std::max_element(y.begin(), y.end()) < kMinConflictRatio * *std::min_element(y.begin(), y.end()))
     return std::nullopt;  // no conflict visible anywhere: nothing to read banks from
 
   struct Candidate {
@@ -281,19 +246,21 @@ std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs,
 }
 
 std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs) {
-  auto tput = fit_bank_geometry(obs, shmem::kStrideThroughput);
+  auto tput = fit_bank_geometry(obs, kStrideThroughput);
   if (tput && bank_geometry_settled(*tput)) return tput;
   // An issue floor can make throughput ambiguous (32x4 B with a 2-pass floor looks like
   // 16x8 B); one warp's latency has no such floor.
-  auto lat = fit_bank_geometry(obs, shmem::kStrideLatency);
+  auto lat = fit_bank_geometry(obs, kStrideLatency);
   if (lat && bank_geometry_settled(*lat)) return lat;
   return tput ? tput : lat;
 }
 
 // How well the model explains the curve: its R^2, discounted once the relative residual
 // passes 10 %.
+constexpr double kResidualScale = 0.1;  // a 10 % relative residual halves the quality
 double bank_fit_quality(const BankFit& f) {
-  return std::clamp(f.r2, 0.0, 1.0) / (1.0 + (f.rms / 0.1) * (f.rms / 0.1));
+  return std::clamp(f.r2, 0.0, 1.0) /
+         (1.0 + (f.rms / kResidualScale) * (f.rms / kResidualScale));
 }
 
 bool bank_geometry_settled(const BankFit& f) {
@@ -301,13 +268,15 @@ bool bank_geometry_settled(const BankFit& f) {
          f.width_separation >= kMinSeparation;
 }
 
+constexpr double kSlopeSigmas = 2;
+
 std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
-  const std::string evidence = family_file(obs, "shared_banks");
+  const std::string evidence = analysis::evidence_file(obs, "shared_banks");
   std::optional<BankFit> fit = fit_bank_geometry(obs);
   if (fit) {
     const std::string how =
-        (fit->probe == shmem::kStrideThroughput ? "cycles per warp request" : "one-warp latency") +
+        (fit->probe == kStrideThroughput ? "cycles per warp request" : "one-warp latency") +
         std::string(" vs stride (4/8/16 B) fit to B-bank x W-byte models: best ") +
         model_text(fit->model) +
         (fit->floor > 1 ? " (issue floor " + format_number(fit->floor) + " passes)" : "");
@@ -325,7 +294,7 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
                      evidence});
   }
 
-  auto bw = rows_of(obs, shmem::kBandwidth, "B/clk/SM");
+  auto bw = analysis::finite_rows(obs, kBandwidth, "B/clk/SM");
   if (!bw.empty()) {
     auto peak = *std::max_element(
         bw.begin(), bw.end(),
@@ -334,13 +303,12 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
                       peak.param_text("warps_per_sm") + " warps/SM, conflict-free, clock64 per SM";
     if (fit)
       how += "; banks x width = " + std::to_string(fit->model.banks * fit->model.width) + " B/clk";
-    out.push_back({"shared_bandwidth_per_sm", peak.value, "B/clk/SM", peak.p05, peak.p95,
-                   spread_confidence(peak.p05, peak.value, peak.p95), how, evidence});
+    out.push_back(analysis::measured("shared_bandwidth_per_sm", peak, how, evidence));
   }
 
   // The conflict ladder: one warp, N lanes per bank on N distinct rows, one lane per word.
   std::vector<double> ways, lat, ones;
-  for (const auto& o : rows_of(obs, shmem::kConflictLatency, "cycles"))
+  for (const auto& o : analysis::finite_rows(obs, kConflictLatency, "cycles"))
     if (o.param("lanes_per_word") == 1 && o.param("ways") >= 1) {
       ways.push_back(o.param("ways"));
       lat.push_back(o.value);
@@ -353,7 +321,7 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
         "one-warp dependent ld.shared, N-way conflicts N=" + format_number(*distinct.begin()) +
         ".." + format_number(*distinct.rbegin()) + ": slope of latency vs N";
     std::vector<double> tw, tput, tones;
-    for (const auto& o : rows_of(obs, shmem::kConflictThroughput, shmem::kPerRequest))
+    for (const auto& o : analysis::finite_rows(obs, kConflictThroughput, kPerRequest))
       if (o.param("lanes_per_word") == 1) {
         tw.push_back(o.param("ways"));
         tput.push_back(o.value);
@@ -364,86 +332,14 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
              format_number(std::round(fit_line(tw, tput, tones, false).slope * 100) / 100) +
              " cycles/request per way";
     double r2 = f.sst > 0 ? 1 - f.ssr / f.sst : 0;
-    out.push_back({"shared_conflict_penalty_per_way", f.slope, "cycles", f.slope - 2 * f.slope_se,
-                   f.slope + 2 * f.slope_se, std::clamp(r2, 0.0, 1.0), how, evidence});
-  }
-  return out;
-}
-
-namespace {
-
-const Observation* find_row(const std::vector<Observation>& rows,
-                            const std::vector<std::pair<std::string, std::string>>& want) {
-  for (const auto& o : rows) {
-    bool all = true;
-    for (const auto& [k, v] : want) all = all && o.param_text(k) == v;
-    if (all) return &o;
-  }
-  return nullptr;
-}
-
-Parameter measured(const std::string& name, const Observation& o, const std::string& how,
-                   const std::string& evidence) {
-  return {name, o.value, o.unit, o.p05, o.p95, spread_confidence(o.p05, o.value, o.p95),
-          how,  evidence};
-}
-
-}  // namespace
-
-std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, const Metadata&) {
-  std::vector<Parameter> out;
-  const std::string evidence = family_file(obs, "atomics");
-  const auto lat = rows_of(obs, shmem::kAtomicLatency, "cycles");
-  const auto tput = rows_of(obs, shmem::kAtomicThroughput, shmem::kPerClockPerSm);
-  for (std::string space : {"shared", "global"}) {
-    struct Want {
-      std::string name, op, lanes, addresses, how;
-    };
-    const std::vector<Want> wants = {
-        {"atomic_" + space + "_latency_nocontention", "add", "1", "1",
-         "one lane, dependent atomicAdd chain (each add's operand is the previous result)"},
-        {"atomic_" + space + "_latency_32way", "add", "32", "1",
-         "32 lanes of one warp on one address, dependent atomicAdd chain"},
-        {"atomic_" + space + "_cas_latency_nocontention", "cas", "1", "1",
-         "one lane, dependent atomicCAS chain (compare = previous result)"},
-    };
-    for (const auto& wnt : wants)
-      if (const Observation* o = find_row(lat, {{"space", space},
-                                                {"op", wnt.op},
-                                                {"lanes", wnt.lanes},
-                                                {"addresses", wnt.addresses}}))
-        out.push_back(measured(wnt.name, *o, wnt.how, evidence));
-    if (const Observation* o =
-            find_row(tput, {{"space", space}, {"op", "add"}, {"lanes", "32"}, {"addresses", "32"}}))
-      out.push_back(measured(
-          "atomic_" + space + "_throughput_per_sm", *o,
-          "atomicAdd, 32 lanes on 32 words per warp, all warps, " +
-              std::string(space == "shared" ? "clock64 per SM" : "events, measured SM clock"),
-          evidence));
-  }
-  return out;
-}
-
-std::vector<Parameter> analyze_transpose(const std::vector<Observation>& obs, const Metadata&) {
-  std::vector<Parameter> out;
-  const auto rows = rows_of(obs, shmem::kTranspose, "us");
-  for (std::string type : {"float", "double"}) {
-    const Observation* plain = find_row(rows, {{"type", type}, {"padding", "0"}});
-    const Observation* padded = find_row(rows, {{"type", type}, {"padding", "1"}});
-    if (!plain || !padded || !(padded->value > 0 && padded->p05 > 0)) continue;
-    double v = plain->value / padded->value;
-    double lo = plain->p05 / padded->p95, hi = plain->p95 / padded->p05;
-    out.push_back({"transpose_padding_speedup_" + type, v, "x", lo, hi,
-                   spread_confidence(lo, v, hi),
-                   "32x32 " + type + " tile through shared memory, n=" + plain->param_text("n") +
-                       ": time unpadded / time with one column of padding",
-                   family_file(obs, "transpose")});
+    // The interval: the slope +- kSlopeSigmas standard errors (about 95 %).
+    out.push_back({"shared_conflict_penalty_per_way", f.slope, "cycles",
+                   f.slope - kSlopeSigmas * f.slope_se, f.slope + kSlopeSigmas * f.slope_se,
+                   analysis::clamp01(r2), how, evidence});
   }
   return out;
 }
 
 GPUPROBE_REGISTER_ANALYZER("shared_banks", analyze_shared_banks);
-GPUPROBE_REGISTER_ANALYZER("atomics", analyze_atomics);
-GPUPROBE_REGISTER_ANALYZER("transpose", analyze_transpose);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::shared_banks

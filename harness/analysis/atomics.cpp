@@ -1,0 +1,88 @@
+#include "analysis/atomics.hpp"
+
+#include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
+#include "core/code_check.hpp"
+
+namespace gpuprobe::atomics {
+
+static std::string flags(bool shared, bool cas) {
+  return std::string(shared ? "true" : "false") + ", " + (cas ? "true" : "false");
+}
+std::string chain_kernel_name(bool shared, bool cas) {
+  return "atomics::chain_kernel<" + flags(shared, cas) + ">";
+}
+std::string stream_kernel_name(bool shared, bool cas) {
+  return "atomics::stream_kernel<" + flags(shared, cas) + ">";
+}
+
+namespace {
+
+// What the timed loops must hold: every atomic of a trip, none merged or dropped, in the space
+// and operation meant; the latency loop as one dependent chain.
+std::vector<CodeExpectation> atomics_expectations() {
+  std::vector<CodeExpectation> out;
+  for (bool shared : {true, false})
+    for (bool cas : {false, true}) {
+      const std::string op = cas ? R"(cas\.b32)" : R"(add\.u32)";
+      const std::string ptx =
+          R"(^atom\.)" + std::string(shared ? "shared" : "global") + R"(\.)" + op + " ";
+      // ATOMS.ADD, ATOMS.CAS (or .CAST.SPIN), ATOMG.E.ADD.STRONG.GPU, ATOMG.E.CAS.STRONG.GPU
+      const std::string sass =
+          std::string(shared ? "^ATOMS" : "^ATOMG") + R"((\.[A-Z0-9]+)*\.)" + (cas ? "CAS" : "ADD");
+      out.push_back({"atomics",
+                     chain_kernel_name(shared, cas),
+                     kAtomicLatency,
+                     {{ptx, kAtomicsPerTrip, true}},
+                     {{sass, kAtomicsPerTrip, false}}});
+      out.push_back({"atomics",
+                     stream_kernel_name(shared, cas),
+                     kAtomicThroughput,
+                     {{ptx, kAtomicsPerTrip, false}},
+                     {{sass, kAtomicsPerTrip, false}}});
+    }
+  return out;
+}
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(atomics_expectations);
+
+
+}  // namespace
+
+std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  const std::string evidence = analysis::evidence_file(obs, "atomics");
+  const auto lat = analysis::finite_rows(obs, kAtomicLatency, "cycles");
+  const auto tput = analysis::finite_rows(obs, kAtomicThroughput, kPerClockPerSm);
+  for (std::string space : {"shared", "global"}) {
+    struct Want {
+      std::string name, op, lanes, addresses, how;
+    };
+    const std::vector<Want> wants = {
+        {"atomic_" + space + "_latency_nocontention", "add", "1", "1",
+         "one lane, dependent atomicAdd chain (each add's operand is the previous result)"},
+        {"atomic_" + space + "_latency_32way", "add", "32", "1",
+         "32 lanes of one warp on one address, dependent atomicAdd chain"},
+        {"atomic_" + space + "_cas_latency_nocontention", "cas", "1", "1",
+         "one lane, dependent atomicCAS chain (compare = previous result)"},
+    };
+    for (const auto& wnt : wants)
+      if (const Observation* o = analysis::find_row(lat, {{"space", space},
+                                                {"op", wnt.op},
+                                                {"lanes", wnt.lanes},
+                                                {"addresses", wnt.addresses}}))
+        out.push_back(analysis::measured(wnt.name, *o, wnt.how, evidence));
+    if (const Observation* o =
+            analysis::find_row(tput, {{"space", space}, {"op", "add"}, {"lanes", "32"}, {"addresses", "32"}}))
+      out.push_back(analysis::measured(
+          "atomic_" + space + "_throughput_per_sm", *o,
+          "atomicAdd, 32 lanes on 32 words per warp, all warps, " +
+              std::string(space == "shared" ? "clock64 per SM" : "events, measured SM clock"),
+          evidence));
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_ANALYZER("atomics", analyze_atomics);
+
+}  // namespace gpuprobe::atomics

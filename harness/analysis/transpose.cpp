@@ -1,0 +1,28 @@
+#include "analysis/transpose.hpp"
+
+#include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
+
+namespace gpuprobe::transpose {
+
+std::vector<Parameter> analyze_transpose(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  const auto rows = analysis::finite_rows(obs, kTranspose, "us");
+  for (std::string type : {"float", "double"}) {
+    const Observation* plain = analysis::find_row(rows, {{"type", type}, {"padding", "0"}});
+    const Observation* padded = analysis::find_row(rows, {{"type", type}, {"padding", "1"}});
+    if (!plain || !padded || !(padded->value > 0 && padded->p05 > 0)) continue;
+    double v = plain->value / padded->value;
+    double lo = plain->p05 / padded->p95, hi = plain->p95 / padded->p05;
+    out.push_back({"transpose_padding_speedup_" + type, v, "x", lo, hi,
+                   analysis::spread_confidence(lo, v, hi),
+                   "32x32 " + type + " tile through shared memory, n=" + plain->param_text("n") +
+                       ": time unpadded / time with one column of padding",
+                   analysis::evidence_file(obs, "transpose")});
+  }
+  return out;
+}
+
+GPUPROBE_REGISTER_ANALYZER("transpose", analyze_transpose);
+
+}  // namespace gpuprobe::transpose

@@ -1,0 +1,15 @@
+#pragma once
+// Transpose through shared memory: the probes' names (microbench/transpose.cu) and the analyzer
+// of the transpose family (transpose_padding_speedup_<type>).
+#include <vector>
+
+#include "core/observation.hpp"
+
+namespace gpuprobe::transpose {
+
+constexpr const char* kTranspose = "transpose";             // us per kernel
+constexpr const char* kPaddingSpeedup = "padding_speedup";  // unpadded time / padded time
+
+std::vector<Parameter> analyze_transpose(const std::vector<Observation>& obs, const Metadata& meta);
+
+}  // namespace gpuprobe::transpose
