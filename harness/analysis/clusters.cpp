@@ -19,6 +19,10 @@ std::string sync_kernel() { return "clusters::sync_cost"; }
 
 namespace {
 
+// Thread block clusters are Hopper's: below sm_90 the kernels compile empty and the family is
+// skipped (its capability gate).
+constexpr int kClusterMinArch = 90;
+
 std::vector<CodeExpectation> clusters_expectations() {
   CodeExpectation chase{"clusters", latency_kernel(), "dsm_latency", {}, {}};
   // One DSM load per hop in each of the two passes (warm, timed), address from the last load.
@@ -30,6 +34,7 @@ std::vector<CodeExpectation> clusters_expectations() {
   CodeExpectation sync{"clusters", sync_kernel(), "cluster_sync", {}, {}};
   sync.ptx = {{R"(^barrier\.cluster\.wait)", -1, false}};
   sync.sass = {{R"(BAR)", -1, false}};
+  for (CodeExpectation* e : {&chase, &read, &sync}) e->min_arch = kClusterMinArch;
   return {chase, read, sync};
 }
 
