@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "well_formed.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/clusters.hpp"
 #include "analysis/host_link.hpp"
@@ -29,16 +30,7 @@ const Parameter* find(const std::vector<Parameter>& ps, const std::string& name)
 }
 
 
-void expect_well_formed(const std::vector<Parameter>& ps) {
-  for (const auto& p : ps) {
-    SCOPED_TRACE(p.name);
-    EXPECT_TRUE(std::isfinite(p.value));
-    EXPECT_LE(p.low, p.high);
-    EXPECT_GE(p.confidence, 0.0);
-    EXPECT_LE(p.confidence, 1.0);
-    EXPECT_FALSE(p.method.empty());
-  }
-}
+using test::expect_well_formed;
 
 std::string data_file(const std::string& name) { return std::string(GPUPROBE_TEST_DATA) + "/" + name; }
 

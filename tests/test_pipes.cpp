@@ -2,6 +2,7 @@
 // observations (with noise and edge cases), and on the H100 runs in tests/data when present.
 #include <gtest/gtest.h>
 
+#include "well_formed.hpp"
 #include "recorded.hpp"
 
 #include <cmath>
@@ -32,18 +33,7 @@ const Parameter* find(const std::vector<Parameter>& ps, const std::string& name)
   return nullptr;
 }
 
-void expect_well_formed(const std::vector<Parameter>& ps, const std::string& evidence) {
-  for (const auto& p : ps) {
-    SCOPED_TRACE(p.name);
-    EXPECT_TRUE(std::isfinite(p.value));
-    EXPECT_LE(p.low, p.high);
-    EXPECT_GE(p.confidence, 0.0);
-    EXPECT_LE(p.confidence, 1.0);
-    EXPECT_FALSE(p.method.empty());
-    EXPECT_FALSE(p.unit.empty());
-    EXPECT_EQ(p.evidence, evidence);
-  }
-}
+using test::expect_well_formed;
 
 std::string data_file(const std::string& name) { return std::string(GPUPROBE_TEST_DATA) + "/" + name; }
 

@@ -39,6 +39,13 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+TEST(Json, StringsAreQuotedAndEscaped) {
+  EXPECT_EQ(json_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(json_string("x\ny\tz"), "\"x\\ny\\tz\"");
+  EXPECT_EQ(json_string(std::string("\x01", 1)), "\"\\u0001\"");
+  EXPECT_EQ(json_string(std::string("\x1f", 1)), "\"\\u001f\"");
+}
+
 TEST_F(ExportH100, JsonHoldsSchemaMetadataAndEveryParameter) {
   std::string json = export_json(run);
   EXPECT_EQ(json.rfind("{\n  \"schema\": \"gpuprobe-run\",\n  \"schema_version\": 1,", 0), 0u) << json.substr(0, 200);

@@ -37,24 +37,7 @@ struct Json {
   bool empty() const { return !is_value && members.empty(); }
 };
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) out += format_printf("\\u%04x", static_cast<double>(c));
-        else out += c;
-    }
-  }
-  return out + "\"";
-}
-
-Json str(const std::string& s) { return Json::value(quote(s)); }
+Json str(const std::string& s) { return Json::value(json_string(s)); }
 // Numbers as JSON numbers; NaN and infinities, which JSON lacks, as null.
 Json num(double v) { return Json::value(std::isfinite(v) ? format_printf("%.15g", v) : "null"); }
 
@@ -66,7 +49,7 @@ std::string render(const Json& j, int indent = 0) {
     const auto& [k, v] = j.members[i];
     std::string inner = v.text;
     if (!v.is_value) inner = render(v, indent + 2);
-    out += pad + quote(k) + ": " + inner + (i + 1 < j.members.size() ? ",\n" : "\n");
+    out += pad + json_string(k) + ": " + inner + (i + 1 < j.members.size() ? ",\n" : "\n");
   }
   return out + std::string(static_cast<size_t>(indent), ' ') + "}";
 }
@@ -91,6 +74,28 @@ double meta_number(const RunData& run, const std::string& key) {
 }
 
 }  // namespace
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
 
 std::string export_json(const RunData& run) {
   Json root;

@@ -6,32 +6,13 @@
 #include <stdexcept>
 
 #include "analysis/p2p.hpp"
+#include "core/export.hpp"
 #include "core/run_dir.hpp"
 
 namespace gpuprobe {
 
 namespace {
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 // As nvbandwidth's `std::stringstream << double`: six significant digits.
 std::string number(double v) {

@@ -1,0 +1,27 @@
+#pragma once
+// What every parameter an analyzer returns must be, whatever its family: a finite value inside
+// ordered bounds, a confidence in [0, 1], a method and a unit (and, when given, its evidence).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/observation.hpp"
+
+namespace gpuprobe::test {
+
+inline void expect_well_formed(const std::vector<Parameter>& ps, const std::string& evidence = "") {
+  for (const auto& p : ps) {
+    SCOPED_TRACE(p.name);
+    EXPECT_TRUE(std::isfinite(p.value));
+    EXPECT_LE(p.low, p.high);
+    EXPECT_GE(p.confidence, 0.0);
+    EXPECT_LE(p.confidence, 1.0);
+    EXPECT_FALSE(p.method.empty());
+    EXPECT_FALSE(p.unit.empty());
+    if (!evidence.empty()) EXPECT_EQ(p.evidence, evidence);
+  }
+}
+
+}  // namespace gpuprobe::test
