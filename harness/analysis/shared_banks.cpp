@@ -183,6 +183,10 @@ ModelScore score_model(const std::vector<double>& wavefronts, const std::vector<
 
 }  // namespace
 
+// The widest shared-memory access (a 16-byte vector) and the largest stride, in words, the probe
+// sweeps, with room to spare.
+constexpr double kMaxAccessBytes = 64;
+constexpr double kMaxStride = 1 << 20;
 // Fewer stride points than this cannot tell 15 candidate models apart.
 constexpr size_t kMinFitPoints = 6;
 // The slowest point must be this much above the fastest for any conflict to be read.
@@ -195,7 +199,9 @@ std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs,
   std::vector<double> y;
   for (const auto& o : analysis::finite_rows(obs, probe, unit)) {
     double a = o.param("access_bytes"), s = o.param("stride");
-    if (!(a >= 1 && s >= 1 && o.value > 0)) continue;  // stride 0 is the broadcast: not a bank test
+    // Stride 0 is the broadcast: not a bank test. Widths and strides beyond any the probe
+    // sweeps are no rows of it (and would not fit an int).
+    if (!(a >= 1 && a <= kMaxAccessBytes && s >= 1 && s <= kMaxStride && o.value > 0)) continue;
     access.push_back(static_cast<int>(a));
     stride.push_back(static_cast<int>(s));
     y.push_back(o.value);
