@@ -25,8 +25,9 @@ std::vector<CodeExpectation> atomics_expectations() {
   for (bool shared : {true, false})
     for (bool cas : {false, true}) {
       const std::string op = cas ? R"(cas\.b32)" : R"(add\.u32)";
-      const std::string ptx =
-          R"(^atom\.)" + std::string(shared ? "shared" : "global") + R"(\.)" + op + " ";
+      // CUDA 13 spells the CAS for sm_100 and newer with its memory order: atom.relaxed.global.cas
+      const std::string ptx = R"(^atom(\.relaxed)?(\.(cta|cluster|gpu|sys))?\.)" +
+                              std::string(shared ? "shared" : "global") + R"(\.)" + op + " ";
       // ATOMS.ADD, ATOMS.CAS (or .CAST.SPIN), ATOMG.E.ADD.STRONG.GPU, ATOMG.E.CAS.STRONG.GPU
       const std::string sass =
           std::string(shared ? "^ATOMS" : "^ATOMG") + R"((\.[A-Z0-9]+)*\.)" + (cas ? "CAS" : "ADD");
