@@ -30,7 +30,12 @@ __global__ void host_chase(const char* base, uint64_t* cur_io, uint32_t hops, ui
   const uint64_t t0 = clock_now();
 #pragma unroll 1
   for (uint32_t i = 0; i < hops; ++i)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+    // Before Volta there is no .relaxed: ld.volatile is its system-scope equivalent.
+    asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(cur) : "l"(base + cur) : "memory");
+#else
     asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(base + cur) : "memory");
+#endif
   wait_for(cur);
   const uint64_t t1 = clock_now();
   *cycles = t1 - t0;

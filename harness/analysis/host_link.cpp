@@ -72,7 +72,7 @@ std::vector<CodeExpectation> host_link_expectations() {
   chase.kernel = "host_link::host_chase";
   chase.probe = "mapped_latency";
   // System-scope loads: the host's memory answers every one, no GPU cache may.
-  chase.ptx = {{R"(^ld\.relaxed\.sys\.global\.u64 )", 1, false}};
+  chase.ptx = {{R"(^ld\.(relaxed\.sys|volatile)\.global\.u64 )", 1, false}};  // volatile before sm_70
   chase.sass = {{R"(^LDG\.E\.64)", 1, false}};  // the .sys scope is checked in the PTX
   return {copy, chase};
 }
