@@ -20,7 +20,9 @@ inline void expect_well_formed(const std::vector<Parameter>& ps, const std::stri
     EXPECT_LE(p.confidence, 1.0);
     EXPECT_FALSE(p.method.empty());
     EXPECT_FALSE(p.unit.empty());
-    if (!evidence.empty()) EXPECT_EQ(p.evidence, evidence);
+    if (!evidence.empty()) {
+      EXPECT_EQ(p.evidence, evidence);
+    }
   }
 }
 
