@@ -66,13 +66,6 @@ std::string latex_escape(const std::string& s) {
   return out;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 }  // namespace
 
 std::string paper_table(const std::vector<RunData>& runs, const std::vector<std::string>& labels,
