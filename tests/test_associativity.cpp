@@ -4,6 +4,7 @@
 // the sampling noise of as many trials; and on the curve recorded on the H100.
 #include <gtest/gtest.h>
 
+#include "parameter_checks.hpp"
 #include "recorded.hpp"
 
 #include <cmath>
@@ -166,12 +167,6 @@ std::vector<EvictionTally> sweep(const CacheConfig& c, double unified_lines, int
 // Through the rows and the analyzer, as `gpuprobe analyze` sees them.
 std::vector<Parameter> analyze_tallies(const std::vector<EvictionTally>& t) {
   return analyze("associativity", eviction_rows(t, kSpacing));
-}
-
-const Parameter* find(const std::vector<Parameter>& ps, const std::string& name) {
-  for (const auto& p : ps)
-    if (p.name == name) return &p;
-  return nullptr;
 }
 
 void expect_sane(const std::vector<Parameter>& ps) {

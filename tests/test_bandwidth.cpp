@@ -3,6 +3,7 @@
 // writes them, the PTX of the probes, and the recorded H100 runs where they are committed.
 #include <gtest/gtest.h>
 
+#include "parameter_checks.hpp"
 #include "ptx_dir.hpp"
 #include "recorded.hpp"
 
@@ -26,12 +27,6 @@ namespace {
 Observation row(const std::string& family, const std::string& probe, Params params, double v,
                 const std::string& unit, double spread = 0.01) {
   return {family, probe, std::move(params), v, unit, v * (1 - spread), v, v * (1 + spread), 11};
-}
-
-const Parameter* find(const std::vector<Parameter>& ps, const std::string& name) {
-  for (const auto& p : ps)
-    if (p.name == name) return &p;
-  return nullptr;
 }
 
 // A smooth saturation curve whose 90 % point is known: y = peak * x / (x^4 + k^4)^(1/4)

@@ -2,6 +2,7 @@
 // overhead, and the recorded H100 run (priorities, the tail effect) where it is committed.
 #include <gtest/gtest.h>
 
+#include "parameter_checks.hpp"
 #include "recorded.hpp"
 
 #include <filesystem>
@@ -14,12 +15,6 @@
 using namespace gpuprobe;
 
 namespace {
-
-const Parameter* find(const std::vector<Parameter>& ps, const std::string& name) {
-  for (const auto& p : ps)
-    if (p.name == name) return &p;
-  return nullptr;
-}
 
 Observation count_row(int streams, double running, const std::string& connections = "32") {
   return {"concurrency",

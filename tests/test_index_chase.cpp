@@ -2,6 +2,7 @@
 // the SASS of one step in the method text; and one_step on a parsed SASS region.
 #include <gtest/gtest.h>
 
+#include "parameter_checks.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/index_chase.hpp"
 #include "core/catalog.hpp"
@@ -19,12 +20,6 @@ Observation cycles_row(const std::string& probe, double p05, double p50, double 
   o.unit = "cycles";
   o.reps = 11;
   return o;
-}
-
-const Parameter* find(const std::vector<Parameter>& ps, const std::string& name) {
-  for (const auto& p : ps)
-    if (p.name == name) return &p;
-  return nullptr;
 }
 
 TEST(IndexChase, ParametersFromObservations) {

@@ -102,7 +102,7 @@ std::map<std::string, Parameter> by_name(const std::vector<Parameter>& ps) {
 std::pair<std::map<std::string, Parameter>, std::map<std::string, Parameter>> recorded_pair(
     const std::string& a, const std::string& b) {
   auto infer = [](const std::string& file) {
-    const std::string path = std::string(GPUPROBE_TEST_DATA) + "/" + file + ".csv";
+    const std::string path = data_file(file + ".csv");
     if (!std::filesystem::exists(path)) return std::map<std::string, Parameter>{};
     Metadata meta;
     auto obs = read_observations(path, &meta);

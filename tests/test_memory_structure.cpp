@@ -3,6 +3,7 @@
 // curves recorded on the H100 (tests/data/h100_<family>.csv).
 #include <gtest/gtest.h>
 
+#include "parameter_checks.hpp"
 #include "recorded.hpp"
 
 #include <cmath>
@@ -29,12 +30,6 @@ Observation row(const std::string& family, const std::string& probe, Params para
 }
 
 std::string num(double v) { return format_number(v); }
-
-const Parameter* find(const std::vector<Parameter>& ps, const std::string& name) {
-  for (const auto& p : ps)
-    if (p.name == name) return &p;
-  return nullptr;
-}
 
 void expect_sane(const Parameter& p) {
   EXPECT_GE(p.confidence, 0.0) << p.name;

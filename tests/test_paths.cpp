@@ -9,7 +9,8 @@
 #include <random>
 #include <stdexcept>
 
-#include "well_formed.hpp"
+#include "recorded.hpp"
+#include "parameter_checks.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/clusters.hpp"
 #include "analysis/host_link.hpp"
@@ -23,16 +24,7 @@
 namespace gpuprobe {
 namespace {
 
-const Parameter* find(const std::vector<Parameter>& ps, const std::string& name) {
-  for (const auto& p : ps)
-    if (p.name == name) return &p;
-  return nullptr;
-}
 
-
-using test::expect_well_formed;
-
-std::string data_file(const std::string& name) { return std::string(GPUPROBE_TEST_DATA) + "/" + name; }
 
 std::vector<Parameter> recorded(const std::string& family) {
   Metadata meta;

@@ -2,7 +2,7 @@
 // observations (with noise and edge cases), and on the H100 runs in tests/data when present.
 #include <gtest/gtest.h>
 
-#include "well_formed.hpp"
+#include "parameter_checks.hpp"
 #include "recorded.hpp"
 
 #include <cmath>
@@ -27,15 +27,7 @@ Observation row(const std::string& family, const std::string& probe, Params para
   return make_row(family, probe, std::move(params), value, unit, spread);
 }
 
-const Parameter* find(const std::vector<Parameter>& ps, const std::string& name) {
-  for (const auto& p : ps)
-    if (p.name == name) return &p;
-  return nullptr;
-}
 
-using test::expect_well_formed;
-
-std::string data_file(const std::string& name) { return std::string(GPUPROBE_TEST_DATA) + "/" + name; }
 
 // ---------------------------------------------------------------- per-SM rates
 

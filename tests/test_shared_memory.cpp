@@ -5,6 +5,7 @@
 // checks of the timed loops on the PTX.
 #include <gtest/gtest.h>
 
+#include "parameter_checks.hpp"
 #include "ptx_dir.hpp"
 #include "recorded.hpp"
 
@@ -75,12 +76,6 @@ std::vector<Observation> sweep(const std::function<int(int, int)>& cost,
 
 std::function<int(int, int)> model_cost(BankModel m) {
   return [m](int w, int s) { return bank_wavefronts(m, w, stride_offsets(w, s)); };
-}
-
-const Parameter* find(const std::vector<Parameter>& ps, const std::string& name) {
-  for (const auto& p : ps)
-    if (p.name == name) return &p;
-  return nullptr;
 }
 
 }  // namespace

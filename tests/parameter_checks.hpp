@@ -1,6 +1,5 @@
 #pragma once
-// What every parameter an analyzer returns must be, whatever its family: a finite value inside
-// ordered bounds, a confidence in [0, 1], a method and a unit (and, when given, its evidence).
+// Looking up and checking the parameters an analyzer returns, for every family's tests.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,8 +8,17 @@
 
 #include "core/observation.hpp"
 
-namespace gpuprobe::test {
+namespace gpuprobe {
 
+// The parameter named `name`, or nullptr.
+inline const Parameter* find(const std::vector<Parameter>& ps, const std::string& name) {
+  for (const auto& p : ps)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// What every parameter an analyzer returns must be, whatever its family: a finite value inside
+// ordered bounds, a confidence in [0, 1], a method and a unit (and, when given, its evidence).
 inline void expect_well_formed(const std::vector<Parameter>& ps, const std::string& evidence = "") {
   for (const auto& p : ps) {
     SCOPED_TRACE(p.name);
@@ -26,4 +34,4 @@ inline void expect_well_formed(const std::vector<Parameter>& ps, const std::stri
   }
 }
 
-}  // namespace gpuprobe::test
+}  // namespace gpuprobe
