@@ -78,6 +78,32 @@ class DeviceBuffer {
   size_t count_ = 0;
 };
 
+// A non-blocking stream and a timing-free event (for ordering streams) owned by scope, on the
+// device current when they are made.
+class Stream {
+ public:
+  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_{};
+};
+
+class Event {
+ public:
+  Event() { CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
+  ~Event() { cudaEventDestroy(e_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return e_; }
+
+ private:
+  cudaEvent_t e_{};
+};
+
 // Times the work `launch` enqueues on `stream` with events; checks the launch and the run.
 template <class F>
 double time_seconds(F&& launch, cudaStream_t stream = nullptr) {

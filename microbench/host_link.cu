@@ -67,30 +67,6 @@ class PinnedBuffer {
   size_t bytes_ = 0;
 };
 
-class Stream {
- public:
-  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_{};
-};
-
-class Event {
- public:
-  Event() { CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
-  ~Event() { cudaEventDestroy(e_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_{};
-};
-
 constexpr long long kBytesPerRepTarget = 64ll << 20;  // small copies repeated to ~64 MiB a rep
 constexpr int kMaxCopiesPerRep = 64;                  // ... but no more launches than this
 constexpr int kChaseLines = 256;                      // mapped-latency chain: 256 lines ...

@@ -134,19 +134,16 @@ class P2pFamily : public ProbeFamily {
   // b's stream runs `on_b` between a fork and a join on a's stream.
   template <class F>
   static void joined(Gpu& a, Gpu& b, F&& on_b) {
-    cudaEvent_t fork, join;
     CUDA_CHECK(cudaSetDevice(a.ordinal));
-    CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventRecord(fork, a.stream));
+    Event fork;
+    CUDA_CHECK(cudaEventRecord(fork.get(), a.stream));
     CUDA_CHECK(cudaSetDevice(b.ordinal));
-    CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-    CUDA_CHECK(cudaStreamWaitEvent(b.stream, fork, 0));
+    Event join;
+    CUDA_CHECK(cudaStreamWaitEvent(b.stream, fork.get(), 0));
     on_b();
-    CUDA_CHECK(cudaEventRecord(join, b.stream));
+    CUDA_CHECK(cudaEventRecord(join.get(), b.stream));
     CUDA_CHECK(cudaSetDevice(a.ordinal));
-    CUDA_CHECK(cudaStreamWaitEvent(a.stream, join, 0));
-    CUDA_CHECK(cudaEventDestroy(fork));
-    CUDA_CHECK(cudaEventDestroy(join));
+    CUDA_CHECK(cudaStreamWaitEvent(a.stream, join.get(), 0));
   }
 
   static void sm_read_on(Gpu& reader, Gpu& owner) {
