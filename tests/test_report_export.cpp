@@ -57,6 +57,9 @@ TEST_F(ExportH100, JsonHoldsSchemaMetadataAndEveryParameter) {
   EXPECT_EQ(count(json, "{"), count(json, "}"));
   EXPECT_EQ(count(json, "["), count(json, "]"));
   EXPECT_EQ(json.find("nan"), std::string::npos);
+  // Metadata as report.md shows it: no place on the machine that made the run.
+  EXPECT_EQ(json.find("/root/"), std::string::npos);
+  EXPECT_EQ(json.find("/work/"), std::string::npos);
   // Quotes and control characters inside a method are escaped.
   RunData odd = run;
   odd.params.resize(1);

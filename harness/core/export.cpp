@@ -103,7 +103,7 @@ std::string export_json(const RunData& run) {
   root["schema_version"] = num(kExportSchemaVersion);
   root["exported_by"] = str(std::string("gpuprobe ") + GPUPROBE_VERSION);
   Json& meta = root["metadata"];
-  for (const auto& [k, v] : run.meta) meta[k] = str(v);
+  for (const auto& [k, v] : run.meta) meta[k] = str(relative_text(v, run.dir));  // as report.md shows them
   std::vector<Json> params;
   for (const auto& p : run.params) {
     Json j;

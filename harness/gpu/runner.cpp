@@ -253,10 +253,12 @@ Metadata device_metadata(const DeviceInfo& d, const NvmlReading& nv) {
   return m;
 }
 
+// The command as typed, its absolute paths shortened to ".../<last part>": a run names no
+// place on the machine that made it.
 std::string command_line(int argc, char** argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
-  return s;
+  return relative_text(s, "");
 }
 
 // A sticky CUDA error poisons the context: start a fresh one so the next family can run.
