@@ -617,17 +617,22 @@ std::string documented_figure_cell(const Parameter& p, const DocumentedFigure& d
 
 namespace {
 
-// A CSV of the run (families.csv, invalid.csv) as a markdown table, or "" when absent or empty.
-// `keep` chooses the rows (all when empty).
-std::string table_of(const std::string& path, Diagnostics& diag,
-                     const std::function<bool(const std::vector<std::string>&)>& keep = {}) {
-  if (!fs::exists(path)) return "";
-  CsvTable t;
-  if (!read_table(path, &t, diag, false) || t.rows.empty()) return "";
+// A table of the run as markdown, its rows chosen by `keep` (all when empty); "" when no row
+// is left.
+std::string markdown_of(const CsvTable& t,
+                        const std::function<bool(const std::vector<std::string>&)>& keep = {}) {
   std::vector<std::vector<std::string>> rows = {t.header};
   for (const auto& r : t.rows)
     if (!keep || keep(r)) rows.push_back(r);
   return rows.size() > 1 ? markdown_table(rows) : "";
+}
+
+// A CSV of the run (invalid.csv, skipped.csv) as a markdown table, or "" when absent or empty.
+std::string table_of(const std::string& path, Diagnostics& diag) {
+  if (!fs::exists(path)) return "";
+  CsvTable t;
+  if (!read_table(path, &t, diag, false)) return "";
+  return markdown_of(t);
 }
 
 // "126.8–126.9" in the value's unit (written once, in the value cell); "-" for a point.
@@ -776,14 +781,14 @@ int report_main(const std::vector<std::string>& args_in) {
     Reference ref = load_reference_or_report(paths.reference, diag);
     const std::string ref_name = fs::path(ref.path).filename().string();
 
-    // A family families.csv accounts for (unsupported on this GPU, failed) is no surprise.
+    // families.csv, read (and any fault in it reported) once. A family it accounts for
+    // (unsupported on this GPU, failed) is no surprise when its CSV is missing.
+    CsvTable families;
+    const std::string families_csv = (fs::path(dir) / "families.csv").string();
+    if (fs::exists(families_csv)) read_table(families_csv, &families, diag, false);
     std::set<std::string> accounted;
-    try {
-      if (fs::exists(fs::path(dir) / "families.csv"))
-        for (const auto& row : read_csv((fs::path(dir) / "families.csv").string()).rows)
-          if (!row.empty()) accounted.insert(row[0]);
-    } catch (const CsvError&) {  // table_of() reports it with the run's tables
-    }
+    for (const auto& row : families.rows)
+      if (!row.empty()) accounted.insert(row[0]);
     for (const auto& family : known)
       if (!fs::exists(fs::path(dir) / (family + ".csv")) && !accounted.count(family))
         diag.warn(dir + ": no " + family + ".csv: family '" + family + "' missing from this run");
@@ -960,10 +965,9 @@ int report_main(const std::vector<std::string>& args_in) {
     md += (run.meta.size() ? markdown_table(meta_rows) : "No metadata.\n") + "\n";
     // Every family's wall time and clock in methods.md; here only those that did not run as
     // asked (unsupported on this GPU, failed, interrupted).
-    const std::string families_csv = (fs::path(dir) / "families.csv").string();
-    std::string fam = table_of(families_csv, diag);
+    std::string fam = markdown_of(families);
     if (!fam.empty()) methods += "## Families\n\n" + fam + "\n";
-    std::string not_ok = table_of(families_csv, diag, [](const auto& r) { return r.size() > 1 && r[1] != "ok"; });
+    std::string not_ok = markdown_of(families, [](const auto& r) { return r.size() > 1 && r[1] != "ok"; });
     if (!fam.empty())
       md += "### Families\n\n" + (not_ok.empty() ? std::string("All ran") : not_ok + "\nThe others ran") +
             "; wall times and clocks: [methods.md](methods.md#families).\n\n";
