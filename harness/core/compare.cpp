@@ -337,10 +337,7 @@ int compare_main(const std::vector<std::string>& args_in) {
       md += "\n";
     }
     md += "## Figures\n\n" + (figures_md.empty() ? std::string("None rendered.\n\n") : figures_md);
-    Diagnostics shown;  // messages as the other reports show them: no machine's paths
-    for (const auto& e : diag.errors) shown.errors.push_back(relative_text(e, out_dir));
-    for (const auto& w : diag.warnings) shown.warnings.push_back(relative_text(w, out_dir));
-    md += messages_markdown(shown);
+    md += messages_markdown(diag, out_dir);
     write_file_atomic((fs::path(out_dir) / "compare.md").string(), md);
     std::printf("%s/compare.md written (%zu runs, %zu parameters)\n", out_dir.c_str(), runs.size(), rows.size());
   } catch (const std::exception& e) {

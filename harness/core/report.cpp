@@ -553,11 +553,11 @@ std::string figure_markdown(const FigureScript& s, const std::string& rel_dir) {
          base + ".svg)\n\n";
 }
 
-std::string messages_markdown(const Diagnostics& diag) {
+std::string messages_markdown(const Diagnostics& diag, const std::string& dir) {
   if (diag.warnings.empty() && diag.errors.empty()) return "";
   std::string out = "## Messages\n\n";
-  for (const auto& e : diag.errors) out += "- error: " + md_escape(e) + "\n";
-  for (const auto& w : diag.warnings) out += "- warning: " + md_escape(w) + "\n";
+  for (const auto& e : diag.errors) out += "- error: " + md_escape(relative_text(e, dir)) + "\n";
+  for (const auto& w : diag.warnings) out += "- warning: " + md_escape(relative_text(w, dir)) + "\n";
   return out + "\n";
 }
 
@@ -954,10 +954,7 @@ int report_main(const std::vector<std::string>& args_in) {
                      " = " + md_escape(describe(f)) + ". " + md_escape(f.source) + "\n";
       methods += "\n";
     }
-    Diagnostics shown;
-    for (const auto& e : diag.errors) shown.errors.push_back(relative_text(e, dir));
-    for (const auto& w : diag.warnings) shown.warnings.push_back(relative_text(w, dir));
-    md += messages_markdown(shown);
+    md += messages_markdown(diag, dir);
 
     md += "## Device and run\n\n";
     std::vector<std::vector<std::string>> meta_rows = {{"key", "value"}};

@@ -91,8 +91,9 @@ bool units_agree(const RunData& run, size_t index, const DocumentedFigure& doc,
 
 // "### title", what to read, and the SVG under rel_dir embedded (PNG and PDF lie beside it).
 std::string figure_markdown(const FigureScript& s, const std::string& rel_dir);
-// "## Messages" listing errors then warnings; "" when there are none.
-std::string messages_markdown(const Diagnostics& diag);
+// "## Messages" listing errors then warnings, paths as relative_text() gives them against
+// `dir` (the folder the markdown is written to); "" when there are none.
+std::string messages_markdown(const Diagnostics& diag, const std::string& dir);
 std::string markdown_table(const std::vector<std::vector<std::string>>& rows);  // row 0: header
 std::string human(double value, const std::string& unit);  // human_value without padding
 
