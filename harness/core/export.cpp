@@ -1,12 +1,17 @@
 #include "core/export.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <utility>
 
 #include "analysis/util.hpp"
+#include "core/cli.hpp"
+#include "core/cli_parse.hpp"
+#include "core/json.hpp"
 #include "core/csv.hpp"
 #include "core/run_dir.hpp"
 
@@ -16,51 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A small JSON tree: an object of members, or a value already written as JSON text.
-struct Json {
-  std::vector<std::pair<std::string, Json>> members;
-  std::string text;  // set for a value
-  bool is_value = false;
-
-  static Json value(std::string t) {
-    Json j;
-    j.text = std::move(t);
-    j.is_value = true;
-    return j;
-  }
-  Json& operator[](const std::string& key) {
-    for (auto& [k, v] : members)
-      if (k == key) return v;
-    members.emplace_back(key, Json());
-    return members.back().second;
-  }
-  bool empty() const { return !is_value && members.empty(); }
-};
-
-Json str(const std::string& s) { return Json::value(json_string(s)); }
-// Numbers as JSON numbers; NaN and infinities, which JSON lacks, as null.
-Json num(double v) { return Json::value(std::isfinite(v) ? format_printf("%.15g", v) : "null"); }
-
-std::string render(const Json& j, int indent = 0) {
-  if (j.is_value) return j.text;
-  if (j.members.empty()) return "{}";
-  std::string pad(static_cast<size_t>(indent + 2), ' '), out = "{\n";
-  for (size_t i = 0; i < j.members.size(); ++i) {
-    const auto& [k, v] = j.members[i];
-    std::string inner = v.text;
-    if (!v.is_value) inner = render(v, indent + 2);
-    out += pad + json_string(k) + ": " + inner + (i + 1 < j.members.size() ? ",\n" : "\n");
-  }
-  return out + std::string(static_cast<size_t>(indent), ' ') + "}";
-}
-
-std::string render_array(const std::vector<Json>& items, int indent) {
-  if (items.empty()) return "[]";
-  std::string pad(static_cast<size_t>(indent + 2), ' '), out = "[\n";
-  for (size_t i = 0; i < items.size(); ++i)
-    out += pad + render(items[i], indent + 2) + (i + 1 < items.size() ? ",\n" : "\n");
-  return out + std::string(static_cast<size_t>(indent), ' ') + "]";
-}
+Json str(const std::string& s) { return Json(s); }
+Json num(double v) { return json_number(v); }
 
 const Parameter* find(const RunData& run, const std::string& name) {
   for (const auto& p : run.params)
@@ -75,64 +37,52 @@ double meta_number(const RunData& run, const std::string& key) {
 
 }  // namespace
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
+Json json_number(double v, int digits) {
+  if (!std::isfinite(v)) return nullptr;
+  // The %g text read back: nlohmann-json writes the shortest text that reads back the same.
+  char text[40];
+  std::snprintf(text, sizeof text, "%.*g", digits, v);
+  const double rounded = std::strtod(text, nullptr);
+  constexpr double kExactInteger = 9007199254740992.0;  // 2^53: every whole double below is exact
+  if (rounded == std::floor(rounded) && std::fabs(rounded) < kExactInteger)
+    return static_cast<std::int64_t>(rounded);
+  return rounded;
 }
+
+std::string json_text(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
 
 std::string export_json(const RunData& run) {
   Json root;
-  root["schema"] = str("gpuprobe-run");
-  root["schema_version"] = num(kExportSchemaVersion);
-  root["exported_by"] = str(std::string("gpuprobe ") + GPUPROBE_VERSION);
-  Json& meta = root["metadata"];
-  for (const auto& [k, v] : run.meta) meta[k] = str(relative_text(v, run.dir));  // as report.md shows them
-  std::vector<Json> params;
-  for (const auto& p : run.params) {
-    Json j;
-    j["name"] = str(p.name);
-    j["family"] = str(family_of(p));
-    j["value"] = num(p.value);
-    j["unit"] = str(p.unit);
-    j["low"] = num(p.low);
-    j["high"] = num(p.high);
-    j["confidence"] = num(p.confidence);
-    j["method"] = str(p.method);
-    j["evidence"] = str(p.evidence);
-    params.push_back(j);
-  }
-  std::vector<Json> families;
+  root["schema"] = "gpuprobe-run";
+  root["schema_version"] = kExportSchemaVersion;
+  root["exported_by"] = std::string("gpuprobe ") + GPUPROBE_VERSION;
+  Json meta = Json::object();
+  for (const auto& [k, v] : run.meta) meta[k] = relative_text(v, run.dir);  // as report.md shows them
+  root["metadata"] = meta;
+  Json params = Json::array();
+  for (const auto& p : run.params)
+    params.push_back({{"name", p.name},
+                      {"family", family_of(p)},
+                      {"value", num(p.value)},
+                      {"unit", p.unit},
+                      {"low", num(p.low)},
+                      {"high", num(p.high)},
+                      {"confidence", num(p.confidence)},
+                      {"method", p.method},
+                      {"evidence", p.evidence}});
+  root["parameters"] = params;
+  Json families = Json::array();
   fs::path fam = fs::path(run.dir) / "families.csv";
   if (fs::exists(fam)) {
     CsvTable t = read_csv(fam.string());
     for (const auto& row : t.rows) {
-      Json j;
-      for (size_t c = 0; c < t.header.size() && c < row.size(); ++c) j[t.header[c]] = str(row[c]);
+      Json j = Json::object();
+      for (size_t c = 0; c < t.header.size() && c < row.size(); ++c) j[t.header[c]] = row[c];
       families.push_back(j);
     }
   }
-  // Arrays are written by hand: the tree holds objects and values only.
-  std::string out = render(root);
-  out.erase(out.size() - 2);  // "\n}"
-  out += ",\n  \"parameters\": " + render_array(params, 2) + ",\n  \"families\": " + render_array(families, 2) + "\n}\n";
-  return out;
+  root["families"] = families;
+  return json_text(root);
 }
 
 std::string export_accel_sim(const RunData& run) {
@@ -263,7 +213,7 @@ std::string export_mt4g(const RunData& run) {
       Json& j = at[key];
       j["confidence"] = num(p->confidence);
       j["method"] = str("p-chase");
-      j["randomized"] = Json::value("true");
+      j["randomized"] = true;
       j["size"] = num(p->value);
       j["unit"] = str("bytes");
     }
@@ -301,54 +251,32 @@ std::string export_mt4g(const RunData& run) {
   latency(mem["constant"]["l1"], "constant_hit_latency");
   sized(mem["constant"]["l1"], "lineSize", "constant_line_size");
   // Drop levels the run measured nothing of.
-  std::vector<std::pair<std::string, Json>> kept;
-  for (auto& [k, v] : mem.members) {
+  Json kept = Json::object();
+  for (auto& [k, v] : mem.items()) {
     if (k == "constant" && v["l1"].empty()) continue;
-    if (!v.empty()) kept.emplace_back(k, v);
+    if (!v.empty()) kept[k] = v;
   }
-  mem.members = kept;
+  mem = kept;
   root["meta"]["tool"] = str(std::string("gpuprobe ") + GPUPROBE_VERSION);
   root["meta"]["runId"] = str(run.meta_value("run_id"));
   if (double d = meta_number(run, "cuda_driver_api"); std::isfinite(d)) root["meta"]["driver"] = num(d);
   if (double r = meta_number(run, "runtime_version"); std::isfinite(r)) root["meta"]["runtime"] = num(r);
-  return render(root) + "\n";
+  return json_text(root);
 }
 
 int export_main(const std::vector<std::string>& args) {
-  const char* usage = "usage: gpuprobe export RUN_DIR --json|--accel-sim|--mt4g [--out FILE]";
-  std::string dir, format, out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      std::printf("%s\n", usage);
-      return 0;
-    }
-    if (a == "--json" || a == "--accel-sim" || a == "--mt4g") {
-      if (!format.empty() && format != a) {
-        std::fprintf(stderr, "gpuprobe export: one format at a time (%s)\n", usage);
-        return 2;
-      }
-      format = a;
-    } else if (a == "--out" || a.rfind("--out=", 0) == 0) {
-      if (a == "--out" && i + 1 >= args.size()) {
-        std::fprintf(stderr, "gpuprobe export: --out: missing value\n");
-        return 2;
-      }
-      out = a == "--out" ? args[++i] : a.substr(6);
-    } else if (a.rfind("-", 0) == 0) {
-      std::fprintf(stderr, "gpuprobe export: unknown option '%s' (%s)\n", a.c_str(), usage);
-      return 2;
-    } else if (dir.empty()) {
-      dir = a;
-    } else {
-      std::fprintf(stderr, "gpuprobe export: expected one RUN_DIR (%s)\n", usage);
-      return 2;
-    }
-  }
-  if (dir.empty() || format.empty()) {
-    std::fprintf(stderr, "gpuprobe export: %s\n", usage);
-    return 2;
-  }
+  CLI::App app{"A run's inferred parameters in forms other tools read (no GPU).", "gpuprobe export"};
+  std::string dir, out;
+  bool json = false, accel_sim = false, mt4g = false;
+  app.add_option("RUN_DIR", dir, "the run directory")->required();
+  app.add_flag("--json", json, "gpuprobe's own schema (\"gpuprobe-run\", README)");
+  app.add_flag("--accel-sim", accel_sim, "a gpgpusim.config fragment for Accel-Sim / GPGPU-Sim, measured values only");
+  app.add_flag("--mt4g", mt4g, "the topology JSON of MT4G (caps-tum/mt4g), where it maps");
+  app.add_option("--out", out, "the file to write (default: stdout)")->type_name("FILE")->check(non_empty());
+  auto one_format = [&] {
+    if (json + accel_sim + mt4g != 1) throw UsageError("one of --json, --accel-sim, --mt4g");
+  };
+  if (auto code = parse_subcommand(app, args, "gpuprobe export", one_format)) return *code;
   if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run) {
     std::fprintf(stderr, "gpuprobe export: %s: %s, not a run folder\n", dir.c_str(), folder_kind_name(kind));
     return 1;
@@ -357,7 +285,7 @@ int export_main(const std::vector<std::string>& args) {
     Diagnostics diag;
     diag.prefix = "gpuprobe export";
     RunData run = load_run(dir, known_families({}), diag);
-    std::string text = format == "--json" ? export_json(run) : format == "--accel-sim" ? export_accel_sim(run) : export_mt4g(run);
+    std::string text = json ? export_json(run) : accel_sim ? export_accel_sim(run) : export_mt4g(run);
     if (out.empty()) std::fputs(text.c_str(), stdout);
     else write_file_atomic(out, text);
     return diag.errors.empty() ? 0 : 1;
