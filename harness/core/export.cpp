@@ -85,13 +85,15 @@ std::string export_json(const RunData& run) {
   return json_text(root);
 }
 
-std::string export_accel_sim(const RunData& run) {
+namespace {
+
+// A gpgpusim.config fragment as it is written: the lines set, and the keys left out with why.
+struct SimConfig {
+  const RunData& run;
   std::string out, left_out;
-  out += "# gpgpusim.config fragment for Accel-Sim / GPGPU-Sim, written by gpuprobe " +
-         std::string(GPUPROBE_VERSION) + "\n# from run " + run.meta_value("run_id") + " of " + run.gpu +
-         ": measured values only. Put it after a base config of the same\n# architecture; every line "
-         "names the parameter of parameters.csv behind it.\n";
-  auto usable = [&](const std::string& name, const Parameter** p) {
+
+  // The parameter, when the run has it finite and trusted enough for a simulator.
+  bool usable(const std::string& name, const Parameter** p) {
     *p = find(run, name);
     if (!*p) return false;
     if ((*p)->confidence < kSimulatorMinConfidence) {
@@ -100,91 +102,114 @@ std::string export_accel_sim(const RunData& run) {
       return false;
     }
     return std::isfinite((*p)->value);
-  };
-  auto line = [&](const std::string& key, const std::string& value, const std::string& why) {
+  }
+  void line(const std::string& key, const std::string& value, const std::string& why) {
     out += key + " " + value + "  # " + why + "\n";
-  };
-  auto cite = [](const Parameter& p) { return p.name + " = " + format_number(p.value) + " " + p.unit; };
-  auto cycles = [](double v) { return format_printf("%.0f", std::round(v)); };
+  }
+};
 
-  out += "\n# core counts (device attribute: SM count)\n";
-  if (double sms = meta_number(run, "sm_count"); std::isfinite(sms)) {
-    line("-gpgpu_n_clusters", format_printf("%.0f", sms), "sm_count = " + format_printf("%.0f", sms) + " (metadata)");
-    line("-gpgpu_n_cores_per_cluster", "1", "one SM per cluster, so that clusters = SMs");
+std::string cite(const Parameter& p) { return p.name + " = " + format_number(p.value) + " " + p.unit; }
+std::string cycles(double v) { return format_printf("%.0f", std::round(v)); }
+
+// SM count and clock domains; the measured SM clock, or nullptr.
+const Parameter* sim_clocks(SimConfig& c) {
+  c.out += "\n# core counts (device attribute: SM count)\n";
+  if (double sms = meta_number(c.run, "sm_count"); std::isfinite(sms)) {
+    c.line("-gpgpu_n_clusters", format_printf("%.0f", sms), "sm_count = " + format_printf("%.0f", sms) + " (metadata)");
+    c.line("-gpgpu_n_cores_per_cluster", "1", "one SM per cluster, so that clusters = SMs");
   } else {
-    left_out += "#   -gpgpu_n_clusters: no sm_count in the run's metadata\n";
+    c.left_out += "#   -gpgpu_n_clusters: no sm_count in the run's metadata\n";
   }
-
-  const Parameter *clk = nullptr, *l1 = nullptr, *l2 = nullptr, *dram = nullptr, *smem = nullptr, *p = nullptr;
-  out += "\n# clock domains <core>:<interconnect>:<L2>:<DRAM> in MHz, all at the measured SM clock: the\n"
-         "# latencies below were measured in SM cycles, and only the SM clock was measured\n";
-  if (usable("sm_clock_measured", &clk)) {
-    std::string c = format_printf("%.1f", clk->value);
-    line("-gpgpu_clock_domains", c + ":" + c + ":" + c + ":" + c, cite(*clk));
+  const Parameter* clk = nullptr;
+  c.out += "\n# clock domains <core>:<interconnect>:<L2>:<DRAM> in MHz, all at the measured SM clock: the\n"
+           "# latencies below were measured in SM cycles, and only the SM clock was measured\n";
+  if (c.usable("sm_clock_measured", &clk)) {
+    std::string mhz = format_printf("%.1f", clk->value);
+    c.line("-gpgpu_clock_domains", mhz + ":" + mhz + ":" + mhz + ":" + mhz, cite(*clk));
   }
-  left_out += "#   separate interconnect, L2 and DRAM clocks: not measured\n";
+  c.left_out += "#   separate interconnect, L2 and DRAM clocks: not measured\n";
+  return clk;
+}
 
-  out += "\n# memory latencies in SM cycles (GPGPU-Sim adds them: L2 = L1 + ROP, DRAM = L2 + dram)\n";
-  bool have_l1 = usable("l1_hit_latency", &l1);
-  if (have_l1) line("-gpgpu_l1_latency", cycles(l1->value), cite(*l1));
-  if (usable("shared_latency", &smem)) line("-gpgpu_smem_latency", cycles(smem->value), cite(*smem));
-  bool have_l2 = usable("l2_hit_latency", &l2) || usable("l2_near_hit_latency", &l2);
+void sim_latencies(SimConfig& c) {
+  const Parameter *l1 = nullptr, *l2 = nullptr, *dram = nullptr, *smem = nullptr;
+  c.out += "\n# memory latencies in SM cycles (GPGPU-Sim adds them: L2 = L1 + ROP, DRAM = L2 + dram)\n";
+  bool have_l1 = c.usable("l1_hit_latency", &l1);
+  if (have_l1) c.line("-gpgpu_l1_latency", cycles(l1->value), cite(*l1));
+  if (c.usable("shared_latency", &smem)) c.line("-gpgpu_smem_latency", cycles(smem->value), cite(*smem));
+  bool have_l2 = c.usable("l2_hit_latency", &l2) || c.usable("l2_near_hit_latency", &l2);
   if (have_l1 && have_l2)
-    line("-gpgpu_l2_rop_latency", cycles(l2->value - l1->value), cite(*l2) + " - " + cite(*l1));
+    c.line("-gpgpu_l2_rop_latency", cycles(l2->value - l1->value), cite(*l2) + " - " + cite(*l1));
   else
-    left_out += "#   -gpgpu_l2_rop_latency: needs both L1 and L2 hit latencies\n";
-  if (have_l2 && usable("dram_latency", &dram))
-    line("-dram_latency", cycles(dram->value - l2->value), cite(*dram) + " - " + cite(*l2));
+    c.left_out += "#   -gpgpu_l2_rop_latency: needs both L1 and L2 hit latencies\n";
+  if (have_l2 && c.usable("dram_latency", &dram))
+    c.line("-dram_latency", cycles(dram->value - l2->value), cite(*dram) + " - " + cite(*l2));
   else
-    left_out += "#   -dram_latency: needs both L2 hit and DRAM latencies\n";
+    c.left_out += "#   -dram_latency: needs both L2 hit and DRAM latencies\n";
+}
 
-  out += "\n# L1 data cache geometry <sector>:<sets>:<line>:<ways>\n";
-  const Parameter *sets = nullptr, *ways = nullptr, *line_size = nullptr;
-  bool geometry = usable("l1_sets", &sets) & usable("l1_ways", &ways) & usable("l1_line_size", &line_size);
+void sim_caches(SimConfig& c) {
+  c.out += "\n# L1 data cache geometry <sector>:<sets>:<line>:<ways>\n";
+  const Parameter *sets = nullptr, *ways = nullptr, *line_size = nullptr, *banks = nullptr;
+  bool geometry = c.usable("l1_sets", &sets) & c.usable("l1_ways", &ways) & c.usable("l1_line_size", &line_size);
   if (geometry) {
     double s = std::round(sets->value);
     bool pow2 = s >= 1 && std::fabs(std::exp2(std::round(std::log2(s))) - s) < 0.5;
     if (!pow2) {
-      left_out += "#   -gpgpu_cache:dl1: l1_sets = " + format_number(s) +
-                  " is not a power of two, which GPGPU-Sim's set index functions need\n";
+      c.left_out += "#   -gpgpu_cache:dl1: l1_sets = " + format_number(s) +
+                    " is not a power of two, which GPGPU-Sim's set index functions need\n";
     } else {
-      const Parameter* sector = find(run, "l1_sector_size");
+      const Parameter* sector = find(c.run, "l1_sector_size");
       bool sectored = sector && sector->confidence >= kSimulatorMinConfidence && sector->value < line_size->value;
-      out += "# (replacement, write, allocation and MSHR fields are not measured: keep your base config's)\n";
-      out += "# -gpgpu_cache:dl1 " + std::string(sectored ? "S" : "N") + ":" + format_number(s) + ":" +
-             format_number(line_size->value) + ":" + format_number(std::round(ways->value)) + ",<policy fields>  # " +
-             cite(*sets) + ", " + cite(*ways) + ", " + cite(*line_size) + "\n";
+      c.out += "# (replacement, write, allocation and MSHR fields are not measured: keep your base config's)\n";
+      c.out += "# -gpgpu_cache:dl1 " + std::string(sectored ? "S" : "N") + ":" + format_number(s) + ":" +
+               format_number(line_size->value) + ":" + format_number(std::round(ways->value)) +
+               ",<policy fields>  # " + cite(*sets) + ", " + cite(*ways) + ", " + cite(*line_size) + "\n";
     }
   }
-  left_out += "#   -gpgpu_cache:dl2: L2 sets and ways per memory sub-partition are not measured\n";
-  if (usable("shared_banks", &p)) line("-gpgpu_shmem_num_banks", format_number(p->value), cite(*p));
+  c.left_out += "#   -gpgpu_cache:dl2: L2 sets and ways per memory sub-partition are not measured\n";
+  if (c.usable("shared_banks", &banks)) c.line("-gpgpu_shmem_num_banks", format_number(banks->value), cite(*banks));
+}
 
-  out += "\n# -trace_opcode_latency_initiation_<unit> <latency>,<initiation interval>: the latency of a\n"
-         "# dependent chain; the interval is 32 lanes x U units / the measured rate per SM, for U = 4\n"
-         "# units per SM (a base config's -gpgpu_num_<unit>_units; scale it if yours differs)\n";
+void sim_pipes(SimConfig& c) {
+  c.out += "\n# -trace_opcode_latency_initiation_<unit> <latency>,<initiation interval>: the latency of a\n"
+           "# dependent chain; the interval is 32 lanes x U units / the measured rate per SM, for U = 4\n"
+           "# units per SM (a base config's -gpgpu_num_<unit>_units; scale it if yours differs)\n";
   constexpr double kUnitsPerSm = 4, kWarp = 32;
   const std::vector<std::pair<std::string, std::string>> pipes = {
       {"int", "int32_add"}, {"sp", "fp32_fma"}, {"dp", "fp64_fma"}, {"sfu", "sfu_rsqrt"}};
   for (const auto& [unit, op] : pipes) {
     const Parameter *lat = nullptr, *rate = nullptr;
-    if (usable(op + "_latency", &lat) && usable(op + "_throughput_per_sm", &rate) && rate->value > 0) {
+    if (c.usable(op + "_latency", &lat) && c.usable(op + "_throughput_per_sm", &rate) && rate->value > 0) {
       double interval = std::max(1.0, std::round(kWarp * kUnitsPerSm / rate->value));
-      line("-trace_opcode_latency_initiation_" + unit, cycles(lat->value) + "," + format_number(interval),
-           cite(*lat) + ", " + cite(*rate));
+      c.line("-trace_opcode_latency_initiation_" + unit, cycles(lat->value) + "," + format_number(interval),
+             cite(*lat) + ", " + cite(*rate));
     } else {
-      left_out += "#   -trace_opcode_latency_initiation_" + unit + ": no " + op + " latency and rate\n";
+      c.left_out += "#   -trace_opcode_latency_initiation_" + unit + ": no " + op + " latency and rate\n";
     }
   }
-  left_out += "#   -trace_opcode_latency_initiation_tensor: mma rates are in multiply-adds, not warp instructions\n";
+  c.left_out += "#   -trace_opcode_latency_initiation_tensor: mma rates are in multiply-adds, not warp instructions\n";
+}
 
-  out += "\n# kernel launch latency in SM cycles (launch overhead x measured SM clock)\n";
+}  // namespace
+
+std::string export_accel_sim(const RunData& run) {
+  SimConfig c{run, "", ""};
+  c.out = "# gpgpusim.config fragment for Accel-Sim / GPGPU-Sim, written by gpuprobe " + std::string(GPUPROBE_VERSION) +
+          "\n# from run " + run.meta_value("run_id") + " of " + run.gpu +
+          ": measured values only. Put it after a base config of the same\n# architecture; every line "
+          "names the parameter of parameters.csv behind it.\n";
+  const Parameter* clk = sim_clocks(c);
+  sim_latencies(c);
+  sim_caches(c);
+  sim_pipes(c);
+  c.out += "\n# kernel launch latency in SM cycles (launch overhead x measured SM clock)\n";
   const Parameter* launch = nullptr;
-  if (clk && usable("kernel_launch_overhead", &launch) && launch->unit == "us")
-    line("-gpgpu_kernel_launch_latency", cycles(launch->value * clk->value), cite(*launch) + " x " + cite(*clk));
+  if (clk && c.usable("kernel_launch_overhead", &launch) && launch->unit == "us")
+    c.line("-gpgpu_kernel_launch_latency", cycles(launch->value * clk->value), cite(*launch) + " x " + cite(*clk));
   else
-    left_out += "#   -gpgpu_kernel_launch_latency: needs kernel_launch_overhead in us and the SM clock\n";
-
-  return out + "\n# Left out (not measured, or not trusted enough):\n" + left_out;
+    c.left_out += "#   -gpgpu_kernel_launch_latency: needs kernel_launch_overhead in us and the SM clock\n";
+  return c.out + "\n# Left out (not measured, or not trusted enough):\n" + c.left_out;
 }
 
 std::string export_mt4g(const RunData& run) {
