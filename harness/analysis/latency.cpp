@@ -41,23 +41,32 @@ struct LogCurve {
     return std::all_of(idx.begin(), idx.end(),
                        [&](size_t i) { return std::fabs(z[i] - m) <= tol; });
   }
+  // The members' least-squares line z = mz + slope (lx - mx).
+  struct Line {
+    double mx = 0, mz = 0, slope = 0;
+    double at(double x) const { return mz + slope * (x - mx); }
+  };
+  Line fit(const std::vector<size_t>& idx) const {
+    Line l;
+    if (idx.empty()) return l;
+    for (size_t i : idx) {
+      l.mx += lx[i];
+      l.mz += z[i];
+    }
+    l.mx /= static_cast<double>(idx.size());
+    l.mz /= static_cast<double>(idx.size());
+    double sxx = 0, sxz = 0;
+    for (size_t i : idx) {
+      sxx += (lx[i] - l.mx) * (lx[i] - l.mx);
+      sxz += (lx[i] - l.mx) * (z[i] - l.mz);
+    }
+    if (sxx > 0) l.slope = sxz / sxx;
+    return l;
+  }
   // Change of the least-squares line across the members' x-range: how much the run climbs.
   double rise(const std::vector<size_t>& idx) const {
     if (idx.size() < 2) return 0;
-    double mx = 0, mz = 0;
-    for (size_t i : idx) {
-      mx += lx[i];
-      mz += z[i];
-    }
-    mx /= static_cast<double>(idx.size());
-    mz /= static_cast<double>(idx.size());
-    double sxx = 0, sxz = 0;
-    for (size_t i : idx) {
-      sxx += (lx[i] - mx) * (lx[i] - mx);
-      sxz += (lx[i] - mx) * (z[i] - mz);
-    }
-    if (sxx <= 0) return 0;
-    return std::fabs(sxz / sxx) * (lx[idx.back()] - lx[idx.front()]);
+    return std::fabs(fit(idx).slope) * (lx[idx.back()] - lx[idx.front()]);
   }
 };
 
@@ -164,7 +173,31 @@ double local_spread(const LogCurve& c, size_t i) {
   return kMadToSigma * median(dev);
 }
 
-Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r) {
+// A level is the median of its members' curve sampled at kEvenSamples evenly spaced
+// footprints (in log): refinement packs points where it looked for a knee, and a plain median
+// of the points would weigh a wobble's swing there more than elsewhere. A gap between members
+// counts as at most kLongestGap (two of a full sweep's coarse steps of 2^(1/6)), so that the
+// sparse tail's few points (4x apart) do not outweigh the fine sweep.
+constexpr size_t kEvenSamples = 64;
+constexpr double kLongestGap = 0.231;  // log(2^(1/3))
+double even_level(const LogCurve& c, const std::vector<size_t>& idx) {
+  std::vector<double> u = {0};  // members' positions with long gaps shortened
+  for (size_t k = 1; k < idx.size(); ++k)
+    u.push_back(u.back() + std::min(kLongestGap, c.lx[idx[k]] - c.lx[idx[k - 1]]));
+  if (idx.size() < 3 || !(u.back() > 0)) return std::exp(c.median_z(idx));
+  std::vector<double> z;
+  size_t k = 0;
+  for (size_t j = 0; j < kEvenSamples; ++j) {
+    const double x = u.back() * double(j) / double(kEvenSamples - 1);
+    while (k + 2 < idx.size() && u[k + 1] < x) ++k;
+    const double w = u[k + 1] > u[k] ? std::clamp((x - u[k]) / (u[k + 1] - u[k]), 0.0, 1.0) : 0.5;
+    z.push_back((1 - w) * c.z[idx[k]] + w * c.z[idx[k + 1]]);
+  }
+  return std::exp(median(z));
+}
+
+Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r,
+                     bool first_level) {
   Plateau pl;
   pl.first = r.first;
   pl.last = r.last;
@@ -194,10 +227,13 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
     kept = std::vector<size_t>(kept.begin() + static_cast<std::ptrdiff_t>(lo),
                                kept.begin() + static_cast<std::ptrdiff_t>(hi));
   }
-  if (kept.size() != r.members.size()) {
-    std::vector<double> ky;
-    for (size_t i : kept) ky.push_back(p[i].y);
-    pl.level = median(ky);
+  pl.level = even_level(c, kept);
+  // A first level that climbs by more than a latency's tolerance (cold misses spread over the
+  // chase, fewer the smaller the footprint) hits at the climb's start: the members' line there.
+  if (first_level) {
+    const LogCurve::Line line = c.fit(kept);
+    if (line.slope * (c.lx[kept.back()] - c.lx[kept.front()]) > kLevelTolerance)
+      pl.level = std::exp(line.at(c.lx[r.members.front()]));
   }
   pl.min = *std::min_element(ys.begin(), ys.end());
   pl.max = *std::max_element(ys.begin(), ys.end());
@@ -374,7 +410,7 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
   }
 
   for (size_t k = 0; k < plateaus.size(); ++k) {
-    s.plateaus.push_back(make_plateau(p, c, plateaus[k]));
+    s.plateaus.push_back(make_plateau(p, c, plateaus[k], k == 0));
     // a shelf's level is a median over a swing: less sure than a flat plateau's
     if (shelf[k]) s.plateaus.back().confidence *= kShelfConfidence;
   }
@@ -760,8 +796,9 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
     }
     const std::string from = ladder_probe == "ld_cg" && l2_known ? ", footprints from L2/64" : "";
     const bool split = ladder->far.has_value();
+    // an L2 step far from the device's L2 size (a far partition missed?) leaves its name in doubt
     out.push_back(level_param(
-        split ? "l2_near_hit_latency" : "l2_hit_latency", near, near.confidence,
+        split ? "l2_near_hit_latency" : "l2_hit_latency", near, near.confidence * ladder->fit,
         method_text(obs, ladder_probe,
                     (split ? "first L2 plateau (near partition)" : "L2 plateau (one level seen)") +
                         from)));
