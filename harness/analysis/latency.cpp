@@ -745,6 +745,26 @@ std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2
   return l;
 }
 
+// A sweep that ended past a cache's step with no plateau after it (the sparse tail puts one or
+// two points past a 96-256 MiB last-level cache): the last point stands for the level the
+// curve climbs to, as a plateau of its own at kEndPointConfidence, so that the level before
+// is read as the cache it is and not as DRAM.
+constexpr double kEndPointConfidence = 0.3;
+void close_end(Segmentation& s) {
+  if (s.plateaus.empty() || s.plateaus.back().last + 1 >= s.points.size()) return;
+  const CurvePoint& end = s.points.back();
+  if (end.y < kCacheStep * s.plateaus.back().level) return;
+  Plateau top;
+  top.first = top.last = s.points.size() - 1;
+  top.level = top.min = top.max = end.y;
+  top.members = 1;
+  top.confidence = kEndPointConfidence;
+  s.plateaus.push_back(top);
+  const SegmentOptions defaults;
+  s.knees.push_back(make_knee(s, s.plateaus.size() - 2, std::log1p(defaults.min_jump),
+                              std::log1p(s.tolerance)));
+}
+
 // The latency family's curves, segmented, and what the metadata says.
 struct Curves {
   const std::vector<Observation>* obs = nullptr;
@@ -776,6 +796,8 @@ Curves segment_probes(const std::vector<Observation>& obs, const Metadata& meta)
   };
   v.g = segment("ld_global", 0);
   v.cg = segment("ld_cg", v.l2_known ? v.l2_bytes / kL2LevelFraction : 0);
+  for (auto* s : {&v.g, &v.cg})
+    if (*s) close_end(**s);
   v.nc = segment("ld_nc", 0);
   v.sh = segment("shared", 0);
   v.cn = segment("constant", 0);
