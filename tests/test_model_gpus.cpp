@@ -108,10 +108,9 @@ const std::vector<Known> kKnownFailures = {
     {"h100", "l2_far_hit_latency", {7, 16}, kFarShelf},
     {"gh200", "l2_far_hit_latency", {1, 2, 19}, kFarShelf},
     {"b200", "l2_far_hit_latency", {5, 6}, kFarShelf},
-    // a gradual L2 step (sharpness 5-6) under wobble: its midpoint is read more than 10 % early
+    // a gradual L2 step (sharpness 5) under wobble: its midpoint is read more than 10 % early
     // and the interval, which ends where the step is 85 % done, misses the size
     {"ga102", "l2_size", {19}, kGradualStep},
-    {"ada", "l2_size", {7}, kGradualStep},
     // B200 seed 15: the far partition's shelf is lost in a wide transition that wobbles by 5 %;
     // the L2 is read as unsplit, ending at the near partition (its step half the L2 reported)
     {"b200", "l2_near_hit_latency", {15}, kFarLost},

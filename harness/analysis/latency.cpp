@@ -645,9 +645,10 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
   auto done = [&](size_t i) { return (std::log(s.points[i].y) - zlo) / dz; };
   Knee c = k;
   size_t cross = hi.first;
-  // the first point past half the step that the next point confirms (a lone outlier does not)
-  for (size_t i = lo.last + 1; i <= hi.first; ++i)
-    if (done(i) >= 0.5 && (i == hi.first || done(i + 1) >= 0.5)) {
+  // the point after the last one below half the step: outliers are slow loads, and a run of
+  // them inside the step (two in a row) must not pass for the crossing
+  for (size_t i = hi.first; i > lo.last; --i)
+    if (done(i - 1) < 0.5) {
       cross = i;
       break;
     }
