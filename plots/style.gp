@@ -40,6 +40,7 @@ marks_tag = 100  # tags of the marks (plots/mark_knee.gp), clear of a script's o
 knee_text(v) = size_text(v)
 knee_step = 0.22
 knee_slot = 0
+knee_rotate = 1
 level_just = "left"
 level_side = "above"
 size_text(b) = b >= 1073741824 ? sprintf("%.3g GiB", b / 1073741824.) : b >= 1048576 ? sprintf("%.3g MiB", b / 1048576.) : \
