@@ -51,7 +51,7 @@ do for [g=1:3] {
       if (first) {
         shown_labels = shown_labels + 1
         marks_cmd = marks_cmd . sprintf("set label '%s %g B: %s' at %g, graph %g offset 0.4, 0 front font labelfont; ", \
-            quantity_title(word(quantities, k)), x, names, x, 0.98 - 0.05 * shown_labels)
+            quantity_title(word(quantities, k)), x, names, x, 0.99 - 0.04 * shown_labels)
       }
     }
   }
