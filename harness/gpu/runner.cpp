@@ -180,16 +180,7 @@ class FamilyContext : public RunContext {
     Observation o{fam_.name(), point.probe, point.params, s.p50, point.unit,
                   s.p05,       s.p50,       s.p95,         s.n};
     obs_.push_back(o);
-    if (point.unit == "cycles") {
-      double ns_per_cycle = 1e3 / mhz_;
-      Observation ns = o;
-      ns.unit = "ns";
-      ns.value *= ns_per_cycle;
-      ns.p05 *= ns_per_cycle;
-      ns.p50 *= ns_per_cycle;
-      ns.p95 *= ns_per_cycle;
-      obs_.push_back(ns);
-    }
+    if (point.unit == "cycles") obs_.push_back(o.scaled(1e3 / mhz_, "ns"));
     return o;
   }
 
