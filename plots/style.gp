@@ -35,6 +35,14 @@ mark_font(ext) = ext eq "png" ? ",18" : ext eq "svg" ? ",9" : ",6"
 markfont = ",9"
 marks_cmd = ""
 marks_tag = 100  # tags of the marks (plots/mark_knee.gp), clear of a script's own
+# mark_knee.gp and mark_level.gp: how a knee's value is written, how far apart the GPUs' knee
+# labels hang, and where a level's label sits (see those files).
+knee_text(v) = size_text(v)
+knee_step = 0.22
+knee_slot = 0
+knee_rotate = 1
+level_just = "left"
+level_side = "above"
 size_text(b) = b >= 1073741824 ? sprintf("%.3g GiB", b / 1073741824.) : b >= 1048576 ? sprintf("%.3g MiB", b / 1048576.) : \
                b >= 1024 ? sprintf("%.3g KiB", b / 1024.) : sprintf("%g B", b)
 # Representative GPU of each documented architecture, as named in results/reference/.
