@@ -30,6 +30,9 @@ kepler_color = "#b0b0b0"; maxwell_color = "#a89080"; volta_color = "#a898c0"
 set style line 11 lc rgb kepler_color lw 0.8 dt 2
 set style line 12 lc rgb maxwell_color lw 0.8 dt 3
 set style line 13 lc rgb volta_color lw 0.8 dt 4
+# Maps (l2_topology): viridis, ordered in lightness and safe for colour blindness, where a
+# rainbow's bands would read as steps that are not in the data.
+palette_cmd = "set palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', 4 '#fde725')"
 # Marks of inferred values: a level's value, a capacity's interval (shaded), in the GPU's colour.
 mark_font(ext) = ext eq "png" ? ",18" : ext eq "svg" ? ",9" : ",6"
 markfont = ",9"
