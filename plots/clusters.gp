@@ -26,7 +26,7 @@ do for [i=1:nfiles] {
       marks_tag = marks_tag + 1
       cmd = sprintf("set label %d '%.0f' at %g, %g %s offset %g, %g front tc rgb '%s' font markfont; ", marks_tag, param_value, \
           at_largest ? largest : 2, param_value, at_largest ? "right" : "left", at_largest ? -0.5 : 0.5, \
-          (q eq "dsm_latency_own_sm" ? 1 : -1) * (1.2 + 1.0 * (i - 1)), gpu_color[i])
+          (q eq "dsm_latency_own_sm" ? 1 : -1) * (1.2 + 1.0 * (i - 1)), series_color(i, q eq "dsm_latency_own_sm" ? 2 : 1))
       if (strstrt(q, "sync") > 0) { sync_marks = sync_marks . cmd } else { lat_marks = lat_marks . cmd }
     }
   }
@@ -45,7 +45,7 @@ do for [ext in "svg png pdf"] {
   plot for [i=1:nfiles] word(files, i) using (lat("other_sm") ? column("cluster_size") : NaN):(column("value")) smooth unique \
          with linespoints ls i title sprintf("%s other SM", word(labels, i)), \
        for [i=1:nfiles] word(files, i) using (lat("own_sm") ? column("cluster_size") : NaN):(column("value")) smooth unique \
-         with linespoints ls i dt 2 pt 6 title sprintf("%s own SM", word(labels, i))
+         with linespoints ls i lc rgb series_color(i, 2) dt 2 pt 6 title sprintf("%s own SM", word(labels, i))
   set ylabel "cycles per cluster.sync()"
   unset label
   eval sync_marks

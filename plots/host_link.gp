@@ -37,12 +37,12 @@ do for [i=1:nfiles] {
   if (hv[1] == hv[1] || hv[2] == hv[2] || hv[3] == hv[3]) {
     row = row + 1
     inferred_cmd = inferred_cmd . sprintf("set label %d '%spinned H2D %.1f, D2H %.1f, both %.1f GB/s' at graph 0.98, graph %g right front tc rgb '%s' font markfont; ", \
-        300 + row, prefix, hv[1], hv[2], hv[3], 0.95 - 0.055 * (row - 1), gpu_color[i])
+        300 + row, prefix, hv[1], hv[2], hv[3], 0.95 - 0.055 * (row - 1), text_color(i))
   }
   if (hv[4] == hv[4] || hv[6] == hv[6]) {
     row = row + 1
     inferred_cmd = inferred_cmd . sprintf("set label %d '%spageable H2D %.1f, D2H %.1f; SM H2D %.1f, D2H %.1f GB/s' at graph 0.98, graph %g right front tc rgb '%s' font markfont; ", \
-        300 + row, prefix, hv[4], hv[5], hv[6], hv[7], 0.95 - 0.055 * (row - 1), gpu_color[i])
+        300 + row, prefix, hv[4], hv[5], hv[6], hv[7], 0.95 - 0.055 * (row - 1), text_color(i))
   }
 }
 
@@ -55,6 +55,6 @@ do for [ext in "svg png pdf"] {
   eval inferred_cmd
   plot for [i=1:nfiles] for [j=1:words(probes)] word(files, i) \
          using (sel(word(probes, j)) ? column("bytes") : NaN):(column("value")) smooth unique \
-         with linespoints ls i dt probe_dt(word(probes, j)) pt probe_pt(word(probes, j)) lw probe_lw(word(probes, j)) \
+         with linespoints ls i lc rgb series_color(i, j) dt probe_dt(word(probes, j)) pt probe_pt(word(probes, j)) lw probe_lw(word(probes, j)) \
          title sprintf("%s %s", word(labels, i), probe_title(word(probes, j)))
 }

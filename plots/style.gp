@@ -25,6 +25,16 @@ set datafile missing NaN
 array gpu_color[8] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 array gpu_point[8] = [7, 5, 9, 11, 13, 15, 4, 6]
 do for [i=1:8] { set style line i lc rgb gpu_color[i] lw 1.5 pt gpu_point[i] ps 0.7 }
+# One colour per series: with several GPUs a colour is a GPU (its sub-series told apart by
+# dashes and points); a figure of one GPU gives its k-th sub-series (ILP, copy path, atomic)
+# the k-th colour instead. Marks take the colour of the series they were read from: a script
+# sets mark_color around its mark_*.gp calls ("" : the GPU's).
+series_color(i, k) = words(files) > 1 ? gpu_color[i] : gpu_color[(k - 1) % 8 + 1]
+mark_color = ""
+mark_rgb(i) = mark_color ne "" ? mark_color : gpu_color[i]
+# Text that sums up several series of one GPU: the GPU's colour, dark grey where one GPU's
+# series have colours of their own.
+text_color(i) = words(files) > 1 ? gpu_color[i] : "#333333"
 # Documented figures are context, not data: light, thin and dashed, told apart by the dashes.
 kepler_color = "#b0b0b0"; maxwell_color = "#a89080"; volta_color = "#a898c0"
 set style line 11 lc rgb kepler_color lw 0.8 dt 2
