@@ -35,6 +35,10 @@ mark_rgb(i) = mark_color ne "" ? mark_color : gpu_color[i]
 # Text that sums up several series of one GPU: the GPU's colour, dark grey where one GPU's
 # series have colours of their own.
 text_color(i) = words(files) > 1 ? gpu_color[i] : "#333333"
+# A key entry for the k-th sub-series (its dashes and points): grey where colour is the GPU.
+key_color(k) = words(files) > 1 ? "#333333" : series_color(1, k)
+# The position of word w in a list of words (0: not in it), for sub-series numbers.
+word_index(list, w, i) = i > words(list) ? 0 : (word(list, i) eq w ? i : word_index(list, w, i + 1))
 # Documented figures are context, not data: light, thin and dashed, told apart by the dashes.
 kepler_color = "#b0b0b0"; maxwell_color = "#a89080"; volta_color = "#a898c0"
 set style line 11 lc rgb kepler_color lw 0.8 dt 2
