@@ -43,5 +43,5 @@ do for [ext in "svg png pdf"] {
   eval set_output(ext)
   set title word(labels, 1) . inferred font sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 6))
   plot f using (@sel ? column("sm_order") : NaN):(column("line_order")):(column("value")) \
-       with points pt 5 ps (ext eq "pdf" ? 0.12 : 0.35) palette notitle
+       with image notitle
 }

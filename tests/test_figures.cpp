@@ -46,8 +46,7 @@ class FigureMarks : public ::testing::Test {
   static inline std::vector<Parameter> params;
 
   static void SetUpTestSuite() {
-    std::vector<std::string> none;
-    if (resolve_paths(none).gnuplot.empty()) return;
+    if (resolve_paths().gnuplot.empty()) return;
     fs::path run = newest_full_run("nvidia-h100-80gb-hbm3");
     if (run.empty()) return;
     std::string tmpl = (fs::temp_directory_path() / "gpuprobe-figures-XXXXXX").string();
@@ -64,8 +63,7 @@ class FigureMarks : public ::testing::Test {
     if (!dir.empty()) fs::remove_all(dir.parent_path(), ec);
   }
   void SetUp() override {
-    std::vector<std::string> none;
-    if (resolve_paths(none).gnuplot.empty()) GTEST_SKIP() << "gnuplot not on PATH";
+    if (resolve_paths().gnuplot.empty()) GTEST_SKIP() << "gnuplot not on PATH";
     if (newest_full_run("nvidia-h100-80gb-hbm3").empty()) GTEST_SKIP() << "no full H100 run committed";
     ASSERT_FALSE(dir.empty()) << "report of the committed H100 run failed";
   }
