@@ -17,6 +17,7 @@ do for [p in "latency throughput"] {
 }
 
 kinds = "shared:add shared:cas global:add global:cas"
+kind_index(k) = (space_of(k) eq "shared" ? 1 : 3) + (op_of(k) eq "add" ? 0 : 1)
 space_of(k) = k[1:strstrt(k, ":") - 1]
 op_of(k) = k[strstrt(k, ":") + 1:]
 kind_dt(k) = op_of(k) eq "add" ? 1 : 2
@@ -60,19 +61,19 @@ do for [i=1:words(files)] {
     if (alone == alone) {
       marks_tag = marks_tag + 1
       lat_marks = lat_marks . sprintf("set label %d '%.0f%s' at 1, %g left offset 1, %g front tc rgb '%s' font markfont; ", marks_tag, \
-          alone, cas == cas ? sprintf(" (CAS %.0f)", cas) : "", alone, -0.6 - 1.0 * (i - 1), gpu_color[i])
+          alone, cas == cas ? sprintf(" (CAS %.0f)", cas) : "", alone, -0.6 - 1.0 * (i - 1), series_color(i, kind_index(space . ":add")))
     }
     call 'plots/param_value.gp' param_file(i) ("atomic_" . space . "_latency_32way")
     if (param_value == param_value) {
       marks_tag = marks_tag + 1
       lat_marks = lat_marks . sprintf("set label %d '%.0f' at 32, %g left offset 1, %g front tc rgb '%s' font markfont; ", marks_tag, \
-          param_value, param_value, -0.6 - 1.0 * (i - 1), gpu_color[i])
+          param_value, param_value, -0.6 - 1.0 * (i - 1), series_color(i, kind_index(space . ":add")))
     }
     call 'plots/param_value.gp' param_file(i) ("atomic_" . space . "_throughput_per_sm")
     if (param_value == param_value) {
       marks_tag = marks_tag + 1
       tput_marks = tput_marks . sprintf("set label %d '%.3g' at 64, %g right offset -1.2, %g front tc rgb '%s' font markfont; ", marks_tag, \
-          param_value, param_value, 0.6 + 1.0 * (i - 1), gpu_color[i])
+          param_value, param_value, 0.6 + 1.0 * (i - 1), series_color(i, kind_index(space . ":add")))
     }
   }
 }
@@ -98,9 +99,9 @@ do for [ext in "svg png pdf"] {
   if (have_latency) {
     plot for [i=1:words(files)] for [k in kinds] word(files, i) \
            using (contended("latency", "cycles", k)):"value" \
-           with linespoints ls i dt kind_dt(k) pt kind_pt(k) title sprintf("%s %s %s", word(labels, i), space_of(k), op_of(k)), \
+           with linespoints ls i lc rgb series_color(i, kind_index(k)) dt kind_dt(k) pt kind_pt(k) title sprintf("%s %s %s", word(labels, i), space_of(k), op_of(k)), \
          for [i=1:words(files)] for [k in kinds] word(files, i) \
-           using (free("latency", "cycles", k)):"value" with points ls i pt kind_pt(k) notitle @marks
+           using (free("latency", "cycles", k)):"value" with points ls i lc rgb series_color(i, kind_index(k)) pt kind_pt(k) notitle @marks
   }
   set tmargin at screen 0.54
   set bmargin at screen 0.16
@@ -113,9 +114,9 @@ do for [ext in "svg png pdf"] {
   if (have_throughput) {
     plot for [i=1:words(files)] for [k in kinds] word(files, i) \
            using (contended("throughput", "atomics/clk/SM", k)):"value" \
-           with linespoints ls i dt kind_dt(k) pt kind_pt(k) title sprintf("%s %s %s", word(labels, i), space_of(k), op_of(k)), \
+           with linespoints ls i lc rgb series_color(i, kind_index(k)) dt kind_dt(k) pt kind_pt(k) title sprintf("%s %s %s", word(labels, i), space_of(k), op_of(k)), \
          for [i=1:words(files)] for [k in kinds] word(files, i) \
-           using (free("throughput", "atomics/clk/SM", k)):"value" with points ls i pt kind_pt(k) notitle
+           using (free("throughput", "atomics/clk/SM", k)):"value" with points ls i lc rgb series_color(i, kind_index(k)) pt kind_pt(k) notitle
   }
   unset logscale
   unset multiplot

@@ -34,7 +34,7 @@ do for [i=1:nfiles] {
       marks_tag = marks_tag + 1
       marks_cmd = marks_cmd . sprintf("set label %d '%s%s: %.1fx at 32 paths, each path %.2f of one' at graph 0.98, graph %g right front tc rgb '%s' font markfont; ", \
           marks_tag, nfiles > 1 ? word(labels, i) . " " : "", mode_title(word(modes, j)), slow, param_value, \
-          0.05 + 0.06 * (2 * nfiles - (i - 1) * 2 - j), gpu_color[i])
+          0.05 + 0.06 * (2 * nfiles - (i - 1) * 2 - j), series_color(i, j))
     }
   }
 }
@@ -57,6 +57,6 @@ do for [ext in "svg png pdf"] {
   plot x with lines lc rgb "#000000" dt 2 lw 1.5 title "model: every path paid in full", \
        for [i=1:nfiles] for [j=1:2] word(files, i) \
          using (sel(word(modes, j)) ? column("paths") : NaN):(column("value") / t1[(i - 1) * 2 + j]) smooth unique \
-         with linespoints ls i dt mode_dt(word(modes, j)) pt mode_pt(word(modes, j)) \
+         with linespoints ls i lc rgb series_color(i, j) dt mode_dt(word(modes, j)) pt mode_pt(word(modes, j)) \
          title sprintf("%s %s", word(labels, i), mode_title(word(modes, j)))
 }

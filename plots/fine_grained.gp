@@ -126,9 +126,9 @@ do for [ext in "svg png pdf"] {
   set ylabel "lines resident"
   set key top right font keyfont
   plot for [i=1:words(files)] word(files, i) using (resident("sets") ? column("stride_bytes") : NaN):"value" \
-         smooth unique with linespoints ls i pt 7 ps 2 * pscale title sprintf("%s, 2^k B", word(labels, i)), \
+         smooth unique with linespoints ls i lc rgb series_color(i, 1) pt 7 ps 2 * pscale title sprintf("%s, 2^k B", word(labels, i)), \
        for [i=1:words(files)] word(files, i) using (resident("line") ? column("stride_bytes") : NaN):"value" \
-         smooth unique with linespoints ls i dt 2 pt 9 ps 2 * pscale title sprintf("%s, odd x 32 B", word(labels, i)) @refs
+         smooth unique with linespoints ls i lc rgb series_color(i, 2) dt 2 pt 9 ps 2 * pscale title sprintf("%s, odd x 32 B", word(labels, i)) @refs
   unset arrow
   unset logscale x
   unset multiplot

@@ -66,14 +66,18 @@ inferred_cmd = ""
 do for [i=1:words(files)] {
   text = ""
   do for [k=1:5] {
+    # one line per unit, each read off another path's curve: neutral where paths have colours
+    mark_color = text_color(i)
     call 'plots/mark_knee.gp' (i) (unit_q[k]) "-"
     if (knee_value == knee_value) { text = text . sprintf("%s%s %g B", text eq "" ? "" : (k == 3 || k == 5 ? ",\n" : ", "), unit_name[k], knee_value) }
   }
   if (text ne "") {
     inferred_cmd = inferred_cmd . sprintf("set label %d '%s: %s' at graph 0.02, graph %g left front tc rgb '%s' font markfont; ", \
-        300 + i, word(labels, i), text, 0.12 + 0.15 * (words(files) - i), gpu_color[i])
+        300 + i, word(labels, i), text, 0.12 + 0.15 * (words(files) - i), text_color(i))
   }
 }
+
+mark_color = ""
 
 # Bytes per warp request: where each pattern sits on the x axis, and what it moves when every
 # 32 B sector it touches is moved once (the bus-utilisation arithmetic of GTC 2013).
@@ -119,12 +123,12 @@ do for [ext in "svg png pdf"] {
   eval inferred_cmd
   plot for [i=1:words(files)] for [p in paths] word(files, i) \
          using (walk(p, "cold") ? column("stride_bytes") : NaN):"value" smooth unique \
-         with linespoints ls i dt path_dt(p) pt path_pt(p) ps pscale notitle, \
+         with linespoints ls i lc rgb series_color(i, word_index(paths, p, 1)) dt path_dt(p) pt path_pt(p) ps pscale notitle, \
        for [i=1:words(files)] for [p in paths] word(files, i) \
          using (walk(p, "resident") ? column("stride_bytes") : NaN):"value" smooth unique \
-         with lines ls i dt path_dt(p) lw 0.6 notitle, \
+         with lines ls i lc rgb series_color(i, word_index(paths, p, 1)) dt path_dt(p) lw 0.6 notitle, \
        for [i=1:words(files)] NaN with lines ls i title word(labels, i), \
-       for [p in paths] NaN with linespoints lc rgb "#333333" dt path_dt(p) pt path_pt(p) ps pscale \
+       for [p in paths] NaN with linespoints lc rgb key_color(word_index(paths, p, 1)) dt path_dt(p) pt path_pt(p) ps pscale \
          title path_title(p) @refs
 
   unset arrow
@@ -143,10 +147,10 @@ do for [ext in "svg png pdf"] {
          lw 2 title "32 B sectors", \
        for [i=1:words(files)] word(files, i) \
          using (moved("l2") ? pattern_x(strcol("pattern"), column("stride_words")) : NaN):"value" \
-         with points ls i pt 7 ps 1.2 * pscale title sprintf("%s from L2", word(labels, i)), \
+         with points ls i lc rgb series_color(i, 1) pt 7 ps 1.2 * pscale title sprintf("%s from L2", word(labels, i)), \
        for [i=1:words(files)] word(files, i) \
          using (moved("dram") ? pattern_x(strcol("pattern"), column("stride_words")) : NaN):"value" \
-         with points ls i pt 5 ps 1.2 * pscale title sprintf("%s from DRAM", word(labels, i))
+         with points ls i lc rgb series_color(i, 2) pt 5 ps 1.2 * pscale title sprintf("%s from DRAM", word(labels, i))
   set xtics norotate
   unset multiplot
 }

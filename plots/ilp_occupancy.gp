@@ -8,6 +8,7 @@ ilps = "1 2 4 8"
 ilp_dt(k) = k == 1 ? 1 : k == 2 ? 2 : k == 4 ? 4 : 5
 ilp_pt(k) = k == 1 ? 7 : k == 2 ? 5 : k == 4 ? 9 : 11
 sel(p, k) = is_probe(p) && column("ilp") == k
+ilp_index(k) = k == 1 ? 1 : k == 2 ? 2 : k == 4 ? 3 : 4
 nfiles = words(files)
 
 # Documented peak fp32 FMA rates: the measured GPU's compute capability (from the first
@@ -58,6 +59,7 @@ do for [pn=1:2] {
   do for [i=1:nfiles] {
     do for [k in "8 4 2 1"] {
       knee_slot = row + 1
+      mark_color = series_color(i, ilp_index(k + 0))
       call 'plots/mark_knee.gp' (i) (kind . "_warps_90pct_ilp" . k) ("ILP " . k . ":")
       row = knee_value == knee_value ? row + 1 : row
       call 'plots/param_value.gp' param_file(i) (kind . "_ceiling_ilp" . k)
@@ -66,16 +68,17 @@ do for [pn=1:2] {
         rings = rings + 1
         marks_tag = marks_tag + 1
         marks_cmd = marks_cmd . sprintf("set label %d '' at %g, %g point pt 6 ps 2.5 lc rgb '%s' front; ", \
-            marks_tag, STATS_pos_max_y, STATS_max_y, gpu_color[i])
+            marks_tag, STATS_pos_max_y, STATS_max_y, series_color(i, ilp_index(k + 0)))
         marks_tag = marks_tag + 1
         marks_cmd = marks_cmd . sprintf("set label %d 'ILP %s never 90 %%: best %.2f of peak (ring)' at graph 0.99, graph %g right offset 0, -0.6 front tc rgb '%s' font markfont; ", \
-            marks_tag, k, param_value, 0.97 - knee_step * (row + rings - 1), gpu_color[i])
+            marks_tag, k, param_value, 0.97 - knee_step * (row + rings - 1), series_color(i, ilp_index(k + 0)))
       }
     }
   }
   panel_marks[pn] = marks_cmd
 }
 knee_slot = 0
+mark_color = ""
 
 set logscale x 2
 set xrange [0.8 : 80]
@@ -106,7 +109,7 @@ do for [ext in "svg png pdf"] {
   eval panel_marks[1]
   plot for [i=1:nfiles] for [k in ilps] word(files, i) \
          using (sel("fp32_fma", k + 0) ? column("warps_per_sm") : NaN):"value" smooth unique \
-         with linespoints ls i dt ilp_dt(k + 0) pt ilp_pt(k + 0) \
+         with linespoints ls i lc rgb series_color(i, ilp_index(k + 0)) dt ilp_dt(k + 0) pt ilp_pt(k + 0) \
          title sprintf("%s ILP %s", word(labels, i), k) @levels
   unset label
   unset object
@@ -122,6 +125,6 @@ do for [ext in "svg png pdf"] {
   unset key
   plot for [i=1:nfiles] for [k in ilps] word(files, i) \
          using (sel("dram_load", k + 0) ? column("warps_per_sm") : NaN):"value" smooth unique \
-         with linespoints ls i dt ilp_dt(k + 0) pt ilp_pt(k + 0) notitle
+         with linespoints ls i lc rgb series_color(i, ilp_index(k + 0)) dt ilp_dt(k + 0) pt ilp_pt(k + 0) notitle
   unset multiplot
 }

@@ -4,6 +4,7 @@
 load 'plots/style.gp'
 
 probes = "ld_global ld_cg ld_nc shared constant"
+draw_order = "constant shared ld_nc ld_cg ld_global"
 probe_title(p) = p eq "ld_global" ? "ld.global" : p eq "ld_cg" ? "ld.cg" : p eq "ld_nc" ? "ld.nc" : p
 probe_dt(p) = p eq "ld_global" ? 1 : p eq "ld_cg" ? 2 : p eq "ld_nc" ? 4 : p eq "shared" ? 3 : 5
 # ld.global, ld.cg and ld.nc lie on one another past the L1 (and ld.nc on ld.global below it):
@@ -149,11 +150,13 @@ do for [ext in "svg png pdf"] {
   eval marks_cmd
   set label 99 doc_key at graph 1.025, graph 0.98 left front tc rgb '#606060' font labelfont
   # Refinement adds points after the coarse sweep: smooth unique puts each curve in x order.
-  # The key names each GPU by its colour and each load path by its dashes and marks.
-  plot for [i=1:words(files)] for [p in probes] word(files, i) \
+  # The key names each GPU by its colour and each load path by its dashes and marks (and, for
+  # one GPU, its colour). ld.global, whose levels are marked, is drawn last with smaller points,
+  # over the paths that lie on it, whose open points show around its own.
+  plot for [i=1:words(files)] for [p in draw_order] word(files, i) \
          using (sel(p) ? column("footprint_bytes") : NaN):"value" smooth unique \
-         with linespoints ls i dt probe_dt(p) pt probe_pt(p) ps pscale notitle, \
+         with linespoints ls i lc rgb series_color(i, word_index(probes, p, 1)) dt probe_dt(p) pt probe_pt(p) ps (p eq "ld_global" ? 0.6 : 1) * pscale notitle, \
        for [i=1:words(files)] NaN with lines ls i title word(labels, i), \
-       for [p in probes] NaN with linespoints lc rgb "#333333" dt probe_dt(p) pt probe_pt(p) \
+       for [p in probes] NaN with linespoints lc rgb key_color(word_index(probes, p, 1)) dt probe_dt(p) pt probe_pt(p) \
          ps pscale title probe_title(p)
 }

@@ -18,10 +18,10 @@ if (param_value == param_value) {
   # Tagged, so that evaluating marks_cmd again for the next format replaces them.
   marks_tag = marks_tag + 1
   marks_cmd = marks_cmd . sprintf("set object %d rect from %g, graph 0 to %g, graph 1 behind fc rgb '%s' fs transparent solid 0.12 noborder; ", \
-      marks_tag, _mk_lo, _mk_hi, gpu_color[_mk_i])
+      marks_tag, _mk_lo, _mk_hi, mark_rgb(_mk_i))
   marks_cmd = marks_cmd . sprintf("set arrow %d from %g, graph 0 to %g, graph 1 nohead back lc rgb '%s' dt 3 lw 0.8; ", \
-      marks_tag, param_value / _mk_scale, param_value / _mk_scale, gpu_color[_mk_i])
+      marks_tag, param_value / _mk_scale, param_value / _mk_scale, mark_rgb(_mk_i))
   if (ARG3 ne "-") { marks_cmd = marks_cmd . sprintf("set label %d '%s %s' at %g, graph %g %s front tc rgb '%s' font markfont; ", \
       marks_tag, ARG3, knee_text(param_value), param_value / _mk_scale, 0.97 - knee_step * (_mk_row - 1), \
-      knee_rotate ? "rotate by 90 right offset -0.9, 0" : "right offset -0.5, -0.6", gpu_color[_mk_i]) }
+      knee_rotate ? "rotate by 90 right offset -0.9, 0" : "right offset -0.5, -0.6", mark_rgb(_mk_i)) }
 }

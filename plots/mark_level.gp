@@ -13,5 +13,5 @@ if (param_value == param_value) {
   marks_tag = marks_tag + 1
   marks_cmd = marks_cmd . sprintf("set label %d '%s%s%s' at %g, %g %s offset 0, %g front tc rgb '%s' font markfont; ", \
       marks_tag, ARG3, ARG3 eq "" ? "" : " ", sprintf(ARG5, param_value / _ml_scale), ARG4 + 0.0, param_value / _ml_scale, \
-      level_just, _ml_dy, gpu_color[_ml_i])
+      level_just, _ml_dy, mark_rgb(_ml_i))
 }

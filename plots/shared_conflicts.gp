@@ -81,7 +81,7 @@ do for [ext in "svg png pdf"] {
            with linespoints ls i title sprintf("%s, 1 lane per word", word(labels, i)), \
          for [i=1:words(files)] word(files, i) \
            using (one_bank("conflict_latency", "cycles") ? column("ways") : NaN):"value" \
-           with points ls i pt 6 ps 1.5 title sprintf("%s, 32/N lanes per word", word(labels, i)) @lat_marks
+           with points ls i lc rgb series_color(i, 2) pt 6 ps 1.5 title sprintf("%s, 32/N lanes per word", word(labels, i)) @lat_marks
   }
   set tmargin at screen 0.54
   set bmargin at screen 0.14
@@ -98,7 +98,7 @@ do for [ext in "svg png pdf"] {
            with linespoints ls i title sprintf("%s, 1 lane per word", word(labels, i)), \
          for [i=1:words(files)] word(files, i) \
            using (one_bank("conflict_throughput", "cycles/request") ? column("ways") : NaN):"value" \
-           with points ls i pt 6 ps 1.5 title sprintf("%s, 32/N lanes per word", word(labels, i)), \
+           with points ls i lc rgb series_color(i, 2) pt 6 ps 1.5 title sprintf("%s, 32/N lanes per word", word(labels, i)), \
          x with lines ls 13 title "doc. rule: N-way = N passes"
   }
 

@@ -101,8 +101,8 @@ do for [ext in "svg png pdf"] {
   eval marks_cmd
   plot for [i=1:words(files)] for [k=1:words(strides)] word(files, i) \
          using (chased(word(strides, k) + 0) ? column("footprint_bytes") : NaN):"value" smooth unique \
-         with linespoints ls i dt stride_dt(k) pt stride_pt(k) ps pscale lw 1 notitle, \
+         with linespoints ls i lc rgb series_color(i, k) dt stride_dt(k) pt stride_pt(k) ps pscale lw 1 notitle, \
        for [i=1:words(files)] NaN with lines ls i title word(labels, i) @aliased_cmd, \
-       for [k=1:words(strides)] NaN with linespoints lc rgb "#333333" dt stride_dt(k) pt stride_pt(k) \
+       for [k=1:words(strides)] NaN with linespoints lc rgb key_color(k) dt stride_dt(k) pt stride_pt(k) \
          ps pscale title sprintf("stride %s", stride_title(word(strides, k) + 0)) @refs
 }

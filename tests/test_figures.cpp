@@ -148,6 +148,30 @@ TEST_F(FigureMarks, CacheGeometryFromTheFineGrainedFamilies) {
     expect_marks("associativity", {fmt("fitted: %.0f sets x %.0f ways", value("l1_sets"), value("l1_ways"))}, false);
 }
 
+TEST_F(FigureMarks, ClustersHostLinkAndL2Topology) {
+  expect_marks("clusters", {fmt("%.0f", value("dsm_latency")), fmt("%.0f", value("cluster_sync_latency_largest_cluster"))});
+  expect_marks("host_link", {fmt("pinned H2D %.1f, D2H %.1f, both %.1f GB/s", value("h2d_bandwidth_pinned"),
+                                 value("d2h_bandwidth_pinned"), value("bidir_bandwidth_pinned"))});
+  expect_marks("l2_topology", {fmt("H100: %.0f L2 partitions, ", value("l2_partitions"))}, false);
+}
+
+// plots/style.gp's size_text.
+std::string size_text(double b) {
+  return b >= 1073741824 ? fmt("%.3g GiB", b / 1073741824) : b >= 1048576 ? fmt("%.3g MiB", b / 1048576)
+         : b >= 1024     ? fmt("%.3g KiB", b / 1024)
+                         : fmt("%g B", b);
+}
+
+TEST_F(FigureMarks, FiguresMarkedBeforeThisSessionKeepTheirMarks) {
+  expect_marks("bandwidth", {fmt("DRAM %.0f GB/s", value("dram_read_bandwidth")), fmt("L2 %.0f GB/s", value("l2_read_bandwidth"))});
+  expect_marks("concurrency", {fmt("at most %.0f kernels at once", value("max_concurrent_kernels"))});
+  expect_marks("littles_law", {"90 % of DRAM peak: " + size_text(value("dram_bytes_in_flight_90pct"))});
+  expect_marks("tlb", {"L1 TLB " + size_text(value("tlb_l1_coverage"))});
+  expect_marks("index_chase", {fmt("%.1f", value("dram_latency_index_chase"))});
+  if (has("l1_size_no_miss"))  // runs analysed before the carve-out's own name have none
+    expect_marks("carveout", {fmt("largest L1 without misses: %.0f KiB", value("l1_size_no_miss") / 1024)});
+}
+
 TEST_F(FigureMarks, FigureOnlyFamiliesMarkWhatTheyStartFrom) {
   expect_marks("waves", {"block time: "}, false);
   expect_marks("loaded_latency", {"idle: "}, false);
