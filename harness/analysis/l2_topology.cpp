@@ -255,14 +255,14 @@ std::vector<std::vector<int>> co_scheduled_groups(const std::vector<std::vector<
 namespace {
 
 std::vector<CodeExpectation> l2_topology_expectations() {
-  CodeExpectation lat{"l2_topology", "l2_topology::line_latency", "first_read", {}, {}};
+  CodeExpectation lat{std::string(kFamily.name), "l2_topology::line_latency", "first_read", {}, {}};
   // Each line read twice (first, again), L2 only, each read timed alone.
   lat.ptx = {{R"(^ld\.global\.cg\.u32 )", 2, false}};
   lat.sass = {{R"(^LDG\.E\.STRONG\.GPU|^LDG\.E)", -1, false}};
-  CodeExpectation touch{"l2_topology", "l2_topology::touch_lines", "first_read", {}, {}};
+  CodeExpectation touch{std::string(kFamily.name), "l2_topology::touch_lines", "first_read", {}, {}};
   touch.ptx = {{R"(^st\.global\.cg\.u32 )", 1, false}};
   touch.sass = {{R"(^STG)", -1, false}};
-  CodeExpectation place{"l2_topology", "l2_topology::placement", "cluster_placement", {}, {}};
+  CodeExpectation place{std::string(kFamily.name), "l2_topology::placement", "cluster_placement", {}, {}};
   place.ptx = {{R"(%smid)", -1, false}};
   place.sass = {{R"(SR_VIRTUALSMID|SR_SMID|S2R|S2UR)", -1, false}};
   return {lat, touch, place};

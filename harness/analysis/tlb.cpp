@@ -367,7 +367,7 @@ namespace {
 
 std::vector<CodeExpectation> expectations() {
   std::vector<CodeExpectation> out;
-  out.push_back(expectation("tlb", chase_kernel(false, loader(kL2, 8)), "chase", ptx_load(kL2, 8, true),
+  out.push_back(expectation(std::string(kFamily.name), chase_kernel(false, loader(kL2, 8)), "chase", ptx_load(kL2, 8, true),
                             sass_load(kL2)));
   return out;
 }
