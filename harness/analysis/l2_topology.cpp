@@ -24,7 +24,8 @@ namespace {
 // under kMinLevelGap.
 double split_threshold(std::vector<double> row, double* gap) {
   std::sort(row.begin(), row.end());
-  const size_t n = row.size(), margin = std::max<size_t>(1, n / 10);
+  constexpr size_t kSideShare = 10;  // a level holds at least 1/10 of the lines: not a glitch
+  const size_t n = row.size(), margin = std::max<size_t>(1, n / kSideShare);
   double best = 0, at = NAN;
   for (size_t i = margin; i + margin <= n && i < n; ++i) {
     const double g = row[i] - row[i - 1];
