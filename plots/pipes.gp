@@ -1,6 +1,6 @@
 # family: pipes
 # title: Throughput and latency of each execution pipe
-# read: Top: results per clock per SM (log); bottom: dependent-issue latency in cycles.
+# read: Top: results per clock per SM (log); bottom: dependent-issue latency in cycles; each op's inferred values written above its bars.
 load 'plots/style.gp'
 set datafile missing NaN
 
@@ -22,6 +22,9 @@ is_number_tail(s) = strlen(s) == 0 ? 1 : (strstrt("0123456789.eE+-", s[1:1]) > 0
 array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
 array t_doc[4 * nops]
 array l_doc[4 * nops]
+# A documented latency found another way than gpuprobe's dependent chain (Jia's stall count)
+# names its method in that series' title.
+array l_method[4] = ["", "", "", ""]
 do for [k=1:nops] {
   do for [kind in "throughput_per_sm latency"] {
     q = word(ops, k) . "_" . kind
@@ -32,8 +35,9 @@ do for [k=1:nops] {
     v = is_number(_dv) ? real(_dv) : NaN
     if (kind eq "latency") { l_doc[k] = v } else { t_doc[k] = v }
     do for [g=1:3] {
-      call 'plots/ref_value.gp' (arch_gpu[g]) (q)
+      call 'plots/ref_value.gp' (arch_gpu[g]) (q) (kind eq "latency" ? "dependent_chain" : "throughput_loop")
       if (kind eq "latency") { l_doc[g * nops + k] = ref_value } else { t_doc[g * nops + k] = ref_value }
+      if (kind eq "latency" && ref_value == ref_value && ref_other_method) { l_method[g + 1] = ref_method_text }
     }
   }
 }
@@ -45,6 +49,7 @@ off(s) = -0.42 + (s - 0.5) * bw
 array doc_color[4] = ["#404040", kepler_color, maxwell_color, volta_color]
 array doc_title[4] = [cc ne "" ? sprintf("cc %s (documented)", cc) : "this GPU (documented)", \
                       "K80 (documented)", "M60 (documented)", "V100 (documented)"]
+do for [s=2:4] { if (l_method[s] ne "") { doc_title[s] = doc_title[s][1:strlen(doc_title[s]) - 1] . "; latency by " . l_method[s] . ")" } }
 # Documented bars come from the arrays through the '+' pseudo-file; its first sample is read
 # as the column header (style.gp), so sampling starts at 0, which draws nothing.
 doc_t(s, k) = k >= 1 ? t_doc[(s - 1) * nops + int(k)] : NaN
@@ -66,6 +71,33 @@ do for [s=1:4] {
   if (nl > 0) { l_docs = l_docs . sprintf(", [k=0:%d:1] '+' using (k + off(%d)):(doc_l(%d, k)) with boxes %s notitle", nops, nfiles + s, s, style) }
 }
 
+# What the run inferred: each op's rate and latency (parameters.csv), written up from the top
+# of its group of bars, one value per GPU in the GPUs' order ("127 / 128").
+value_text(v) = v >= 100 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : sprintf("%.2f", v)
+t_values = ""
+l_values = ""
+do for [k=1:nops] {
+  do for [kind in "throughput_per_sm latency"] {
+    text = ""
+    top = 0
+    do for [i=1:nfiles] {
+      call 'plots/param_value.gp' param_file(i) (word(ops, k) . "_" . kind)
+      text = text . (i > 1 ? " / " : "") . (param_value == param_value ? value_text(param_value) : "-")
+      top = param_value > top ? param_value : top
+    }
+    do for [g=1:4] {
+      v = kind eq "latency" ? l_doc[(g - 1) * nops + k] : t_doc[(g - 1) * nops + k]
+      top = v > top ? v : top
+    }
+    if (top > 0) {
+      marks_tag = marks_tag + 1
+      cmd = sprintf("set label %d '%s' at %g, %g rotate by 90 left offset 0, 0.3 front tc rgb '%s' font valuefont; ", \
+          marks_tag, text, k, top, nfiles > 1 ? "#404040" : gpu_color[1])
+      if (kind eq "latency") { l_values = l_values . cmd } else { t_values = t_values . cmd }
+    }
+  }
+}
+
 set xrange [0.4 : nops + 0.6]
 set style fill solid 0.85 border -1
 set boxwidth bw absolute
@@ -84,8 +116,11 @@ do for [ext in "svg png pdf"] {
   set bmargin at screen 0.56
   set xtics () scale 0 norotate
   do for [k=1:nops] { set xtics add ("" k) }
-  set yrange [1:20000]
+  set yrange [1:50000]
   set ylabel "results/clk/SM"
+  valuefont = ticfont
+  unset label
+  eval t_values
   plot for [i=1:nfiles] word(files, i) \
          using (is_row("throughput") ? op_index(strcol("probe"), 1) + off(i) : NaN):"value" \
          with boxes fc rgb gpu_color[i] title word(labels, i) @t_docs
@@ -94,8 +129,10 @@ do for [ext in "svg png pdf"] {
   set bmargin at screen 0.20
   set xtics () scale 0 rotate by 40 right noenhanced font ticfont
   do for [k=1:nops] { set xtics add (word(ops, k) k) }
-  set yrange [1:1000]
+  set yrange [1:3000]
   set ylabel "latency (cycles)"
+  unset label
+  eval l_values
   plot for [i=1:nfiles] word(files, i) \
          using (is_row("latency") ? op_index(strcol("probe"), 1) + off(i) : NaN):"value" \
          with boxes fc rgb gpu_color[i] notitle @l_docs

@@ -341,3 +341,16 @@ TEST(FuzzCorpus, EveryInputHoldsTheInvariants) {
   }
   EXPECT_GE(inputs, 80);
 }
+
+TEST(Observation, ScaledConvertsValueAndPercentilesKeepingTheRest) {
+  gpuprobe::Observation o{"latency", "chase", {{"footprint_bytes", "4096"}}, 30, "cycles", 29, 30, 33, 11};
+  gpuprobe::Observation ns = o.scaled(0.5, "ns");
+  EXPECT_EQ(ns.unit, "ns");
+  EXPECT_DOUBLE_EQ(ns.value, 15);
+  EXPECT_DOUBLE_EQ(ns.p05, 14.5);
+  EXPECT_DOUBLE_EQ(ns.p50, 15);
+  EXPECT_DOUBLE_EQ(ns.p95, 16.5);
+  EXPECT_EQ(ns.reps, 11);
+  EXPECT_EQ(ns.params, o.params);
+  EXPECT_EQ(o.unit, "cycles");
+}

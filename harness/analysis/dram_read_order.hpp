@@ -1,0 +1,56 @@
+#pragma once
+// DRAM read order: how close a read kernel comes to the theoretical DRAM bandwidth, over the
+// choices a read kernel makes: the order in which warps and blocks walk the buffer, the bytes
+// each thread loads at once, the cache hints of the load, the blocks per SM, how many SMs
+// read, and the bulk-copy engine in place of loads. The best kernel's figure against the
+// theoretical peak (memory clock x bus width) says where reads stop.
+#include <string>
+#include <vector>
+
+#include "core/observation.hpp"
+
+namespace gpuprobe {
+
+namespace dram_read_order {
+
+// How the grid walks a buffer of N accesses, each pass front to back:
+//   grid:  the whole grid together (thread t reads t, t + T, ...; T threads in the grid);
+//   block: each block its own contiguous chunk of N / blocks accesses, its threads together;
+//   warp:  each warp its own contiguous slice of N / warps accesses.
+enum class Order { grid, block, warp };
+const char* order_name(Order o);
+
+// The load variants (the cache operator and hints of every load), by index: the kernels are
+// templated on it. ptx is the instruction prefix the PTX must hold.
+struct Hint {
+  const char* ptx;
+  bool l2_256b;  // carries .L2::256B: the SASS must keep it (LTC256B)
+};
+constexpr Hint kHints[] = {{"ld.global.cg", false},
+                           {"ld.global.nc", false},
+                           {"ld.global.L1::no_allocate", false},
+                           {"ld.global.cg.L2::256B", true},
+                           {"ld.global.nc.L1::no_allocate.L2::256B", true}};
+constexpr int kHintCount = sizeof(kHints) / sizeof(kHints[0]);
+
+// A thread's accesses are `width` bytes: one 16-byte load, or two adjacent ones (32 B).
+constexpr int kLoadBytes = 16;
+
+std::string read_kernel_name(int width, int hint, int ilp);
+std::string bulk_kernel_name();
+
+// Where thread t (block b, warp w, lane l) starts and how far it moves per access, in
+// accesses, for a buffer of `n` accesses read by `blocks` x `threads` threads with `ilp`
+// accesses per round; false when n is not a whole number of rounds.
+struct Walk {
+  unsigned long long block_step = 0, warp_step = 0, stride = 0, rounds = 0;
+};
+bool walk_of(Order o, unsigned long long n, int blocks, int threads, int ilp, Walk* out);
+
+}  // namespace dram_read_order
+
+// dram_read_bandwidth_best (the best read kernel's GB/s) and dram_read_peak_fraction (it over
+// the theoretical peak the family recorded).
+std::vector<Parameter> analyze_dram_read_order(const std::vector<Observation>& obs, const Metadata& meta);
+
+}  // namespace gpuprobe
