@@ -20,6 +20,7 @@
 #include "analysis/analyzer.hpp"
 #include "committed_runs.hpp"
 #include "core/catalog.hpp"
+#include "core/code_check.hpp"
 #include "core/csv.hpp"
 #include "core/family.hpp"
 
@@ -33,6 +34,12 @@ const fs::path kSource = GPUPROBE_SOURCE_DIR;
 // Families of docs/parameters.md that no probe writes, with the reason.
 const std::map<std::string, std::string> kHarnessFamilies = {
     {"run", "written by the runner itself (the measured SM clock, the suite's wall time)"},
+};
+
+// Sources of code expectations that are no family's own file, with the reason.
+const std::map<std::string, std::string> kOtherSources = {
+    {"tensor_wgmma_sm90a", "the pipes family's wgmma kernels, compiled for sm_90a alone "
+                           "(microbench/tensor_wgmma.cu; their PTX is ptx/sm_90a/)"},
 };
 
 // Analysis files whose namespace is not yet the family's name, with the reason.
@@ -206,4 +213,14 @@ TEST(Families, CommittedRunsEmitOnlyNamesOfTheTable) {
       }
     }
   EXPECT_GE(emitted, 500u) << "the committed runs' families analysed";
+}
+
+// Every code expectation belongs to a described family (its source file is the family's), so
+// that a renamed family cannot leave its kernels unchecked.
+TEST(Families, EveryCodeExpectationIsOfADescribedFamily) {
+  const auto families = described();
+  ASSERT_FALSE(code_expectations().empty());
+  for (const auto& e : code_expectations())
+    EXPECT_TRUE(families.count(e.source) || kOtherSources.count(e.source))
+        << e.kernel << ": source '" << e.source << "' is no described family";
 }

@@ -26,8 +26,8 @@ constexpr double kRelTolerance = 1e-9;
 // The latency and bandwidth families' inference is being reworked (issue 14, helper
 // "modelgpu"): their parameters are held to that issue's gate instead, the value within 1 %
 // (latencies, sizes, bandwidths); their intervals and confidences may move with the rework.
-// The TLB family reads its steps and walk cost with the ladder's segmentation and levels, so
-// it moves with it (H100 tlb_miss_latency 896.6 -> 904.5 cycles, +0.9 %).
+// The tlb family too: its steps are cut by the latency ladder's segmentation
+// (ladder::segment_curve), which the rework changes (H100 tlb_miss_latency 896.6 -> 904.5).
 constexpr double kReworkTolerance = 0.01;
 const std::set<std::string> kReworkedEvidence = {"latency.csv", "bandwidth.csv", "tlb.csv"};
 
@@ -76,10 +76,6 @@ const std::vector<Changed> kChanged = {
     {"tlb_l1_coverage", kBeforeIssue14, "", Differs::everything,
      "TLB steps are cut with the ladder's segmentation, reworked by issue 14, on curves built anew "
      "(bc98421): H100 302 -> 292 MiB, H200 280 -> 306 MiB (one stride's knee moved)"},
-    {"tlb_l2_coverage", kBeforeIssue14, "", Differs::confidence,
-     "the same segmentation reads the step's confidence anew (value unchanged)"},
-    {"tlb_miss_latency", kBeforeIssue14, "", Differs::everything,
-     "the same segmentation: the plateau's level moves by < 0.2 %, its confidence rises"},
 };
 
 std::string renamed(const Parameter& p) {

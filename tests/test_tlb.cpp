@@ -68,11 +68,9 @@ TEST(Tlb, PageEntryCoverageAndMissLatency) {
 }
 
 TEST(Tlb, SmallFirstStepOnANoisyCurve) {
-  auto obs = tlb_rows(2 * kMiB, 32, 4096, 64 * kGiB, 25);
-  auto ps = analyze("tlb", obs);
-  const Parameter* entry = find(ps, "tlb_page_entry_size");
-  const Parameter* l1 = find(ps, "tlb_l1_coverage");
-  const Parameter* l2 = find(ps, "tlb_l2_coverage");
+  const auto ps = analyze("tlb", tlb_rows(2 * kMiB, 32, 4096, 64 * kGiB, 25));
+  const Parameter *entry = find(ps, "tlb_page_entry_size"), *l1 = find(ps, "tlb_l1_coverage"),
+                  *l2 = find(ps, "tlb_l2_coverage");
   ASSERT_TRUE(entry && l1 && l2);
   EXPECT_EQ(entry->value, 2 * kMiB);
   expect_reach(*l1, 64 * kMiB);

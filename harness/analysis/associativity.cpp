@@ -500,7 +500,9 @@ std::optional<AssociativityFit> fit_associativity(const std::vector<EvictionTall
     mostly_evicted = mostly_evicted || first_fraction(t) >= 0.5;
   }
   f.half_point = half_point(tallies);
-  if (f.points < 4 || !mostly_kept || !mostly_evicted || !std::isfinite(f.half_point))
+  // Fewer line counts than a capacity, a shape and their misfit can be told from.
+  constexpr int kMinLineCounts = 4;
+  if (f.points < kMinLineCounts || !mostly_kept || !mostly_evicted || !std::isfinite(f.half_point))
     return std::nullopt;
   f.verdict = replacement_verdict(tallies);
 

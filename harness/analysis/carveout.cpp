@@ -63,10 +63,10 @@ namespace {
 
 std::vector<CodeExpectation> expectations() {
   std::vector<CodeExpectation> out;
-  out.push_back(expectation("carveout", chase_kernel(false, loader(kL1, 8)), "chase",
+  out.push_back(expectation(std::string(kFamily.name), chase_kernel(false, loader(kL1, 8)), "chase",
                             ptx_load(kL1, 8, true), sass_load(kL1)));
   // Chain layout: stores of the next element's offset.
-  out.push_back(expectation("carveout", kWriteChain64, "chase", {R"(^st\.global\.u64 )", -1, false},
+  out.push_back(expectation(std::string(kFamily.name), kWriteChain64, "chase", {R"(^st\.global\.u64 )", -1, false},
                             {R"(^STG\.E)", -1, false}));
   return out;
 }

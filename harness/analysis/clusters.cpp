@@ -24,14 +24,14 @@ namespace {
 constexpr int kClusterMinArch = 90;
 
 std::vector<CodeExpectation> clusters_expectations() {
-  CodeExpectation chase{"clusters", latency_kernel(), "dsm_latency", {}, {}};
+  CodeExpectation chase{std::string(kFamily.name), latency_kernel(), "dsm_latency", {}, {}};
   // One DSM load per hop in each of the two passes (warm, timed), address from the last load.
   chase.ptx = {{R"(^ld\.shared::cluster\.u32 )", 2, false}};
   chase.sass = {{R"(^LD)", -1, false}};  // the DSM form is checked in the PTX
-  CodeExpectation read{"clusters", bandwidth_kernel(), "dsm_bandwidth", {}, {}};
+  CodeExpectation read{std::string(kFamily.name), bandwidth_kernel(), "dsm_bandwidth", {}, {}};
   read.ptx = {{R"(^ld\.shared::cluster\.v4\.u32 )", kBandwidthUnroll, false}};
   read.sass = {{R"(^LD)", -1, false}};
-  CodeExpectation sync{"clusters", sync_kernel(), "cluster_sync", {}, {}};
+  CodeExpectation sync{std::string(kFamily.name), sync_kernel(), "cluster_sync", {}, {}};
   sync.ptx = {{R"(^barrier\.cluster\.wait)", -1, false}};
   sync.sass = {{R"(BAR)", -1, false}};
   for (CodeExpectation* e : {&chase, &read, &sync}) e->min_arch = kClusterMinArch;

@@ -54,7 +54,7 @@ std::vector<CodeExpectation> divergence_expectations() {
   std::vector<CodeExpectation> out;
   for (int ilp : {1, 4}) {
     CodeExpectation e;
-    e.source = "divergence";
+    e.source = std::string(kFamily.name);
     e.kernel = kernel_name(ilp);
     e.probe = ilp == 1 ? "one_warp" : "full_sm";
     // Every path keeps its own FMAs: none merged with another path's, none dropped.

@@ -100,7 +100,7 @@ std::vector<CodeExpectation> dual_issue_expectations() {
     const pipes::OpInfo* b = pipes::find_op(pair.b);
     for (const Mix& m : kMixes) {
       CodeExpectation e;
-      e.source = "dual_issue";
+      e.source = std::string(kFamily.name);
       e.kernel = kernel_name(a->type, b->type, m.a, m.b);
       e.probe = pair.name;
       e.ptx = {{a->ptx, kRounds * m.a * a->ptx_per_apply, false},

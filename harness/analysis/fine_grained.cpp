@@ -229,14 +229,14 @@ namespace {
 
 std::vector<CodeExpectation> expectations() {
   std::vector<CodeExpectation> out;
-  out.push_back(expectation("fine_grained", chase_kernel(true, loader(kL1, 8)), "capacity",
+  out.push_back(expectation(std::string(kFamily.name), chase_kernel(true, loader(kL1, 8)), "capacity",
                             ptx_load(kL1, 8, true), sass_load(kL1)));
-  out.push_back(expectation("fine_grained", chase_kernel(true, loader(kL1, 4)), "trace",
+  out.push_back(expectation(std::string(kFamily.name), chase_kernel(true, loader(kL1, 4)), "trace",
                             ptx_load(kL1, 4, true), sass_load(kL1)));
-  out.push_back(expectation("fine_grained", kConstChase, "trace", {R"(^ld\.const\.u32 )", -1, true},
+  out.push_back(expectation(std::string(kFamily.name), kConstChase, "trace", {R"(^ld\.const\.u32 )", -1, true},
                             {"^LDC", -1, false}));
   // Chain layout: stores of the next element's offset.
-  out.push_back(expectation("fine_grained", kWriteChain32, "trace", {R"(^st\.global\.u32 )", -1, false},
+  out.push_back(expectation(std::string(kFamily.name), kWriteChain32, "trace", {R"(^st\.global\.u32 )", -1, false},
                             {R"(^STG\.E)", -1, false}));
   return out;
 }

@@ -232,13 +232,13 @@ std::vector<CodeExpectation> expectations() {
   // The walks time two chains (cold, then resident): the path's load, not one chain.
   for (int path : {kL1, kReadonly, kL2})
     for (int width : {4, 8, 16})
-      out.push_back(expectation("granularity", stride_walk(path, width), "stride",
+      out.push_back(expectation(std::string(kFamily.name), stride_walk(path, width), "stride",
                                 ptx_load(path, width, false), sass_load(path)));
-  out.push_back(expectation("granularity", kConstWalk, "stride", {R"(^ld\.const\.u32 )", -1, false},
+  out.push_back(expectation(std::string(kFamily.name), kConstWalk, "stride", {R"(^ld\.const\.u32 )", -1, false},
                             {"^LDC", -1, false}));
-  out.push_back(expectation("granularity", "granularity::warp_pattern", "warp_pattern",
+  out.push_back(expectation(std::string(kFamily.name), "granularity::warp_pattern", "warp_pattern",
                             ptx_load(kL2, 4, false), sass_load(kL2)));
-  out.push_back(expectation("granularity", "granularity::flush_l2", "stride",
+  out.push_back(expectation(std::string(kFamily.name), "granularity::flush_l2", "stride",
                             {R"(^ld\.global\.cg\.v4\.u32 )", -1, false}, sass_load(kL2)));
   return out;
 }

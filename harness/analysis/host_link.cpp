@@ -62,13 +62,13 @@ namespace {
 
 std::vector<CodeExpectation> host_link_expectations() {
   CodeExpectation copy;
-  copy.source = "host_link";
+  copy.source = std::string(kFamily.name);
   copy.kernel = "host_link::sm_copy";
   copy.probe = "sm_h2d";
   copy.ptx = {{R"(^ld\.global(\.nc)?\.v4\.u32 )", -1, false}, {R"(^st\.global\.v4\.u32 )", -1, false}};
   copy.sass = {{R"(^LDG\.E\.128)", -1, false}, {R"(^STG\.E\.128)", -1, false}};
   CodeExpectation chase;
-  chase.source = "host_link";
+  chase.source = std::string(kFamily.name);
   chase.kernel = "host_link::host_chase";
   chase.probe = "mapped_latency";
   // System-scope loads: the host's memory answers every one, no GPU cache may.

@@ -69,7 +69,7 @@ std::vector<CodeExpectation> ilp_expectations() {
   std::vector<CodeExpectation> out;
   for (int ilp : kIlps) {
     CodeExpectation f;
-    f.source = "ilp_occupancy";
+    f.source = std::string(kFamily.name);
     f.kernel = fma_kernel_name(ilp);
     f.probe = "fp32_fma";
     // With one chain the steps must stay one dependent chain, or ILP 1 would not be 1.
@@ -77,7 +77,7 @@ std::vector<CodeExpectation> ilp_expectations() {
     f.sass = {{R"(^FFMA R)", kFmaSteps, ilp == 1}};
     out.push_back(f);
     CodeExpectation l;
-    l.source = "ilp_occupancy";
+    l.source = std::string(kFamily.name);
     l.kernel = load_kernel_name(ilp);
     l.probe = "dram_load";
     // ILP loads per loop trip, not unrolled: a warp has exactly ILP loads in flight.

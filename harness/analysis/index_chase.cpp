@@ -47,7 +47,7 @@ std::vector<CodeExpectation> index_chase_expectations() {
   auto add = [&](const std::string& kernel, const std::string& probe, std::vector<InstructionRule> ptx,
                  std::vector<InstructionRule> sass) {
     CodeExpectation e;
-    e.source = "index_chase";
+    e.source = std::string(kFamily.name);
     e.kernel = kernel;
     e.probe = probe;
     e.ptx = std::move(ptx);

@@ -24,7 +24,8 @@ namespace {
 // under kMinLevelGap.
 double split_threshold(std::vector<double> row, double* gap) {
   std::sort(row.begin(), row.end());
-  const size_t n = row.size(), margin = std::max<size_t>(1, n / 10);
+  constexpr size_t kSideShare = 10;  // a level holds at least 1/10 of the lines: not a glitch
+  const size_t n = row.size(), margin = std::max<size_t>(1, n / kSideShare);
   double best = 0, at = NAN;
   for (size_t i = margin; i + margin <= n && i < n; ++i) {
     const double g = row[i] - row[i - 1];
@@ -255,14 +256,14 @@ std::vector<std::vector<int>> co_scheduled_groups(const std::vector<std::vector<
 namespace {
 
 std::vector<CodeExpectation> l2_topology_expectations() {
-  CodeExpectation lat{"l2_topology", "l2_topology::line_latency", "first_read", {}, {}};
+  CodeExpectation lat{std::string(kFamily.name), "l2_topology::line_latency", "first_read", {}, {}};
   // Each line read twice (first, again), L2 only, each read timed alone.
   lat.ptx = {{R"(^ld\.global\.cg\.u32 )", 2, false}};
   lat.sass = {{R"(^LDG\.E\.STRONG\.GPU|^LDG\.E)", -1, false}};
-  CodeExpectation touch{"l2_topology", "l2_topology::touch_lines", "first_read", {}, {}};
+  CodeExpectation touch{std::string(kFamily.name), "l2_topology::touch_lines", "first_read", {}, {}};
   touch.ptx = {{R"(^st\.global\.cg\.u32 )", 1, false}};
   touch.sass = {{R"(^STG)", -1, false}};
-  CodeExpectation place{"l2_topology", "l2_topology::placement", "cluster_placement", {}, {}};
+  CodeExpectation place{std::string(kFamily.name), "l2_topology::placement", "cluster_placement", {}, {}};
   place.ptx = {{R"(%smid)", -1, false}};
   place.sass = {{R"(SR_VIRTUALSMID|SR_SMID|S2R|S2UR)", -1, false}};
   return {lat, touch, place};

@@ -118,7 +118,7 @@ std::vector<CodeExpectation> pipe_expectations() {
       int steps = ilp * unroll;
       bool chained = ilp == 1;
       CodeExpectation e;
-      e.source = "pipes";
+      e.source = std::string(kFamily.name);
       e.kernel = kernel_name(op.type, ilp, unroll);
       e.probe = op.probe;
       e.ptx = {{op.ptx, steps * op.ptx_per_apply, chained}};

@@ -19,6 +19,31 @@ using namespace memory_chase;
 using analysis::bytes_text;
 using analysis::num;
 
+// The heuristics of the TLB analysis, each with its reason.
+struct TlbRules {
+  // Strides whose first step lies within this factor of the smallest stride's see the same
+  // reach (the stride is below the entry size); a step beyond it has moved with the stride.
+  double same_reach = 1.5;
+  // A stride's first step agrees with the median reach within 10 %.
+  double reach_agrees = 0.1;
+  // The page entry size is pinned by strides on both sides of it; with one side seen once,
+  // it rests on a single sweep.
+  double entry_confident = 0.85, entry_one_sided = 0.6;
+  // The L1 reach from the median over strides: its confidence grows with the fraction of
+  // strides that agree, from a floor that a single sweep's knee may beat.
+  double reach_floor = 0.4, reach_per_agreement = 0.5;
+  // An aliased step is the L2 TLB's only past twice the L1 reach (a wandering L1 step is not).
+  double beyond_l1_factor = 2;
+  // The last point on the lower level before an aliased ramp: under this fraction of the way
+  // up the step, and within this fraction of the level.
+  double ramp_step_fraction = 0.15, ramp_level_fraction = 0.05;
+  // Two strides' steps "move with the stride" when their ratio matches the strides' to 25 %.
+  double moves_with_stride = 0.25;
+  // A miss cost seen without a step beyond the L1 TLB is only the L1 miss's: less certain.
+  double shallow_miss_factor = 0.7;
+};
+constexpr TlbRules kRules{};
+
 }  // namespace
 
 ladder::SegmentOptions tlb_segment_options() {
@@ -119,10 +144,10 @@ std::optional<PageEntryFit> fit_page_entry(const XY& in) {
   const double k0 = steps.front().second;
   std::vector<double> below, entries;
   for (const auto& [stride, reach] : steps) {
-    if (reach <= 1.5 * k0 && reach >= k0 / 1.5) {
+    if (reach <= kRules.same_reach * k0 && reach >= k0 / kRules.same_reach) {
       below.push_back(reach);
       f.sweep_stride = stride;
-    } else if (reach > 1.5 * k0) {
+    } else if (reach > kRules.same_reach * k0) {
       entries.push_back(reach / stride);
     }
   }
@@ -132,7 +157,7 @@ std::optional<PageEntryFit> fit_page_entry(const XY& in) {
   f.reach_low = *std::min_element(below.begin(), below.end());
   f.reach_high = *std::max_element(below.begin(), below.end());
   f.agree = static_cast<double>(std::count_if(below.begin(), below.end(), [&](double r) {
-              return std::fabs(r / f.reach - 1) <= 0.1;
+              return std::fabs(r / f.reach - 1) <= kRules.reach_agrees;
             })) /
             static_cast<double>(below.size());
   if (!entries.empty()) {
@@ -144,25 +169,6 @@ std::optional<PageEntryFit> fit_page_entry(const XY& in) {
 
 namespace {
 
-// The heuristics of the TLB analysis, each with its reason.
-struct TlbRules {
-  // The page entry size is pinned by strides on both sides of it; with one side seen once,
-  // it rests on a single sweep.
-  double entry_confident = 0.85, entry_one_sided = 0.6;
-  // The L1 reach from the median over strides: its confidence grows with the fraction of
-  // strides that agree, from a floor that a single sweep's knee may beat.
-  double reach_floor = 0.4, reach_per_agreement = 0.5;
-  // An aliased step is the L2 TLB's only past twice the L1 reach (a wandering L1 step is not).
-  double beyond_l1_factor = 2;
-  // The last point on the lower level before an aliased ramp: under this fraction of the way
-  // up the step, and within this fraction of the level.
-  double ramp_step_fraction = 0.15, ramp_level_fraction = 0.05;
-  // Two strides' steps "move with the stride" when their ratio matches the strides' to 25 %.
-  double moves_with_stride = 0.25;
-  // A miss cost seen without a step beyond the L1 TLB is only the L1 miss's: less certain.
-  double shallow_miss_factor = 0.7;
-};
-constexpr TlbRules kRules{};
 
 std::string steps_text(const ladder::Segmentation& sg, size_t from) {
   std::string t;
@@ -367,7 +373,7 @@ namespace {
 
 std::vector<CodeExpectation> expectations() {
   std::vector<CodeExpectation> out;
-  out.push_back(expectation("tlb", chase_kernel(false, loader(kL2, 8)), "chase", ptx_load(kL2, 8, true),
+  out.push_back(expectation(std::string(kFamily.name), chase_kernel(false, loader(kL2, 8)), "chase", ptx_load(kL2, 8, true),
                             sass_load(kL2)));
   return out;
 }
