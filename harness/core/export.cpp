@@ -134,8 +134,10 @@ void sim_latencies(SimConfig& c) {
 void sim_caches(SimConfig& c) {
   c.out += "\n# L1 data cache geometry <sector>:<sets>:<line>:<ways>\n";
   const Parameter *sets = nullptr, *ways = nullptr, *line_size = nullptr, *banks = nullptr;
-  bool geometry = c.usable("l1_sets", &sets) & c.usable("l1_ways", &ways) & c.usable("l1_line_size", &line_size);
-  if (geometry) {
+  // All three asked, so that each one left out says why.
+  const bool have_sets = c.usable("l1_sets", &sets), have_ways = c.usable("l1_ways", &ways),
+             have_line = c.usable("l1_line_size", &line_size);
+  if (have_sets && have_ways && have_line) {
     double s = std::round(sets->value);
     bool pow2 = s >= 1 && std::fabs(std::exp2(std::round(std::log2(s))) - s) < 0.5;
     if (!pow2) {

@@ -1,8 +1,10 @@
 #pragma once
 // `gpuprobe report RUN_DIR`: renders every figure of a run with gnuplot and writes
 // RUN_DIR/report.md (metadata, inferred parameters beside the documented figures, figures).
-// Also the pieces `gpuprobe compare` shares: reading a run directory without trusting it,
-// finding the figure scripts, and rendering one figure. Works from the CSV files alone.
+// Also the pieces `gpuprobe compare` shares, each in a file of its own: reading a run
+// directory without trusting it (run_data.cpp), finding the figure scripts and rendering one
+// figure (report_figures.cpp), and the markdown both write (report_markdown.cpp). Works from
+// the CSV files alone.
 #include <set>
 #include <string>
 #include <vector>
