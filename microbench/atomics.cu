@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "analysis/atomics.hpp"
-#include "common.cuh"
+#include "block_timing.cuh"
 #include "gpu/sass_check.hpp"
 
 namespace gpuprobe {
@@ -73,7 +73,7 @@ __global__ void chain_kernel(unsigned* global_words, int lanes, int addresses, i
 // kAtomicsPerTrip independent chains per lane, on the warp's own 32-word region.
 template <bool Shared, bool Cas>
 __global__ void stream_kernel(unsigned* global_words, int lanes, int addresses, int iters,
-                              SmWindow* windows, unsigned* sink, int flag) {
+                              BlockSpan* spans, unsigned* sink, int flag) {
   __shared__ unsigned words[kBlockThreads];
   const int warp = threadIdx.x / kWarpLanes, lane = threadIdx.x % kWarpLanes;
   words[threadIdx.x] = 0;
@@ -100,7 +100,7 @@ __global__ void stream_kernel(unsigned* global_words, int lanes, int addresses, 
 #pragma unroll
   for (int j = 0; j < kAtomicsPerTrip; ++j) acc ^= v[j];
   __syncthreads();
-  if (threadIdx.x == 0) windows[blockIdx.x] = {start, clock64(), sm_id()};
+  record_span(spans, start, clock64());
   keep(acc, sink, flag);
 }
 
@@ -161,7 +161,7 @@ class AtomicRunner {
     // About 2^16 (shared) or 2^15 (global) warp atomics per SM; a quarter in quick mode.
     const int warp_ops = (shared ? 1 << 16 : 1 << 15) / (quick_ ? 4 : 1);
     const int iters = std::max(1, warp_ops / (per_sm * kWarpsPerBlock * kAtomicsPerTrip));
-    if (windows_.size() < static_cast<size_t>(blocks)) windows_ = DeviceBuffer<SmWindow>(blocks);
+    SpanRecorder spans(blocks);
     const size_t words = static_cast<size_t>(blocks) * kBlockThreads;
     if (stream_words_.size() < words) {
       stream_words_ = DeviceBuffer<unsigned>(words);
@@ -173,13 +173,10 @@ class AtomicRunner {
       Sample r;
       r.seconds = time_seconds([&] {
         stream_kernel<decltype(kind)::shared, decltype(kind)::cas><<<blocks, kBlockThreads>>>(
-            stream_words_.get(), lanes, addresses, iters, windows_.get(), sink_.get(), 0);
+            stream_words_.get(), lanes, addresses, iters, spans.get(), sink_.get(), 0);
       });
       if (shared) {
-        std::vector<SmWindow> host(blocks);
-        CUDA_CHECK(cudaMemcpy(host.data(), windows_.get(), blocks * sizeof(SmWindow),
-                              cudaMemcpyDeviceToHost));
-        r.value = median_rate_per_sm(host, ops_per_block);
+        r.value = sm_rate(spans.fetch(), ops_per_block);
       } else {
         r.value = ops_per_block * blocks / (r.seconds * clock_hz_ * dev_.sm_count);
       }
@@ -204,12 +201,11 @@ class AtomicRunner {
   DeviceBuffer<long long> cycles_;
   DeviceBuffer<unsigned> sink_;
   DeviceBuffer<unsigned> chain_words_, stream_words_;
-  DeviceBuffer<SmWindow> windows_;
 };
 
 class AtomicsFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "atomics"; }
+  std::string name() const override { return std::string(atomics::kFamily.name); }
   std::string description() const override {
     return "shared and global atomicAdd/atomicCAS latency and throughput, 1..32 lanes on one "
            "address and every lane on its own";

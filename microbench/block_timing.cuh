@@ -3,6 +3,8 @@
 // block records its span (record_span), the host reads them back (SpanRecorder) and forms
 // rates per SM (analysis/sm_timing.hpp); calibrate_iterations sizes a launch to a target time.
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "analysis/sm_timing.hpp"
@@ -18,10 +20,17 @@ __device__ __forceinline__ void record_span(BlockSpan* spans, long long start, l
 // Block timings of one launch: device buffer, and the copy read back after it ran.
 class SpanRecorder {
  public:
-  explicit SpanRecorder(int blocks) : dev_(static_cast<size_t>(blocks)), host_(static_cast<size_t>(blocks)) {}
+  explicit SpanRecorder(int blocks) : dev_(static_cast<size_t>(blocks)), host_(static_cast<size_t>(blocks)) {
+    CUDA_CHECK(cudaMemset(dev_.get(), 0, dev_.bytes()));
+  }
   BlockSpan* get() const { return dev_.get(); }
+  // Throws when a block left no span (still zeroed) or an empty one: a rate formed without it
+  // would be silently wrong.
   const std::vector<BlockSpan>& fetch() {
     CUDA_CHECK(cudaMemcpy(host_.data(), dev_.get(), dev_.bytes(), cudaMemcpyDeviceToHost));
+    for (size_t b = 0; b < host_.size(); ++b)
+      if (host_[b].end <= host_[b].start)
+        throw std::runtime_error("block " + std::to_string(b) + " recorded no clock64 span");
     return host_;
   }
 

@@ -153,24 +153,11 @@ __device__ __forceinline__ void keep(T value, T* sink, int flag) {
 // visits every element once before returning. Host side, deterministic for a seed.
 std::vector<uint32_t> sattolo_cycle(uint32_t n, uint64_t seed);
 
-// When and where one block ran its timed region: clock64() at its start and end and the SM
-// it ran on. clock64 counters of different SMs are not aligned, so a rate per SM is formed
-// from each SM's own blocks: work done there over cycles from the earliest start to the
-// latest end there. This stays right when several blocks share an SM or arrive late.
-struct SmWindow {
-  long long start = 0, end = 0;
-  unsigned sm = 0;
-};
-
+// The SM a thread runs on (%smid), for timings formed per SM (block_timing.cuh).
 __device__ __forceinline__ unsigned sm_id() {
   unsigned s;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
   return s;
 }
-
-// Median over the SMs that ran a block of (work done on the SM) / (cycles of its window),
-// every block having done `work_per_block`. Throws std::runtime_error on an empty or
-// zero-length window.
-double median_rate_per_sm(const std::vector<SmWindow>& blocks, double work_per_block);
 
 }  // namespace gpuprobe

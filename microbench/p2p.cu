@@ -51,7 +51,7 @@ struct Gpu {
 
 class P2pFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "p2p"; }
+  std::string name() const override { return std::string(p2p::kFamily.name); }
   std::string description() const override {
     return "peer-to-peer bandwidth and latency between every pair of GPUs, with the NVML link";
   }
@@ -131,9 +131,11 @@ class P2pFamily : public ProbeFamily {
     return time_seconds(work, a.stream);
   }
 
-  // b's stream runs `on_b` between a fork and a join on a's stream.
-  template <class F>
-  static void joined(Gpu& a, Gpu& b, F&& on_b) {
+  // a's and b's work at once: b's stream waits for a fork recorded on a's stream before a's
+  // work is enqueued (a fork after it would start b only when a's work is done, and time the
+  // two one after the other), and a's stream then waits for b's.
+  template <class A, class B>
+  static void concurrently(Gpu& a, Gpu& b, A&& on_a, B&& on_b) {
     CUDA_CHECK(cudaSetDevice(a.ordinal));
     Event fork;
     CUDA_CHECK(cudaEventRecord(fork.get(), a.stream));
@@ -142,6 +144,8 @@ class P2pFamily : public ProbeFamily {
     CUDA_CHECK(cudaStreamWaitEvent(b.stream, fork.get(), 0));
     on_b();
     CUDA_CHECK(cudaEventRecord(join.get(), b.stream));
+    CUDA_CHECK(cudaSetDevice(a.ordinal));
+    on_a();
     CUDA_CHECK(cudaSetDevice(a.ordinal));
     CUDA_CHECK(cudaStreamWaitEvent(a.stream, join.get(), 0));
   }
@@ -169,17 +173,14 @@ class P2pFamily : public ProbeFamily {
       CUDA_CHECK(cudaMemcpyPeerAsync(p.buf + kCopyBytes, p.ordinal, d.buf, d.ordinal, kCopyBytes, d.stream));
     });
     bw("ce_write_bidir", both, [&] {
-      CUDA_CHECK(cudaMemcpyPeerAsync(p.buf + kCopyBytes, p.ordinal, d.buf, d.ordinal, kCopyBytes, d.stream));
-      joined(d, p, [&] {
-        CUDA_CHECK(cudaMemcpyPeerAsync(d.buf + kCopyBytes, d.ordinal, p.buf, p.ordinal, kCopyBytes, p.stream));
-      });
+      concurrently(
+          d, p,
+          [&] { CUDA_CHECK(cudaMemcpyPeerAsync(p.buf + kCopyBytes, p.ordinal, d.buf, d.ordinal, kCopyBytes, d.stream)); },
+          [&] { CUDA_CHECK(cudaMemcpyPeerAsync(d.buf + kCopyBytes, d.ordinal, p.buf, p.ordinal, kCopyBytes, p.stream)); });
     });
     if (sass_allows(ctx, "sm_read", {"host_link::sm_copy"})) {
       bw("sm_read", one, [&] { sm_read_on(d, p); });
-      bw("sm_read_bidir", both, [&] {
-        sm_read_on(d, p);
-        joined(d, p, [&] { sm_read_on(p, d); });
-      });
+      bw("sm_read_bidir", both, [&] { concurrently(d, p, [&] { sm_read_on(d, p); }, [&] { sm_read_on(p, d); }); });
     }
     if (ctx.enabled("latency") && sass_allows(ctx, "latency", {"host_link::host_chase"})) {
       // The chain lies in the peer's memory; d's thread follows it.

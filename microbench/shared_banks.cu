@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "analysis/shared_banks.hpp"
-#include "common.cuh"
+#include "block_timing.cuh"
 #include "gpu/sass_check.hpp"
 
 namespace gpuprobe {
@@ -102,7 +102,7 @@ __global__ void chase_kernel(LaneOffsets off, unsigned buffer_bytes, int iters, 
 }
 
 template <int Bytes>
-__global__ void request_kernel(LaneOffsets off, unsigned buffer_bytes, int iters, SmWindow* windows,
+__global__ void request_kernel(LaneOffsets off, unsigned buffer_bytes, int iters, BlockSpan* spans,
                                unsigned* sink, int flag) {
   extern __shared__ __align__(16) unsigned smem[];
   for (unsigned i = threadIdx.x; i < buffer_bytes / 4; i += blockDim.x) smem[i] = i;
@@ -121,7 +121,7 @@ __global__ void request_kernel(LaneOffsets off, unsigned buffer_bytes, int iters
     for (int j = 0; j < kLoadsPerTrip; ++j) acc ^= fold(v[j]);
   }
   __syncthreads();
-  if (threadIdx.x == 0) windows[blockIdx.x] = {start, clock64(), sm_id()};
+  record_span(spans, start, clock64());
   keep(acc, sink, flag);
 }
 
@@ -204,22 +204,19 @@ class PatternRunner {
     // block launch skew stays under a percent.
     const int iters = std::max(1, (quick_ ? 1 << 15 : 1 << 17) / (warps_per_sm * kLoadsPerTrip));
     const int blocks = dev_.sm_count * blocks_per_sm;
-    if (windows_.size() < static_cast<size_t>(blocks)) windows_ = DeviceBuffer<SmWindow>(blocks);
+    SpanRecorder spans(blocks);
     LaneOffsets l = lanes_of(offsets);
     return with_width(bytes, [&](auto w) {
       auto* k = request_kernel<decltype(w)::value>;
       allow_shared(k, buffer_bytes);
       Sample s;
       s.seconds = time_seconds([&] {
-        k<<<blocks, kBlockThreads, buffer_bytes>>>(l, buffer_bytes, iters, windows_.get(),
+        k<<<blocks, kBlockThreads, buffer_bytes>>>(l, buffer_bytes, iters, spans.get(),
                                                    sink_.get(), 0);
       });
-      std::vector<SmWindow> host(blocks);
-      CUDA_CHECK(cudaMemcpy(host.data(), windows_.get(), blocks * sizeof(SmWindow),
-                            cudaMemcpyDeviceToHost));
       double requests_per_block =
           static_cast<double>(kBlockThreads / kWarpLanes) * iters * kLoadsPerTrip;
-      s.value = 1.0 / median_rate_per_sm(host, requests_per_block);
+      s.value = 1.0 / sm_rate(spans.fetch(), requests_per_block);
       return s;
     });
   }
@@ -239,14 +236,13 @@ class PatternRunner {
   bool quick_;
   DeviceBuffer<long long> cycles_;
   DeviceBuffer<unsigned> sink_;
-  DeviceBuffer<SmWindow> windows_;
 };
 
 std::string num(long long v) { return std::to_string(v); }
 
 class SharedBanksFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "shared_banks"; }
+  std::string name() const override { return std::string(shared_banks::kFamily.name); }
   std::string description() const override {
     return "shared memory banks: count and width from strided access, N-way conflict cost, "
            "broadcast/multicast, peak bandwidth per SM";

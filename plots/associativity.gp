@@ -52,6 +52,20 @@ do for [g=1:3] {
 }
 doc_text = doc_text eq "" ? "" : "documented L1 " . doc_text
 
+# What the run inferred: sets x ways of the fitted model, written in panel (b), which is scaled
+# by that capacity, one row per GPU (with its confidence: the fit is often ambiguous).
+inferred_cmd = ""
+do for [i=1:n_gpus] {
+  call 'plots/param_value.gp' param_file(i) "l1_sets"
+  sets = param_value
+  call 'plots/param_value.gp' param_file(i) "l1_ways"
+  if (sets == sets && param_value == param_value) {
+    stats param_file(i) using (strcol("parameter") eq "l1_ways" ? column("confidence") : NaN) nooutput
+    inferred_cmd = inferred_cmd . sprintf("set label %d '%s%.0f sets x %.0f ways (confidence %.2f)' at graph 0.03, graph %g left front tc rgb '%s' font markfont; ", \
+        300 + i, n_gpus > 1 ? word(labels, i) . ": " : "fitted: ", sets, param_value, STATS_max, 0.72 - 0.07 * (i - 1), gpu_color[i])
+  }
+}
+
 panel(s) = sprintf("set label 1 '%s' at graph 0, graph 1.04 front font titlefont", s)
 
 do for [ext in "svg png pdf"] {
@@ -71,6 +85,7 @@ do for [ext in "svg png pdf"] {
 
   unset label
   eval panel("(a)")
+  markfont = mark_font(ext)
   set xrange [0 : *]
   set xtics autofreq nomirror
   set xlabel "N random lines" font titlefont
@@ -85,6 +100,7 @@ do for [ext in "svg png pdf"] {
 
   unset label
   eval panel("(b)")
+  eval inferred_cmd
   if (doc_text ne "") {
     set label 2 doc_text at graph 0.97, graph 0.04 right front font keyfont
   }

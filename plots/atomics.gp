@@ -1,6 +1,6 @@
 # family: atomics
 # title: Atomic latency and throughput against lanes on one address
-# read: Top: one warp's latency per atomic as lanes collide; bottom: lane atomics per clock per SM.
+# read: Top: one warp's latency per atomic as lanes collide; bottom: lane atomics per clock per SM (inferred values written at their points).
 load 'plots/style.gp'
 # Each curve picks its rows out of the file; the rows it skips must not break its line.
 set datafile missing NaN
@@ -17,6 +17,7 @@ do for [p in "latency throughput"] {
 }
 
 kinds = "shared:add shared:cas global:add global:cas"
+kind_index(k) = (space_of(k) eq "shared" ? 1 : 3) + (op_of(k) eq "add" ? 0 : 1)
 space_of(k) = k[1:strstrt(k, ":") - 1]
 op_of(k) = k[strstrt(k, ":") + 1:]
 kind_dt(k) = op_of(k) eq "add" ? 1 : 2
@@ -46,6 +47,37 @@ do for [g=1:3] {
   }
 }
 
+# What the run inferred, written beside the points it was read from: one lane alone (add, and
+# CAS in parentheses) at x = 1, 32 lanes on one address at x = 32, and the rate of 32 lanes on
+# 32 words at the right.
+lat_marks = ""
+tput_marks = ""
+do for [i=1:words(files)] {
+  do for [space in "shared global"] {
+    call 'plots/param_value.gp' param_file(i) ("atomic_" . space . "_latency_nocontention")
+    alone = param_value
+    call 'plots/param_value.gp' param_file(i) ("atomic_" . space . "_cas_latency_nocontention")
+    cas = param_value
+    if (alone == alone) {
+      marks_tag = marks_tag + 1
+      lat_marks = lat_marks . sprintf("set label %d '%.0f%s' at 1, %g left offset 1, %g front tc rgb '%s' font markfont; ", marks_tag, \
+          alone, cas == cas ? sprintf(" (CAS %.0f)", cas) : "", alone, -0.6 - 1.0 * (i - 1), series_color(i, kind_index(space . ":add")))
+    }
+    call 'plots/param_value.gp' param_file(i) ("atomic_" . space . "_latency_32way")
+    if (param_value == param_value) {
+      marks_tag = marks_tag + 1
+      lat_marks = lat_marks . sprintf("set label %d '%.0f' at 32, %g left offset 1, %g front tc rgb '%s' font markfont; ", marks_tag, \
+          param_value, param_value, -0.6 - 1.0 * (i - 1), series_color(i, kind_index(space . ":add")))
+    }
+    call 'plots/param_value.gp' param_file(i) ("atomic_" . space . "_throughput_per_sm")
+    if (param_value == param_value) {
+      marks_tag = marks_tag + 1
+      tput_marks = tput_marks . sprintf("set label %d '%.3g' at 64, %g right offset -1.2, %g front tc rgb '%s' font markfont; ", marks_tag, \
+          param_value, param_value, 0.6 + 1.0 * (i - 1), series_color(i, kind_index(space . ":add")))
+    }
+  }
+}
+
 do for [ext in "svg png pdf"] {
   eval set_output(ext)
   keyfont = sprintf(",%d", ext eq "png" ? 13 : (ext eq "svg" ? 8 : 6))
@@ -61,12 +93,15 @@ do for [ext in "svg png pdf"] {
   set bmargin at screen 0.58
   set xlabel ""
   set ylabel "cycles per atomic\n(one warp)"
+  markfont = mark_font(ext)
+  unset label
+  eval lat_marks
   if (have_latency) {
     plot for [i=1:words(files)] for [k in kinds] word(files, i) \
            using (contended("latency", "cycles", k)):"value" \
-           with linespoints ls i dt kind_dt(k) pt kind_pt(k) title sprintf("%s %s %s", word(labels, i), space_of(k), op_of(k)), \
+           with linespoints ls i lc rgb series_color(i, kind_index(k)) dt kind_dt(k) pt kind_pt(k) title sprintf("%s %s %s", word(labels, i), space_of(k), op_of(k)), \
          for [i=1:words(files)] for [k in kinds] word(files, i) \
-           using (free("latency", "cycles", k)):"value" with points ls i pt kind_pt(k) notitle @marks
+           using (free("latency", "cycles", k)):"value" with points ls i lc rgb series_color(i, kind_index(k)) pt kind_pt(k) notitle @marks
   }
   set tmargin at screen 0.54
   set bmargin at screen 0.16
@@ -74,12 +109,14 @@ do for [ext in "svg png pdf"] {
   set xtics ("1" 1, "2" 2, "4" 4, "8" 8, "16" 16, "32" 32, "32 on 32\nwords" 64)
   set xlabel "lanes of a warp on one address"
   set ylabel "atomics/clk/SM\n(all warps)"
+  unset label
+  eval tput_marks
   if (have_throughput) {
     plot for [i=1:words(files)] for [k in kinds] word(files, i) \
            using (contended("throughput", "atomics/clk/SM", k)):"value" \
-           with linespoints ls i dt kind_dt(k) pt kind_pt(k) title sprintf("%s %s %s", word(labels, i), space_of(k), op_of(k)), \
+           with linespoints ls i lc rgb series_color(i, kind_index(k)) dt kind_dt(k) pt kind_pt(k) title sprintf("%s %s %s", word(labels, i), space_of(k), op_of(k)), \
          for [i=1:words(files)] for [k in kinds] word(files, i) \
-           using (free("throughput", "atomics/clk/SM", k)):"value" with points ls i pt kind_pt(k) notitle
+           using (free("throughput", "atomics/clk/SM", k)):"value" with points ls i lc rgb series_color(i, kind_index(k)) pt kind_pt(k) notitle
   }
   unset logscale
   unset multiplot

@@ -1,6 +1,6 @@
 # family: dual_issue
 # title: Dual issue: two pipes' streams in one warp
-# read: Bar 1: the pair runs as fast as separate pipes allow; 0.5: the two streams serialise.
+# read: Bar 1: the pair runs as fast as separate pipes allow; 0.5: the two streams serialise; xN: the inferred paired/solo rate.
 load 'plots/style.gp'
 set datafile missing NaN
 
@@ -37,15 +37,18 @@ do for [i=1:nfiles] {
     side = ti > side ? ti : side
     bound[(i - 1) * np + j] = (rp <= 1.03 * issue && ta + tb - side < 0.1 * (ta + tb)) ? 1 : 0
     overlap[(i - 1) * np + j] = bound[(i - 1) * np + j] ? NaN : (ta + tb - tp) / (ta + tb - side)
-    ratio[(i - 1) * np + j] = rp / (ra > rb ? ra : rb)
+    # The bar's label is the run's inferred dual_issue_<pair> (parameters.csv); the ratio of the
+    # rates above stands in only where the run has no such parameter.
+    call 'plots/param_value.gp' param_file(i) ("dual_issue_" . p)
+    ratio[(i - 1) * np + j] = param_value == param_value ? param_value : rp / (ra > rb ? ra : rb)
   }
 }
 ov(i, k) = k >= 1 ? overlap[(i - 1) * np + int(k)] : NaN
 rt(i, k) = k >= 1 ? ratio[(i - 1) * np + int(k)] : NaN
 bd(i, k) = k >= 1 ? bound[(i - 1) * np + int(k)] : 0
-# bar label: the ratio, and "issue-bound" where there is no bar
+# bar label: the ratio, and "issue-bound" where there is no bar (stacked per GPU: no bar to sit on)
 bar_text(i, k) = bd(i, k) ? sprintf("x%.2f\nissue-bound", rt(i, k)) : sprintf("x%.2f", rt(i, k))
-bar_y(i, k) = bd(i, k) ? 0.08 : ov(i, k) + 0.03
+bar_y(i, k) = bd(i, k) ? 0.08 + 0.13 * (i - 1) : ov(i, k) + 0.03
 
 # Documented statements (text) of the representative parts, where the reference has one.
 array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]

@@ -47,6 +47,22 @@ do for [g=1:3] {
   }
 }
 
+# What the run inferred, written in the panel it is read from: the L1 line (a miss every line
+# in panel a) and the constant cache's L1.5 line (panel b), one row per GPU.
+array fg_text[2]
+fg_text[1] = ""
+fg_text[2] = ""
+do for [i=1:words(files)] {
+  do for [k=1:2] {
+    call 'plots/param_value.gp' param_file(i) (k == 1 ? "l1_line_size" : "constant_l15_line_size")
+    if (param_value == param_value) {
+      fg_text[k] = fg_text[k] . sprintf("set label %d '%s%s %g B' at graph 0.97, graph %g right front tc rgb '%s' font markfont; ", \
+          300 + i, words(files) > 1 ? word(labels, i) . ": " : "", k == 1 ? "L1 line" : "constant L1.5 line", param_value, \
+          0.06 + 0.08 * (words(files) - i), gpu_color[i])
+    }
+  }
+}
+
 panel(s) = sprintf("set label '%s' at graph 0.02, graph 0.93 front font titlefont", s)
 
 # A hashed or fully associative L1 has no set to fill: the set-conflict trace is then absent,
@@ -76,11 +92,14 @@ do for [ext in "svg png pdf"] {
 
   set xlabel "access (cold pass, then a warm one)"
   unset label
+  markfont = mark_font(ext)
+  eval fg_text[1]
   eval panel("(a) ld.global, 4 B stride")
   plot for [i=1:words(files)] word(files, i) using (traced("l1_cold") ? column("index") : NaN):"value" \
          with points ls i pt 7 ps pscale title word(labels, i)
 
   unset label
+  eval fg_text[2]
   eval panel("(b) ld.const, 4 B stride")
   plot for [i=1:words(files)] word(files, i) using (traced("constant_cold") ? column("index") : NaN):"value" \
          with points ls i pt 7 ps pscale title word(labels, i)
@@ -93,7 +112,9 @@ do for [ext in "svg png pdf"] {
            with points ls i pt 7 ps pscale title word(labels, i)
   } else {
     set label 20 "no set conflicts found:\nfully associative or hashed index" at graph 0.5, 0.5 center
+    unset key
     plot [0:1] [1:2] NaN notitle
+    set key
     unset label 20
   }
 
@@ -109,9 +130,9 @@ do for [ext in "svg png pdf"] {
   set ylabel "lines resident"
   set key top right font keyfont
   plot for [i=1:words(files)] word(files, i) using (resident("sets") ? column("stride_bytes") : NaN):"value" \
-         smooth unique with linespoints ls i pt 7 ps 2 * pscale title sprintf("%s, 2^k B", word(labels, i)), \
+         smooth unique with linespoints ls i lc rgb series_color(i, 1) pt 7 ps 2 * pscale title sprintf("%s, 2^k B", word(labels, i)), \
        for [i=1:words(files)] word(files, i) using (resident("line") ? column("stride_bytes") : NaN):"value" \
-         smooth unique with linespoints ls i dt 2 pt 9 ps 2 * pscale title sprintf("%s, odd x 32 B", word(labels, i)) @refs
+         smooth unique with linespoints ls i lc rgb series_color(i, 2) dt 2 pt 9 ps 2 * pscale title sprintf("%s, odd x 32 B", word(labels, i)) @refs
   unset arrow
   unset logscale x
   unset multiplot

@@ -56,12 +56,33 @@ do for [g=1:3] {
       if (first) {
         shown_labels = shown_labels + 1
         marks_cmd = marks_cmd . sprintf("set label '%s %g B: %s' at %g, graph %g offset 0.4, 0 front font labelfont; ", \
-            quantity_title(word(quantities, k)), x, names, x, 0.98 - 0.05 * shown_labels)
+            quantity_title(word(quantities, k)), x, names, x, 0.99 - 0.04 * shown_labels)
       }
     }
   }
   if (shown) { refs = refs . sprintf(", NaN with lines ls %d title '%s (documented%s)'", 10 + g, arch_name[g], doc_note[g]) }
 }
+
+# What the run inferred: each fetch unit a dotted line over its interval in the GPU's colour,
+# and the values listed at the bottom left (several share one stride: no label on the lines).
+array unit_q[5] = ["l1_sector_size", "readonly_line_size", "l2_sector_size", "l2_line_size", "constant_line_size"]
+array unit_name[5] = ["L1 sector", "ld.nc line", "L2 sector", "L2 line", "const line"]
+inferred_cmd = ""
+do for [i=1:words(files)] {
+  text = ""
+  do for [k=1:5] {
+    # one line per unit, each read off another path's curve: neutral where paths have colours
+    mark_color = text_color(i)
+    call 'plots/mark_knee.gp' (i) (unit_q[k]) "-"
+    if (knee_value == knee_value) { text = text . sprintf("%s%s %g B", text eq "" ? "" : (k == 3 || k == 5 ? ",\n" : ", "), unit_name[k], knee_value) }
+  }
+  if (text ne "") {
+    inferred_cmd = inferred_cmd . sprintf("set label %d '%s: %s' at graph 0.02, graph %g left front tc rgb '%s' font markfont; ", \
+        300 + i, word(labels, i), text, 0.12 + 0.15 * (words(files) - i), text_color(i))
+  }
+}
+
+mark_color = ""
 
 # Bytes per warp request: where each pattern sits on the x axis, and what it moves when every
 # 32 B sector it touches is moved once (the bus-utilisation arithmetic of GTC 2013).
@@ -93,27 +114,31 @@ do for [ext in "svg png pdf"] {
   set xtics ("4" 4, "16" 16, "64" 64, "256" 256, "1K" 1024) font ""
   set xtics add ("" 8 1, "" 32 1, "" 128 1, "" 512 1)
   set logscale y 2
-  set yrange [6 : 2048]
+  set yrange [3 : 2048]
   set ytics (8, 16, 32, 64, 128, 256, 512, 1024, 2048)
   set xlabel "stride between accesses (bytes)"
   set bars 0
   set ylabel "cycles per access"
   set key bottom right font keyfont
+  markfont = mark_font(ext)
   unset arrow
   unset label
+  unset object
   eval marks_cmd
+  eval inferred_cmd
   plot for [i=1:words(files)] for [p in paths] word(files, i) \
          using (walk(p, "cold") ? column("stride_bytes") : NaN):"value" smooth unique \
-         with linespoints ls i dt path_dt(p) pt path_pt(p) ps pscale notitle, \
+         with linespoints ls i lc rgb series_color(i, word_index(paths, p, 1)) dt path_dt(p) pt path_pt(p) ps pscale notitle, \
        for [i=1:words(files)] for [p in paths] word(files, i) \
          using (walk(p, "resident") ? column("stride_bytes") : NaN):"value" smooth unique \
-         with lines ls i dt path_dt(p) lw 0.6 notitle, \
+         with lines ls i lc rgb series_color(i, word_index(paths, p, 1)) dt path_dt(p) lw 0.6 notitle, \
        for [i=1:words(files)] NaN with lines ls i title word(labels, i), \
-       for [p in paths] NaN with linespoints lc rgb "#333333" dt path_dt(p) pt path_pt(p) ps pscale \
+       for [p in paths] NaN with linespoints lc rgb key_color(word_index(paths, p, 1)) dt path_dt(p) pt path_pt(p) ps pscale \
          title path_title(p) @refs
 
   unset arrow
   unset label
+  unset object
   unset logscale x
   set xrange [0.5 : 9.5]
   set xtics ("aligned" 1, "offset" 2, "perm." 3, "x2" 4, "x4" 5, "x8" 6, "x16" 7, "x32" 8, \
@@ -127,10 +152,10 @@ do for [ext in "svg png pdf"] {
          lw 2 title "32 B sectors", \
        for [i=1:words(files)] word(files, i) \
          using (moved("l2") ? pattern_x(strcol("pattern"), column("stride_words")) : NaN):"value" \
-         with points ls i pt 7 ps 1.2 * pscale title sprintf("%s from L2", word(labels, i)), \
+         with points ls i lc rgb series_color(i, 1) pt 7 ps 1.2 * pscale title sprintf("%s from L2", word(labels, i)), \
        for [i=1:words(files)] word(files, i) \
          using (moved("dram") ? pattern_x(strcol("pattern"), column("stride_words")) : NaN):"value" \
-         with points ls i pt 5 ps 1.2 * pscale title sprintf("%s from DRAM", word(labels, i))
+         with points ls i lc rgb series_color(i, 2) pt 5 ps 1.2 * pscale title sprintf("%s from DRAM", word(labels, i))
   set xtics norotate
   unset multiplot
 }

@@ -19,13 +19,42 @@ set xtics ("4K" 4096, "64K" 65536, "1M" 1048576, "16M" 16777216, "256M" 26843545
 set xlabel "bytes per copy"
 set ylabel "GB/s"
 set yrange [0 : *]
+set offsets 0, 0, graph 0.4, 0
+
+# What the run inferred: each path's bandwidth, listed at the top right, above the curves (the
+# y axis leaves room), two rows per GPU (host_mapped_latency is not drawn here).
+inferred_cmd = ""
+row = 0
+do for [i=1:nfiles] {
+  array hv[7]
+  k = 0
+  do for [q in "h2d_bandwidth_pinned d2h_bandwidth_pinned bidir_bandwidth_pinned h2d_bandwidth_pageable d2h_bandwidth_pageable h2d_bandwidth_sm d2h_bandwidth_sm"] {
+    k = k + 1
+    call 'plots/param_value.gp' param_file(i) q
+    hv[k] = param_value
+  }
+  prefix = nfiles > 1 ? word(labels, i) . ": " : ""
+  if (hv[1] == hv[1] || hv[2] == hv[2] || hv[3] == hv[3]) {
+    row = row + 1
+    inferred_cmd = inferred_cmd . sprintf("set label %d '%spinned H2D %.1f, D2H %.1f, both %.1f GB/s' at graph 0.98, graph %g right front tc rgb '%s' font markfont; ", \
+        300 + row, prefix, hv[1], hv[2], hv[3], 0.95 - 0.055 * (row - 1), text_color(i))
+  }
+  if (hv[4] == hv[4] || hv[6] == hv[6]) {
+    row = row + 1
+    inferred_cmd = inferred_cmd . sprintf("set label %d '%spageable H2D %.1f, D2H %.1f; SM H2D %.1f, D2H %.1f GB/s' at graph 0.98, graph %g right front tc rgb '%s' font markfont; ", \
+        300 + row, prefix, hv[4], hv[5], hv[6], hv[7], 0.95 - 0.055 * (row - 1), text_color(i))
+  }
+}
 
 do for [ext in "svg png pdf"] {
   eval set_output(ext)
   keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 5))
   set key top left font keyfont
+  markfont = mark_font(ext)
+  unset label
+  eval inferred_cmd
   plot for [i=1:nfiles] for [j=1:words(probes)] word(files, i) \
          using (sel(word(probes, j)) ? column("bytes") : NaN):(column("value")) smooth unique \
-         with linespoints ls i dt probe_dt(word(probes, j)) pt probe_pt(word(probes, j)) lw probe_lw(word(probes, j)) \
+         with linespoints ls i lc rgb series_color(i, j) dt probe_dt(word(probes, j)) pt probe_pt(word(probes, j)) lw probe_lw(word(probes, j)) \
          title sprintf("%s %s", word(labels, i), probe_title(word(probes, j)))
 }

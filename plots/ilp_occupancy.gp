@@ -1,6 +1,6 @@
 # family: ilp_occupancy
 # title: ILP against occupancy (Volkov): fp32 FMA and DRAM loads
-# read: One curve per ILP: more independent operations reach the peak with fewer warps.
+# read: One curve per ILP: more independent operations reach the peak with fewer warps (knees marked at 90 % of the peak).
 load 'plots/style.gp'
 set datafile missing NaN
 
@@ -8,6 +8,7 @@ ilps = "1 2 4 8"
 ilp_dt(k) = k == 1 ? 1 : k == 2 ? 2 : k == 4 ? 4 : 5
 ilp_pt(k) = k == 1 ? 7 : k == 2 ? 5 : k == 4 ? 9 : 11
 sel(p, k) = is_probe(p) && column("ilp") == k
+ilp_index(k) = k == 1 ? 1 : k == 2 ? 2 : k == 4 ? 3 : 4
 nfiles = words(files)
 
 # Documented peak fp32 FMA rates: the measured GPU's compute capability (from the first
@@ -43,6 +44,42 @@ do for [s=1:4] {
   }
 }
 
+# What the run inferred, per panel: the fewest warps reaching 90 % of the peak for each ILP (a
+# knee over its interval, one row per ILP), and for an ILP that never gets there its best rate
+# as a fraction of the peak (a ring on that point, its text at the right in the rows below the knees'), clear of the curves).
+knee_rotate = 0
+knee_step = 0.09
+knee_text(v) = sprintf("%g warps", v)
+array panel_marks[2]
+do for [pn=1:2] {
+  kind = pn == 1 ? "fp32_fma" : "dram_load"
+  marks_cmd = ""
+  row = 0
+  rings = 0
+  do for [i=1:nfiles] {
+    do for [k in "8 4 2 1"] {
+      knee_slot = row + 1
+      mark_color = series_color(i, ilp_index(k + 0))
+      call 'plots/mark_knee.gp' (i) (kind . "_warps_90pct_ilp" . k) ("ILP " . k . ":")
+      row = knee_value == knee_value ? row + 1 : row
+      call 'plots/param_value.gp' param_file(i) (kind . "_ceiling_ilp" . k)
+      if (param_value == param_value) {
+        stats word(files, i) using (sel(kind, k + 0) ? column("warps_per_sm") : NaN):"value" nooutput
+        rings = rings + 1
+        marks_tag = marks_tag + 1
+        marks_cmd = marks_cmd . sprintf("set label %d '' at %g, %g point pt 6 ps 2.5 lc rgb '%s' front; ", \
+            marks_tag, STATS_pos_max_y, STATS_max_y, series_color(i, ilp_index(k + 0)))
+        marks_tag = marks_tag + 1
+        marks_cmd = marks_cmd . sprintf("set label %d 'ILP %s never 90 %%: best %.2f of peak (ring)' at graph 0.99, graph %g right offset 0, -0.6 front tc rgb '%s' font markfont; ", \
+            marks_tag, k, param_value, 0.97 - knee_step * (row + rings - 1), series_color(i, ilp_index(k + 0)))
+      }
+    }
+  }
+  panel_marks[pn] = marks_cmd
+}
+knee_slot = 0
+mark_color = ""
+
 set logscale x 2
 set xrange [0.8 : 80]
 set xtics (1, 2, 4, 8, 16, 32, 64)
@@ -61,22 +98,33 @@ do for [ext in "svg png pdf"] {
   set format x ""
   set xlabel ""
   set ylabel "fp32 FMA\nresults/clk/SM"
-  set yrange [0:*]
+  # Head room above the curves and the documented levels for the marks' rows.
+  set yrange [0:350]
+  unset offsets
+  markfont = mark_font(ext)
   unset label
+  unset object
+  unset arrow
   eval labels_cmd
+  eval panel_marks[1]
   plot for [i=1:nfiles] for [k in ilps] word(files, i) \
          using (sel("fp32_fma", k + 0) ? column("warps_per_sm") : NaN):"value" smooth unique \
-         with linespoints ls i dt ilp_dt(k + 0) pt ilp_pt(k + 0) \
+         with linespoints ls i lc rgb series_color(i, ilp_index(k + 0)) dt ilp_dt(k + 0) pt ilp_pt(k + 0) \
          title sprintf("%s ILP %s", word(labels, i), k) @levels
   unset label
+  unset object
+  unset arrow
+  eval panel_marks[2]
   set tmargin at screen 0.53
   set bmargin at screen 0.14
   set format x "%g"
   set xlabel "warps per SM (set exactly)"
   set ylabel "DRAM loads\nbytes/clk/SM"
+  set yrange [0:*]
+  set offsets 0, 0, graph 0.6, 0
   unset key
   plot for [i=1:nfiles] for [k in ilps] word(files, i) \
          using (sel("dram_load", k + 0) ? column("warps_per_sm") : NaN):"value" smooth unique \
-         with linespoints ls i dt ilp_dt(k + 0) pt ilp_pt(k + 0) notitle
+         with linespoints ls i lc rgb series_color(i, ilp_index(k + 0)) dt ilp_dt(k + 0) pt ilp_pt(k + 0) notitle
   unset multiplot
 }

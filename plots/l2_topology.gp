@@ -13,15 +13,35 @@ set xlabel "SM (ordered by near group)"
 set ylabel "L2 line (ordered by group)"
 set cblabel "cycles"
 set cbrange [lo : hi]
-set palette rgbformulae 33,13,10
+eval palette_cmd
 set tics out
 set grid noxtics noytics
 set autoscale fix
 unset key
 
+# What the run inferred (first run only, as drawn): the partitions and how many SMs read each
+# fastest, and the spread of near and far hit latency across SMs, in the title.
+inferred = ""
+call 'plots/param_value.gp' param_file(1) "l2_partitions"
+if (param_value == param_value) {
+  inferred = sprintf(": %.0f L2 partitions", param_value)
+  near_sms = ""
+  do for [k=0:int(param_value) - 1] {
+    call 'plots/param_value.gp' (param_file(1)) (sprintf("l2_near_sm_count_%d", k))
+    if (param_value == param_value) { near_sms = near_sms . (near_sms eq "" ? "" : " + ") . sprintf("%.0f", param_value) }
+  }
+  inferred = inferred . (near_sms eq "" ? "" : ", " . near_sms . " SMs near")
+  call 'plots/param_value.gp' param_file(1) "l2_near_hit_latency_sm_spread"
+  spread_near = param_value
+  call 'plots/param_value.gp' param_file(1) "l2_far_hit_latency_sm_spread"
+  if (spread_near == spread_near && param_value == param_value) {
+    inferred = inferred . sprintf("; spread across SMs: near %.0f, far %.0f cycles", spread_near, param_value)
+  }
+}
+
 do for [ext in "svg png pdf"] {
   eval set_output(ext)
-  set title word(labels, 1) font sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 6))
+  set title word(labels, 1) . inferred font sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 6))
   plot f using (@sel ? column("sm_order") : NaN):(column("line_order")):(column("value")) \
-       with points pt 5 ps (ext eq "pdf" ? 0.12 : 0.35) palette notitle
+       with image notitle
 }

@@ -1,9 +1,10 @@
 # family: latency
 # title: Pointer-chase latency against footprint
-# read: Plateaus are cache levels (values marked), knees their capacities (intervals shaded); documented levels name their method where it differs.
+# read: Plateaus are cache levels (values marked), knees their capacities (intervals shaded); documented levels are ticks at the right edge (K80, M60, V100).
 load 'plots/style.gp'
 
 probes = "ld_global ld_cg ld_nc shared constant"
+draw_order = "constant shared ld_nc ld_cg ld_global"
 probe_title(p) = p eq "ld_global" ? "ld.global" : p eq "ld_cg" ? "ld.cg" : p eq "ld_nc" ? "ld.nc" : p
 probe_dt(p) = p eq "ld_global" ? 1 : p eq "ld_cg" ? 2 : p eq "ld_nc" ? 4 : p eq "shared" ? 3 : 5
 # ld.global, ld.cg and ld.nc lie on one another past the L1 (and ld.nc on ld.global below it):
@@ -28,24 +29,67 @@ do for [g=1:3] {
     level_method[(g - 1) * 4 + k] = ref_other_method ? " (" . ref_method_text . ")" : ""
   }
 }
-# Each architecture's labels sit in their own column at the right, so that levels documented
-# close together (the three L2 latencies) stay readable; they are set per terminal (font size).
-levels = ""
-labels_cmd = ""
+# Documented levels are context: a short tick at the right edge at the level, and beside it,
+# in the right margin, "K|M|V level value", pushed apart where levels lie close (the three L2
+# latencies); a star where the figure was measured by another method. No line crosses the curves.
+array arch_letter[3] = ["K", "M", "V"]
+array doc_v[12]
+array doc_t[12]
+array doc_c[12]
+n_doc = 0
+other_methods = ""
 do for [g=1:3] {
-  shown = 0
   do for [k=1:4] {
     v = level[(g - 1) * 4 + k]
     if (v == v) {
-      shown = 1
-      levels = levels . sprintf(", %g with lines ls %d notitle", v, 10 + g)
-      labels_cmd = labels_cmd . sprintf("set label '%s %g%s' at graph %g, first %g offset 0, 0.4 center front tc rgb '%s' font labelfont; ", \
-          quantity_title(word(quantities, k)), v, level_method[(g - 1) * 4 + k], 0.58 + 0.12 * g, v, \
-          g == 1 ? kepler_color : g == 2 ? maxwell_color : volta_color)
+      n_doc = n_doc + 1
+      doc_v[n_doc] = v
+      doc_t[n_doc] = sprintf("%s %s %g%s", arch_letter[g], quantity_title(word(quantities, k)), v, \
+                             level_method[(g - 1) * 4 + k] eq "" ? "" : "*")
+      doc_c[n_doc] = g == 1 ? kepler_color : g == 2 ? maxwell_color : volta_color
+      m = level_method[(g - 1) * 4 + k]
+      m = m eq "" ? "" : m[3:strlen(m) - 1]
+      if (m ne "" && strstrt(other_methods, m) == 0) { other_methods = other_methods . (other_methods eq "" ? "" : ", ") . m }
     }
   }
-  if (shown) { levels = levels . sprintf(", NaN with lines ls %d title '%s (documented; other method in parentheses)'", 10 + g, arch_name[g]) }
 }
+# Sorted by value (insertion sort), then each label at least doc_gap above the one below, in
+# graph units of the log y axis (ymin, ymax as set below).
+ymin = 10.; ymax = 10000.
+do for [a=2:n_doc] {
+  do for [b=a:2:-1] {
+    if (doc_v[b] < doc_v[b - 1]) {
+      tv = doc_v[b]; doc_v[b] = doc_v[b - 1]; doc_v[b - 1] = tv
+      tt = doc_t[b]; doc_t[b] = doc_t[b - 1]; doc_t[b - 1] = tt
+      tc = doc_c[b]; doc_c[b] = doc_c[b - 1]; doc_c[b - 1] = tc
+    }
+  }
+}
+doc_gap = 0.042
+array doc_at[12]
+do for [a=1:n_doc] {
+  f = log(doc_v[a] / ymin) / log(ymax / ymin)
+  doc_at[a] = a > 1 && f < doc_at[a - 1] + doc_gap ? doc_at[a - 1] + doc_gap : f
+}
+labels_cmd = ""
+do for [a=1:n_doc] {
+  labels_cmd = labels_cmd . sprintf("set arrow from graph 0.975, first %g to graph 1, first %g nohead front lc rgb '%s' lw 2; ", \
+      doc_v[a], doc_v[a], doc_c[a])
+  labels_cmd = labels_cmd . sprintf("set arrow from graph 1, first %g to graph 1.02, graph %g nohead front lc rgb '%s' lw 0.6; ", \
+      doc_v[a], doc_at[a], doc_c[a])
+  labels_cmd = labels_cmd . sprintf("set label '%s' at graph 1.025, graph %g left front tc rgb '#606060' font labelfont; ", \
+      doc_t[a], doc_at[a])
+}
+doc_key = n_doc == 0 ? "" : "documented:\nK = K80\nM = M60\nV = V100" . \
+          (other_methods eq "" ? "" : "\n* " . other_methods)
+
+# The x axis ends at the first 4x tic past the largest footprint of any file.
+xmax = 1024
+do for [i=1:words(files)] {
+  stats word(files, i) using (is_unit("cycles") ? column("footprint_bytes") : 0) nooutput
+  xmax = STATS_max > xmax ? STATS_max : xmax
+}
+x_hi = 1.05 * 256 * 4**ceil(log(xmax / 256) / log(4) - 1e-9)
 
 # What the run inferred, in each GPU's colour: plateaus as "name value" at the level, knees as a
 # dotted line at the capacity over its interval (shaded).
@@ -54,6 +98,8 @@ array lvl_q[4] = ["l1_hit_latency", "l2_near_hit_latency", "l2_far_hit_latency",
 array knee_name[3] = ["L1", "L2/2", "L2"]
 array knee_q[3] = ["l1_size", "l2_segment_size", "l2_size"]
 marks_cmd = ""
+knee_text(b) = b >= 1048576 ? sprintf("%.0f MiB", b / 1048576.) : sprintf("%.0f KiB", b / 1024.)
+knee_step = 0.17
 do for [i=1:words(files)] {
   array knee_at[3]
   do for [k=1:3] {
@@ -65,28 +111,27 @@ do for [i=1:words(files)] {
     call 'plots/param_value.gp' param_file(i) "l2_near_hit_latency"
     if (param_value != param_value) { lvl_q[2] = "l2_hit_latency" }
   }
+  # The far L2's plateau is short: its label ends before the knee that starts it; DRAM's ends
+  # at the right edge, clear of the far L2's.
   do for [k=1:4] {
     x = k == 1 ? 512 : (k == 2 ? (knee_at[1] == knee_at[1] ? 2 * knee_at[1] : 1048576) : \
-        k == 3 ? (knee_at[2] == knee_at[2] ? 1.15 * knee_at[2] : 33554432) : \
-                 (knee_at[3] == knee_at[3] ? 3 * knee_at[3] : 268435456))
+        k == 3 ? (knee_at[2] == knee_at[2] ? 0.85 * knee_at[2] : 16777216) : x_hi / 1.1)
+    level_just = k >= 3 ? "right" : "left"
+    # L1's label stays above its level: the shared and constant curves lie just below it.
+    level_side = k == 1 ? "above" : "around"
     call 'plots/mark_level.gp' (i) (lvl_q[k]) (lvl_name[k]) (x) "%.0f"
   }
 }
 
 set logscale x 2
-# The x axis ends at the first 4x tic past the largest footprint of any file.
-xmax = 1024
-do for [i=1:words(files)] {
-  stats word(files, i) using (is_unit("cycles") ? column("footprint_bytes") : 0) nooutput
-  xmax = STATS_max > xmax ? STATS_max : xmax
-}
-set xrange [192 : 1.05 * 256 * 4**ceil(log(xmax / 256) / log(4) - 1e-9)]
+set xrange [192 : x_hi]
 set logscale y 10
 set xtics ("256 B" 256, "4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576, "16 MiB" 16777216, \
            "256 MiB" 268435456)
 set xtics add ("" 1024 1, "" 16384 1, "" 262144 1, "" 4194304 1, "" 67108864 1, "" 1073741824 1)
-set ytics (10, 20, 50, 100, 200, 500, 1000, 2000)
-set yrange [10:3000]
+set ytics (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+set yrange [ymin : ymax]
+if (n_doc > 0) { set rmargin at screen 0.85 }
 set xlabel "footprint (bytes, 128 B between pointers; constant: 64 B)"
 set ylabel "cycles per dependent load"
 
@@ -103,12 +148,15 @@ do for [ext in "svg png pdf"] {
   unset arrow
   eval labels_cmd
   eval marks_cmd
+  set label 99 doc_key at graph 1.025, graph 0.98 left front tc rgb '#606060' font labelfont
   # Refinement adds points after the coarse sweep: smooth unique puts each curve in x order.
-  # The key names each GPU by its colour and each load path by its dashes and marks.
-  plot for [i=1:words(files)] for [p in probes] word(files, i) \
+  # The key names each GPU by its colour and each load path by its dashes and marks (and, for
+  # one GPU, its colour). ld.global, whose levels are marked, is drawn last with smaller points,
+  # over the paths that lie on it, whose open points show around its own.
+  plot for [i=1:words(files)] for [p in draw_order] word(files, i) \
          using (sel(p) ? column("footprint_bytes") : NaN):"value" smooth unique \
-         with linespoints ls i dt probe_dt(p) pt probe_pt(p) ps pscale notitle, \
+         with linespoints ls i lc rgb series_color(i, word_index(probes, p, 1)) dt probe_dt(p) pt probe_pt(p) ps (p eq "ld_global" ? 0.6 : 1) * pscale notitle, \
        for [i=1:words(files)] NaN with lines ls i title word(labels, i), \
-       for [p in probes] NaN with linespoints lc rgb "#333333" dt probe_dt(p) pt probe_pt(p) \
-         ps pscale title probe_title(p) @levels
+       for [p in probes] NaN with linespoints lc rgb key_color(word_index(probes, p, 1)) dt probe_dt(p) pt probe_pt(p) \
+         ps pscale title probe_title(p)
 }

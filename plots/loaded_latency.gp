@@ -1,6 +1,7 @@
 # family: loaded_latency
 # title: DRAM latency under load
 # read: Latency against the bandwidth other SMs draw; the first point is the idle latency.
+# Figure only: no parameter is inferred from these rows; marked is the idle latency each curve starts from.
 load 'plots/style.gp'
 set datafile missing NaN
 
@@ -33,10 +34,23 @@ set xrange [-100:*]
 set yrange [0:*]
 set key top left noenhanced
 
+# The first chase row of each file: no load on the other SMs.
+idle_cmd = ""
+do for [i=1:words(files)] {
+  stats word(files, i) using (chase("cycles")):"value" every ::0 nooutput
+  if (STATS_records > 0) {
+    idle_cmd = idle_cmd . sprintf("set label %d 'idle: %.0f cycles' at %g, %g left offset 1, %g front tc rgb '%s' font markfont; ", \
+        200 + i, STATS_min_y, STATS_pos_min_y, STATS_min_y, -0.8 - 1.0 * (i - 1), gpu_color[i])
+  }
+}
+
 do for [ext in "svg png pdf"] {
   eval set_output(ext)
   keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 6))
   set key font keyfont
+  markfont = mark_font(ext)
+  unset label
+  eval idle_cmd
   # In the order written, from idle to the heaviest offered load: at saturation the achieved
   # bandwidth stays put while the latency climbs, so sorting by it would zigzag.
   plot for [i=1:words(files)] word(files, i) using (chase("cycles")):"value" \

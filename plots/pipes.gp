@@ -1,6 +1,6 @@
 # family: pipes
 # title: Throughput and latency of each execution pipe
-# read: Top: results per clock per SM (log); bottom: dependent-issue latency in cycles.
+# read: Top: results per clock per SM (log); bottom: dependent-issue latency in cycles; each op's inferred values written above its bars.
 load 'plots/style.gp'
 set datafile missing NaN
 
@@ -71,6 +71,33 @@ do for [s=1:4] {
   if (nl > 0) { l_docs = l_docs . sprintf(", [k=0:%d:1] '+' using (k + off(%d)):(doc_l(%d, k)) with boxes %s notitle", nops, nfiles + s, s, style) }
 }
 
+# What the run inferred: each op's rate and latency (parameters.csv), written up from the top
+# of its group of bars, one value per GPU in the GPUs' order ("127 / 128").
+value_text(v) = v >= 100 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : sprintf("%.2f", v)
+t_values = ""
+l_values = ""
+do for [k=1:nops] {
+  do for [kind in "throughput_per_sm latency"] {
+    text = ""
+    top = 0
+    do for [i=1:nfiles] {
+      call 'plots/param_value.gp' param_file(i) (word(ops, k) . "_" . kind)
+      text = text . (i > 1 ? " / " : "") . (param_value == param_value ? value_text(param_value) : "-")
+      top = param_value > top ? param_value : top
+    }
+    do for [g=1:4] {
+      v = kind eq "latency" ? l_doc[(g - 1) * nops + k] : t_doc[(g - 1) * nops + k]
+      top = v > top ? v : top
+    }
+    if (top > 0) {
+      marks_tag = marks_tag + 1
+      cmd = sprintf("set label %d '%s' at %g, %g rotate by 90 left offset 0, 0.3 front tc rgb '%s' font valuefont; ", \
+          marks_tag, text, k, top, nfiles > 1 ? "#404040" : gpu_color[1])
+      if (kind eq "latency") { l_values = l_values . cmd } else { t_values = t_values . cmd }
+    }
+  }
+}
+
 set xrange [0.4 : nops + 0.6]
 set style fill solid 0.85 border -1
 set boxwidth bw absolute
@@ -89,8 +116,11 @@ do for [ext in "svg png pdf"] {
   set bmargin at screen 0.56
   set xtics () scale 0 norotate
   do for [k=1:nops] { set xtics add ("" k) }
-  set yrange [1:20000]
+  set yrange [1:50000]
   set ylabel "results/clk/SM"
+  valuefont = ticfont
+  unset label
+  eval t_values
   plot for [i=1:nfiles] word(files, i) \
          using (is_row("throughput") ? op_index(strcol("probe"), 1) + off(i) : NaN):"value" \
          with boxes fc rgb gpu_color[i] title word(labels, i) @t_docs
@@ -99,8 +129,10 @@ do for [ext in "svg png pdf"] {
   set bmargin at screen 0.20
   set xtics () scale 0 rotate by 40 right noenhanced font ticfont
   do for [k=1:nops] { set xtics add (word(ops, k) k) }
-  set yrange [1:1000]
+  set yrange [1:3000]
   set ylabel "latency (cycles)"
+  unset label
+  eval l_values
   plot for [i=1:nfiles] word(files, i) \
          using (is_row("latency") ? op_index(strcol("probe"), 1) + off(i) : NaN):"value" \
          with boxes fc rgb gpu_color[i] notitle @l_docs

@@ -61,7 +61,8 @@ if (arch_banks[2] == arch_banks[2] && arch_width[2] == arch_width[2]) {
 if (!same_mv && arch_banks[3] == arch_banks[3] && arch_width[3] == arch_width[3]) {
   models = models . sprintf(", $model using 1:4 with steps ls 13 title 'Volta doc. %s'", geom(3))
 }
-# What the run inferred: banks x width, written in the first panel in each GPU's colour.
+# What the run inferred: banks x width, written at the top left of the middle panel (the first
+# holds the key) in each GPU's colour.
 inferred_cmd = ""
 do for [i=1:words(files)] {
   call 'plots/param_value.gp' param_file(i) "shared_banks"
@@ -69,7 +70,7 @@ do for [i=1:words(files)] {
   call 'plots/param_value.gp' param_file(i) "shared_bank_width"
   if (nb == nb && param_value == param_value) {
     inferred_cmd = inferred_cmd . sprintf("set label '%s: %d banks x %d B' at graph 0.04, graph %g left front tc rgb '%s' font markfont; ", \
-        word(labels, i), int(nb), int(param_value), 0.62 - 0.09 * (i - 1), gpu_color[i])
+        word(labels, i), int(nb), int(param_value), 0.95 - 0.07 * (i - 1), gpu_color[i])
   }
 }
 
@@ -96,7 +97,7 @@ do for [ext in "svg png pdf"] {
     set ylabel (k == 1 ? "cycles per request (all warps)" : "")
     set format y (k == 1 ? "%g" : "")
     unset label
-    if (k == 1) { eval inferred_cmd }
+    if (k == 2) { eval inferred_cmd }
     if (k == 1) {
       plot for [i=1:words(files)] word(files, i) \
              using (sel("stride_throughput", "cycles/request", w) ? column("stride") : NaN):"value" \

@@ -39,6 +39,23 @@ do for [g=1:3] {
   }
 }
 
+# What the run inferred, written in the panel it is read from: the cost of each extra way (the
+# ladder's slope, top) and the conflict-free bandwidth (bottom, at N = 1), one row per GPU.
+inferred_lat = ""
+inferred_tput = ""
+do for [i=1:words(files)] {
+  call 'plots/param_value.gp' param_file(i) "shared_conflict_penalty_per_way"
+  if (param_value == param_value) {
+    inferred_lat = inferred_lat . sprintf("set label %d '%s%.2f cycles per extra way' at graph 0.97, graph %g right front tc rgb '%s' font markfont; ", \
+        300 + i, words(files) > 1 ? word(labels, i) . ": " : "", param_value, 0.06 + 0.1 * (words(files) - i), gpu_color[i])
+  }
+  call 'plots/param_value.gp' param_file(i) "shared_bandwidth_per_sm"
+  if (param_value == param_value) {
+    inferred_tput = inferred_tput . sprintf("set label %d '%s%.0f B/clk/SM without conflicts' at graph 0.97, graph %g right front tc rgb '%s' font markfont; ", \
+        310 + i, words(files) > 1 ? word(labels, i) . ": " : "", param_value, 0.06 + 0.1 * (words(files) - i), gpu_color[i])
+  }
+}
+
 do for [ext in "svg png pdf"] {
   eval set_output(ext)
   keyfont = sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 7))
@@ -55,19 +72,24 @@ do for [ext in "svg png pdf"] {
   set xlabel ""
   set ylabel "cycles per load\none warp"
   set autoscale y
+  markfont = mark_font(ext)
+  unset label
+  eval inferred_lat
   if (have_conflict_latency) {
     plot for [i=1:words(files)] word(files, i) \
            using (ladder("conflict_latency", "cycles") ? column("ways") : NaN):"value" \
            with linespoints ls i title sprintf("%s, 1 lane per word", word(labels, i)), \
          for [i=1:words(files)] word(files, i) \
            using (one_bank("conflict_latency", "cycles") ? column("ways") : NaN):"value" \
-           with points ls i pt 6 ps 1.5 title sprintf("%s, 32/N lanes per word", word(labels, i)) @lat_marks
+           with points ls i lc rgb series_color(i, 2) pt 6 ps 1.5 title sprintf("%s, 32/N lanes per word", word(labels, i)) @lat_marks
   }
   set tmargin at screen 0.54
   set bmargin at screen 0.14
   set format x "%g"
   set xlabel "N distinct words in a bank (N-way conflict)"
   set ylabel "cycles per request\nall warps"
+  unset label
+  eval inferred_tput
   # The programming guide's rule for 4-byte banks: an N-way conflict is served in N passes,
   # one pass per clock at 32 banks x 4 B.
   if (have_conflict_throughput) {
@@ -76,10 +98,11 @@ do for [ext in "svg png pdf"] {
            with linespoints ls i title sprintf("%s, 1 lane per word", word(labels, i)), \
          for [i=1:words(files)] word(files, i) \
            using (one_bank("conflict_throughput", "cycles/request") ? column("ways") : NaN):"value" \
-           with points ls i pt 6 ps 1.5 title sprintf("%s, 32/N lanes per word", word(labels, i)), \
+           with points ls i lc rgb series_color(i, 2) pt 6 ps 1.5 title sprintf("%s, 32/N lanes per word", word(labels, i)), \
          x with lines ls 13 title "doc. rule: N-way = N passes"
   }
 
+  unset label
   set lmargin at screen 0.72
   set rmargin at screen 0.98
   set tmargin at screen 0.97

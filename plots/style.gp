@@ -25,16 +25,41 @@ set datafile missing NaN
 array gpu_color[8] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 array gpu_point[8] = [7, 5, 9, 11, 13, 15, 4, 6]
 do for [i=1:8] { set style line i lc rgb gpu_color[i] lw 1.5 pt gpu_point[i] ps 0.7 }
+# One colour per series: with several GPUs a colour is a GPU (its sub-series told apart by
+# dashes and points); a figure of one GPU gives its k-th sub-series (ILP, copy path, atomic)
+# the k-th colour instead. Marks take the colour of the series they were read from: a script
+# sets mark_color around its mark_*.gp calls ("" : the GPU's).
+series_color(i, k) = words(files) > 1 ? gpu_color[i] : gpu_color[(k - 1) % 8 + 1]
+mark_color = ""
+mark_rgb(i) = mark_color ne "" ? mark_color : gpu_color[i]
+# Text that sums up several series of one GPU: the GPU's colour, dark grey where one GPU's
+# series have colours of their own.
+text_color(i) = words(files) > 1 ? gpu_color[i] : "#333333"
+# A key entry for the k-th sub-series (its dashes and points): grey where colour is the GPU.
+key_color(k) = words(files) > 1 ? "#333333" : series_color(1, k)
+# The position of word w in a list of words (0: not in it), for sub-series numbers.
+word_index(list, w, i) = i > words(list) ? 0 : (word(list, i) eq w ? i : word_index(list, w, i + 1))
 # Documented figures are context, not data: light, thin and dashed, told apart by the dashes.
 kepler_color = "#b0b0b0"; maxwell_color = "#a89080"; volta_color = "#a898c0"
 set style line 11 lc rgb kepler_color lw 0.8 dt 2
 set style line 12 lc rgb maxwell_color lw 0.8 dt 3
 set style line 13 lc rgb volta_color lw 0.8 dt 4
+# Maps (l2_topology): viridis, ordered in lightness and safe for colour blindness, where a
+# rainbow's bands would read as steps that are not in the data.
+palette_cmd = "set palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', 4 '#fde725')"
 # Marks of inferred values: a level's value, a capacity's interval (shaded), in the GPU's colour.
 mark_font(ext) = ext eq "png" ? ",18" : ext eq "svg" ? ",9" : ",6"
 markfont = ",9"
 marks_cmd = ""
 marks_tag = 100  # tags of the marks (plots/mark_knee.gp), clear of a script's own
+# mark_knee.gp and mark_level.gp: how a knee's value is written, how far apart the GPUs' knee
+# labels hang, and where a level's label sits (see those files).
+knee_text(v) = size_text(v)
+knee_step = 0.22
+knee_slot = 0
+knee_rotate = 1
+level_just = "left"
+level_side = "above"
 size_text(b) = b >= 1073741824 ? sprintf("%.3g GiB", b / 1073741824.) : b >= 1048576 ? sprintf("%.3g MiB", b / 1048576.) : \
                b >= 1024 ? sprintf("%.3g KiB", b / 1024.) : sprintf("%g B", b)
 # Representative GPU of each documented architecture, as named in results/reference/.

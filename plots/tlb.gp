@@ -11,9 +11,10 @@ chased(s) = is_probe("chase") && is_unit("cycles") && column("stride_bytes") == 
 # The same chase in a virtual space made of one physical chunk mapped again and again (up to
 # 1 TiB): the last TLB level's step beyond device memory.
 aliased(s) = is_probe("chase_aliased") && is_unit("cycles") && column("stride_bytes") == s
-size_text(b) = b >= 1073741824 ? sprintf("%g GiB", b / 1073741824) : sprintf("%g MiB", b / 1048576)
+size_text(b) = b >= 1073741824 ? sprintf("%.3g GiB", b / 1073741824.) : sprintf("%.3g MiB", b / 1048576.)
 
-# Documented reach of each TLB level of the representative parts; parts that agree share a label.
+# Documented reach of each TLB level of the representative parts; parts that agree share a label,
+# written low, under the curves (the inferred knees are labelled at the top).
 array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
 array arch_name[3] = ["K80", "M60", "V100"]
 quantities = "tlb_l1_coverage tlb_l2_coverage"
@@ -46,7 +47,7 @@ do for [g=1:3] {
       if (first) {
         shown_labels = shown_labels + 1
         marks_cmd = marks_cmd . sprintf("set label '%s %s: %s' at %g, graph %g offset 0.4, 0 front font labelfont; ", \
-            quantity_title(word(quantities, k)), size_text(x), names, x, 0.98 - 0.05 * shown_labels)
+            quantity_title(word(quantities, k)), size_text(x), names, x, 0.175 - 0.045 * (shown_labels - 1))
       }
     }
   }
@@ -100,8 +101,8 @@ do for [ext in "svg png pdf"] {
   eval marks_cmd
   plot for [i=1:words(files)] for [k=1:words(strides)] word(files, i) \
          using (chased(word(strides, k) + 0) ? column("footprint_bytes") : NaN):"value" smooth unique \
-         with linespoints ls i dt stride_dt(k) pt stride_pt(k) ps pscale lw 1 notitle, \
+         with linespoints ls i lc rgb series_color(i, k) dt stride_dt(k) pt stride_pt(k) ps pscale lw 1 notitle, \
        for [i=1:words(files)] NaN with lines ls i title word(labels, i) @aliased_cmd, \
-       for [k=1:words(strides)] NaN with linespoints lc rgb "#333333" dt stride_dt(k) pt stride_pt(k) \
+       for [k=1:words(strides)] NaN with linespoints lc rgb key_color(k) dt stride_dt(k) pt stride_pt(k) \
          ps pscale title sprintf("stride %s", stride_title(word(strides, k) + 0)) @refs
 }

@@ -8,7 +8,11 @@
 # same build after the full one), INTERRUPT_AFTER (seconds: a further run sent SIGINT after
 # that long, kept under logs/, to check that an interrupted run says so), GITDIR (a copy of
 # the repository's .git carried along: the device tool sends the working tree with a stale
-# .git, and the version a run records must name the commit it was built from).
+# .git, and the version a run records must name the commit it was built from), VERSION (instead
+# of GITDIR: the `git describe --always --dirty --tags` of the tree that was sent, taken where
+# it was sent from, for a repository too large to carry its .git), DEPS (a folder carried along
+# that scripts/pack-deps.sh filled with CLI11 and nlohmann-json: the GPU machine has neither
+# and no network; given to CMake as its CMAKE_PREFIX_PATH).
 set -uo pipefail
 budget=480
 if [ "${1:-}" = "--budget" ]; then budget=$2; shift 2; fi
@@ -17,7 +21,10 @@ ARCH=${ARCH:-native}
 export PATH="/usr/local/cuda/bin:$PATH"
 mkdir -p "$OUT/results" "$OUT/logs"
 if [ -n "${GITDIR:-}" ]; then export GIT_DIR="$PWD/$GITDIR" GIT_WORK_TREE="$PWD"; fi
-echo "version $(git describe --always --dirty --tags 2>/dev/null || echo unknown)"
+VERSION=${VERSION:-$(git describe --always --dirty --tags 2>/dev/null || echo unknown)}
+echo "version $VERSION"
+deps=()
+if [ -n "${DEPS:-}" ]; then deps=(-DCMAKE_PREFIX_PATH="$(cd "$DEPS" && pwd)"); fi
 start=$(date +%s)
 pack() { tar czf "$OUT/gpuprobe-device.tar.gz" -C "$OUT" results logs 2>/dev/null; }
 trap pack EXIT
@@ -25,6 +32,7 @@ left() { echo $(( budget - ($(date +%s) - start) )); }
 
 { nvidia-smi -q -d CLOCK,PERFORMANCE,POWER,ECC || true; } > "$OUT/logs/nvidia-smi.txt" 2>&1
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
+  -DGPUPROBE_VERSION="$VERSION" "${deps[@]}" \
   > "$OUT/logs/configure.log" 2>&1 || { tail -30 "$OUT/logs/configure.log"; exit 1; }
 cmake --build build -j "$(nproc)" > "$OUT/logs/build.log" 2>&1 || { grep -E "error|Error" -m 40 "$OUT/logs/build.log"; exit 1; }
 echo "built in $(( $(date +%s) - start )) s"

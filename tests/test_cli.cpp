@@ -87,6 +87,26 @@ TEST(Cli, HelpListsCommands) {
     EXPECT_NE(r.out.find(c), std::string::npos) << c;
 }
 
+TEST(Cli, EveryCommandHasItsOwnHelp) {
+  for (const std::string cmd : {"run", "info", "analyze", "report", "compare", "compare --fleet", "export"}) {
+    Result r = run(cmd + " --help");
+    EXPECT_EQ(r.code, 0) << cmd << ": " << r.err;
+    EXPECT_NE(r.out.find("Usage: gpuprobe " + cmd), std::string::npos) << cmd << ": " << r.out;
+    EXPECT_EQ(r.err, "") << cmd;
+  }
+}
+
+TEST(Cli, BadFlagOfEveryCommandIsOneLineAndExit2) {
+  for (const std::string cmd : {"run", "list", "info", "analyze d", "report d", "compare a b", "compare --fleet a b c",
+                                "export d --json"}) {
+    Result r = run(cmd + " --bogus");
+    EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find("--bogus"), std::string::npos) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find("--help"), std::string::npos) << "says where the options are: " << r.err;
+  }
+}
+
 TEST(Cli, ListNeedsNoGpuAndNamesEveryFamily) {
   Result r = run("list");
   EXPECT_EQ(r.code, 0) << r.err;

@@ -47,6 +47,7 @@ std::vector<Answer> bench(const Gpu& g, unsigned seed) {
   const Run run = generate(g, seed);
   auto params = analyze("latency", run.latency, run.meta);
   for (const auto& p : analyze("bandwidth", run.bandwidth, run.meta)) params.push_back(p);
+  for (const auto& p : analyze("shared_banks", run.shared_banks, run.meta)) params.push_back(p);
   std::map<std::string, Parameter> got;
   for (const auto& p : params) got[p.name] = p;
   std::vector<Answer> out;
@@ -87,61 +88,53 @@ std::vector<Answer> bench(const Gpu& g, unsigned seed) {
   return out;
 }
 
-// Failures known and not yet fixed (issue 14 left open at the session's end): (model,
-// parameter) -> why. Printed on every run with each case; a failure not listed fails the test.
-const std::map<std::pair<std::string, std::string>, std::string> kKnownFailures = {
-    {{"ada", "l2_size"},
-     "size off by > 10 % with an interval that misses the truth (wobble or climb near the knee)"},
-    {{"b200", "l2_far_hit_latency"},
-     "far L2 partition not found in some seeds (wobble or a far shelf too short); far shelf median off by > 3 % under a wobble spanning less than one period"},
-    {{"b200", "l2_hit_latency"},
-     "split L2 read as unsplit where the far partition is missed"},
-    {{"b200", "l2_near_hit_latency"},
-     "far L2 partition not found in some seeds (wobble or a far shelf too short); plateau median off by > 3 % (cold-miss climb or wobble)"},
-    {{"b200", "l2_segment_size"},
-     "far L2 partition not found in some seeds (wobble or a far shelf too short)"},
-    {{"b200", "l2_size"},
-     "size off by > 10 % with an interval that misses the truth (wobble or climb near the knee)"},
-    {{"cdna3", "cache_levels"},
-     "follows from a missed or invented level"},
-    {{"cdna3", "dram_latency"},
-     "follows from a missed or invented level"},
-    {{"cdna3", "llc_hit_latency"},
-     "LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
-    {{"cdna3", "llc_size"},
-     "LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
-    {{"ga100", "l2_far_hit_latency"},
-     "far shelf median off by > 3 % under a wobble spanning less than one period"},
-    {{"ga102", "l2_size"},
-     "size off by > 10 % with an interval that misses the truth (wobble or climb near the knee)"},
-    {{"gh200", "l2_far_hit_latency"},
-     "far shelf median off by > 3 % under a wobble spanning less than one period"},
-    {{"h100", "l2_far_hit_latency"},
-     "far shelf median off by > 3 % under a wobble spanning less than one period"},
-    {{"h100", "l2_near_hit_latency"},
-     "plateau median off by > 3 % (cold-miss climb or wobble)"},
-    {{"rdna2", "cache_levels"},
-     "follows from a missed or invented level"},
-    {{"rdna2", "dram_latency"},
-     "follows from a missed or invented level"},
-    {{"rdna2", "llc_hit_latency"},
-     "LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
-    {{"rdna2", "llc_size"},
-     "LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
-    {{"rdna3", "cache_levels"},
-     "follows from a missed or invented level"},
-    {{"rdna3", "dram_latency"},
-     "follows from a missed or invented level"},
-    {{"rdna3", "l1_hit_latency"},
-     "plateau median off by > 3 % (cold-miss climb or wobble)"},
-    {{"rdna3", "llc_hit_latency"},
-     "LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
-    {{"rdna3", "llc_size"},
-     "LLC shelf split or merged by its wobble (up to 8 %): not told from DRAM in some seeds"},
-    {{"turing", "l1_hit_latency"},
-     "plateau median off by > 3 % (cold-miss climb or wobble)"},
-    {{"volta", "dram_latency"},
-     "follows from a missed or invented level"},
+// Failures known and not yet fixed: each (model, parameter) with the exact seeds it fails on
+// and why. The list is exact: a failure not listed fails the test, and so does a listed case
+// that now passes (remove it, the list only shrinks).
+struct Known {
+  std::string model, parameter;
+  std::vector<unsigned> seeds;
+  std::string reason;
+};
+const std::string kFarShelf = "far L2 shelf median off by > 3 % under its wobble";
+const std::string kGradualStep = "gradual L2 step under wobble: midpoint > 10 % early";
+const std::string kFarLost = "far L2 partition lost in a wide wobbling transition";
+const std::string kLlcSplit = "LLC shelf split by its wobble: a piece read as DRAM";
+const std::string kLlcShelf = "LLC shelf median off by > 3 % under its wobble";
+const std::string kDramIntoTlb = "DRAM plateau climbing into a TLB step not taken as a level";
+const std::vector<Known> kKnownFailures = {
+    // the far L2 partition's shelf, under a wobble of 3-8 % over less than an octave: its
+    // median is off by more than 3 % (a shelf of 5-10 points holds one or two swings)
+    {"ga100", "l2_far_hit_latency", {5, 16}, kFarShelf},
+    {"h100", "l2_far_hit_latency", {7, 16}, kFarShelf},
+    {"gh200", "l2_far_hit_latency", {1, 2, 19}, kFarShelf},
+    {"b200", "l2_far_hit_latency", {5, 6}, kFarShelf},
+    // a gradual L2 step (sharpness 5) under wobble: its midpoint is read more than 10 % early
+    // and the interval, which ends where the step is 85 % done, misses the size
+    {"ga102", "l2_size", {19}, kGradualStep},
+    // B200 seed 15: the far partition's shelf is lost in a wide transition that wobbles by 5 %;
+    // the L2 is read as unsplit, ending at the near partition (its step half the L2 reported)
+    {"b200", "l2_near_hit_latency", {15}, kFarLost},
+    {"b200", "l2_segment_size", {15}, kFarLost},
+    {"b200", "l2_far_hit_latency", {15}, kFarLost},
+    {"b200", "l2_size", {15}, kFarLost},
+    {"b200", "l2_hit_latency", {15}, kFarLost},
+    // the LLC's shelf wobbles (up to 8 %) on a small step from the L2 (1.5x): a piece of it
+    // splits off as a level of its own right after the L2 and is read as DRAM (at low
+    // confidence), the LLC and DRAM (two points on it in the sparse tail) go unnamed
+    {"cdna3", "llc_hit_latency", {15}, kLlcSplit},
+    {"cdna3", "llc_size", {15}, kLlcSplit},
+    {"cdna3", "dram_latency", {15}, kLlcSplit},
+    {"cdna3", "cache_levels", {15}, kLlcSplit},
+    {"rdna2", "llc_hit_latency", {14, 15}, kLlcSplit},
+    {"rdna2", "llc_size", {14, 15}, kLlcSplit},
+    {"rdna2", "dram_latency", {14, 15}, kLlcSplit},
+    {"rdna2", "cache_levels", {14, 15}, kLlcSplit},
+    // the LLC's shelf (wobble 3-8 %) read off its few points: median off by more than 3 %
+    {"cdna3", "llc_hit_latency", {16}, kLlcShelf},
+    // Volta seed 11: DRAM's plateau (8-25 MiB) runs straight into a TLB step's climb; the run
+    // is rejected as climbing and the TLB plateau (1.15x DRAM) is read as DRAM
+    {"volta", "dram_latency", {11}, kDramIntoTlb},
 };
 
 std::string fmt(double v) { return std::isfinite(v) ? format_printf("%.6g", v) : ""; }
@@ -150,6 +143,105 @@ std::string bin_text(int b, int n, int r) {
   return format_printf("%.1f", b / 10.0) + "," + format_printf("%.1f", (b + 1) / 10.0) + "," +
          std::to_string(n) + "," + std::to_string(r) + "," +
          (n ? format_printf("%.3f", double(r) / n) : std::string());
+}
+
+bool failed(const Answer& a) { return a.verdict != "right"; }
+
+// Every model x seed, analysed once for all the tests below.
+const std::vector<Answer>& all_answers() {
+  static const std::vector<Answer> all = [] {
+    std::vector<Answer> v;
+    for (const auto& g : model_gpus())
+      for (unsigned seed = 1; seed <= kSeeds; ++seed)
+        for (const auto& a : bench(g, seed)) v.push_back(a);
+    return v;
+  }();
+  return all;
+}
+
+std::string describe(const Answer& a) {
+  return a.model + " seed " + std::to_string(a.seed) + ": " + a.name + " " + a.verdict +
+         " (truth " + fmt(a.truth) + ", value " + fmt(a.value) + " [" + fmt(a.low) + ", " +
+         fmt(a.high) + "], confidence " + format_printf("%.2f", a.confidence) + ")";
+}
+
+// The calibration files: every answer; answers and fraction right per confidence bin; per
+// model, answers right and seeds passing every gate.
+std::string calibration_csv(const std::vector<Answer>& all) {
+  std::string out = "model,seed,parameter,truth,value,low,high,confidence,verdict\n";
+  for (const auto& a : all)
+    out += a.model + "," + std::to_string(a.seed) + "," + a.name + "," + fmt(a.truth) + "," +
+           fmt(a.value) + "," + fmt(a.low) + "," + fmt(a.high) + "," +
+           format_printf("%.3f", a.confidence) + "," + a.verdict + "\n";
+  return out;
+}
+
+std::string bins_csv(const std::vector<Answer>& all) {
+  int right[10] = {}, answers[10] = {};
+  for (const auto& a : all) {
+    if (a.verdict == "missing") continue;
+    const int b = std::min(9, int(a.confidence * 10));
+    answers[b]++;
+    right[b] += a.verdict == "right";
+  }
+  std::string out = "bin_low,bin_high,answers,right,fraction_right\n";
+  for (int i = 0; i < 10; ++i) out += bin_text(i, answers[i], right[i]) + "\n";
+  return out;
+}
+
+std::string models_csv(const std::vector<Answer>& all) {
+  std::map<std::string, std::pair<int, int>> answers;                 // right, all
+  std::map<std::string, std::map<unsigned, bool>> seed_pass;         // seed -> every gate
+  for (const auto& a : all) {
+    answers[a.model].first += !failed(a);
+    answers[a.model].second += 1;
+    auto& pass = seed_pass[a.model].emplace(a.seed, true).first->second;
+    pass = pass && !failed(a);
+  }
+  std::string out = "model,answers_right,answers,seeds_passing,seeds\n";
+  for (const auto& g : model_gpus()) {
+    int pass = 0;
+    for (const auto& [seed, ok] : seed_pass[g.key]) pass += ok;
+    out += g.key + "," + std::to_string(answers[g.key].first) + "," +
+           std::to_string(answers[g.key].second) + "," + std::to_string(pass) + "," +
+           std::to_string(seed_pass[g.key].size()) + "\n";
+  }
+  return out;
+}
+
+const std::string kCalibrationDir = std::string(GPUPROBE_SOURCE_DIR) + "/results/model-gpus";
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Two CSV texts agree: the same lines, fields equal as text or as numbers within 1e-6
+// (relative), so that a last printed digit does not fail the check on another machine.
+bool same_table(const std::string& a, const std::string& b, std::string* where) {
+  std::istringstream sa(a), sb(b);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    const bool ga = bool(std::getline(sa, la)), gb = bool(std::getline(sb, lb));
+    if (!ga && !gb) return true;
+    if (ga != gb) {
+      *where = "line " + std::to_string(line) + ": one table ends";
+      return false;
+    }
+    const auto fa = split_csv_line(la), fb = split_csv_line(lb);
+    bool same = fa.size() == fb.size();
+    for (size_t i = 0; same && i < fa.size(); ++i) {
+      double x = 0, y = 0;
+      same = fa[i] == fb[i] || (parse_number(fa[i], &x) && parse_number(fb[i], &y) &&
+                                std::fabs(x - y) <= 1e-6 * std::max(std::fabs(x), std::fabs(y)));
+    }
+    if (!same) {
+      *where = "line " + std::to_string(line) + ": committed '" + la + "', bench '" + lb + "'";
+      return false;
+    }
+  }
 }
 
 }  // namespace
@@ -170,100 +262,97 @@ TEST(ModelGpus, GenerationIsSeededAndRepeatable) {
   EXPECT_NE(a.latency[0].value, c.latency[0].value);
 }
 
-TEST(ModelGpus, EveryModelTimesTwentySeedsPassesTheGates) {
-  std::vector<Answer> all;
-  std::map<std::string, std::pair<int, int>> per_model;  // passed, total runs
-  std::vector<std::string> failures, known;
-  for (const auto& g : model_gpus())
-    for (unsigned seed = 1; seed <= kSeeds; ++seed) {
-      bool pass = true;
-      for (const auto& a : bench(g, seed)) {
-        all.push_back(a);
-        const bool bad = a.verdict == "missing" || a.verdict == "invented" || a.verdict == "wrong";
-        if (!bad) continue;
-        const std::string line =
-            g.key + " seed " + std::to_string(seed) + ": " + a.name + " " + a.verdict + " (truth " +
-            fmt(a.truth) + ", value " + fmt(a.value) + " [" + fmt(a.low) + ", " + fmt(a.high) +
-            "], confidence " + format_printf("%.2f", a.confidence) + ")";
-        auto k = kKnownFailures.find({g.key, a.name});
-        if (k != kKnownFailures.end()) {
-          known.push_back(line + " -- KNOWN: " + k->second);
-        } else {
-          failures.push_back(line);
-        }
-        pass = false;
-      }
-      per_model[g.key].first += pass;
-      per_model[g.key].second += 1;
+// No wrong, invented value has a confidence of kConfidentWrong or more, known failure or not.
+TEST(ModelGpus, NoConfidentlyWrongValue) {
+  int n = 0;
+  for (const auto& a : all_answers())
+    if (failed(a) && a.verdict != "missing" && a.confidence >= kConfidentWrong) {
+      ADD_FAILURE() << describe(a);
+      ++n;
     }
-  std::ostringstream summary;
-  for (const auto& [m, c] : per_model) summary << "  " << m << ": " << c.first << "/" << c.second << " seeds pass every gate\n";
-  std::cout << "model-GPU bench:\n" << summary.str();
-  if (!known.empty()) {
-    std::cout << "EXPECTED FAILURES (" << known.size() << "):\n";
-    for (const auto& l : known) std::cout << "  " << l << "\n";
-  }
-  // The calibration table: fraction right per confidence bin.
-  int bins_right[10] = {}, bins_all[10] = {};
-  for (const auto& a : all) {
-    if (a.verdict == "missing") continue;
-    const int b = std::min(9, int(a.confidence * 10));
-    bins_all[b]++;
-    bins_right[b] += a.verdict == "right";
-  }
-  std::cout << "confidence bin, answers, fraction right\n";
-  for (int b = 0; b < 10; ++b)
-    if (bins_all[b])
-      std::cout << "  " << bin_text(b, bins_all[b], bins_right[b]) << "\n";
-  if (const char* dir = std::getenv("GPUPROBE_CALIBRATION_OUT")) {
-    std::ofstream f(std::string(dir) + "/calibration.csv");
-    f << "model,seed,parameter,truth,value,low,high,confidence,verdict\n";
-    for (const auto& a : all)
-      f << a.model << "," << a.seed << "," << a.name << "," << fmt(a.truth) << "," << fmt(a.value)
-        << "," << fmt(a.low) << "," << fmt(a.high) << "," << format_printf("%.3f", a.confidence)
-        << "," << a.verdict << "\n";
-    std::ofstream b(std::string(dir) + "/calibration_bins.csv");
-    b << "bin_low,bin_high,answers,right,fraction_right\n";
-    for (int i = 0; i < 10; ++i)
-      b << bin_text(i, bins_all[i], bins_right[i]) << "\n";
-  }
-  int confident_wrong = 0, confident_wrong_known = 0;
-  for (const auto& a : all)
-    if (a.verdict != "right" && a.verdict != "missing" && a.confidence >= kConfidentWrong)
-      ++(kKnownFailures.count({a.model, a.name}) ? confident_wrong_known : confident_wrong);
-  std::cout << "wrong or invented values with confidence >= " << kConfidentWrong << ": "
-            << confident_wrong_known << " (all among the EXPECTED FAILURES above)\n";
-  EXPECT_EQ(confident_wrong, 0) << "wrong values with confidence >= " << kConfidentWrong;
-  // Each kind of failure once, with how often it happened and its first case.
-  std::map<std::string, std::pair<int, std::string>> kinds;
-  for (const auto& f : failures) {
-    const auto colon = f.find(": ");
-    const std::string key = f.substr(0, f.find(' ')) + " " + f.substr(colon + 2, f.find(" (") - colon - 2);
-    if (!kinds[key].first++) kinds[key].second = f;
-  }
-  std::ostringstream msg;
-  for (const auto& [k, v] : kinds) msg << "  " << v.first << "x " << k << ", e.g. " << v.second << "\n";
-  EXPECT_TRUE(failures.empty()) << failures.size() << " unexpected failures:\n" << msg.str();
+  std::cout << "wrong or invented values with confidence >= " << kConfidentWrong << ": " << n << "\n";
 }
 
-// Sizes the committed runs read at 10 % of the step (the rule issue 14 replaced with the
-// midpoint): the H100's L1 crept 4 % from 223 KiB before its cliff, which the old rule took as
-// the end; the L2 knees are sharp and move 3-7 %. Printed on every run.
-const std::map<std::string, std::string> kSizesReadAnew = {
-    {"l1_size", "committed value read at 10 % of the step, at the creep before the cliff"},
-    {"l2_segment_size", "committed value read at 10 % of the step; now where half is climbed"},
-    {"l2_size", "committed value read at 10 % of the step; now where half is climbed"}};
+TEST(ModelGpus, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
+  std::map<std::pair<std::string, std::string>, std::set<unsigned>> got;
+  for (const auto& a : all_answers()) {
+    if (!failed(a)) continue;
+    got[{a.model, a.name}].insert(a.seed);
+    const auto k = std::find_if(kKnownFailures.begin(), kKnownFailures.end(), [&](const Known& x) {
+      return x.model == a.model && x.parameter == a.name &&
+             std::count(x.seeds.begin(), x.seeds.end(), a.seed);
+    });
+    if (k != kKnownFailures.end())
+      std::cout << "  EXPECTED FAILURE " << describe(a) << " -- " << k->reason << "\n";
+    else
+      ADD_FAILURE() << "unexpected failure: " << describe(a);
+  }
+  for (const auto& k : kKnownFailures)
+    for (unsigned seed : k.seeds)
+      EXPECT_TRUE(got[std::make_pair(k.model, k.parameter)].count(seed))
+          << k.model << " seed " << seed << " " << k.parameter
+          << " is listed as failing but passes now: remove it from the known failures";
+  if (::testing::Test::HasFailure()) {
+    std::cout << "the failures as the list would hold them:\n";
+    for (const auto& [key, seeds] : got) {
+      std::cout << "    {\"" << key.first << "\", \"" << key.second << "\", {";
+      for (unsigned s : seeds) std::cout << s << (s == *seeds.rbegin() ? "" : ", ");
+      std::cout << "}, ...},\n";
+    }
+  }
+  std::cout << "model-GPU bench per model:\n" << models_csv(all_answers())
+            << "confidence bins:\n" << bins_csv(all_answers());
+}
+
+// The committed calibration table (results/model-gpus/) is what the bench gives now. With
+// GPUPROBE_CALIBRATION_OUT=DIR set, the tables are written there first (to refresh them:
+// DIR=results/model-gpus, then gnuplot results/model-gpus/reliability.gp).
+TEST(ModelGpus, CommittedCalibrationIsTheBenchs) {
+  const std::vector<std::pair<std::string, std::string>> tables = {
+      {"calibration.csv", calibration_csv(all_answers())},
+      {"calibration_bins.csv", bins_csv(all_answers())},
+      {"calibration_models.csv", models_csv(all_answers())}};
+  if (const char* dir = std::getenv("GPUPROBE_CALIBRATION_OUT"))
+    for (const auto& [name, text] : tables) std::ofstream(std::string(dir) + "/" + name) << text;
+  for (const auto& [name, text] : tables) {
+    const std::string path = kCalibrationDir + "/" + name;
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
+    std::string where;
+    EXPECT_TRUE(same_table(read_text(path), text, &where))
+        << path << " is not what the bench gives now (" << where
+        << "); regenerate: GPUPROBE_CALIBRATION_OUT=results/model-gpus build/tests/gpuprobe_tests "
+           "--gtest_filter='ModelGpus.Committed*'";
+  }
+}
+
+// Sizes the 20261122 runs read at 10 % of the step, the rule issue 14 replaced with the
+// midpoint; the later runs read them at the midpoint already. Both readings lie inside the
+// L2's gradual step (about 24.6-29 MiB for the near partition, 49.9-55.7 MiB for the whole
+// H100 L2, 56.6-65 MiB on the H200), within 6 % of the runtime's size either way:
+//   H100 l2_segment_size 24.76 -> 26.23 MiB, l2_size 49.39 -> 51.11 MiB (50 MiB reported);
+//   H200 l2_segment_size 28.70 -> 30.80 MiB, l2_size 56.86 -> 60.90 MiB (60 MiB reported).
+// The midpoint is the reading that holds where a step is gradual (issue 14: the 10 % rule
+// put L2 sizes 18-41 % low there), and its interval spans the step. The list is exact: a
+// listed size that no longer moves fails the test.
+const std::map<std::pair<std::string, std::string>, std::string> kSizesReadAnew = {
+    {{"nvidia-h100-80gb-hbm3/20261122T082310Z", "l2_segment_size"}, "10 % of the step -> half"},
+    {{"nvidia-h100-80gb-hbm3/20261122T082310Z", "l2_size"}, "10 % of the step -> half"},
+    {{"nvidia-h200/20261122T081642Z", "l2_segment_size"}, "10 % of the step -> half"},
+    {{"nvidia-h200/20261122T081642Z", "l2_size"}, "10 % of the step -> half"}};
 
 // The reworked inference must not move what the committed Hopper runs measured: every
-// parameter of the latency and bandwidth families that a committed run's parameters.csv holds
-// comes out within 1 % of it, but for the sizes listed above (printed when they move).
+// parameter the latency and bandwidth families write that a committed run's parameters.csv
+// holds from the same evidence file comes out within 1 % of it, but for the sizes listed
+// above. (A committed l1_size from carveout.csv is that family's, now l1_size_no_miss.)
 TEST(ModelGpus, CommittedHopperRunsReanalyseWithinOnePercent) {
   const std::string root = std::string(GPUPROBE_SOURCE_DIR) + "/results";
   int compared = 0;
+  std::set<std::pair<std::string, std::string>> moved_as_listed;
   for (const std::string gpu : {"nvidia-h100-80gb-hbm3", "nvidia-h200"}) {
     if (!std::filesystem::exists(root + "/" + gpu)) continue;
     for (const auto& dir : std::filesystem::directory_iterator(root + "/" + gpu)) {
       const std::string d = dir.path().string();
+      const std::string run = gpu + "/" + dir.path().filename().string();
       if (!std::filesystem::exists(d + "/parameters.csv")) continue;
       std::map<std::string, Parameter> committed;
       for (const auto& p : read_parameters(d + "/parameters.csv")) committed[p.name] = p;
@@ -273,20 +362,25 @@ TEST(ModelGpus, CommittedHopperRunsReanalyseWithinOnePercent) {
         const auto obs = read_observations(d + "/" + family + ".csv", &meta);
         for (const auto& p : analyze(family, obs, meta)) {
           auto it = committed.find(p.name);
-          if (it == committed.end()) continue;
+          if (it == committed.end() || it->second.evidence != family + ".csv") continue;
           ++compared;
           const bool moved = std::fabs(p.value / it->second.value - 1) > 0.01;
-          if (moved && p.unit == "bytes" && kSizesReadAnew.count(p.name)) {
-            std::cout << "EXPECTED DEVIATION: " << d << " " << p.name << " " << it->second.value
-                      << " -> " << p.value << ": " << kSizesReadAnew.at(p.name) << "\n";
+          const auto listed = kSizesReadAnew.find({run, p.name});
+          if (listed != kSizesReadAnew.end()) {
+            std::cout << "EXPECTED DEVIATION: " << run << " " << p.name << " " << it->second.value
+                      << " -> " << p.value << ": " << listed->second << "\n";
+            if (moved) moved_as_listed.insert(listed->first);
             continue;
           }
-          EXPECT_FALSE(moved) << d << " " << p.name << " " << it->second.value << " -> " << p.value;
+          EXPECT_FALSE(moved) << run << " " << p.name << " " << it->second.value << " -> " << p.value;
         }
       }
     }
   }
   if (compared == 0) GTEST_SKIP() << "no committed Hopper run with parameters.csv";
+  for (const auto& [key, why] : kSizesReadAnew)
+    EXPECT_TRUE(moved_as_listed.count(key))
+        << key.first << " " << key.second << " is listed as moving but agrees now: remove it";
   std::cout << compared << " committed parameters compared\n";
 }
 

@@ -4,10 +4,11 @@
 
 #include <cmath>
 #include <filesystem>
-#include <cctype>
 #include <map>
 #include <random>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 #include "recorded.hpp"
 #include "parameter_checks.hpp"
@@ -354,124 +355,43 @@ TEST(P2p, AnalyzerMedianAndSlowestPair) {
 
 // ---------------------------------------------------------------- nvbandwidth JSON
 
-// Just enough JSON to check the layout: objects, arrays, strings, numbers.
-struct Json {
-  enum Kind { object, array, string, number } kind = number;
-  std::map<std::string, Json> members;
-  std::vector<Json> items;
-  std::string text;
-  double value = 0;
-};
-
-class JsonParser {
- public:
-  explicit JsonParser(const std::string& s) : s_(s) {}
-  Json parse() {
-    Json j = value();
-    ws();
-    if (i_ != s_.size()) throw std::runtime_error("trailing text at " + std::to_string(i_));
-    return j;
-  }
-
- private:
-  void ws() {
-    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
-  }
-  void expect(char c) {
-    ws();
-    if (i_ >= s_.size() || s_[i_] != c) throw std::runtime_error(std::string("expected ") + c + " at " + std::to_string(i_));
-    ++i_;
-  }
-  std::string str() {
-    expect('"');
-    std::string out;
-    while (i_ < s_.size() && s_[i_] != '"') {
-      if (s_[i_] == '\\') ++i_;
-      out += s_[i_++];
-    }
-    expect('"');
-    return out;
-  }
-  Json value() {
-    ws();
-    Json j;
-    if (i_ >= s_.size()) throw std::runtime_error("unexpected end");
-    if (s_[i_] == '{') {
-      j.kind = Json::object;
-      ++i_;
-      ws();
-      if (s_[i_] == '}') return ++i_, j;
-      for (;;) {
-        std::string k = str();
-        expect(':');
-        j.members[k] = value();
-        ws();
-        if (s_[i_] == ',') { ++i_; continue; }
-        expect('}');
-        return j;
-      }
-    }
-    if (s_[i_] == '[') {
-      j.kind = Json::array;
-      ++i_;
-      ws();
-      if (s_[i_] == ']') return ++i_, j;
-      for (;;) {
-        j.items.push_back(value());
-        ws();
-        if (s_[i_] == ',') { ++i_; continue; }
-        expect(']');
-        return j;
-      }
-    }
-    if (s_[i_] == '"') {
-      j.kind = Json::string;
-      j.text = str();
-      return j;
-    }
-    size_t used = 0;
-    j.value = std::stod(s_.substr(i_), &used);
-    i_ += used;
-    return j;
-  }
-  const std::string& s_;
-  size_t i_ = 0;
-};
+// Read back with nlohmann-json's strict parser, which throws on anything that is not JSON.
+using nlohmann::json;
 
 // The layout of nvbandwidth's json_output.cpp (v0.8): keys, kinds, string cells.
-void expect_nvbandwidth_layout(const Json& root) {
-  ASSERT_EQ(root.kind, Json::object);
-  ASSERT_EQ(root.members.count("nvbandwidth"), 1u);
-  const Json& nvb = root.members.at("nvbandwidth");
-  ASSERT_EQ(nvb.kind, Json::object);
-  EXPECT_EQ(nvb.members.at("CUDA Runtime Version").kind, Json::number);
-  EXPECT_EQ(nvb.members.at("Driver Version").kind, Json::string);
-  EXPECT_EQ(nvb.members.at("git_version").kind, Json::string);
-  EXPECT_EQ(nvb.members.at("version").kind, Json::string);
-  const Json& devices = nvb.members.at("GPU Device list");
-  ASSERT_EQ(devices.kind, Json::array);
-  for (const auto& d : devices.items) EXPECT_EQ(d.kind, Json::string);
-  const Json& cases = nvb.members.at("testcases");
-  ASSERT_EQ(cases.kind, Json::array);
-  for (const auto& c : cases.items) {
-    ASSERT_EQ(c.kind, Json::object);
-    for (const char* k : {"name", "status", "bandwidth_description"}) EXPECT_EQ(c.members.at(k).kind, Json::string) << k;
-    EXPECT_EQ(c.members.at("status").text, "Passed");
-    EXPECT_EQ(c.members.at("sum").kind, Json::number);
-    const Json& m = c.members.at("bandwidth_matrix");
-    ASSERT_EQ(m.kind, Json::array);
-    ASSERT_FALSE(m.items.empty());
-    for (const auto& row : m.items) {
-      ASSERT_EQ(row.kind, Json::array);
-      EXPECT_EQ(row.items.size(), m.items[0].items.size());
-      for (const auto& cell : row.items) EXPECT_EQ(cell.kind, Json::string);
+void expect_nvbandwidth_layout(const json& root) {
+  ASSERT_TRUE(root.is_object());
+  ASSERT_EQ(root.count("nvbandwidth"), 1u);
+  const json& nvb = root.at("nvbandwidth");
+  ASSERT_TRUE(nvb.is_object());
+  EXPECT_TRUE(nvb.at("CUDA Runtime Version").is_number());
+  EXPECT_TRUE(nvb.at("Driver Version").is_string());
+  EXPECT_TRUE(nvb.at("git_version").is_string());
+  EXPECT_TRUE(nvb.at("version").is_string());
+  const json& devices = nvb.at("GPU Device list");
+  ASSERT_TRUE(devices.is_array());
+  for (const auto& d : devices) EXPECT_TRUE(d.is_string());
+  const json& cases = nvb.at("testcases");
+  ASSERT_TRUE(cases.is_array());
+  for (const auto& c : cases) {
+    ASSERT_TRUE(c.is_object());
+    for (const char* k : {"name", "status", "bandwidth_description"}) EXPECT_TRUE(c.at(k).is_string()) << k;
+    EXPECT_EQ(c.at("status"), "Passed");
+    EXPECT_TRUE(c.at("sum").is_number());
+    const json& m = c.at("bandwidth_matrix");
+    ASSERT_TRUE(m.is_array());
+    ASSERT_FALSE(m.empty());
+    for (const auto& row : m) {
+      ASSERT_TRUE(row.is_array());
+      EXPECT_EQ(row.size(), m[0].size());
+      for (const auto& cell : row) EXPECT_TRUE(cell.is_string());
     }
   }
 }
 
-const Json* find_case(const Json& root, const std::string& name) {
-  for (const auto& c : root.members.at("nvbandwidth").members.at("testcases").items)
-    if (c.members.at("name").text == name) return &c;
+const json* find_case(const json& root, const std::string& name) {
+  for (const auto& c : root.at("nvbandwidth").at("testcases"))
+    if (c.at("name") == name) return &c;
   return nullptr;
 }
 
@@ -480,35 +400,35 @@ TEST(NvbandwidthJson, RecordedHostLinkUnderNvbandwidthNames) {
   std::map<std::string, std::vector<Observation>> fam;
   fam["host_link"] = read_observations(data_file("h100_host_link.csv"), &meta);
   auto cases = nvbandwidth_cases(fam);
-  Json root = JsonParser(format_nvbandwidth_json(meta, cases)).parse();
+  const json root = json::parse(format_nvbandwidth_json(meta, cases));
   expect_nvbandwidth_layout(root);
-  const Json* h2d = find_case(root, "host_to_device_memcpy_ce");
+  const json* h2d = find_case(root, "host_to_device_memcpy_ce");
   ASSERT_NE(h2d, nullptr);
-  EXPECT_EQ(h2d->members.at("bandwidth_description").text, "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)");
-  const double v = std::stod(h2d->members.at("bandwidth_matrix").items[0].items[0].text);
+  EXPECT_EQ(h2d->at("bandwidth_description"), "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)");
+  const double v = std::stod(h2d->at("bandwidth_matrix")[0][0].get<std::string>());
   EXPECT_NEAR(v, 54, 3);
-  EXPECT_DOUBLE_EQ(h2d->members.at("sum").value, v);
+  EXPECT_DOUBLE_EQ(h2d->at("sum").get<double>(), v);
   for (const char* n : {"device_to_host_memcpy_ce", "host_to_device_memcpy_sm", "device_to_host_memcpy_sm",
                         "host_device_latency_sm"})
     EXPECT_NE(find_case(root, n), nullptr) << n;
   EXPECT_EQ(find_case(root, "host_to_device_bidirectional_memcpy_ce"), nullptr);  // means another thing
-  EXPECT_NEAR(std::stod(find_case(root, "host_device_latency_sm")->members.at("bandwidth_matrix").items[0].items[0].text),
+  EXPECT_NEAR(std::stod(find_case(root, "host_device_latency_sm")->at("bandwidth_matrix")[0][0].get<std::string>()),
               1150, 100);
-  EXPECT_EQ(root.members.at("nvbandwidth").members.at("CUDA Runtime Version").value, 13000);
+  EXPECT_EQ(root.at("nvbandwidth").at("CUDA Runtime Version"), 13000);
 }
 
 TEST(NvbandwidthJson, P2pMatricesWithNotApplicableDiagonal) {
   std::map<std::string, std::vector<Observation>> fam;
   fam["p2p"] = p2p_rows(3);
-  Json root = JsonParser(format_nvbandwidth_json({}, nvbandwidth_cases(fam))).parse();
+  const json root = json::parse(format_nvbandwidth_json({}, nvbandwidth_cases(fam)));
   expect_nvbandwidth_layout(root);
-  const Json* w = find_case(root, "device_to_device_memcpy_write_ce");
+  const json* w = find_case(root, "device_to_device_memcpy_write_ce");
   ASSERT_NE(w, nullptr);
-  const auto& m = w->members.at("bandwidth_matrix").items;
+  const json& m = w->at("bandwidth_matrix");
   ASSERT_EQ(m.size(), 3u);
-  EXPECT_EQ(m[1].items[1].text, "N/A");
-  EXPECT_EQ(m[0].items[1].text, "370");
-  EXPECT_DOUBLE_EQ(w->members.at("sum").value, 6 * 370);
+  EXPECT_EQ(m[1][1], "N/A");
+  EXPECT_EQ(m[0][1], "370");
+  EXPECT_DOUBLE_EQ(w->at("sum").get<double>(), 6 * 370);
   EXPECT_NE(find_case(root, "device_to_device_latency_sm"), nullptr);
   EXPECT_NE(find_case(root, "device_to_device_memcpy_read_sm"), nullptr);
 }

@@ -49,8 +49,7 @@ std::string slurp(const fs::path& p) {
 void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 bool have_gnuplot() {
-  std::vector<std::string> none;
-  return !resolve_paths(none).gnuplot.empty();
+  return !resolve_paths().gnuplot.empty();
 }
 
 class ReportTest : public ::testing::Test {

@@ -11,6 +11,7 @@
 
 #include "core/csv.hpp"
 #include "core/export.hpp"
+#include "core/json.hpp"
 #include "committed_runs.hpp"
 
 namespace gpuprobe {
@@ -40,10 +41,18 @@ size_t count(const std::string& text, const std::string& what) {
 }
 
 TEST(Json, StringsAreQuotedAndEscaped) {
-  EXPECT_EQ(json_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
-  EXPECT_EQ(json_string("x\ny\tz"), "\"x\\ny\\tz\"");
-  EXPECT_EQ(json_string(std::string("\x01", 1)), "\"\\u0001\"");
-  EXPECT_EQ(json_string(std::string("\x1f", 1)), "\"\\u001f\"");
+  EXPECT_EQ(json_text("a\"b\\c"), "\"a\\\"b\\\\c\"\n");
+  EXPECT_EQ(json_text("x\ny\tz"), "\"x\\ny\\tz\"\n");
+  EXPECT_EQ(json_text(std::string("\x01", 1)), "\"\\u0001\"\n");
+  EXPECT_EQ(json_text(std::string("\x1f", 1)), "\"\\u001f\"\n");
+}
+
+TEST(Json, NumbersKeepFifteenDigitsAndWholeNumbersNoFraction) {
+  EXPECT_EQ(json_text(json_number(1.0)), "1\n");
+  EXPECT_EQ(json_text(json_number(0.1 + 0.2)), "0.3\n");
+  EXPECT_EQ(json_text(json_number(2.5e-7)), "2.5e-07\n");
+  EXPECT_EQ(json_text(json_number(NAN)), "null\n");
+  EXPECT_EQ(json_text(json_number(123456.789, 6)), "123457\n");
 }
 
 TEST_F(ExportH100, JsonHoldsSchemaMetadataAndEveryParameter) {

@@ -195,8 +195,7 @@ TEST_F(UnusualRun, WithoutGnuplotTheReportIsStillWritten) {
 }
 
 bool have_gnuplot() {
-  std::vector<std::string> none;
-  return !resolve_paths(none).gnuplot.empty();
+  return !resolve_paths().gnuplot.empty();
 }
 
 // --style paper: vector PDFs at a paper's column (3.5 in = 252 pt) or double column (7 in =

@@ -129,94 +129,107 @@ std::vector<Observation> dram_rows(const std::vector<Observation>& obs, const st
                     [lowest](const Observation& o) { return o.param("l2_fraction") >= lowest; });
 }
 
-}  // namespace
+const std::string kEvidence = "bandwidth.csv";
 
-std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, const Metadata&) {
-  const std::string ev = "bandwidth.csv";
-  std::vector<Parameter> out;
-  double theoretical = std::nan("");
-  if (auto t = best_of(select(obs, "dram_theoretical", "GB/s"))) theoretical = t->p50;
-
-  // The grid sweeping the buffer together, each warp streaming its own slice, and the
-  // bulk-copy engine.
+// dram_read_bandwidth: the grid sweeping the buffer together, each warp streaming its own
+// slice, and the bulk-copy engine, best of all.
+std::optional<Parameter> dram_read(const std::vector<Observation>& obs, double theoretical) {
   auto dram = dram_rows(obs, "read");
   for (const std::string probe : {"read_slices", "read_bulk"})
     for (const auto& o : dram_rows(obs, probe)) dram.push_back(o);
-  if (auto b = best_of(dram)) {
-    Parameter p =
-        peak_parameter("dram_read_bandwidth", *b, "GB/s",
-                       "best of " + std::to_string(dram.size()) +
-                           " streaming reads (width, ILP, cache operator and hints, layout, bulk copies) " +
-                           "at full occupancy over " + mib(b->param("footprint_bytes")) + " (" +
-                           format_printf("%.0f", b->param("l2_fraction")) + "x L2), events, median of " +
-                           std::to_string(b->reps) + ": " + describe(*b),
-                       ev);
-    against_theoretical(p, theoretical);
-    out.push_back(p);
-  }
+  auto b = best_of(dram);
+  if (!b) return std::nullopt;
+  Parameter p =
+      peak_parameter("dram_read_bandwidth", *b, "GB/s",
+                     "best of " + std::to_string(dram.size()) +
+                         " streaming reads (width, ILP, cache operator and hints, layout, bulk copies) " +
+                         "at full occupancy over " + mib(b->param("footprint_bytes")) + " (" +
+                         format_printf("%.0f", b->param("l2_fraction")) + "x L2), events, median of " +
+                         std::to_string(b->reps) + ": " + describe(*b),
+                     kEvidence);
+  against_theoretical(p, theoretical);
+  return p;
+}
 
-  for (const std::string probe : {"write", "copy"}) {
-    auto rows = dram_rows(obs, probe);
-    if (probe == "write")
-      for (const auto& o : dram_rows(obs, "write_bulk")) rows.push_back(o);
-    auto b = best_of(rows);
-    if (!b) continue;
-    std::string method = std::string(probe == "copy" ? "load + store over two buffers, bytes read "
-                                                       "and written both counted; "
-                                                     : "streaming stores; ") +
-                         "best of " + std::to_string(rows.size()) + " over " +
-                         mib(b->param("footprint_bytes")) + ": " + describe(*b);
-    // Which store won, and by how much over the best with the other one.
-    std::vector<Observation> others;
-    for (const auto& o : rows)
-      if (o.param_text("op") != b->param_text("op")) others.push_back(o);
-    auto other = best_of(others);
-    if (other)
-      method += " won (" + other->param_text("op") + " best " + format_printf("%.0f", other->p50) + " GB/s)";
-    Parameter p = peak_parameter("dram_" + probe + "_bandwidth", *b, "GB/s", method, ev);
-    against_theoretical(p, theoretical);
-    out.push_back(p);
-  }
+// dram_write_bandwidth or dram_copy_bandwidth (`probe`): the best store, and by how much it
+// beat the best with the other store.
+std::optional<Parameter> dram_store(const std::vector<Observation>& obs, const std::string& probe,
+                                    double theoretical) {
+  auto rows = dram_rows(obs, probe);
+  if (probe == "write")
+    for (const auto& o : dram_rows(obs, "write_bulk")) rows.push_back(o);
+  auto b = best_of(rows);
+  if (!b) return std::nullopt;
+  std::string method = std::string(probe == "copy" ? "load + store over two buffers, bytes read "
+                                                     "and written both counted; "
+                                                   : "streaming stores; ") +
+                       "best of " + std::to_string(rows.size()) + " over " +
+                       mib(b->param("footprint_bytes")) + ": " + describe(*b);
+  std::vector<Observation> others;
+  for (const auto& o : rows)
+    if (o.param_text("op") != b->param_text("op")) others.push_back(o);
+  if (auto other = best_of(others))
+    method += " won (" + other->param_text("op") + " best " + format_printf("%.0f", other->p50) + " GB/s)";
+  Parameter p = peak_parameter("dram_" + probe + "_bandwidth", *b, "GB/s", method, kEvidence);
+  against_theoretical(p, theoretical);
+  return p;
+}
 
+// l2_read_bandwidth: reads through L2 only up to half of L2, from one round of the grid's reads
+// (or, without round_bytes, the shelf the largest of them reach).
+std::optional<Parameter> l2_read(const std::vector<Observation>& obs) {
   auto near = rows_where(obs, "read", "GB/s", l2_fraction_in(0, 0.5));
   const bool rounds_known = std::any_of(near.begin(), near.end(), [](const Observation& o) {
     return std::isfinite(o.param("round_bytes"));
   });
   if (!rounds_known) near = l2_shelf(near);
-  if (auto b = best_of(near)) {
-    Parameter p = peak_parameter(
-        "l2_read_bandwidth", *b, "GB/s",
-        std::string(rounds_known ? "streaming reads through L2 only (ld.global.cg), footprints from "
-                                   "one round of the grid's reads up to half of L2 (one partition "
-                                   "of a split L2), best of "
-                                 : "streaming reads through L2 only (ld.global.cg), no round_bytes "
-                                   "recorded: the footprints up to half of L2 whose rate is within "
-                                   "5 % of the largest one's (smaller ones may be inflated by merged "
-                                   "requests), best of ") +
-            std::to_string(near.size()) + ": " + describe(*b) + " at " +
-            mib(b->param("footprint_bytes")),
-        ev);
-    if (near.size() < 2) p.confidence = std::min(p.confidence, kOneFootprintCap);
-    // without the round, a shelf of inflated rows could pass for the L2's
-    if (!rounds_known) p.confidence = std::min(p.confidence, kNoRoundCap);
-    if (auto both = best_of(rows_where(obs, "read", "GB/s", l2_fraction_in(0.5, 0.9))))
-      p.method += "; across both partitions (0.5-0.9x L2) " + format_printf("%.0f", both->p50) + " GB/s";
-    out.push_back(p);
-  }
+  auto b = best_of(near);
+  if (!b) return std::nullopt;
+  Parameter p = peak_parameter(
+      "l2_read_bandwidth", *b, "GB/s",
+      std::string(rounds_known ? "streaming reads through L2 only (ld.global.cg), footprints from "
+                                 "one round of the grid's reads up to half of L2 (one partition "
+                                 "of a split L2), best of "
+                               : "streaming reads through L2 only (ld.global.cg), no round_bytes "
+                                 "recorded: the footprints up to half of L2 whose rate is within "
+                                 "5 % of the largest one's (smaller ones may be inflated by merged "
+                                 "requests), best of ") +
+          std::to_string(near.size()) + ": " + describe(*b) + " at " + mib(b->param("footprint_bytes")),
+      kEvidence);
+  if (near.size() < 2) p.confidence = std::min(p.confidence, kOneFootprintCap);
+  // without the round, a shelf of inflated rows could pass for the L2's
+  if (!rounds_known) p.confidence = std::min(p.confidence, kNoRoundCap);
+  if (auto both = best_of(rows_where(obs, "read", "GB/s", l2_fraction_in(0.5, 0.9))))
+    p.method += "; across both partitions (0.5-0.9x L2) " + format_printf("%.0f", both->p50) + " GB/s";
+  return p;
+}
 
+// l1_bandwidth_per_sm: each block rereading its own slice through L1.
+std::optional<Parameter> l1_read(const std::vector<Observation>& obs) {
   auto l1 = select(obs, "l1_read", "B/clk/SM");
-  if (auto b = best_of(l1)) {
-    out.push_back(peak_parameter(
-        "l1_bandwidth_per_sm", *b, "B/clk/SM",
-        "each block rereads its own 16 KiB slice through L1, " + b->param_text("threads_per_sm") +
-            " threads/SM; clock64 window per SM (blocks grouped by %smid), median over SMs; "
-            "best of " +
-            std::to_string(l1.size()) + ": " + describe(*b),
-        ev));
-  }
+  auto b = best_of(l1);
+  if (!b) return std::nullopt;
+  return peak_parameter("l1_bandwidth_per_sm", *b, "B/clk/SM",
+                        "each block rereads its own 16 KiB slice through L1, " +
+                            b->param_text("threads_per_sm") +
+                            " threads/SM; clock64 window per SM (blocks grouped by %smid), median "
+                            "over SMs; best of " +
+                            std::to_string(l1.size()) + ": " + describe(*b),
+                        kEvidence);
+}
+
+}  // namespace
+
+std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, const Metadata&) {
+  double theoretical = std::nan("");
+  if (auto t = best_of(select(obs, "dram_theoretical", "GB/s"))) theoretical = t->p50;
+  std::vector<Parameter> out;
+  for (auto p : {dram_read(obs, theoretical), dram_store(obs, "write", theoretical),
+                 dram_store(obs, "copy", theoretical), l2_read(obs), l1_read(obs)})
+    if (p) out.push_back(*p);
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("bandwidth", analyze_bandwidth);
+GPUPROBE_REGISTER_ANALYZER(bandwidth::kFamily, analyze_bandwidth);
 
 }  // namespace gpuprobe

@@ -41,23 +41,32 @@ struct LogCurve {
     return std::all_of(idx.begin(), idx.end(),
                        [&](size_t i) { return std::fabs(z[i] - m) <= tol; });
   }
+  // The members' least-squares line z = mz + slope (lx - mx).
+  struct Line {
+    double mx = 0, mz = 0, slope = 0;
+    double at(double x) const { return mz + slope * (x - mx); }
+  };
+  Line fit(const std::vector<size_t>& idx) const {
+    Line l;
+    if (idx.empty()) return l;
+    for (size_t i : idx) {
+      l.mx += lx[i];
+      l.mz += z[i];
+    }
+    l.mx /= static_cast<double>(idx.size());
+    l.mz /= static_cast<double>(idx.size());
+    double sxx = 0, sxz = 0;
+    for (size_t i : idx) {
+      sxx += (lx[i] - l.mx) * (lx[i] - l.mx);
+      sxz += (lx[i] - l.mx) * (z[i] - l.mz);
+    }
+    if (sxx > 0) l.slope = sxz / sxx;
+    return l;
+  }
   // Change of the least-squares line across the members' x-range: how much the run climbs.
   double rise(const std::vector<size_t>& idx) const {
     if (idx.size() < 2) return 0;
-    double mx = 0, mz = 0;
-    for (size_t i : idx) {
-      mx += lx[i];
-      mz += z[i];
-    }
-    mx /= static_cast<double>(idx.size());
-    mz /= static_cast<double>(idx.size());
-    double sxx = 0, sxz = 0;
-    for (size_t i : idx) {
-      sxx += (lx[i] - mx) * (lx[i] - mx);
-      sxz += (lx[i] - mx) * (z[i] - mz);
-    }
-    if (sxx <= 0) return 0;
-    return std::fabs(sxz / sxx) * (lx[idx.back()] - lx[idx.front()]);
+    return std::fabs(fit(idx).slope) * (lx[idx.back()] - lx[idx.front()]);
   }
 };
 
@@ -164,7 +173,31 @@ double local_spread(const LogCurve& c, size_t i) {
   return kMadToSigma * median(dev);
 }
 
-Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r) {
+// A level is the median of its members' curve sampled at kEvenSamples evenly spaced
+// footprints (in log): refinement packs points where it looked for a knee, and a plain median
+// of the points would weigh a wobble's swing there more than elsewhere. A gap between members
+// counts as at most kLongestGap (two of a full sweep's coarse steps of 2^(1/6)), so that the
+// sparse tail's few points (4x apart) do not outweigh the fine sweep.
+constexpr size_t kEvenSamples = 64;
+constexpr double kLongestGap = 0.231;  // log(2^(1/3))
+double even_level(const LogCurve& c, const std::vector<size_t>& idx) {
+  std::vector<double> u = {0};  // members' positions with long gaps shortened
+  for (size_t k = 1; k < idx.size(); ++k)
+    u.push_back(u.back() + std::min(kLongestGap, c.lx[idx[k]] - c.lx[idx[k - 1]]));
+  if (idx.size() < 3 || !(u.back() > 0)) return std::exp(c.median_z(idx));
+  std::vector<double> z;
+  size_t k = 0;
+  for (size_t j = 0; j < kEvenSamples; ++j) {
+    const double x = u.back() * double(j) / double(kEvenSamples - 1);
+    while (k + 2 < idx.size() && u[k + 1] < x) ++k;
+    const double w = u[k + 1] > u[k] ? std::clamp((x - u[k]) / (u[k + 1] - u[k]), 0.0, 1.0) : 0.5;
+    z.push_back((1 - w) * c.z[idx[k]] + w * c.z[idx[k + 1]]);
+  }
+  return std::exp(median(z));
+}
+
+Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r,
+                     bool first_level) {
   Plateau pl;
   pl.first = r.first;
   pl.last = r.last;
@@ -194,10 +227,13 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
     kept = std::vector<size_t>(kept.begin() + static_cast<std::ptrdiff_t>(lo),
                                kept.begin() + static_cast<std::ptrdiff_t>(hi));
   }
-  if (kept.size() != r.members.size()) {
-    std::vector<double> ky;
-    for (size_t i : kept) ky.push_back(p[i].y);
-    pl.level = median(ky);
+  pl.level = even_level(c, kept);
+  // A first level that climbs by more than a latency's tolerance (cold misses spread over the
+  // chase, fewer the smaller the footprint) hits at the climb's start: the members' line there.
+  if (first_level) {
+    const LogCurve::Line line = c.fit(kept);
+    if (line.slope * (c.lx[kept.back()] - c.lx[kept.front()]) > kLevelTolerance)
+      pl.level = std::exp(line.at(c.lx[r.members.front()]));
   }
   pl.min = *std::min_element(ys.begin(), ys.end());
   pl.max = *std::max_element(ys.begin(), ys.end());
@@ -239,8 +275,10 @@ double curve_noise(const std::vector<CurvePoint>& p) {
   return median(r) / kNormalMad;
 }
 
-Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions& opt) {
-  Segmentation s;
+namespace {
+
+// The curve's usable points (finite, positive), sorted by footprint.
+std::vector<CurvePoint> usable_sorted(std::vector<CurvePoint> points) {
   points.erase(
       std::remove_if(points.begin(), points.end(),
                      [](const CurvePoint& q) {
@@ -249,38 +287,37 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
       points.end());
   std::stable_sort(points.begin(), points.end(),
                    [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
-  s.points = std::move(points);
-  const auto& p = s.points;
-  const size_t n = p.size();
-  s.noise = curve_noise(p);
-  const double tol = std::min(std::log1p(opt.max_tolerance),
-                              std::max(std::log1p(opt.min_tolerance), opt.noise_factor * s.noise));
-  s.tolerance = std::expm1(tol);
-  if (n == 0) return s;
-  const LogCurve c(p);
+  return points;
+}
 
-  // 1. Greedy runs; only long, wide, flat ones are plateaus (a gradual ramp makes short,
-  //    narrow or climbing runs). A run that is no plateau is retried from its next point, so
-  //    that a transition point just below a level does not spoil the level's run. Each run's
-  //    band is the curve's, widened to the spread of the points ahead of its start: a shelf
-  //    that wobbles by a few percent (the far L2 partition does, by 3-7 %) keeps its points
-  //    together, while flat levels elsewhere keep the narrow band.
-  std::vector<Run> plateaus;
-  for (size_t i = 0; i < n;) {
+// 1. Greedy runs; only long, wide, flat ones are plateaus (a gradual ramp makes short, narrow
+//    or climbing runs). A run that is no plateau is retried from its next point, so that a
+//    transition point just below a level does not spoil the level's run. Each run's band is
+//    the curve's (`tol`), widened to the spread of the points ahead of its start: a shelf that
+//    wobbles by a few percent (the far L2 partition does, by 3-7 %) keeps its points together,
+//    while flat levels elsewhere keep the narrow band.
+std::vector<Run> greedy_runs(const std::vector<CurvePoint>& p, const LogCurve& c, double tol,
+                             const SegmentOptions& opt) {
+  std::vector<Run> out;
+  for (size_t i = 0; i < p.size();) {
     const double band =
         std::min(std::log1p(kMaxWobbleBand), std::max(tol, kWobbleBand * local_spread(c, i)));
     Run r = grow_run(c, i, band);
     if (r.members.size() >= opt.min_points && p[r.last].x >= opt.min_span * p[r.first].x &&
         c.rise(r.members) <= kRunMaxRise * band) {
       i = r.last + 1;
-      plateaus.push_back(std::move(r));
+      out.push_back(std::move(r));
     } else {
       ++i;
     }
   }
+  return out;
+}
 
-  // 2. A greedy run may start a point late or stop a point early: let each plateau take the
-  //    free neighbours that sit on its level.
+// 2. A greedy run may start a point late or stop a point early: each plateau takes the free
+//    neighbours that sit on its level.
+void take_neighbours(const LogCurve& c, std::vector<Run>& plateaus) {
+  const size_t n = c.z.size();
   std::vector<int> owner(n, -1);
   for (size_t k = 0; k < plateaus.size(); ++k)
     for (size_t i = plateaus[k].first; i <= plateaus[k].last; ++i) owner[i] = static_cast<int>(k);
@@ -296,73 +333,91 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
       r.members.push_back(r.last);
     }
   }
+}
 
-  // 3. Neighbouring plateaus less than min_jump (or their two bands, up to kMergeMax) apart are
-  //    one level that noise or a wobble split, when nothing between them leaves the two
-  //    levels' range by more than the band.
-  const double jump = std::log1p(opt.min_jump);
+// Whether two neighbouring plateaus are one level that noise or a wobble split: closer than
+// `jump` (or, on a short wobbly shelf, than their two bands, up to kMergeMax), with nothing
+// between them leaving the two levels' range by more than the band (or at most two points
+// between). Two long flat levels a clean step apart (a TLB reach on DRAM) stay two.
+bool one_level(const LogCurve& c, const Run& a, const Run& b, double jump) {
+  const double za = c.median_z(a.members), zb = c.median_z(b.members);
+  const double band = std::max(a.tol, b.tol);
+  bool between = true;
+  for (size_t i = a.last + 1; i < b.first; ++i)
+    between = between && c.z[i] >= std::min(za, zb) - band && c.z[i] <= std::max(za, zb) + band;
+  const bool short_shelf = c.lx[b.last] - c.lx[a.first] < std::log(kShelfMaxSpan);
+  const double apart =
+      short_shelf ? std::min(std::log(kMergeMax), std::max(jump, a.tol + b.tol)) : jump;
+  return std::fabs(za - zb) < apart && (b.first - a.last <= 3 || between);
+}
+
+// 3. Neighbouring plateaus that are one level are merged.
+void merge_split_levels(const LogCurve& c, std::vector<Run>& plateaus, double jump) {
   for (size_t k = 0; k + 1 < plateaus.size();) {
     Run& a = plateaus[k];
     const Run& b = plateaus[k + 1];
-    const double za = c.median_z(a.members), zb = c.median_z(b.members);
-    const double band = std::max(a.tol, b.tol);
-    bool between = true;
-    for (size_t i = a.last + 1; i < b.first; ++i)
-      between = between && c.z[i] >= std::min(za, zb) - band && c.z[i] <= std::max(za, zb) + band;
-    // a short wobbly shelf (wide bands) that a swing split is one level too; two long flat
-    // levels a clean step apart (a TLB reach on DRAM) stay two
-    const bool short_shelf = c.lx[b.last] - c.lx[a.first] < std::log(kShelfMaxSpan);
-    const double apart =
-        short_shelf ? std::min(std::log(kMergeMax), std::max(jump, a.tol + b.tol)) : jump;
-    if (std::fabs(za - zb) < apart && (b.first - a.last <= 3 || between)) {
-      a.members.insert(a.members.end(), b.members.begin(), b.members.end());
-      a.last = b.last;
-      a.tol = band;
-      plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1));
-    } else {
+    if (!one_level(c, a, b, jump)) {
       ++k;
+      continue;
     }
+    a.members.insert(a.members.end(), b.members.begin(), b.members.end());
+    a.last = b.last;
+    a.tol = std::max(a.tol, b.tol);
+    plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1));
   }
+}
 
-  // 4. A shelf between two levels: consecutive points strictly between them (a jump from each)
-  //    within the widest band, over at least kShelfSpan in footprint, that climb less than
-  //    kShelfRise of the step between the levels. The far L2 partition makes one when its
-  //    plateau wobbles too much to keep inside a band (it swings 3-7 % over less than an
-  //    octave); a gradual transition climbs most of the step across the same points and makes
-  //    none, and outliers scatter beyond the widest band.
+// The widest run (in footprint) of consecutive points strictly between levels za and zb (a
+// jump from each) that stays within the widest band; empty when none has min_points.
+Run widest_between(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& a,
+                   const Run& b, double jump, const SegmentOptions& opt) {
+  const double za = c.median_z(a.members), zb = c.median_z(b.members);
+  Run r;
+  for (size_t j = a.last + 1; j < b.first; ++j) {
+    Run t;
+    t.tol = std::log1p(opt.max_tolerance);
+    for (size_t i = j; i < b.first && c.z[i] > za + jump && c.z[i] < zb - jump; ++i) {
+      t.members.push_back(i);
+      if (!c.level(t.members, t.tol)) {
+        t.members.pop_back();
+        break;
+      }
+    }
+    if (t.members.size() < opt.min_points) continue;
+    t.first = t.members.front();
+    t.last = t.members.back();
+    if (r.members.empty() || p[t.last].x / p[t.first].x > p[r.last].x / p[r.first].x) r = t;
+  }
+  return r;
+}
+
+// 4. A shelf between two levels: the widest run between them, over at least kShelfSpan in
+//    footprint, that climbs less than kShelfRise of the step between the levels. The far L2
+//    partition makes one when its plateau wobbles too much to keep inside a band (it swings
+//    3-7 % over less than an octave); a gradual transition climbs most of the step across the
+//    same points and makes none, and outliers scatter beyond the widest band. Returns which
+//    plateaus are such shelves.
+std::vector<bool> insert_shelves(const std::vector<CurvePoint>& p, const LogCurve& c,
+                                 std::vector<Run>& plateaus, double jump,
+                                 const SegmentOptions& opt) {
   std::vector<bool> shelf(plateaus.size(), false);
   for (size_t k = 0; k + 1 < plateaus.size(); ++k) {
-    const Run& a = plateaus[k];
-    const Run& b = plateaus[k + 1];
-    const double za = c.median_z(a.members), zb = c.median_z(b.members);
-    if (zb - za < 2 * jump) continue;
-    // the widest run of consecutive points between the levels that stays within the widest band
-    Run r;
-    for (size_t j = a.last + 1; j < b.first; ++j) {
-      Run t;
-      t.tol = std::log1p(opt.max_tolerance);
-      for (size_t i = j; i < b.first && c.z[i] > za + jump && c.z[i] < zb - jump; ++i) {
-        t.members.push_back(i);
-        if (!c.level(t.members, t.tol)) {
-          t.members.pop_back();
-          break;
-        }
-      }
-      if (t.members.size() < opt.min_points) continue;
-      t.first = t.members.front();
-      t.last = t.members.back();
-      if (r.members.empty() || p[t.last].x / p[t.first].x > p[r.last].x / p[r.first].x) r = t;
-    }
+    const double step = c.median_z(plateaus[k + 1].members) - c.median_z(plateaus[k].members);
+    if (step < 2 * jump) continue;
+    const Run r = widest_between(p, c, plateaus[k], plateaus[k + 1], jump, opt);
     if (r.members.empty() || p[r.last].x < kShelfSpan * p[r.first].x ||
-        c.rise(r.members) > kShelfRise * (zb - za))
+        c.rise(r.members) > kShelfRise * step)
       continue;
     plateaus.insert(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1), r);
     shelf.insert(shelf.begin() + static_cast<std::ptrdiff_t>(k + 1), true);
     ++k;
   }
+  return shelf;
+}
 
-  // 5. A run inside a transition that the wide band let pass (it climbs more across itself
-  //    than the step left from it to the next level) is the ramp into that level, not a level.
+// 5. A run inside a transition that the wide band let pass (it climbs more across itself than
+//    the step left from it to the next level) is the ramp into that level, not a level.
+void drop_ramps(const LogCurve& c, std::vector<Run>& plateaus, std::vector<bool>& shelf) {
   for (size_t k = 1; k + 1 < plateaus.size();) {
     const double up = c.median_z(plateaus[k + 1].members) - c.median_z(plateaus[k].members);
     if (c.rise(plateaus[k].members) > up) {
@@ -372,32 +427,55 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
       ++k;
     }
   }
+}
 
+// The knee from plateau k to k + 1; `jump` and `tol` (log) scale what a clear step is.
+Knee make_knee(const Segmentation& s, size_t k, double jump, double tol) {
+  const auto& p = s.points;
+  const Plateau& a = s.plateaus[k];
+  const Plateau& b = s.plateaus[k + 1];
+  Knee kn;
+  kn.lower = k;
+  kn.low = p[a.last].x;
+  kn.high = p[a.last + 1].x;
+  kn.arrive = p[b.first].x;
+  kn.x = std::sqrt(kn.low * kn.high);
+  kn.ratio = b.level / a.level;
+  const double step =
+      clamp01(std::fabs(std::log(kn.ratio)) / std::max(kStepJumps * jump, kStepTolerances * tol));
+  const double bracket = 1.0 - kBracketLoss * clamp01((std::log(kn.high / kn.low) - kTightBracket) /
+                                                      (std::log(2.0) - kTightBracket));
+  // a knee that takes long to reach the next level leaves more room for doubt about it
+  const double gradual =
+      1.0 - kGradualLoss * clamp01(std::log(kn.arrive / kn.high) / std::log(kSlowArrival));
+  kn.confidence = std::min(a.confidence, b.confidence) * step * bracket * gradual;
+  return kn;
+}
+
+}  // namespace
+
+Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions& opt) {
+  Segmentation s;
+  s.points = usable_sorted(std::move(points));
+  const auto& p = s.points;
+  s.noise = curve_noise(p);
+  const double tol = std::min(std::log1p(opt.max_tolerance),
+                              std::max(std::log1p(opt.min_tolerance), opt.noise_factor * s.noise));
+  s.tolerance = std::expm1(tol);
+  if (p.empty()) return s;
+  const LogCurve c(p);
+  const double jump = std::log1p(opt.min_jump);
+  std::vector<Run> plateaus = greedy_runs(p, c, tol, opt);
+  take_neighbours(c, plateaus);
+  merge_split_levels(c, plateaus, jump);
+  std::vector<bool> shelf = insert_shelves(p, c, plateaus, jump, opt);
+  drop_ramps(c, plateaus, shelf);
   for (size_t k = 0; k < plateaus.size(); ++k) {
-    s.plateaus.push_back(make_plateau(p, c, plateaus[k]));
+    s.plateaus.push_back(make_plateau(p, c, plateaus[k], k == 0));
     // a shelf's level is a median over a swing: less sure than a flat plateau's
     if (shelf[k]) s.plateaus.back().confidence *= kShelfConfidence;
   }
-  for (size_t k = 0; k + 1 < s.plateaus.size(); ++k) {
-    const Plateau& a = s.plateaus[k];
-    const Plateau& b = s.plateaus[k + 1];
-    Knee kn;
-    kn.lower = k;
-    kn.low = p[a.last].x;
-    kn.high = p[a.last + 1].x;
-    kn.arrive = p[b.first].x;
-    kn.x = std::sqrt(kn.low * kn.high);
-    kn.ratio = b.level / a.level;
-    const double step =
-        clamp01(std::fabs(std::log(kn.ratio)) / std::max(kStepJumps * jump, kStepTolerances * tol));
-    const double bracket = 1.0 - kBracketLoss * clamp01((std::log(kn.high / kn.low) - kTightBracket) /
-                                                        (std::log(2.0) - kTightBracket));
-    // a knee that takes long to reach the next level leaves more room for doubt about it
-    const double gradual =
-        1.0 - kGradualLoss * clamp01(std::log(kn.arrive / kn.high) / std::log(kSlowArrival));
-    kn.confidence = std::min(a.confidence, b.confidence) * step * bracket * gradual;
-    s.knees.push_back(kn);
-  }
+  for (size_t k = 0; k + 1 < s.plateaus.size(); ++k) s.knees.push_back(make_knee(s, k, jump, tol));
   return s;
 }
 
@@ -538,7 +616,7 @@ Parameter size_param(const std::string& name, const Knee& k, double confidence,
   return {name, k.x, "bytes", k.low, k.high, clamp01(confidence), method, "latency.csv"};
 }
 
-// ld.cg's L2 levels are read from footprints of at least L2 size / this (see infer_latency).
+// ld.cg's L2 levels are read from footprints of at least L2 size / this (see segment_probes).
 constexpr double kL2LevelFraction = 64;
 
 // A capacity read off a knee where the step is half done: the footprint (log-interpolated)
@@ -567,9 +645,10 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
   auto done = [&](size_t i) { return (std::log(s.points[i].y) - zlo) / dz; };
   Knee c = k;
   size_t cross = hi.first;
-  // the first point past half the step that the next point confirms (a lone outlier does not)
-  for (size_t i = lo.last + 1; i <= hi.first; ++i)
-    if (done(i) >= 0.5 && (i == hi.first || done(i + 1) >= 0.5)) {
+  // the point after the last one below half the step: outliers are slow loads, and a run of
+  // them inside the step (two in a row) must not pass for the crossing
+  for (size_t i = hi.first; i > lo.last; --i)
+    if (done(i - 1) < 0.5) {
       cross = i;
       break;
     }
@@ -667,13 +746,48 @@ std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2
   return l;
 }
 
-}  // namespace
+// A sweep that ended past a cache's step with no plateau after it (the sparse tail puts one or
+// two points past a 96-256 MiB last-level cache): the last point stands for the level the
+// curve climbs to, as a plateau of its own at kEndPointConfidence, so that the level before
+// is read as the cache it is and not as DRAM.
+constexpr double kEndPointConfidence = 0.3;
+void close_end(Segmentation& s) {
+  if (s.plateaus.empty() || s.plateaus.back().last + 1 >= s.points.size()) return;
+  const CurvePoint& end = s.points.back();
+  if (end.y < kCacheStep * s.plateaus.back().level) return;
+  Plateau top;
+  top.first = top.last = s.points.size() - 1;
+  top.level = top.min = top.max = end.y;
+  top.members = 1;
+  top.confidence = kEndPointConfidence;
+  s.plateaus.push_back(top);
+  const SegmentOptions defaults;
+  s.knees.push_back(make_knee(s, s.plateaus.size() - 2, std::log1p(defaults.min_jump),
+                              std::log1p(s.tolerance)));
+}
 
-std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const Metadata& meta) {
-  const double l2_bytes = meta_number(meta, "l2_bytes");
-  const double shared_per_sm = meta_number(meta, "shared_per_sm_bytes");
-  auto segment = [&](const std::string& probe,
-                     double min_bytes = 0) -> std::optional<Segmentation> {
+// The latency family's curves, segmented, and what the metadata says.
+struct Curves {
+  const std::vector<Observation>* obs = nullptr;
+  double l2_bytes = kNaN, shared_per_sm = kNaN;
+  bool l2_known = false;
+  std::optional<Segmentation> g, cg, nc, sh, cn;
+  double l2_level = kNaN;  // ld.cg's first plateau: an L2 hit
+  std::string method(const std::string& probe, const std::string& what) const {
+    return method_text(*obs, probe, what);
+  }
+};
+
+// ld.cg's L2 levels from footprints of at least L2/kL2LevelFraction: a chase over fewer lines
+// visits few L2 slices, whose distance from the SM depends on where the pages landed (the
+// H100 gave 275-287 cycles below 6 KiB, different in each run, and 278.7 +- 0.3 from 256 KiB up).
+Curves segment_probes(const std::vector<Observation>& obs, const Metadata& meta) {
+  Curves v;
+  v.obs = &obs;
+  v.l2_bytes = meta_number(meta, "l2_bytes");
+  v.shared_per_sm = meta_number(meta, "shared_per_sm_bytes");
+  v.l2_known = std::isfinite(v.l2_bytes) && v.l2_bytes > 0;
+  auto segment = [&](const std::string& probe, double min_bytes) -> std::optional<Segmentation> {
     auto curve = latency_curve(obs, probe);
     curve.erase(std::remove_if(curve.begin(), curve.end(),
                                [&](const CurvePoint& q) { return q.x < min_bytes; }),
@@ -681,153 +795,160 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
     if (curve.size() < 3) return std::nullopt;
     return segment_curve(curve);
   };
-  const auto g = segment("ld_global");
-  // ld.cg's L2 levels from footprints of at least L2/64: a chase over fewer lines visits few
-  // L2 slices, whose distance from the SM depends on where the pages landed (the H100 gave
-  // 275-287 cycles below 6 KiB, different in each run, and 278.7 +- 0.3 from 256 KiB up).
-  const bool l2_known = std::isfinite(l2_bytes) && l2_bytes > 0;
-  const double cg_min_bytes = l2_known ? l2_bytes / kL2LevelFraction : 0;
-  const auto cg = segment("ld_cg", cg_min_bytes);
-  const auto nc = segment("ld_nc");
-  const auto sh = segment("shared");
-  const auto cn = segment("constant");
-  std::vector<Parameter> out;
+  v.g = segment("ld_global", 0);
+  v.cg = segment("ld_cg", v.l2_known ? v.l2_bytes / kL2LevelFraction : 0);
+  for (auto* s : {&v.g, &v.cg})
+    if (*s) close_end(**s);
+  v.nc = segment("ld_nc", 0);
+  v.sh = segment("shared", 0);
+  v.cn = segment("constant", 0);
+  if (v.cg && !v.cg->plateaus.empty()) v.l2_level = v.cg->plateaus[0].level;
+  return v;
+}
 
-  // A plateau is an L1-class level (L1, or a mid cache between L1 and L2) when it is clearly
-  // faster than an L2 hit (ld.cg's first plateau); without ld.cg, the first plateau is when it
-  // ends within what the SM's L1/shared array can hold.
-  const double l2_level = cg && !cg->plateaus.empty() ? cg->plateaus[0].level : kNaN;
-  constexpr double kInnerBelowL2 = 0.75;
-  auto inner_levels = [&](const Segmentation& s) -> size_t {
-    if (s.plateaus.empty()) return 0;
-    if (std::isfinite(l2_level)) {
-      size_t k = 0;
-      while (k < s.plateaus.size() && k < 2 && s.plateaus[k].level < kInnerBelowL2 * l2_level) ++k;
-      return k;
-    }
-    const Plateau& p0 = s.plateaus[0];
-    if (std::isfinite(shared_per_sm) && shared_per_sm > 0)
-      return s.plateaus.size() >= 2 && s.points[p0.last].x <= 4 * shared_per_sm ? 1 : 0;
-    return s.plateaus.size() >= 3 ? 1 : 0;
-  };
-  auto l1_class = [&](const Segmentation& s) { return inner_levels(s) > 0; };
+// A plateau is an L1-class level (L1, or a mid cache between L1 and L2) when it is below
+// kInnerBelowL2 of an L2 hit (ld.cg's first plateau); at most kMostInner of them. Without
+// ld.cg, the first plateau is one when it ends within kInnerPerShared times what the SM's
+// L1/shared array holds, or, with neither, when two more levels follow it.
+constexpr double kInnerBelowL2 = 0.75;
+constexpr size_t kMostInner = 2;
+constexpr double kInnerPerShared = 4;
+size_t inner_levels(const Curves& v, const Segmentation& s) {
+  if (s.plateaus.empty()) return 0;
+  if (std::isfinite(v.l2_level)) {
+    size_t k = 0;
+    while (k < s.plateaus.size() && k < kMostInner && s.plateaus[k].level < kInnerBelowL2 * v.l2_level)
+      ++k;
+    return k;
+  }
+  const Plateau& p0 = s.plateaus[0];
+  if (std::isfinite(v.shared_per_sm) && v.shared_per_sm > 0)
+    return s.plateaus.size() >= 2 && s.points[p0.last].x <= kInnerPerShared * v.shared_per_sm ? 1 : 0;
+  return s.plateaus.size() >= 3 ? 1 : 0;
+}
 
-  const size_t g_inner = g ? inner_levels(*g) : 0;
-  if (g_inner > 0) {
-    const Plateau& p0 = g->plateaus[0];
-    out.push_back(level_param("l1_hit_latency", p0, p0.confidence,
-                              method_text(obs, "ld_global", "first plateau")));
-    if (!g->knees.empty()) {
-      const Knee k = capacity_knee(*g, g->knees[0]);
+// l1_hit_latency and l1_size, and mid_cache_* for a second level below the L2's.
+void add_inner_levels(const Curves& v, size_t inner, std::vector<Parameter>& out) {
+  const Segmentation& g = *v.g;
+  if (inner > 0) {
+    const Plateau& p0 = g.plateaus[0];
+    out.push_back(level_param("l1_hit_latency", p0, p0.confidence, v.method("ld_global", "first plateau")));
+    if (!g.knees.empty()) {
+      const Knee k = capacity_knee(g, g.knees[0]);
       out.push_back(size_param("l1_size", k, k.confidence,
-                               method_text(obs, "ld_global",
-                                           "footprint where the first plateau ends" + kCapacityText +
-                                               " (largest L1: carve-out preference 0)")));
+                               v.method("ld_global", "footprint where the first plateau ends" + kCapacityText +
+                                                         " (largest L1: carve-out preference 0)")));
     }
   }
-  if (g_inner > 1 && g->knees.size() > 1) {
-    const Plateau& p1 = g->plateaus[1];
-    const Knee k = capacity_knee(*g, g->knees[1]);
+  if (inner > 1 && g.knees.size() > 1) {
+    const Plateau& p1 = g.plateaus[1];
+    const Knee k = capacity_knee(g, g.knees[1]);
     out.push_back(level_param("mid_cache_hit_latency", p1, p1.confidence,
-                              method_text(obs, "ld_global", "second plateau, below the L2's level")));
+                              v.method("ld_global", "second plateau, below the L2's level")));
     out.push_back(size_param("mid_cache_size", k, k.confidence,
-                             method_text(obs, "ld_global",
-                                         "footprint where the second plateau ends" + kCapacityText)));
+                             v.method("ld_global", "footprint where the second plateau ends" + kCapacityText)));
   }
+}
 
-  // L2 levels and DRAM: from ld.cg (no L1 in the way), else from ld.global past its L1.
-  std::optional<Ladder> ladder;
-  std::string ladder_probe;
-  if (cg) {
-    ladder = find_ladder(*cg, 0, l2_bytes);
-    ladder_probe = "ld_cg";
-  }
-  std::optional<Ladder> g_ladder;
-  if (g) g_ladder = find_ladder(*g, g_inner, l2_bytes);
-  if (!ladder && g_ladder) {
-    ladder = g_ladder;
-    ladder_probe = "ld_global";
-  }
-  if (ladder) {
-    const Segmentation& s = *ladder->seg;
-    const Plateau& near = s.plateaus[ladder->near];
-    const Knee l2_step = capacity_knee(s, s.knees[ladder->l2_end]);
-    // Two curves that both saw the L2 step should agree on where it is.
-    double agree = 1.0;
-    if (ladder_probe == "ld_cg" && g_ladder) {
-      const Knee other = capacity_knee(*g_ladder->seg, g_ladder->seg->knees[g_ladder->l2_end]);
-      agree = std::fabs(std::log(other.x / l2_step.x)) <= std::log(1.25) ? 1.0 : 0.6;
-    }
-    const std::string from = ladder_probe == "ld_cg" && l2_known ? ", footprints from L2/64" : "";
-    const bool split = ladder->far.has_value();
+// Two curves that both saw the L2 step should agree on where it is (within kStepsAgree).
+constexpr double kStepsAgree = 1.25, kDisagreeLoss = 0.6;
+
+// The L2 level(s) and sizes of a ladder read from `probe`: l2_hit_latency (unsplit) or
+// l2_near_hit_latency, l2_segment_size and l2_far_hit_latency; l2_size.
+void add_l2(const Curves& v, const Ladder& l, const std::string& probe, double agree,
+            std::vector<Parameter>& out) {
+  const Segmentation& s = *l.seg;
+  const Plateau& near = s.plateaus[l.near];
+  const Knee l2_step = capacity_knee(s, s.knees[l.l2_end]);
+  const std::string from = probe == "ld_cg" && v.l2_known ? ", footprints from L2/64" : "";
+  const bool split = l.far.has_value();
+  // an L2 step far from the device's L2 size (a far partition missed?) leaves its name in doubt
+  out.push_back(level_param(
+      split ? "l2_near_hit_latency" : "l2_hit_latency", near, near.confidence * l.fit,
+      v.method(probe, (split ? "first L2 plateau (near partition)" : "L2 plateau (one level seen)") + from)));
+  if (split) {
+    const Plateau& far = s.plateaus[*l.far];
+    const Knee seg_step = capacity_knee(s, s.knees[*l.segment]);
+    out.push_back(size_param("l2_segment_size", seg_step, seg_step.confidence * agree,
+                             v.method(probe, "footprint where the near L2 plateau ends" + kCapacityText)));
     out.push_back(level_param(
-        split ? "l2_near_hit_latency" : "l2_hit_latency", near, near.confidence,
-        method_text(obs, ladder_probe,
-                    (split ? "first L2 plateau (near partition)" : "L2 plateau (one level seen)") +
-                        from)));
-    if (split) {
-      const Plateau& far = s.plateaus[*ladder->far];
-      const Knee seg_step = capacity_knee(s, s.knees[*ladder->segment]);
-      out.push_back(
-          size_param("l2_segment_size", seg_step, seg_step.confidence * agree,
-                     method_text(obs, ladder_probe,
-                                 "footprint where the near L2 plateau ends" + kCapacityText)));
-      out.push_back(level_param(
-          "l2_far_hit_latency", far, far.confidence,
-          method_text(obs, ladder_probe,
-                      "L2 plateau ending at about twice the near one's footprint (far partition)")));
-    }
-    out.push_back(
-        size_param("l2_size", l2_step, l2_step.confidence * ladder->fit * agree,
-                   method_text(obs, ladder_probe,
-                               "footprint where the last L2 plateau ends" + kCapacityText)));
-    if (ladder->llc) {
-      const Plateau& llc = s.plateaus[*ladder->llc];
-      const Knee llc_step = capacity_knee(s, s.knees[*ladder->llc]);
-      out.push_back(level_param(
-          "llc_hit_latency", llc, llc.confidence * ladder->fit,
-          method_text(obs, ladder_probe,
-                      "plateau past the L2 followed by a cache miss's step (>= 1.5x)")));
-      out.push_back(size_param("llc_size", llc_step, llc_step.confidence * ladder->fit,
-                               method_text(obs, ladder_probe,
-                                           "footprint where that plateau ends" + kCapacityText)));
-    }
-    const Plateau& dram = s.plateaus[ladder->dram];
-    // Points past the last plateau that climb beyond it: the sweep may have ended inside a
-    // last-level cache's transition, and the "DRAM" plateau be that cache.
-    bool climbs_on = false;
-    if (ladder->dram + 1 == s.plateaus.size())
-      for (size_t i = dram.last + 1; i < s.points.size(); ++i)
-        climbs_on = climbs_on || s.points[i].y > dram.level * kCacheStep;
-    // ... and a wide transition into it may hide a short DRAM plateau before a TLB step
-    const double tail = (climbs_on ? 0.5 : 1.0) * transition_doubt(l2_step);
-    out.push_back(level_param("dram_latency", dram, dram.confidence * ladder->fit * tail,
-                              method_text(obs, ladder_probe,
-                                          "first plateau past the last cache (later, smaller "
-                                          "steps: TLB reach)")));
-    const size_t levels = g_inner + 1 + (ladder->llc ? 1 : 0);
-    const double conf = std::min(near.confidence, dram.confidence) * ladder->fit * tail;
-    out.push_back({"cache_levels", double(levels), "levels", double(levels), double(levels),
-                   clamp01(conf),
-                   method_text(obs, ladder_probe,
-                               "plateaus below DRAM: L1-class levels of ld.global, the L2 "
-                               "(partitions count once) and any last-level cache"),
-                   "latency.csv"});
+        "l2_far_hit_latency", far, far.confidence,
+        v.method(probe, "L2 plateau ending at about twice the near one's footprint (far partition)")));
   }
+  out.push_back(size_param("l2_size", l2_step, l2_step.confidence * l.fit * agree,
+                           v.method(probe, "footprint where the last L2 plateau ends" + kCapacityText)));
+}
 
-  if (nc && l1_class(*nc))
-    out.push_back(level_param("readonly_hit_latency", nc->plateaus[0], nc->plateaus[0].confidence,
-                              method_text(obs, "ld_nc", "first plateau")));
-  if (sh && !sh->plateaus.empty())
-    out.push_back(level_param("shared_latency", sh->plateaus[0], sh->plateaus[0].confidence,
-                              method_text(obs, "shared", "first plateau")));
-  if (cn && !cn->plateaus.empty())
-    out.push_back(level_param("constant_hit_latency", cn->plateaus[0], cn->plateaus[0].confidence,
-                              method_text(obs, "constant", "first plateau")));
+// Past the L2: llc_* for a last-level cache, dram_latency and cache_levels.
+void add_past_l2(const Curves& v, const Ladder& l, const std::string& probe, size_t inner,
+                 std::vector<Parameter>& out) {
+  const Segmentation& s = *l.seg;
+  if (l.llc) {
+    const Plateau& llc = s.plateaus[*l.llc];
+    const Knee llc_step = capacity_knee(s, s.knees[*l.llc]);
+    out.push_back(level_param("llc_hit_latency", llc, llc.confidence * l.fit,
+                              v.method(probe, "plateau past the L2 followed by a cache miss's step (>= 1.5x)")));
+    out.push_back(size_param("llc_size", llc_step, llc_step.confidence * l.fit,
+                             v.method(probe, "footprint where that plateau ends" + kCapacityText)));
+  }
+  const Plateau& dram = s.plateaus[l.dram];
+  // Points past the last plateau that climb beyond it: the sweep may have ended inside a
+  // last-level cache's transition, and the "DRAM" plateau be that cache.
+  bool climbs_on = false;
+  if (l.dram + 1 == s.plateaus.size())
+    for (size_t i = dram.last + 1; i < s.points.size(); ++i)
+      climbs_on = climbs_on || s.points[i].y > dram.level * kCacheStep;
+  // ... and a wide transition into it may hide a short DRAM plateau before a TLB step
+  const double tail = (climbs_on ? 0.5 : 1.0) * transition_doubt(capacity_knee(s, s.knees[l.l2_end]));
+  out.push_back(level_param("dram_latency", dram, dram.confidence * l.fit * tail,
+                            v.method(probe, "first plateau past the last cache (later, smaller steps: TLB reach)")));
+  const size_t levels = inner + 1 + (l.llc ? 1 : 0);
+  const double conf = std::min(s.plateaus[l.near].confidence, dram.confidence) * l.fit * tail;
+  out.push_back({"cache_levels", double(levels), "levels", double(levels), double(levels), clamp01(conf),
+                 v.method(probe, "plateaus below DRAM: L1-class levels of ld.global, the L2 "
+                                 "(partitions count once) and any last-level cache"),
+                 "latency.csv"});
+}
+
+// L2 levels and DRAM: from ld.cg (no L1 in the way), else from ld.global past its L1.
+void add_ladder(const Curves& v, size_t inner, std::vector<Parameter>& out) {
+  std::optional<Ladder> g_ladder;
+  if (v.g) g_ladder = find_ladder(*v.g, inner, v.l2_bytes);
+  std::optional<Ladder> ladder = v.cg ? find_ladder(*v.cg, 0, v.l2_bytes) : std::nullopt;
+  const std::string probe = ladder ? "ld_cg" : "ld_global";
+  if (!ladder) ladder = g_ladder;
+  if (!ladder) return;
+  double agree = 1.0;
+  if (probe == "ld_cg" && g_ladder) {
+    const Knee mine = capacity_knee(*ladder->seg, ladder->seg->knees[ladder->l2_end]);
+    const Knee other = capacity_knee(*g_ladder->seg, g_ladder->seg->knees[g_ladder->l2_end]);
+    agree = std::fabs(std::log(other.x / mine.x)) <= std::log(kStepsAgree) ? 1.0 : kDisagreeLoss;
+  }
+  add_l2(v, *ladder, probe, agree, out);
+  add_past_l2(v, *ladder, probe, inner, out);
+}
+
+}  // namespace
+
+std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const Metadata& meta) {
+  const Curves v = segment_probes(obs, meta);
+  std::vector<Parameter> out;
+  const size_t inner = v.g ? inner_levels(v, *v.g) : 0;
+  if (v.g) add_inner_levels(v, inner, out);
+  add_ladder(v, inner, out);
+  if (v.nc && inner_levels(v, *v.nc) > 0)
+    out.push_back(level_param("readonly_hit_latency", v.nc->plateaus[0], v.nc->plateaus[0].confidence,
+                              v.method("ld_nc", "first plateau")));
+  if (v.sh && !v.sh->plateaus.empty())
+    out.push_back(level_param("shared_latency", v.sh->plateaus[0], v.sh->plateaus[0].confidence,
+                              v.method("shared", "first plateau")));
+  if (v.cn && !v.cn->plateaus.empty())
+    out.push_back(level_param("constant_hit_latency", v.cn->plateaus[0], v.cn->plateaus[0].confidence,
+                              v.method("constant", "first plateau")));
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("latency", infer_latency);
+GPUPROBE_REGISTER_ANALYZER(latency::kFamily, infer_latency);
 
 namespace {
 

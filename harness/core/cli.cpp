@@ -1,5 +1,7 @@
 #include "core/cli.hpp"
 
+#include "core/cli_parse.hpp"
+
 #ifdef GPUPROBE_HAVE_RE2
 #include <re2/re2.h>
 #else
@@ -8,48 +10,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
 namespace gpuprobe {
-
-std::string usage_text() {
-  return R"(usage: gpuprobe <command> [options]
-
-Commands:
-  run [--quick] [--filter REGEX] [--out DIR] [--device N] [--reference CSV]
-        measure every selected probe family on the GPU, infer its parameters and write a
-        run directory DIR/<gpu-slug>/<run-id>/ (DIR defaults to results)
-  list  every probe family and probe with a one-line description (no GPU needed)
-  info [--device N]
-        the device, its measured SM clock, driver and runtime
-  analyze RUN_DIR [--stdout] [-v] [--json-nvbandwidth FILE]
-        re-infer parameters from the run's observation files alone (no GPU) and write
-        RUN_DIR/parameters.csv (atomically); --stdout prints it instead; -v lists every warning
-  report RUN_DIR [--style paper]
-        render every figure of a run and write RUN_DIR/report.md (no GPU)
-  compare RUN_DIR RUN_DIR... [--out DIR] [--table markdown|latex|csv]
-        overlay runs of several GPUs and tabulate their parameters side by side (no GPU)
-  export RUN_DIR --json|--accel-sim|--mt4g [--out FILE]
-        a run's parameters as JSON, an Accel-Sim config fragment or MT4G's JSON (no GPU)
-  compare --fleet RUN_DIR... [--csv FILE] [--z Z] [--min-deviation F]
-        each GPU's deviation from the fleet median per parameter, outliers flagged (no GPU)
-  help, --help, -h
-        this text
-
-Options of run:
-  --quick           a few seconds per family instead of the full sweeps
-  --filter REGEX    only probes whose "family/probe" name matches (RE2 syntax, at most 1000
-                    characters; see `gpuprobe list`)
-  --out DIR         root of run directories (default: results)
-  --device N        CUDA device ordinal (default: 0)
-  --reference CSV   documented figures (default: results/reference/documented_figures.csv)
-  --benchmark_*     Google Benchmark's own flags; --benchmark_out=FILE also copies the JSON
-  --json-nvbandwidth FILE
-                    also write the host-link and P2P results as nvbandwidth's --json output
-                    (its test-case names and layout, where the measurements mean the same)
-)";
-}
 
 namespace {
 
@@ -150,84 +117,174 @@ void validate_outputs(const Options& o) {
   }
 }
 
-static int parse_int(const std::string& flag, const std::string& v) {
-  size_t used = 0;
-  int n = 0;
-  try {
-    n = std::stoi(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || v.empty() || n < 0)
-    throw UsageError(flag + ": expected a non-negative whole number, got '" + v + "'");
-  return n;
+std::string one_line_error(const CLI::Error& e, const std::string& command) {
+  std::string m = e.what();
+  std::replace(m.begin(), m.end(), '\n', ' ');
+  while (!m.empty() && m.back() == ' ') m.pop_back();
+  return m + " (try '" + command + " --help')";
 }
+
+std::optional<int> parse_subcommand(CLI::App& app, const std::vector<std::string>& args,
+                                    const std::string& prefix, const std::function<void()>& check) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+  try {
+    app.parse(reversed);
+    if (check) check();
+    return std::nullopt;
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "%s: %s\n", prefix.c_str(), one_line_error(e, app.get_name()).c_str());
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: %s (try '%s --help')\n", prefix.c_str(), e.what(), app.get_name().c_str());
+  }
+  return 2;
+}
+
+CLI::Validator non_empty() {
+  return CLI::Validator([](std::string& v) { return v.empty() ? std::string("empty name") : std::string(); },
+                        "NONEMPTY");
+}
+
+CLI::Validator finite_positive() {
+  return CLI::Validator(
+      [](std::string& v) {
+        char* end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        const bool number = !v.empty() && *end == '\0';
+        return number && std::isfinite(x) && x > 0 ? std::string()
+                                                    : "expected a positive number, got '" + v + "'";
+      },
+      "POSITIVE");
+}
+
+namespace {
+
+constexpr const char* kProgram = "gpuprobe";
+
+// A CUDA device ordinal: a handful of digits at most, so that it always fits an int.
+constexpr size_t kMaxOrdinalDigits = 6;
+
+void add_device(CLI::App& sub, Options& o) {
+  sub.add_option("--device", o.device, "CUDA device ordinal")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const bool digits = !v.empty() && v.size() <= kMaxOrdinalDigits &&
+                                std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+            return digits ? std::string() : "expected a non-negative whole number, got '" + v + "'";
+          },
+          ""))
+      ->capture_default_str();
+}
+
+// The options of `run`. Google Benchmark's own --benchmark_* flags pass through as extras.
+void add_run(CLI::App& app, Options& o) {
+  CLI::App* run = app.add_subcommand(
+      "run", "measure every selected probe family on the GPU, infer its parameters and write a run "
+             "directory OUT/<gpu-slug>/<run-id>/");
+  run->allow_extras();
+  run->add_flag("--quick", o.quick, "a few seconds per family instead of the full sweeps");
+  run->add_option("--filter", o.filter,
+                  "only probes whose \"family/probe\" name matches (RE2 syntax, at most 1000 "
+                  "characters; see 'gpuprobe list')")
+      ->type_name("REGEX");
+  run->add_option("--out", o.out, "root of run directories")
+      ->type_name("DIR")
+      ->check(non_empty())
+      ->capture_default_str();
+  add_device(*run, o);
+  run->add_option("--reference", o.reference,
+                  "documented figures (default: results/reference/documented_figures.csv)")
+      ->type_name("CSV");
+  run->add_option("--json-nvbandwidth", o.json_nvbandwidth,
+                  "also write the host-link and P2P results as nvbandwidth's --json output (its "
+                  "test-case names and layout, where the measurements mean the same)")
+      ->type_name("FILE")
+      ->check(non_empty());
+  run->footer("Google Benchmark's own flags (--benchmark_*=VALUE) pass through; "
+              "--benchmark_out=FILE also copies its JSON there.");
+}
+
+void add_analyze(CLI::App& app, Options& o) {
+  CLI::App* an = app.add_subcommand(
+      "analyze", "re-infer parameters from the run's observation files alone (no GPU) and write "
+                 "RUN_DIR/parameters.csv (atomically)");
+  an->add_option("RUN_DIR", o.positional, "the run directory")->required()->expected(1);
+  an->add_flag("--stdout", o.to_stdout, "print parameters.csv instead of writing it");
+  an->add_flag("-v,--verbose", o.verbose, "every warning, not only their count");
+  an->add_option("--json-nvbandwidth", o.json_nvbandwidth,
+                 "also write the host-link and P2P results as nvbandwidth's --json output")
+      ->type_name("FILE")
+      ->check(non_empty());
+}
+
+// report, compare and export parse their own arguments (their *_main), --help included.
+void add_passed_on(CLI::App& app, const std::string& name, const std::string& what) {
+  CLI::App* sub = app.add_subcommand(name, what);
+  sub->prefix_command();
+  sub->set_help_flag();
+}
+
+// The --benchmark_* flags `run` passes on; any other extra is a mistake.
+void take_benchmark_flags(const std::vector<std::string>& extras, Options& o) {
+  const std::string out_flag = "--benchmark_out=";
+  for (const auto& a : extras) {
+    if (a.rfind(out_flag, 0) == 0) {
+      o.benchmark_out = a.substr(out_flag.size());
+      if (o.benchmark_out.empty()) throw UsageError("--benchmark_out: empty file name");
+    } else if (a.rfind("--benchmark_", 0) == 0) {
+      o.benchmark_flags.push_back(a);
+    } else {
+      throw UsageError((a.rfind('-', 0) == 0 ? "unknown option '" : "unexpected argument '") + a +
+                       "' for 'run' (try 'gpuprobe run --help')");
+    }
+  }
+}
+
+}  // namespace
 
 Options parse_command_line(const std::vector<std::string>& args) {
   Options o;
   if (args.empty()) throw UsageError("missing command (try 'gpuprobe --help')");
-  const std::string& cmd = args[0];
-  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-    o.command = "help";
-    return o;
-  }
-  static const std::vector<std::string> commands = {"run",    "list",    "info",  "analyze",
-                                                    "report", "compare", "export"};
-  bool known = false;
-  for (const auto& c : commands) known = known || c == cmd;
-  if (!known) throw UsageError("unknown command '" + cmd + "' (try 'gpuprobe --help')");
-  o.command = cmd;
+  CLI::App app{"gpuprobe: characterise an NVIDIA GPU with microbenchmarks, and report, compare "
+               "and export its runs from their CSV files alone",
+               kProgram};
+  app.require_subcommand(1);
+  app.footer("Each command lists its options with 'gpuprobe <command> --help'.");
+  add_run(app, o);
+  app.add_subcommand("list", "every probe family and probe with a one-line description (no GPU needed)");
+  add_device(*app.add_subcommand("info", "the device, its measured SM clock, driver and runtime"), o);
+  add_analyze(app, o);
+  add_passed_on(app, "report", "render every figure of a run and write RUN_DIR/report.md (no GPU)");
+  add_passed_on(app, "compare", "overlay runs of several GPUs and tabulate their parameters side by "
+                                "side, or a fleet's outliers with --fleet (no GPU)");
+  add_passed_on(app, "export", "a run's parameters as JSON, an Accel-Sim config fragment or MT4G's JSON (no GPU)");
+  app.add_subcommand("help", "this text");
+  auto named = [&](const CLI::App* sub) { return sub->check_name(args[0]); };
+  if (args[0].rfind('-', 0) != 0 && app.get_subcommands(named).empty())
+    throw UsageError("unknown command '" + args[0] + "' (try 'gpuprobe --help')");
 
-  if (cmd == "report" || cmd == "compare" || cmd == "export") {
-    o.rest.assign(args.begin() + 1, args.end());
+  const std::string overview = app.help();  // for `gpuprobe help`
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    o.command = "help";
+    o.help = app.help();
     return o;
+  } catch (const CLI::ParseError& e) {
+    std::string command = kProgram;
+    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+    throw UsageError(one_line_error(e, command));
   }
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const std::string& flag) -> std::string {
-      std::string prefix = flag + "=";
-      if (a.rfind(prefix, 0) == 0) return a.substr(prefix.size());
-      if (i + 1 >= args.size()) throw UsageError(flag + ": missing value");
-      return args[++i];
-    };
-    auto is = [&](const std::string& flag) { return a == flag || a.rfind(flag + "=", 0) == 0; };
-    bool for_run = cmd == "run";
-    if (a == "--help" || a == "-h") {
-      o.command = "help";
-    } else if (for_run && a == "--quick") {
-      o.quick = true;
-    } else if (for_run && is("--filter")) {
-      o.filter = value("--filter");
-      filter_matches(o.filter, "");  // reject a malformed regex now
-    } else if (for_run && is("--out")) {
-      o.out = value("--out");
-      if (o.out.empty()) throw UsageError("--out: empty directory name");
-    } else if ((for_run || cmd == "info") && is("--device")) {
-      o.device = parse_int("--device", value("--device"));
-    } else if (for_run && is("--reference")) {
-      o.reference = value("--reference");
-    } else if ((for_run || cmd == "analyze") && is("--json-nvbandwidth")) {
-      o.json_nvbandwidth = value("--json-nvbandwidth");
-      if (o.json_nvbandwidth.empty()) throw UsageError("--json-nvbandwidth: empty file name");
-    } else if (for_run && a.rfind("--benchmark_out=", 0) == 0) {
-      o.benchmark_out = a.substr(std::string("--benchmark_out=").size());
-      if (o.benchmark_out.empty()) throw UsageError("--benchmark_out: empty file name");
-    } else if (for_run && a.rfind("--benchmark_", 0) == 0) {
-      o.benchmark_flags.push_back(a);
-    } else if (cmd == "analyze" && a == "--stdout") {
-      o.to_stdout = true;
-    } else if (cmd == "analyze" && (a == "-v" || a == "--verbose")) {
-      o.verbose = true;
-    } else if (a.rfind("-", 0) == 0) {
-      throw UsageError("unknown option '" + a + "' for '" + cmd + "' (try 'gpuprobe --help')");
-    } else if (cmd == "analyze") {
-      o.positional.push_back(a);
-    } else {
-      throw UsageError("unexpected argument '" + a + "' for '" + cmd + "'");
-    }
-  }
-  if (cmd == "analyze" && o.positional.size() != 1 && o.command != "help")
-    throw UsageError("analyze: expected one run directory");
+  CLI::App* sub = app.get_subcommands().front();
+  o.command = sub->get_name();
+  if (o.command == "help") o.help = overview;
+  if (sub->get_prefix_command()) o.rest = sub->remaining();
+  if (o.command == "run") take_benchmark_flags(sub->remaining(), o);
+  if (!o.filter.empty()) filter_matches(o.filter, "");  // reject a malformed regex now
   return o;
 }
 

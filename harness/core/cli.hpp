@@ -1,6 +1,7 @@
 #pragma once
-// Command line of the one gpuprobe binary. Parsing is pure so that every bad input is tested
-// without a GPU; each mistake is one line of text in a UsageError.
+// Command line of the one gpuprobe binary, parsed with CLI11 (core/cli_parse.hpp). Parsing is
+// pure so that every bad input is tested without a GPU; each mistake is one line of text in a
+// UsageError.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@ class UsageError : public std::runtime_error {
 
 struct Options {
   std::string command;              // run, list, info, analyze, report, compare, export, help
+  std::string help;                 // help: the text asked for (the command's, or the overview)
   bool quick = false;
   std::string filter;               // regex over "family/probe"; empty selects all
   std::string out = "results";      // root of run directories
@@ -28,13 +30,14 @@ struct Options {
   std::vector<std::string> rest;             // report/compare/export: their own flags, untouched
 };
 
+// The command and its options (CLI11); report, compare and export keep their own arguments
+// in `rest`, parsed by their *_main. Throws UsageError with one line.
 Options parse_command_line(const std::vector<std::string>& args);
 
 // For `run`: throws UsageError unless --out can hold run folders and --benchmark_out can be
 // written, so that a mistake there is found before any measurement, not after hours of it.
 // Creates nothing.
 void validate_outputs(const Options& o);
-std::string usage_text();
 
 // True when `name` ("family/probe") is selected by `filter` (regex search; empty: all).
 // Throws UsageError for a malformed regex.

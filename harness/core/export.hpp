@@ -16,9 +16,6 @@ constexpr int kExportSchemaVersion = 1;
 // silently believed.
 constexpr double kSimulatorMinConfidence = 0.5;
 
-// A JSON string literal of `s`, quoted and escaped (control characters as \uXXXX).
-std::string json_string(const std::string& s);
-
 std::string export_json(const RunData& run);
 std::string export_accel_sim(const RunData& run);
 std::string export_mt4g(const RunData& run);

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "core/cli.hpp"
+#include "core/cli_parse.hpp"
 #include "core/csv.hpp"
 #include "core/run_dir.hpp"
 #include "core/stats.hpp"
@@ -129,54 +130,25 @@ std::string format_fleet_markdown(const std::vector<FleetMember>& members, const
 }
 
 int fleet_main(const std::vector<std::string>& args) {
+  CLI::App app{"Many runs of GPUs that should be alike, each parameter set against the fleet's median and "
+               "the outliers flagged (markdown on stdout; no GPU).",
+               "gpuprobe compare --fleet"};
   std::vector<std::string> dirs;
   std::string csv;
   double z = kOutlierRobustZ, min_dev = kMinOutlierDeviation;
-  const char* usage = "usage: gpuprobe compare --fleet RUN_DIR... [--csv FILE] [--z Z] [--min-deviation F]";
-  try {
-    for (size_t i = 0; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      auto value = [&](const std::string& flag) -> std::string {
-        if (a.rfind(flag + "=", 0) == 0) return a.substr(flag.size() + 1);
-        if (i + 1 >= args.size()) throw UsageError(flag + ": missing value");
-        return args[++i];
-      };
-      auto positive = [&](const std::string& flag) {
-        const std::string v = value(flag);
-        size_t used = 0;
-        double x = 0;
-        try {
-          x = std::stod(v, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used != v.size() || !(x > 0) || !std::isfinite(x))
-          throw UsageError(flag + ": expected a positive number, got '" + v + "'");
-        return x;
-      };
-      auto is = [&](const std::string& flag) { return a == flag || a.rfind(flag + "=", 0) == 0; };
-      if (a == "--help" || a == "-h") {
-        std::printf("%s\n", usage);
-        return 0;
-      } else if (is("--csv")) {
-        csv = value("--csv");
-        if (csv.empty()) throw UsageError("--csv: empty file name");
-      } else if (is("--z")) {
-        z = positive("--z");
-      } else if (is("--min-deviation")) {
-        min_dev = positive("--min-deviation");
-      } else if (a.rfind("-", 0) == 0) {
-        throw UsageError("unknown option '" + a + "' (" + usage + ")");
-      } else {
-        dirs.push_back(a);
-      }
-    }
+  app.add_option("RUN_DIR", dirs, "the runs, at least " + std::to_string(kMinFleetSize))->required();
+  app.add_option("--csv", csv, "also every deviation as CSV")->type_name("FILE")->check(non_empty());
+  app.add_option("--z", z, "robust z-score beyond which a value is an outlier")
+      ->check(finite_positive())
+      ->capture_default_str();
+  app.add_option("--min-deviation", min_dev, "and the fraction of the median it must differ by")
+      ->check(finite_positive())
+      ->capture_default_str();
+  auto enough_runs = [&] {
     if (int(dirs.size()) < kMinFleetSize)
-      throw UsageError("--fleet: expected at least " + std::to_string(kMinFleetSize) + " RUN_DIRs (" + usage + ")");
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "gpuprobe compare: %s\n", e.what());
-    return 2;
-  }
+      throw UsageError("--fleet: expected at least " + std::to_string(kMinFleetSize) + " RUN_DIRs");
+  };
+  if (auto code = parse_subcommand(app, args, "gpuprobe compare", enough_runs)) return *code;
   try {
     std::vector<FleetMember> members;
     for (const auto& d : dirs) {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "analysis/p2p.hpp"
-#include "core/export.hpp"
+#include "core/json.hpp"
 #include "core/run_dir.hpp"
 
 namespace gpuprobe {
@@ -15,9 +15,10 @@ namespace {
 
 
 // As nvbandwidth's `std::stringstream << double`: six significant digits.
+constexpr int kNvbandwidthDigits = 6;
 std::string number(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
+  std::snprintf(buf, sizeof buf, "%.*g", kNvbandwidthDigits, v);
   return buf;
 }
 
@@ -88,44 +89,39 @@ std::string format_nvbandwidth_json(const Metadata& meta, const std::vector<Nvba
   const std::string device = "0: " + meta_value(meta, "gpu", "unknown GPU") + " (" +
                              meta_value(meta, "pci_bus_id", "unknown") + "): (" +
                              meta_value(meta, "hostname", "unknown host") + ")";
-  std::string runtime = meta_value(meta, "cuda_driver_api", meta_value(meta, "runtime_version", "0"));
+  int runtime = 0;
   try {
-    runtime = std::to_string(std::stoi(runtime));
+    runtime = std::stoi(meta_value(meta, "cuda_driver_api", meta_value(meta, "runtime_version", "0")));
   } catch (const std::exception&) {
-    runtime = "0";
+    runtime = 0;
   }
-  std::string j = "{\n   \"nvbandwidth\" : {\n";
-  j += "      \"CUDA Runtime Version\" : " + runtime + ",\n";
-  j += "      \"Driver Version\" : " + json_string(meta_value(meta, "driver_version", "unknown")) + ",\n";
-  j += "      \"GPU Device list\" : [ " + json_string(device) + " ],\n";
-  j += "      \"git_version\" : " + json_string(version) + ",\n";
-  j += "      \"testcases\" : [";
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const auto& c = cases[i];
+  Json testcases = Json::array();
+  for (const auto& c : cases) {
     double sum = 0;
-    std::string rows;
-    for (size_t r = 0; r < c.matrix.size(); ++r) {
-      rows += r ? ",\n               [ " : "\n               [ ";
-      for (size_t k = 0; k < c.matrix[r].size(); ++k) {
-        const double v = c.matrix[r][k];
-        rows += (k ? ", " : "") + json_string(std::isfinite(v) ? number(v) : "N/A");
+    Json matrix = Json::array();
+    for (const auto& row : c.matrix) {
+      Json cells = Json::array();
+      for (double v : row) {
+        cells.push_back(std::isfinite(v) ? number(v) : "N/A");
         if (std::isfinite(v)) sum += v;
       }
-      rows += " ]";
+      matrix.push_back(cells);
     }
-    j += i ? ",\n" : "\n";
-    j += "         {\n";
-    j += "            \"bandwidth_description\" : " + json_string(c.description) + ",\n";
-    j += "            \"bandwidth_matrix\" : [" + rows + "\n            ],\n";
-    j += "            \"name\" : " + json_string(c.name) + ",\n";
-    j += "            \"status\" : \"Passed\",\n";
-    j += "            \"sum\" : " + number(sum) + "\n";
-    j += "         }";
+    testcases.push_back({{"bandwidth_description", c.description},
+                         {"bandwidth_matrix", matrix},
+                         {"name", c.name},
+                         {"status", "Passed"},
+                         {"sum", json_number(sum, kNvbandwidthDigits)}});
   }
-  j += cases.empty() ? "],\n" : "\n      ],\n";
-  j += "      \"version\" : " + json_string(version) + "\n";
-  j += "   }\n}\n";
-  return j;
+  // Keys in nvbandwidth's order (its JSON writer sorts them).
+  Json nvb;
+  nvb["CUDA Runtime Version"] = runtime;
+  nvb["Driver Version"] = meta_value(meta, "driver_version", "unknown");
+  nvb["GPU Device list"] = Json::array({device});
+  nvb["git_version"] = version;
+  nvb["testcases"] = testcases;
+  nvb["version"] = version;
+  return json_text(Json{{"nvbandwidth", nvb}});
 }
 
 void write_nvbandwidth_json(const std::string& run_dir, const std::string& path) {

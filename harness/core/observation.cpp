@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace gpuprobe {
 
@@ -10,6 +11,16 @@ const std::vector<std::string> kObservationTail = {"value", "unit", "p05", "p50"
 
 static const std::vector<std::string> kParameterHeader = {
     "parameter", "value", "unit", "low", "high", "confidence", "method", "evidence"};
+
+Observation Observation::scaled(double factor, std::string new_unit) const {
+  Observation o = *this;
+  o.unit = std::move(new_unit);
+  o.value *= factor;
+  o.p05 *= factor;
+  o.p50 *= factor;
+  o.p95 *= factor;
+  return o;
+}
 
 double Observation::param(const std::string& key) const {
   for (const auto& [k, v] : params) {

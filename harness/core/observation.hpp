@@ -24,6 +24,8 @@ struct Observation {
   // The swept parameter `key` as a number; NaN when absent or not numeric.
   double param(const std::string& key) const;
   std::string param_text(const std::string& key) const;
+  // The same measurement in another unit: value and percentiles times `factor`.
+  Observation scaled(double factor, std::string new_unit) const;
 };
 
 struct Parameter {

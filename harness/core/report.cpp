@@ -24,6 +24,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "core/cli.hpp"
+#include "core/cli_parse.hpp"
 #include "core/csv.hpp"
 #include "core/data_paths.hpp"
 #include "core/probe.hpp"
@@ -207,36 +208,30 @@ void Diagnostics::print(const std::string& listed_in) const {
   print_messages(prefix, warnings, errors, false, "all listed in " + listed_in);
 }
 
-ReportPaths resolve_paths(std::vector<std::string>& args) {
+ReportPaths resolve_paths(const std::string& plots, const std::string& reference) {
   DataPaths found = find_data_paths();
   const char* source = std::getenv("GPUPROBE_SOURCE_DIR");
   if (source && *source)
     found = {std::string(source) + "/plots", std::string(source) + "/results/reference/documented_figures.csv"};
   ReportPaths p;
-  p.plots_dir = env_or("GPUPROBE_PLOTS_DIR", found.plots_dir.empty() ? "plots" : found.plots_dir);
-  p.reference = env_or("GPUPROBE_REFERENCE", found.reference.empty()
-                                                 ? "results/reference/documented_figures.csv"
-                                                 : found.reference);
-  std::vector<std::string> rest;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto take = [&](const std::string& flag, std::string* dst) {
-      if (a == flag) {
-        if (i + 1 >= args.size()) throw UsageError(flag + ": missing value");
-        *dst = args[++i];
-        return true;
-      }
-      if (a.rfind(flag + "=", 0) == 0) {
-        *dst = a.substr(flag.size() + 1);
-        return true;
-      }
-      return false;
-    };
-    if (!take("--plots", &p.plots_dir) && !take("--reference", &p.reference)) rest.push_back(a);
-  }
-  args = rest;
+  p.plots_dir = !plots.empty() ? plots
+                               : env_or("GPUPROBE_PLOTS_DIR", found.plots_dir.empty() ? "plots" : found.plots_dir);
+  p.reference = !reference.empty() ? reference
+                                   : env_or("GPUPROBE_REFERENCE", found.reference.empty()
+                                                                      ? "results/reference/documented_figures.csv"
+                                                                      : found.reference);
   p.gnuplot = find_on_path(env_or("GNUPLOT", "gnuplot"));
   return p;
+}
+
+void add_path_options(CLI::App& app, std::string* plots, std::string* reference) {
+  app.add_option("--plots", *plots, "the figure scripts (default: GPUPROBE_PLOTS_DIR, else plots/ of this gpuprobe)")
+      ->type_name("DIR")
+      ->check(non_empty());
+  app.add_option("--reference", *reference,
+                 "documented figures (default: GPUPROBE_REFERENCE, else results/reference/documented_figures.csv)")
+      ->type_name("CSV")
+      ->check(non_empty());
 }
 
 std::vector<FigureScript> figure_scripts(const std::string& plots_dir, Diagnostics& diag) {
@@ -287,86 +282,87 @@ std::string RunData::meta_value(const std::string& key) const {
   return "";
 }
 
-RunData load_run(const std::string& dir, const std::set<std::string>& known, Diagnostics& diag) {
+namespace {
+
+// RUN_DIR/parameters.csv into `run`; false when it is missing or cannot be read.
+bool read_run_parameters(RunData& run, Diagnostics& diag) {
+  run.params_path = (fs::path(run.dir) / "parameters.csv").string();
+  if (!fs::exists(run.params_path)) return false;
+  CsvTable t;
+  if (!read_table(run.params_path, &t, diag)) return false;
+  run.meta = t.meta;
+  try {
+    run.params = parameters_from_table(t);
+    run.param_lines = t.row_lines;
+    return true;
+  } catch (const CsvError& e) {
+    diag.error(e.what());
+    return false;
+  }
+}
+
+// One observations file, or nothing after saying why: not one, malformed, or holding another
+// family's rows.
+std::optional<std::vector<Observation>> read_family_file(const std::string& path, const std::string& stem,
+                                                         CsvTable& t, Diagnostics& diag) {
+  if (!read_table(path, &t, diag)) return std::nullopt;
+  if (t.header.size() < 2 || t.header[0] != "family" || t.header[1] != "probe") {
+    diag.warn(path + ":" + std::to_string(header_line(read_file(path))) +
+              ": not an observations file (its header does not begin 'family,probe'): ignored");
+    return std::nullopt;
+  }
+  std::vector<Observation> obs;
+  try {
+    obs = observations_from_table(t);
+  } catch (const CsvError& e) {
+    std::string m = e.what();
+    // The reader names the file; the header is where an observations file goes wrong.
+    if (m.rfind(path + ": not an observations file", 0) == 0)
+      m = path + ":" + std::to_string(header_line(read_file(path))) + m.substr(path.size());
+    diag.error(m);
+    return std::nullopt;
+  }
+  for (size_t r = 0; r < obs.size(); ++r) {
+    if (obs[r].family == stem) continue;
+    diag.error(path + ":" + std::to_string(t.row_lines[r]) + ": family '" + obs[r].family +
+               "' in a file named " + stem + ".csv");
+    return std::nullopt;
+  }
+  return obs;
+}
+
+using FamilyObservations = std::vector<std::pair<std::string, std::vector<Observation>>>;
+
+// Every family file of the run that reads cleanly, into run.families; the metadata of the first.
+FamilyObservations read_family_files(RunData& run, const std::set<std::string>& known, Metadata* first_meta,
+                                     Diagnostics& diag) {
   std::error_code ec;
-  if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run)
-    throw std::runtime_error(dir + ": " + folder_kind_name(kind) + ", not a run folder");
-  RunData run;
-  run.dir = dir;
   std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir, ec))
+  for (const auto& e : fs::directory_iterator(run.dir, ec))
     if (e.path().extension() == ".csv") files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
-
-  run.params_path = (fs::path(dir) / "parameters.csv").string();
-  bool have_params = false;
-  if (fs::exists(run.params_path)) {
-    CsvTable t;
-    if (read_table(run.params_path, &t, diag)) {
-      run.meta = t.meta;
-      try {
-        run.params = parameters_from_table(t);
-        run.param_lines = t.row_lines;
-        have_params = true;
-      } catch (const CsvError& e) {
-        diag.error(e.what());
-      }
-    }
-  }
-
-  std::vector<std::pair<std::string, std::vector<Observation>>> observed;
-  Metadata first_meta;
+  FamilyObservations observed;
   for (const auto& path : files) {
     std::string stem = fs::path(path).stem().string();
     if (is_run_level_file(stem)) continue;
     CsvTable t;
-    if (!read_table(path, &t, diag)) continue;
-    if (t.header.size() < 2 || t.header[0] != "family" || t.header[1] != "probe") {
-      diag.warn(path + ":" + std::to_string(header_line(read_file(path))) +
-                ": not an observations file (its header does not begin 'family,probe'): ignored");
-      continue;
-    }
-    std::vector<Observation> obs;
-    try {
-      obs = observations_from_table(t);
-    } catch (const CsvError& e) {
-      std::string m = e.what();
-      // The reader names the file; the header is where an observations file goes wrong.
-      if (m.rfind(path + ": not an observations file", 0) == 0)
-        m = path + ":" + std::to_string(header_line(read_file(path))) + m.substr(path.size());
-      diag.error(m);
-      continue;
-    }
-    bool consistent = true;
-    for (size_t r = 0; r < obs.size() && consistent; ++r) {
-      if (obs[r].family == stem) continue;
-      diag.error(path + ":" + std::to_string(t.row_lines[r]) + ": family '" + obs[r].family +
-                 "' in a file named " + stem + ".csv");
-      consistent = false;
-    }
-    if (!consistent) continue;
+    auto obs = read_family_file(path, stem, t, diag);
+    if (!obs) continue;
     if (!known.count(stem))
       diag.warn(path + ": unknown family '" + stem +
                 "' (no probe family, analyzer or figure script of this gpuprobe knows it): "
                 "kept, not drawn");
-    if (first_meta.empty()) first_meta = t.meta;
+    if (first_meta->empty()) *first_meta = t.meta;
     run.families.emplace_back(stem, path);
-    observed.emplace_back(stem, std::move(obs));
+    observed.emplace_back(stem, std::move(*obs));
   }
-  if (run.meta.empty()) run.meta = first_meta;
+  return observed;
+}
 
-  if (!have_params && !fs::exists(run.params_path)) {
-    diag.warn(run.params_path + ": missing (an older or interrupted run): parameters inferred "
-              "again from the observations with this gpuprobe's analyzers");
-    for (const auto& [family, obs] : observed) {
-      Analysis a = analyze_checked(family, obs, run.meta);
-      for (const auto& w : a.warnings) diag.warn(w);
-      if (!a.error.empty()) diag.error(a.error);
-      merge_parameters(run.params, a.params);
-    }
-    run.param_lines.assign(run.params.size(), 0);
-  }
-
+// The run's GPU, compute capability and format, each from its metadata, with a note where
+// one is missing; evidence files the parameters name that the run lacks.
+void check_run_identity(RunData& run, Diagnostics& diag) {
+  const std::string& dir = run.dir;
   run.gpu = run.meta_value("gpu");
   if (run.gpu.empty()) {
     run.gpu = fs::path(dir).lexically_normal().filename().string();
@@ -389,6 +385,32 @@ RunData load_run(const std::string& dir, const std::set<std::string>& known, Dia
       diag.warn(run.params_path + ":" + std::to_string(run.param_lines[i]) + ": evidence '" + ev +
                 "' is not in the run");
   }
+}
+
+}  // namespace
+
+RunData load_run(const std::string& dir, const std::set<std::string>& known, Diagnostics& diag) {
+  if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run)
+    throw std::runtime_error(dir + ": " + folder_kind_name(kind) + ", not a run folder");
+  RunData run;
+  run.dir = dir;
+  const bool have_params = read_run_parameters(run, diag);
+  Metadata first_meta;
+  FamilyObservations observed = read_family_files(run, known, &first_meta, diag);
+  if (run.meta.empty()) run.meta = first_meta;
+
+  if (!have_params && !fs::exists(run.params_path)) {
+    diag.warn(run.params_path + ": missing (an older or interrupted run): parameters inferred "
+              "again from the observations with this gpuprobe's analyzers");
+    for (const auto& [family, obs] : observed) {
+      Analysis a = analyze_checked(family, obs, run.meta);
+      for (const auto& w : a.warnings) diag.warn(w);
+      if (!a.error.empty()) diag.error(a.error);
+      merge_parameters(run.params, a.params);
+    }
+    run.param_lines.assign(run.params.size(), 0);
+  }
+  check_run_identity(run, diag);
   return run;
 }
 
@@ -725,267 +747,289 @@ const std::vector<QuantityRow>& headline_rows() {
 
 }  // namespace
 
-int report_main(const std::vector<std::string>& args_in) {
-  Diagnostics diag;
-  diag.prefix = "gpuprobe report";
-  std::vector<std::string> args = args_in;
-  ReportPaths paths;
-  try {
-    paths = resolve_paths(args);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "gpuprobe report: %s\n", e.what());
-    return 2;
-  }
-  const char* usage = "usage: gpuprobe report RUN_DIR [--style paper] [--plots DIR] [--reference CSV]";
-  std::string style;
-  std::vector<std::string> positional;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      std::printf("%s\n", usage);
-      return 0;
-    }
-    if (a == "--style" || a.rfind("--style=", 0) == 0) {
-      if (a == "--style" && i + 1 >= args.size()) {
-        std::fprintf(stderr, "gpuprobe report: --style: missing value (%s)\n", usage);
-        return 2;
-      }
-      style = a == "--style" ? args[++i] : a.substr(8);
-      if (style != "paper" && style != "web") {
-        std::fprintf(stderr, "gpuprobe report: --style: expected 'paper' or 'web', got '%s'\n", style.c_str());
-        return 2;
-      }
+namespace {
+
+// The figures of one run, drawn into its figure folder, or listed with why they were not.
+struct DrawnFigures {
+  std::string dir;  // relative to the run: figures, or figures/paper
+  std::string markdown;
+  std::vector<std::vector<std::string>> not_drawn = {{"figure", "why not drawn"}};
+  std::map<std::string, std::vector<const FigureScript*>> of_family;
+};
+
+// Draws every figure of `run`; false when a stop signal cut it short (nothing replaced then).
+bool draw_figures(const ReportPaths& paths, const std::vector<FigureScript>& scripts, const RunData& run,
+                  const std::string& style, DrawnFigures& fig, Diagnostics& diag) {
+  const bool paper = style == "paper";
+  fig.dir = paper ? "figures/paper" : "figures";
+  ReportPaths fig_paths = paths;
+  if (paper) fig_paths.style = "paper";
+  std::vector<std::string> labels = run_labels({run});
+  // Rendered beside the figure folder (same file system) and swapped in whole: a reader, or a
+  // concurrent report, sees the old figures or the new ones, never a mix or stale ones.
+  const fs::path fig_path = fs::path(run.dir) / fig.dir;
+  fs::create_directories(fig_path.parent_path());
+  std::optional<Staging> staged;
+  if (!paths.gnuplot.empty()) staged.emplace(fig_path.parent_path(), ".figures.tmp-");
+  for (const auto& s : scripts) {
+    if (stop_signal()) break;
+    std::string csv = run.file_of(s.family);
+    if (csv.empty()) {
+      fig.not_drawn.push_back({s.name, "no " + s.family + ".csv in this run"});
       continue;
     }
-    if (a.rfind("-", 0) == 0) {
-      std::fprintf(stderr, "gpuprobe report: unknown option '%s' (%s)\n", a.c_str(), usage);
-      return 2;
+    if (paths.gnuplot.empty()) {
+      fig.not_drawn.push_back({s.name, "gnuplot not found"});
+      continue;
     }
-    positional.push_back(a);
+    Diagnostics fig_diag;
+    fig_diag.prefix = diag.prefix;
+    auto written = render_figure(fig_paths, s, {csv}, labels, staged->dir.string(), fig_diag);
+    for (const auto& w : fig_diag.warnings) diag.warnings.push_back(w);
+    if (written.empty()) {
+      // A run without the probe a figure needs (an older run, a filtered one, another
+      // vendor) leaves that figure out: a note, not a failure.
+      std::string why = fig_diag.errors.empty() ? "gnuplot wrote nothing" : fig_diag.errors.front();
+      fig.not_drawn.push_back({s.name, relative_text(why, run.dir)});
+      diag.warnings.push_back(s.name + " not drawn: " + why);
+      continue;
+    }
+    fig.markdown += figure_markdown(s, fig.dir);
+    fig.of_family[s.family].push_back(&s);
   }
-  if (positional.size() != 1) {
-    std::fprintf(stderr, "gpuprobe report: expected one RUN_DIR, got %zu\n", positional.size());
-    return 2;
+  if (stop_signal()) return false;
+  if (staged) {
+    fs::permissions(staged->dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                     fs::perms::others_read | fs::perms::others_exec);
+    replace_dir(staged->dir.string(), fig_path.string());
   }
-  const std::string dir = positional[0];
+  return true;
+}
+
+// families.csv, read (and any fault in it reported) once. A family it accounts for
+// (unsupported on this GPU, failed) is no surprise when its CSV is missing.
+CsvTable read_families(const RunData& run, const std::set<std::string>& known, Diagnostics& diag) {
+  CsvTable families;
+  const std::string families_csv = (fs::path(run.dir) / "families.csv").string();
+  if (fs::exists(families_csv)) read_table(families_csv, &families, diag, false);
+  std::set<std::string> accounted;
+  for (const auto& row : families.rows)
+    if (!row.empty()) accounted.insert(row[0]);
+  for (const auto& family : known)
+    if (!fs::exists(fs::path(run.dir) / (family + ".csv")) && !accounted.count(family))
+      diag.warn(run.dir + ": no " + family + ".csv: family '" + family + "' missing from this run");
+  return families;
+}
+
+std::string report_intro(const RunData& run) {
+  std::string md = "# gpuprobe report: " + run.gpu + "\n\n";
+  std::string id = run.meta_value("run_id");
+  std::string version = run.meta_value("gpuprobe_version");
+  md += "Run " + (id.empty() ? std::string("(no run-id)") : "`" + id + "`") + " (gpuprobe " +
+        (version.empty() ? "unknown" : version) + "), reported by gpuprobe " + GPUPROBE_VERSION +
+        " from its CSV files. Methods in full: [methods.md](methods.md). Documented figures: "
+        "(xR) is measured / documented, [N] their source. Metadata at the end.\n\n";
+  const std::string status = run.meta_value("run_status");
+  if (status == "running" || status == "interrupted")
+    md += "**Incomplete run** (run_status=" + status +
+          (run.meta_value("interrupted").empty() ? "" : ", " + run.meta_value("interrupted")) +
+          "): the families after that point were not measured.\n\n";
+  return md;
+}
+
+std::string headline_markdown(const RunData& run, Documenting& doc) {
+  std::vector<std::vector<std::string>> head = {{"quantity", "value", "interval", "conf.", "documented (this GPU)"}};
+  for (const auto& h : headline_rows()) {
+    size_t index = 0;
+    const Parameter* p = first_present(run, h, &index);
+    if (!p) {
+      head.push_back({h.label, "not measured", "", "", ""});
+      continue;
+    }
+    head.push_back({std::string(h.label) + " (`" + p->name + "`)", human(p->value, p->unit), interval_text(*p),
+                    format_printf("%.2f", p->confidence), doc.this_gpu(index)});
+  }
+  if (std::string mem = run.meta_value("global_mem_bytes"); !mem.empty()) {
+    double bytes = std::strtod(mem.c_str(), nullptr);
+    head.push_back({"DRAM size (device attribute, not measured)", human(bytes, "bytes"), "", "", ""});
+  }
+  return "## Headline\n\n" + markdown_table(head) + "\n";
+}
+
+// One family's table in report.md, and its methods and older architectures' figures in
+// methods.md (appended to `methods`).
+std::string family_markdown(const std::string& family, const RunData& run, Documenting& doc,
+                            const DrawnFigures& fig, std::string& methods) {
+  std::vector<size_t> members;
+  for (size_t i = 0; i < run.params.size(); ++i)
+    if (family_of(run.params[i]) == family) members.push_back(i);
+  // The method and documented columns only where they say something: one label shared by
+  // the whole family goes into its heading.
+  std::set<std::string> labels_used;
+  std::vector<std::string> documented;
+  for (size_t i : members) {
+    labels_used.insert(shown_label(run.params[i]));
+    documented.push_back(doc.this_gpu(i));
+  }
+  bool any_documented = std::any_of(documented.begin(), documented.end(), [](const std::string& c) { return c != "-"; });
+  std::vector<std::vector<std::string>> rows = {{"parameter", "value", "interval", "conf."}};
+  if (labels_used.size() > 1) rows[0].push_back("method");
+  if (any_documented) rows[0].push_back("documented");
+  std::vector<std::vector<std::string>> older = {{"parameter"}};
+  for (const auto& rep : representative_gpus()) older[0].push_back(rep.label);
+  const std::string evidence = run.params[members.front()].evidence;
+  methods += "## " + family + "\n\n";
+  for (size_t k = 0; k < members.size(); ++k) {
+    const Parameter& p = run.params[members[k]];
+    rows.push_back({p.name, human(p.value, p.unit), interval_text(p), format_printf("%.2f", p.confidence)});
+    if (labels_used.size() > 1) rows.back().push_back(shown_label(p));
+    if (any_documented) rows.back().push_back(documented[k]);
+    std::vector<std::string> o = {p.name};
+    for (const auto& rep : representative_gpus()) o.push_back(doc.arch(members[k], rep.arch));
+    if (std::any_of(o.begin() + 1, o.end(), [](const std::string& c) { return c != "-"; })) older.push_back(o);
+    methods += "- `" + p.name + "`: " + md_escape(relative_text(p.method, run.dir)) +
+               (p.evidence.empty() ? "" : " (" + p.evidence + ")") + "\n";
+  }
+  methods += "\n";
+  if (older.size() > 1)
+    methods += "Documented for the older architectures (measured / documented):\n\n" + markdown_table(older) + "\n";
+  std::string md = "### " + family + (labels_used.size() == 1 ? ": " + *labels_used.begin() : std::string()) +
+                   "\n\n" + markdown_table(rows) + "\n";
+  md += "<details><summary>Evidence</summary>\n\n[" + evidence + "](" + evidence + ") · [methods](methods.md#" +
+        family + ")";
+  if (auto it = fig.of_family.find(family); it != fig.of_family.end())
+    for (const FigureScript* s : it->second) md += " · [figure](" + fig.dir + "/" + s->name + ".svg)";
+  return md + "\n\n</details>\n\n";
+}
+
+// One short table per family, in the order the run lists them.
+std::string families_markdown(const RunData& run, Documenting& doc, const DrawnFigures& fig, std::string& methods) {
+  std::vector<std::string> family_order;
+  for (const auto& p : run.params)
+    if (std::find(family_order.begin(), family_order.end(), family_of(p)) == family_order.end())
+      family_order.push_back(family_of(p));
+  std::string md = "## Parameters by family\n\n";
+  if (run.params.empty()) md += "None inferred.\n\n";
+  for (const auto& family : family_order) md += family_markdown(family, run, doc, fig, methods);
+  return md;
+}
+
+std::string figures_section(const DrawnFigures& fig, bool have_gnuplot) {
+  std::string md = "## Figures\n\n" + (fig.markdown.empty() ? std::string("None drawn.\n\n")
+                                                              : "Each also as PNG and PDF beside its SVG in `" +
+                                                                    fig.dir + "/`.\n\n" + fig.markdown);
+  if (fig.not_drawn.size() > 1) {
+    md += "### Figures not drawn\n\n" + markdown_table(fig.not_drawn) + "\n";
+    if (!have_gnuplot)
+      md += "To draw them: install gnuplot (or set `GNUPLOT` to its path) and run "
+            "`gpuprobe report RUN_DIR` again.\n\n";
+  }
+  return md;
+}
+
+// The sources cited, in report.md; each figure by its reference line in methods.md.
+std::string sources_markdown(const Documenting& doc, const Reference& ref, std::string& methods) {
+  if (doc.sources.empty()) return "";
+  std::string md = "## Sources of the documented figures\n\n";
+  for (size_t k = 0; k < doc.sources.size(); ++k) md += std::to_string(k + 1) + ". " + md_escape(doc.sources[k]) + "\n";
+  md += "\nEach figure, by its line in `" + fs::path(ref.path).filename().string() +
+        "`: [methods.md](methods.md#documented-figures).\n\n";
+  methods += "## Documented figures\n\n";
+  for (const auto& f : ref.figures)
+    if (doc.cited.count(f.line))
+      methods += "- line " + std::to_string(f.line) + ": " + md_escape(f.gpu) + ", " + md_escape(f.quantity) +
+                 " = " + md_escape(describe(f)) + ". " + md_escape(f.source) + "\n";
+  methods += "\n";
+  return md;
+}
+
+// Metadata, the families that did not run as asked, and the probes not measured.
+std::string device_and_run(const RunData& run, const CsvTable& families, Diagnostics& diag, std::string& methods) {
+  std::string md = "## Device and run\n\n";
+  std::vector<std::vector<std::string>> meta_rows = {{"key", "value"}};
+  for (const auto& [k, v] : run.meta) meta_rows.push_back({k, relative_text(v, run.dir)});
+  md += (run.meta.size() ? markdown_table(meta_rows) : "No metadata.\n") + "\n";
+  // Every family's wall time and clock in methods.md; here only those that did not run as
+  // asked (unsupported on this GPU, failed, interrupted).
+  std::string fam = markdown_of(families);
+  if (!fam.empty()) methods += "## Families\n\n" + fam + "\n";
+  std::string not_ok = markdown_of(families, [](const auto& r) { return r.size() > 1 && r[1] != "ok"; });
+  if (!fam.empty())
+    md += "### Families\n\n" + (not_ok.empty() ? std::string("All ran") : not_ok + "\nThe others ran") +
+          "; wall times and clocks: [methods.md](methods.md#families).\n\n";
+  const std::pair<const char*, const char*> notes[] = {
+      {"invalid.csv", "Invalid probes (not measured, not reported)"},
+      {"not_measured.csv", "Not measured by this quick run"},
+      {"skipped.csv", "Skipped probes (this GPU cannot run them)"}};
+  for (const auto& [file, title] : notes) {
+    std::string t = table_of((fs::path(run.dir) / file).string(), diag);
+    if (!t.empty()) md += "### " + std::string(title) + "\n\n" + t + "\n";
+  }
+  return md;
+}
+
+// report.md and methods.md of a run; the exit code.
+int report_run(const ReportPaths& paths, const std::string& dir, const std::string& style, Diagnostics& diag) {
+  std::vector<FigureScript> scripts = figure_scripts(paths.plots_dir, diag);
+  std::set<std::string> known = known_families(scripts);
+  RunData run = load_run(dir, known, diag);
+  Reference ref = load_reference_or_report(paths.reference, diag);
+  CsvTable families = read_families(run, known, diag);
+  DrawnFigures fig;
+  if (!draw_figures(paths, scripts, run, style, fig, diag)) {
+    const int sig = stop_signal();
+    std::fprintf(stderr, "gpuprobe report: %s: stopped; figures and report.md left as they were\n",
+                 signal_name(sig).c_str());
+    return 128 + sig;
+  }
+  // Counted with the other warnings (and listed in report.md), so that errors stay last.
+  if (paths.gnuplot.empty())
+    diag.warn("gnuplot not found on PATH: report.md written without figures (install gnuplot, "
+              "or set GNUPLOT to its path)");
+
+  Documenting doc{run, ref, diag, {}, {}, {}};
+  std::string methods = "# Methods: " + run.gpu + "\n\nHow each parameter of run `" + run.meta_value("run_id") +
+                        "` was measured and inferred, in full (report.md shows a label).\n\n";
+  std::string md = report_intro(run) + headline_markdown(run, doc);
+  md += families_markdown(run, doc, fig, methods);
+  md += figures_section(fig, !paths.gnuplot.empty());
+  md += sources_markdown(doc, ref, methods);
+  md += messages_markdown(diag, dir);
+  md += device_and_run(run, families, diag, methods);
+  write_file_atomic((fs::path(dir) / "methods.md").string(), methods);
+  write_file_atomic((fs::path(dir) / "report.md").string(), md);
+  std::printf("%s/report.md written (%zu parameters, %zu figures not drawn)\n", dir.c_str(), run.params.size(),
+              fig.not_drawn.size() - 1);
+  diag.print(dir + "/report.md");
+  return diag.errors.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int report_main(const std::vector<std::string>& args) {
+  Diagnostics diag;
+  diag.prefix = "gpuprobe report";
+  CLI::App app{"Renders every figure of a run and writes RUN_DIR/report.md and methods.md, from its CSV "
+               "files alone (no GPU).",
+               "gpuprobe report"};
+  std::string dir, style, plots, reference;
+  app.add_option("RUN_DIR", dir, "the run directory")->required();
+  app.add_option("--style", style, "paper: vector PDF at column widths, into figures/paper/; web: the default")
+      ->check(CLI::IsMember({"paper", "web"}));
+  add_path_options(app, &plots, &reference);
+  if (auto code = parse_subcommand(app, args, diag.prefix)) return *code;
   // report writes report.md and figures/ into the folder: only into a run's own.
   if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run) {
-    std::fprintf(stderr, "gpuprobe report: %s: %s, not a run folder\n", dir.c_str(),
-                 folder_kind_name(kind));
+    std::fprintf(stderr, "gpuprobe report: %s: %s, not a run folder\n", dir.c_str(), folder_kind_name(kind));
     return 1;
   }
   try {
-    std::vector<FigureScript> scripts = figure_scripts(paths.plots_dir, diag);
-    std::set<std::string> known = known_families(scripts);
-    RunData run = load_run(dir, known, diag);
-    Reference ref = load_reference_or_report(paths.reference, diag);
-    const std::string ref_name = fs::path(ref.path).filename().string();
-
-    // families.csv, read (and any fault in it reported) once. A family it accounts for
-    // (unsupported on this GPU, failed) is no surprise when its CSV is missing.
-    CsvTable families;
-    const std::string families_csv = (fs::path(dir) / "families.csv").string();
-    if (fs::exists(families_csv)) read_table(families_csv, &families, diag, false);
-    std::set<std::string> accounted;
-    for (const auto& row : families.rows)
-      if (!row.empty()) accounted.insert(row[0]);
-    for (const auto& family : known)
-      if (!fs::exists(fs::path(dir) / (family + ".csv")) && !accounted.count(family))
-        diag.warn(dir + ": no " + family + ".csv: family '" + family + "' missing from this run");
-
-    // Figures: each drawn, or listed as not drawn with the reason.
-    const bool paper = style == "paper";
-    const std::string fig_dir = paper ? "figures/paper" : "figures";
-    ReportPaths fig_paths = paths;
-    if (paper) fig_paths.style = "paper";
-    std::string figures_md;
-    std::vector<std::vector<std::string>> not_drawn = {{"figure", "why not drawn"}};
-    std::vector<std::string> labels = run_labels({run});
-    std::map<std::string, std::vector<const FigureScript*>> figures_of;
-    // Rendered beside the figure folder (same file system) and swapped in whole: a reader, or a
-    // concurrent report, sees the old figures or the new ones, never a mix or stale ones.
-    const fs::path fig_path = fs::path(dir) / fig_dir;
-    fs::create_directories(fig_path.parent_path());
-    std::optional<Staging> staged;
-    if (!paths.gnuplot.empty()) staged.emplace(fig_path.parent_path(), ".figures.tmp-");
-    for (const auto& s : scripts) {
-      if (stop_signal()) break;
-      std::string csv = run.file_of(s.family);
-      if (csv.empty()) {
-        not_drawn.push_back({s.name, "no " + s.family + ".csv in this run"});
-        continue;
-      }
-      if (paths.gnuplot.empty()) {
-        not_drawn.push_back({s.name, "gnuplot not found"});
-        continue;
-      }
-      Diagnostics fig_diag;
-      fig_diag.prefix = diag.prefix;
-      auto written = render_figure(fig_paths, s, {csv}, labels, staged->dir.string(), fig_diag);
-      for (const auto& w : fig_diag.warnings) diag.warnings.push_back(w);
-      if (written.empty()) {
-        // A run without the probe a figure needs (an older run, a filtered one, another
-        // vendor) leaves that figure out: a note, not a failure.
-        std::string why = fig_diag.errors.empty() ? "gnuplot wrote nothing" : fig_diag.errors.front();
-        not_drawn.push_back({s.name, relative_text(why, dir)});
-        diag.warnings.push_back(s.name + " not drawn: " + why);
-        continue;
-      }
-      figures_md += figure_markdown(s, fig_dir);
-      figures_of[s.family].push_back(&s);
-    }
-    if (int sig = stop_signal()) {
-      std::fprintf(stderr, "gpuprobe report: %s: stopped; figures and report.md left as they were\n",
-                   signal_name(sig).c_str());
-      return 128 + sig;
-    }
-    if (staged) {
-      fs::permissions(staged->dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                       fs::perms::others_read | fs::perms::others_exec);
-      replace_dir(staged->dir.string(), fig_path.string());
-    }
-    // Counted with the other warnings (and listed in report.md), so that errors stay last.
-    if (paths.gnuplot.empty())
-      diag.warn("gnuplot not found on PATH: report.md written without figures (install gnuplot, "
-                "or set GNUPLOT to its path)");
-
-    Documenting doc{run, ref, diag, {}, {}, {}};
-    std::string md = "# gpuprobe report: " + run.gpu + "\n\n";
-    std::string id = run.meta_value("run_id");
-    std::string version = run.meta_value("gpuprobe_version");
-    md += "Run " + (id.empty() ? std::string("(no run-id)") : "`" + id + "`") + " (gpuprobe " +
-          (version.empty() ? "unknown" : version) + "), reported by gpuprobe " + GPUPROBE_VERSION +
-          " from its CSV files. Methods in full: [methods.md](methods.md). Documented figures: "
-          "(xR) is measured / documented, [N] their source. Metadata at the end.\n\n";
-    const std::string status = run.meta_value("run_status");
-    if (status == "running" || status == "interrupted")
-      md += "**Incomplete run** (run_status=" + status +
-            (run.meta_value("interrupted").empty() ? "" : ", " + run.meta_value("interrupted")) +
-            "): the families after that point were not measured.\n\n";
-    md += "## Headline\n\n";
-    std::vector<std::vector<std::string>> head = {{"quantity", "value", "interval", "conf.", "documented (this GPU)"}};
-    for (const auto& h : headline_rows()) {
-      size_t index = 0;
-      const Parameter* p = first_present(run, h, &index);
-      if (!p) {
-        head.push_back({h.label, "not measured", "", "", ""});
-        continue;
-      }
-      head.push_back({std::string(h.label) + " (`" + p->name + "`)", human(p->value, p->unit),
-                      interval_text(*p), format_printf("%.2f", p->confidence), doc.this_gpu(index)});
-    }
-    if (std::string mem = run.meta_value("global_mem_bytes"); !mem.empty()) {
-      double bytes = std::strtod(mem.c_str(), nullptr);
-      head.push_back({"DRAM size (device attribute, not measured)", human(bytes, "bytes"), "", "", ""});
-    }
-    md += markdown_table(head) + "\n";
-
-    // One short table per family, in the order the run lists them.
-    std::vector<std::string> family_order;
-    for (const auto& p : run.params)
-      if (std::find(family_order.begin(), family_order.end(), family_of(p)) == family_order.end())
-        family_order.push_back(family_of(p));
-    md += "## Parameters by family\n\n";
-    if (run.params.empty()) md += "None inferred.\n\n";
-    std::string methods = "# Methods: " + run.gpu + "\n\nHow each parameter of run `" + id +
-                          "` was measured and inferred, in full (report.md shows a label).\n\n";
-    for (const auto& family : family_order) {
-      std::vector<size_t> members;
-      for (size_t i = 0; i < run.params.size(); ++i)
-        if (family_of(run.params[i]) == family) members.push_back(i);
-      // The method and documented columns only where they say something: one label shared by
-      // the whole family goes into its heading.
-      std::set<std::string> labels_used;
-      std::vector<std::string> documented;
-      for (size_t i : members) {
-        labels_used.insert(shown_label(run.params[i]));
-        documented.push_back(doc.this_gpu(i));
-      }
-      bool any_documented = std::any_of(documented.begin(), documented.end(), [](const std::string& c) { return c != "-"; });
-      std::vector<std::vector<std::string>> rows = {{"parameter", "value", "interval", "conf."}};
-      if (labels_used.size() > 1) rows[0].push_back("method");
-      if (any_documented) rows[0].push_back("documented");
-      std::vector<std::vector<std::string>> older = {{"parameter"}};
-      for (const auto& rep : representative_gpus()) older[0].push_back(rep.label);
-      const std::string evidence = run.params[members.front()].evidence;
-      methods += "## " + family + "\n\n";
-      for (size_t k = 0; k < members.size(); ++k) {
-        const Parameter& p = run.params[members[k]];
-        rows.push_back({p.name, human(p.value, p.unit), interval_text(p), format_printf("%.2f", p.confidence)});
-        if (labels_used.size() > 1) rows.back().push_back(shown_label(p));
-        if (any_documented) rows.back().push_back(documented[k]);
-        std::vector<std::string> o = {p.name};
-        for (const auto& rep : representative_gpus()) o.push_back(doc.arch(members[k], rep.arch));
-        if (std::any_of(o.begin() + 1, o.end(), [](const std::string& c) { return c != "-"; })) older.push_back(o);
-        methods += "- `" + p.name + "`: " + md_escape(relative_text(p.method, dir)) +
-                   (p.evidence.empty() ? "" : " (" + p.evidence + ")") + "\n";
-      }
-      methods += "\n";
-      if (older.size() > 1)
-        methods += "Documented for the older architectures (measured / documented):\n\n" + markdown_table(older) + "\n";
-      md += "### " + family +
-            (labels_used.size() == 1 ? ": " + *labels_used.begin() : std::string()) + "\n\n" + markdown_table(rows) + "\n";
-      md += "<details><summary>Evidence</summary>\n\n[" + evidence + "](" + evidence + ") · [methods, "
-            "K/M/V figures](methods.md#" + family + ")";
-      for (const FigureScript* s : figures_of[family])
-        md += " · [figure](" + fig_dir + "/" + s->name + ".svg)";
-      md += "\n\n</details>\n\n";
-    }
-
-    md += "## Figures\n\n" + (figures_md.empty() ? std::string("None drawn.\n\n")
-                                                  : "Each also as PNG and PDF beside its SVG in `" + fig_dir +
-                                                        "/`.\n\n" + figures_md);
-    if (not_drawn.size() > 1) {
-      md += "### Figures not drawn\n\n" + markdown_table(not_drawn) + "\n";
-      if (paths.gnuplot.empty())
-        md += "To draw them: install gnuplot (or set `GNUPLOT` to its path) and run "
-              "`gpuprobe report RUN_DIR` again.\n\n";
-    }
-
-    if (!doc.sources.empty()) {
-      md += "## Sources of the documented figures\n\n";
-      for (size_t k = 0; k < doc.sources.size(); ++k)
-        md += std::to_string(k + 1) + ". " + md_escape(doc.sources[k]) + "\n";
-      md += "\nEach figure, by its line in `" + ref_name + "`: [methods.md](methods.md#documented-figures).\n\n";
-      methods += "## Documented figures\n\n";
-      for (const auto& f : ref.figures)
-        if (doc.cited.count(f.line))
-          methods += "- line " + std::to_string(f.line) + ": " + md_escape(f.gpu) + ", " + md_escape(f.quantity) +
-                     " = " + md_escape(describe(f)) + ". " + md_escape(f.source) + "\n";
-      methods += "\n";
-    }
-    md += messages_markdown(diag, dir);
-
-    md += "## Device and run\n\n";
-    std::vector<std::vector<std::string>> meta_rows = {{"key", "value"}};
-    for (const auto& [k, v] : run.meta) meta_rows.push_back({k, relative_text(v, dir)});
-    md += (run.meta.size() ? markdown_table(meta_rows) : "No metadata.\n") + "\n";
-    // Every family's wall time and clock in methods.md; here only those that did not run as
-    // asked (unsupported on this GPU, failed, interrupted).
-    std::string fam = markdown_of(families);
-    if (!fam.empty()) methods += "## Families\n\n" + fam + "\n";
-    std::string not_ok = markdown_of(families, [](const auto& r) { return r.size() > 1 && r[1] != "ok"; });
-    if (!fam.empty())
-      md += "### Families\n\n" + (not_ok.empty() ? std::string("All ran") : not_ok + "\nThe others ran") +
-            "; wall times and clocks: [methods.md](methods.md#families).\n\n";
-    std::string inv = table_of((fs::path(dir) / "invalid.csv").string(), diag);
-    if (!inv.empty()) md += "### Invalid probes (not measured, not reported)\n\n" + inv + "\n";
-    std::string nm = table_of((fs::path(dir) / "not_measured.csv").string(), diag);
-    if (!nm.empty()) md += "### Not measured by this quick run\n\n" + nm + "\n";
-    std::string skipped = table_of((fs::path(dir) / "skipped.csv").string(), diag);
-    if (!skipped.empty()) md += "### Skipped probes (this GPU cannot run them)\n\n" + skipped + "\n";
-
-    write_file_atomic((fs::path(dir) / "methods.md").string(), methods);
-    write_file_atomic((fs::path(dir) / "report.md").string(), md);
-    std::printf("%s/report.md written (%zu parameters, %zu figures not drawn)\n", dir.c_str(),
-                run.params.size(), not_drawn.size() - 1);
+    return report_run(resolve_paths(plots, reference), dir, style, diag);
   } catch (const std::exception& e) {
     diag.print(dir + "/report.md");
     std::fprintf(stderr, "gpuprobe report: %s\n", e.what());
     return 1;
   }
-  diag.print(dir + "/report.md");
-  return diag.errors.empty() ? 0 : 1;
 }
 
 }  // namespace gpuprobe

@@ -10,6 +10,10 @@
 #include "core/observation.hpp"
 #include "core/reference.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace gpuprobe {
 
 // Messages about the input: each names the file, and the line where there is one.
@@ -33,9 +37,10 @@ struct ReportPaths {
   std::string gnuplot;  // the executable; empty when none was found
   std::string style;    // "paper": vector PDF at column widths (plots/style.gp); "" the default
 };
-// Takes --plots DIR and --reference CSV out of `args`; throws UsageError on a flag without
-// its value.
-ReportPaths resolve_paths(std::vector<std::string>& args);
+// `plots` and `reference` are the flags' values, "" where not given.
+ReportPaths resolve_paths(const std::string& plots = "", const std::string& reference = "");
+// The --plots DIR and --reference CSV options of report and compare.
+void add_path_options(CLI::App& app, std::string* plots, std::string* reference);
 
 struct FigureScript {
   std::string name;    // "latency" for plots/latency.gp

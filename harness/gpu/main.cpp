@@ -1,4 +1,4 @@
-// gpuprobe: one binary, a handful of commands (see usage_text()).
+// gpuprobe: one binary, a handful of commands (`gpuprobe --help`; core/cli.cpp).
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     if (!args.empty() && args[0] == "spread") return spread_main({args.begin() + 1, args.end()});
     Options opt = parse_command_line(args);
     if (opt.command == "help") {
-      std::fputs(usage_text().c_str(), stdout);
+      std::fputs(opt.help.c_str(), stdout);
       return 0;
     }
     // A report stopped by a signal removes its temporaries and leaves the run as it was

@@ -1,6 +1,5 @@
 #include "gpu/runner.hpp"
 
-#include <map>
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
@@ -180,16 +180,7 @@ class FamilyContext : public RunContext {
     Observation o{fam_.name(), point.probe, point.params, s.p50, point.unit,
                   s.p05,       s.p50,       s.p95,         s.n};
     obs_.push_back(o);
-    if (point.unit == "cycles") {
-      double ns_per_cycle = 1e3 / mhz_;
-      Observation ns = o;
-      ns.unit = "ns";
-      ns.value *= ns_per_cycle;
-      ns.p05 *= ns_per_cycle;
-      ns.p50 *= ns_per_cycle;
-      ns.p95 *= ns_per_cycle;
-      obs_.push_back(ns);
-    }
+    if (point.unit == "cycles") obs_.push_back(o.scaled(1e3 / mhz_, "ns"));
     return o;
   }
 
@@ -298,6 +289,241 @@ int print_info(const Options& opt) {
   return 0;
 }
 
+namespace {
+
+// Google Benchmark parses its own flags; the rest of the command line is ours.
+void initialize_benchmark(const Options& opt, char* argv0) {
+  std::vector<std::string> gb_args = {argv0};
+  gb_args.insert(gb_args.end(), opt.benchmark_flags.begin(), opt.benchmark_flags.end());
+  std::vector<char*> gb_argv;
+  for (auto& a : gb_args) gb_argv.push_back(a.data());
+  int gb_argc = static_cast<int>(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+}
+
+// One run of the suite: its folder, what it measured so far, and how it ended.
+class Suite {
+ public:
+  Suite(const Options& opt, const DeviceInfo& dev, Nvml& nvml, const NvmlReading& nv0, double mhz0,
+        std::string dir, Metadata base)
+      : opt_(opt), dev_(dev), nvml_(nvml), nv0_(nv0), dir_(std::move(dir)), base_(std::move(base)),
+        clocks_{mhz0}, throttle_seen_(nv0.throttle_reasons) {}
+
+  // Measures and analyzes every family in turn, writing the run files after each, until the
+  // last or a stop signal.
+  void run_families(const std::vector<ProbeFamily*>& families) {
+    for (size_t i = 0; i < families.size() && !stop_.sig; ++i) {
+      if (int sig = stop_signal()) {
+        stop_.sig = sig;
+        break;
+      }
+      progress_.family(i + 1, families.size(), families[i]->name());
+      if (!run_family(*families[i])) continue;  // unsupported: nothing new to write
+      if (stop_.sig) run_status_ = "interrupted";
+      write_run_files();
+    }
+    run_status_ = stop_.sig ? "interrupted" : failures_ ? "failed" : "complete";
+  }
+
+  // The run-level parameters and the final run files; the exit code when the run ends here
+  // (interrupted), else nothing.
+  std::optional<int> finish(Clock::time_point suite_t0) {
+    if (stop_.sig && !measured_any_) {
+      // Nothing measured (a Ctrl-C in the first seconds): no run folder is left to mistake for
+      // a run.
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+      std::filesystem::remove(std::filesystem::path(dir_).parent_path(), ec);  // only if empty
+      std::fprintf(stderr, "gpuprobe: %s before anything was measured: %s removed\n",
+                   signal_name(stop_.sig).c_str(), dir_.c_str());
+      return 128 + stop_.sig;
+    }
+    Summary c = summarize(clocks_);
+    merge_parameters(params_, {{"sm_clock_measured", c.p50, "MHz", c.min, c.max, 0.99,
+                 "clock_vs_globaltimer: clock64 vs %globaltimer over ~20 ms on every SM, median of the readings taken "
+                 "before each family", "families.csv"},
+                {"suite_wall_time", seconds_since(suite_t0), "s", seconds_since(suite_t0),
+                 seconds_since(suite_t0), 1.0, "host_clock: host steady clock, whole run", "families.csv"}});
+    write_run_files();
+    if (!opt_.benchmark_out.empty()) write_file_atomic(opt_.benchmark_out, reporter_.json());
+    if (!opt_.json_nvbandwidth.empty()) write_nvbandwidth_json(dir_, opt_.json_nvbandwidth);
+    if (stop_.sig) {
+      std::fprintf(stderr, "gpuprobe: %s during %s: what was measured is kept in %s, marked "
+                           "run_status=interrupted (gpuprobe report renders it)\n",
+                   signal_name(stop_.sig).c_str(), stopped_in_.empty() ? "no family" : stopped_in_.c_str(),
+                   dir_.c_str());
+      return 128 + stop_.sig;
+    }
+    return std::nullopt;
+  }
+
+  // The summary table, the probes not measured, then the figures and report.md; the exit code.
+  int summarize_run(const Reference& reference) {
+    std::cout << "\n" << dev_.name << " (sm_" << dev_.cc() << ", " << dev_.sm_count << " SMs), run "
+              << dir_ << "\n\n";
+    std::cout << format_summary(params_, [&](const Parameter& p) {
+      auto doc = documented_for_gpu(reference, p.name, dev_.name, dev_.cc_major, dev_.cc_minor);
+      if (!doc) return std::string();
+      std::string versus = versus_documented(p, *doc);
+      return describe(*doc) + (versus.empty() ? "" : " (" + versus + ")");
+    });
+    if (!invalid_.empty())
+      std::cout << "\n" << invalid_.size() << " probe(s) invalid: see " << dir_ << "/invalid.csv\n";
+    if (!skipped_.empty())
+      std::cout << skipped_.size() << " probe(s) skipped on this GPU: see " << dir_ << "/skipped.csv\n";
+    // The figures and report.md; without gnuplot `gpuprobe report` renders them later, anywhere.
+    std::cout << std::flush;
+    report_main({dir_});
+    if (int sig = stop_signal()) return 128 + sig;  // the run is complete; its report was cut short
+    if (failures_) {
+      std::fprintf(stderr, "gpuprobe: %d family(ies) failed; what they measured is kept in %s\n",
+                   failures_, dir_.c_str());
+      return 1;
+    }
+    return 0;
+  }
+
+ private:
+  // Runs one family; its status and message ("ok", "") or why not.
+  std::vector<Observation> measure_family(ProbeFamily& fam, double* mhz, std::string* status,
+                                          std::string* message) {
+    std::vector<Observation> obs;
+    try {
+      *mhz = measure_sm_clock(dev_).mhz;
+      clocks_.push_back(*mhz);
+      FamilyContext ctx(fam, dev_, opt_, *mhz, reporter_, progress_, invalid_, skipped_);
+      try {
+        fam.run(ctx);
+      } catch (...) {
+        obs = ctx.observations();
+        throw;
+      }
+      obs = ctx.observations();
+    } catch (const Interrupted& e) {
+      stop_ = e;
+      stopped_in_ = fam.name();
+      *status = "interrupted";
+      *message = signal_name(e.sig) + ": the rest of the family not measured";
+    } catch (const std::exception& e) {
+      *status = "failed";
+      *message = e.what();
+      ++failures_;
+      try {
+        recover_device(dev_.ordinal);
+      } catch (const std::exception& again) {
+        *message += "; device not recovered: " + std::string(again.what());
+      }
+    }
+    return obs;
+  }
+
+  // Writes the family's observations and merges its parameters; a failed analysis marks it.
+  void keep_family(ProbeFamily& fam, const std::vector<Observation>& obs, double mhz, double wall,
+                   std::string* status, std::string* message) {
+    Metadata meta = run_metadata();
+    meta.emplace_back("family", fam.name());
+    meta.emplace_back("family_sm_clock_mhz", fixed(mhz, 1));
+    meta.emplace_back("family_wall_time_s", fixed(wall, 2));
+    meta.emplace_back("status", *status == "ok" ? "ok" : *status + ": " + *message);
+    try {
+      if (!obs.empty()) {
+        write_file_atomic(dir_ + "/" + fam.name() + ".csv", format_observations(meta, obs));
+        measured_any_ = true;
+        Analysis a = analyze_checked(fam.name(), obs, meta);
+        for (const auto& w : a.warnings) std::fprintf(stderr, "gpuprobe: warning: %s\n", w.c_str());
+        if (!a.error.empty()) throw std::runtime_error(a.error);
+        merge_parameters(params_, a.params);
+      }
+    } catch (const std::exception& e) {
+      *status = "failed";
+      *message += (message->empty() ? "" : "; ") + std::string("analysis: ") + e.what();
+      ++failures_;
+    }
+  }
+
+  // Measures and keeps one family; false when this device does not support it.
+  bool run_family(ProbeFamily& fam) {
+    std::string why;
+    if (!fam.supported(dev_, &why)) {
+      progress_.done("skipped: " + why);
+      family_rows_.push_back({fam.name(), "unsupported", "0", "", "0", why});
+      return false;
+    }
+    const auto t0 = Clock::now();
+    std::string status = "ok", message;
+    double mhz = clocks_.back();
+    std::vector<Observation> obs = measure_family(fam, &mhz, &status, &message);
+    const double wall = seconds_since(t0);
+    if (nv0_.available) throttle_seen_ |= nvml_.read().throttle_reasons;
+    keep_family(fam, obs, mhz, wall, &status, &message);
+    family_rows_.push_back({fam.name(), status, fixed(wall, 2), fixed(mhz, 1), std::to_string(obs.size()), message});
+    progress_.done(status == "ok" ? fixed(wall, 1) + " s, " + std::to_string(obs.size()) + " rows"
+                                  : (status == "failed" ? "FAILED" : status) + " after " + fixed(wall, 1) +
+                                        " s: " + message);
+    return true;
+  }
+
+  Metadata run_metadata() const {
+    Metadata m = base_;
+    Summary c = summarize(clocks_);
+    m.emplace_back("sm_clock_mhz", fixed(c.p50, 1));
+    m.emplace_back("sm_clock_range_mhz", fixed(c.min, 1) + ".." + fixed(c.max, 1));
+    m.emplace_back("sm_clock_method", "clock64 vs %globaltimer on every SM under load, median; "
+                                      "measured before each family");
+    m.emplace_back("throttle_reasons_seen", nv0_.available ? throttle_reason_text(throttle_seen_)
+                                                           : "unknown (no NVML)");
+    m.emplace_back("run_status", run_status_);
+    if (stop_.sig)
+      m.emplace_back("interrupted", signal_name(stop_.sig) + " during " +
+                                        (stopped_in_.empty() ? "no family" : stopped_in_));
+    return m;
+  }
+
+  void write_run_files() {
+    // A quick run writes only what it measures as the full run does (docs/parameters.md).
+    if (opt_.quick) {
+      for (auto& row : drop_not_quick(params_)) not_measured_[row[0]] = row;
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& [name, row] : not_measured_) rows.push_back(row);
+      write_file_atomic(dir_ + "/not_measured.csv", format_csv(run_metadata(), {"parameter", "reason"}, rows));
+    }
+    write_file_atomic(dir_ + "/parameters.csv", format_parameters(run_metadata(), params_));
+    write_file_atomic(dir_ + "/families.csv",
+                      format_csv(run_metadata(),
+                                 {"family", "status", "wall_time_s", "sm_clock_mhz", "observations", "message"},
+                                 family_rows_));
+    for (const auto& [file, notes] : {std::pair{"/invalid.csv", &invalid_}, {"/skipped.csv", &skipped_}}) {
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& n : *notes) rows.push_back({n.family, n.probe, n.why});
+      write_file_atomic(dir_ + file, format_csv(run_metadata(), {"family", "probe", "reason"}, rows));
+    }
+    write_file_atomic(dir_ + "/benchmark.json", reporter_.json());
+  }
+
+  const Options& opt_;
+  const DeviceInfo& dev_;
+  Nvml& nvml_;
+  const NvmlReading nv0_;
+  const std::string dir_;
+  const Metadata base_;
+  CollectingReporter reporter_;
+  Progress progress_;
+  std::vector<ProbeNote> invalid_, skipped_;
+  std::vector<Parameter> params_;
+  std::vector<double> clocks_;
+  unsigned long long throttle_seen_;
+  std::vector<std::vector<std::string>> family_rows_;
+  int failures_ = 0;
+  // running until the last family is done; then complete or failed; interrupted on a signal.
+  std::string run_status_ = "running";
+  Interrupted stop_{0};
+  std::string stopped_in_;
+  bool measured_any_ = false;
+  std::map<std::string, std::vector<std::string>> not_measured_;
+};
+
+}  // namespace
+
 int run_suite(const Options& opt, int argc, char** argv) {
   const auto suite_t0 = Clock::now();
   const std::time_t suite_start = std::time(nullptr);  // the run-id
@@ -318,14 +544,7 @@ int run_suite(const Options& opt, int argc, char** argv) {
     std::fprintf(stderr, "gpuprobe: NVML unavailable (%s): clocks and throttle reasons from the "
                          "GPU's own timers only\n", nv0.why_unavailable.c_str());
   ClockReading clk0 = measure_sm_clock(dev);
-
-  // Google Benchmark parses its own flags; the rest of the command line is ours.
-  std::vector<std::string> gb_args = {argv[0]};
-  gb_args.insert(gb_args.end(), opt.benchmark_flags.begin(), opt.benchmark_flags.end());
-  std::vector<char*> gb_argv;
-  for (auto& a : gb_args) gb_argv.push_back(a.data());
-  int gb_argc = static_cast<int>(gb_argv.size());
-  benchmark::Initialize(&gb_argc, gb_argv.data());
+  initialize_benchmark(opt, argv[0]);
 
   const auto sass_t0 = Clock::now();
   std::string sass_why = load_sass(dev);
@@ -349,184 +568,10 @@ int run_suite(const Options& opt, int argc, char** argv) {
   base.emplace_back("quick", opt.quick ? "1" : "0");
   if (!opt.filter.empty()) base.emplace_back("filter", opt.filter);
 
-  CollectingReporter reporter;
-  Progress progress;
-  std::vector<ProbeNote> invalid, skipped;
-  std::vector<Parameter> params;
-  std::vector<double> clocks = {clk0.mhz};
-  unsigned long long throttle_seen = nv0.throttle_reasons;
-  std::vector<std::vector<std::string>> family_rows;
-  int failures = 0;
-  // running until the last family is done; then complete or failed; interrupted on a signal.
-  std::string run_status = "running";
-  Interrupted stop{0};
-  std::string stopped_in;
-  bool measured_any = false;
-
-  auto run_metadata = [&]() {
-    Metadata m = base;
-    Summary c = summarize(clocks);
-    m.emplace_back("sm_clock_mhz", fixed(c.p50, 1));
-    m.emplace_back("sm_clock_range_mhz", fixed(c.min, 1) + ".." + fixed(c.max, 1));
-    m.emplace_back("sm_clock_method", "clock64 vs %globaltimer on every SM under load, median; "
-                                      "measured before each family");
-    m.emplace_back("throttle_reasons_seen", nv0.available ? throttle_reason_text(throttle_seen)
-                                                          : "unknown (no NVML)");
-    m.emplace_back("run_status", run_status);
-    if (stop.sig)
-      m.emplace_back("interrupted", signal_name(stop.sig) + " during " +
-                                        (stopped_in.empty() ? "no family" : stopped_in));
-    return m;
-  };
-  // A quick run writes only what it measures as the full run does (docs/parameters.md).
-  std::map<std::string, std::vector<std::string>> not_measured;
-  auto write_run_files = [&]() {
-    if (opt.quick) {
-      for (auto& row : drop_not_quick(params)) not_measured[row[0]] = row;
-      std::vector<std::vector<std::string>> rows;
-      for (const auto& [name, row] : not_measured) rows.push_back(row);
-      write_file_atomic(dir + "/not_measured.csv",
-                        format_csv(run_metadata(), {"parameter", "reason"}, rows));
-    }
-    write_file_atomic(dir + "/parameters.csv", format_parameters(run_metadata(), params));
-    write_file_atomic(dir + "/families.csv",
-                      format_csv(run_metadata(),
-                                 {"family", "status", "wall_time_s", "sm_clock_mhz",
-                                  "observations", "message"},
-                                 family_rows));
-    for (const auto& [file, notes] : {std::pair{"/invalid.csv", &invalid}, {"/skipped.csv", &skipped}}) {
-      std::vector<std::vector<std::string>> rows;
-      for (const auto& n : *notes) rows.push_back({n.family, n.probe, n.why});
-      write_file_atomic(dir + file, format_csv(run_metadata(), {"family", "probe", "reason"}, rows));
-    }
-    write_file_atomic(dir + "/benchmark.json", reporter.json());
-  };
-
-  for (size_t i = 0; i < families.size() && !stop.sig; ++i) {
-    ProbeFamily& fam = *families[i];
-    if (int sig = stop_signal()) {
-      stop.sig = sig;
-      break;
-    }
-    progress.family(i + 1, families.size(), fam.name());
-    std::string why;
-    if (!fam.supported(dev, &why)) {
-      progress.done("skipped: " + why);
-      family_rows.push_back({fam.name(), "unsupported", "0", "", "0", why});
-      continue;
-    }
-    const auto t0 = Clock::now();
-    std::string status = "ok", message;
-    double mhz = clocks.back();
-    std::vector<Observation> obs;
-    try {
-      mhz = measure_sm_clock(dev).mhz;
-      clocks.push_back(mhz);
-      FamilyContext ctx(fam, dev, opt, mhz, reporter, progress, invalid, skipped);
-      try {
-        fam.run(ctx);
-      } catch (...) {
-        obs = ctx.observations();
-        throw;
-      }
-      obs = ctx.observations();
-    } catch (const Interrupted& e) {
-      stop = e;
-      stopped_in = fam.name();
-      status = "interrupted";
-      message = signal_name(e.sig) + ": the rest of the family not measured";
-    } catch (const std::exception& e) {
-      status = "failed";
-      message = e.what();
-      ++failures;
-      try {
-        recover_device(dev.ordinal);
-      } catch (const std::exception& again) {
-        message += "; device not recovered: " + std::string(again.what());
-      }
-    }
-    const double wall = seconds_since(t0);
-    if (nv0.available) throttle_seen |= nvml.read().throttle_reasons;
-
-    Metadata meta = run_metadata();
-    meta.emplace_back("family", fam.name());
-    meta.emplace_back("family_sm_clock_mhz", fixed(mhz, 1));
-    meta.emplace_back("family_wall_time_s", fixed(wall, 2));
-    meta.emplace_back("status", status == "ok" ? "ok" : status + ": " + message);
-    try {
-      if (!obs.empty()) {
-        write_file_atomic(dir + "/" + fam.name() + ".csv", format_observations(meta, obs));
-        measured_any = true;
-        Analysis a = analyze_checked(fam.name(), obs, meta);
-        for (const auto& w : a.warnings) std::fprintf(stderr, "gpuprobe: warning: %s\n", w.c_str());
-        if (!a.error.empty()) throw std::runtime_error(a.error);
-        merge_parameters(params, a.params);
-      }
-    } catch (const std::exception& e) {
-      status = "failed";
-      message += (message.empty() ? "" : "; ") + std::string("analysis: ") + e.what();
-      ++failures;
-    }
-    family_rows.push_back({fam.name(), status, fixed(wall, 2), fixed(mhz, 1),
-                           std::to_string(obs.size()), message});
-    progress.done(status == "ok" ? fixed(wall, 1) + " s, " + std::to_string(obs.size()) + " rows"
-                                 : (status == "failed" ? "FAILED" : status) + " after " +
-                                       fixed(wall, 1) + " s: " + message);
-    if (stop.sig) run_status = "interrupted";
-    write_run_files();
-  }
-
-  run_status = stop.sig ? "interrupted" : failures ? "failed" : "complete";
-  if (stop.sig && !measured_any) {
-    // Nothing measured (a Ctrl-C in the first seconds): no run folder is left to mistake for
-    // a run.
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-    std::filesystem::remove(std::filesystem::path(dir).parent_path(), ec);  // only if empty
-    std::fprintf(stderr, "gpuprobe: %s before anything was measured: %s removed\n",
-                 signal_name(stop.sig).c_str(), dir.c_str());
-    return 128 + stop.sig;
-  }
-
-  Summary c = summarize(clocks);
-  merge_parameters(params, {{"sm_clock_measured", c.p50, "MHz", c.min, c.max, 0.99,
-               "clock_vs_globaltimer: clock64 vs %globaltimer over ~20 ms on every SM, median of the readings taken "
-               "before each family", "families.csv"},
-              {"suite_wall_time", seconds_since(suite_t0), "s", seconds_since(suite_t0),
-               seconds_since(suite_t0), 1.0, "host_clock: host steady clock, whole run", "families.csv"}});
-  write_run_files();
-  if (!opt.benchmark_out.empty()) write_file_atomic(opt.benchmark_out, reporter.json());
-  if (!opt.json_nvbandwidth.empty()) write_nvbandwidth_json(dir, opt.json_nvbandwidth);
-  if (stop.sig) {
-    std::fprintf(stderr, "gpuprobe: %s during %s: what was measured is kept in %s, marked "
-                         "run_status=interrupted (gpuprobe report renders it)\n",
-                 signal_name(stop.sig).c_str(), stopped_in.empty() ? "no family" : stopped_in.c_str(),
-                 dir.c_str());
-    return 128 + stop.sig;
-  }
-
-  std::cout << "\n" << dev.name << " (sm_" << dev.cc() << ", " << dev.sm_count << " SMs), run "
-            << dir << "\n\n";
-  std::cout << format_summary(params, [&](const Parameter& p) {
-    auto doc = documented_for_gpu(reference, p.name, dev.name, dev.cc_major, dev.cc_minor);
-    if (!doc) return std::string();
-    std::string versus = versus_documented(p, *doc);
-    return describe(*doc) + (versus.empty() ? "" : " (" + versus + ")");
-  });
-  if (!invalid.empty())
-    std::cout << "\n" << invalid.size() << " probe(s) invalid: see " << dir << "/invalid.csv\n";
-  if (!skipped.empty())
-    std::cout << skipped.size() << " probe(s) skipped on this GPU: see " << dir << "/skipped.csv\n";
-  // The figures and report.md; without gnuplot `gpuprobe report` renders them later, anywhere.
-  std::cout << std::flush;
-  report_main({dir});
-  if (int sig = stop_signal()) return 128 + sig;  // the run is complete; its report was cut short
-  if (failures) {
-    std::fprintf(stderr, "gpuprobe: %d family(ies) failed; what they measured is kept in %s\n",
-                 failures, dir.c_str());
-    return 1;
-  }
-  return 0;
+  Suite suite(opt, dev, nvml, nv0, clk0.mhz, dir, base);
+  suite.run_families(families);
+  if (auto code = suite.finish(suite_t0)) return *code;
+  return suite.summarize_run(reference);
 }
 
 }  // namespace gpuprobe

@@ -1,0 +1,181 @@
+// Every figure of the committed H100 run marks what was inferred from it: rendered from a copy
+// of the run, each SVG must hold the values of the run's parameters.csv as its script writes
+// them (a plateau's value, a knee's size, a rate), so that a mark which disappears fails here.
+// Figure-only families (no parameter inferred) must still carry what they mark instead.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "committed_runs.hpp"
+#include "core/data_paths.hpp"
+#include "core/observation.hpp"
+#include "core/report.hpp"
+
+namespace gpuprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+template <typename... A>
+std::string fmt(const char* f, A... a) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, f, a...);
+  return buf;
+}
+
+// plots/pipes.gp's value_text.
+std::string value_text(double v) { return fmt(v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v); }
+
+class FigureMarks : public ::testing::Test {
+ protected:
+  static inline fs::path dir;
+  static inline std::vector<Parameter> params;
+
+  static void SetUpTestSuite() {
+    if (resolve_paths().gnuplot.empty()) return;
+    fs::path run = newest_full_run("nvidia-h100-80gb-hbm3");
+    if (run.empty()) return;
+    std::string tmpl = (fs::temp_directory_path() / "gpuprobe-figures-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) return;
+    dir = fs::path(tmpl) / "run";
+    fs::create_directories(dir);
+    for (const auto& e : fs::directory_iterator(run))
+      if (e.path().extension() == ".csv") fs::copy_file(e.path(), dir / e.path().filename());
+    if (report_main({dir.string()}) != 0) dir.clear();
+    else params = read_parameters((dir / "parameters.csv").string());
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir.parent_path(), ec);
+  }
+  void SetUp() override {
+    if (resolve_paths().gnuplot.empty()) GTEST_SKIP() << "gnuplot not on PATH";
+    if (newest_full_run("nvidia-h100-80gb-hbm3").empty()) GTEST_SKIP() << "no full H100 run committed";
+    ASSERT_FALSE(dir.empty()) << "report of the committed H100 run failed";
+  }
+  // The value of a parameter the run must have.
+  double value(const std::string& name) {
+    for (const auto& p : params)
+      if (p.name == name) return p.value;
+    ADD_FAILURE() << "the committed run has no " << name;
+    return 0;
+  }
+  bool has(const std::string& name) {
+    for (const auto& p : params)
+      if (p.name == name) return true;
+    return false;
+  }
+  // Each mark is the whole text of one label (or one line of it): gnuplot's SVG writes a label
+  // as >text</tspan>, so a value that only appears inside a longer text does not count.
+  void expect_marks(const std::string& figure, const std::vector<std::string>& marks, bool whole = true) {
+    std::string svg = slurp(dir / "figures" / (figure + ".svg"));
+    ASSERT_FALSE(svg.empty()) << figure << ".svg not drawn";
+    for (const auto& m : marks)
+      EXPECT_NE(svg.find(whole ? ">" + m + "<" : m), std::string::npos) << figure << ".svg lacks the label '" << m << "'";
+  }
+};
+
+TEST_F(FigureMarks, LatencyMarksPlateausKneesAndDocumentedTicks) {
+  expect_marks("latency", {fmt("L1 %.0f", value("l1_hit_latency")), fmt("DRAM %.0f", value("dram_latency")),
+                           fmt("L1 %.0f KiB", value("l1_size") / 1024), fmt("L2 %.0f MiB", value("l2_size") / 1048576),
+                           "K = K80"});
+}
+
+TEST_F(FigureMarks, IlpOccupancyMarksKneesAndCeilings) {
+  std::vector<std::string> marks;
+  for (std::string kind : {"fp32_fma", "dram_load"})
+    for (int ilp : {1, 2, 4, 8}) {
+      std::string knee = kind + "_warps_90pct_ilp" + std::to_string(ilp), ceiling = kind + "_ceiling_ilp" + std::to_string(ilp);
+      if (has(knee)) marks.push_back(fmt("ILP %d: %g warps", ilp, value(knee)));
+      if (has(ceiling)) marks.push_back(fmt("ILP %d never 90 %%: best %.2f of peak (ring)", ilp, value(ceiling)));
+    }
+  EXPECT_GE(marks.size(), 4u);
+  expect_marks("ilp_occupancy", marks);
+}
+
+TEST_F(FigureMarks, PipesWriteEachRateAndLatency) {
+  expect_marks("pipes", {value_text(value("fp64_fma_throughput_per_sm")), value_text(value("sfu_sin_latency")),
+                         value_text(value("tensor_wgmma_f16_latency"))});
+}
+
+TEST_F(FigureMarks, DivergenceWritesSlowdownAndCostPerPath) {
+  expect_marks("divergence", {fmt("SMs full: %.1fx at 32 paths, each path %.2f of one", value("divergence_slowdown_32_paths"),
+                                  value("divergence_cost_per_path")),
+                              fmt("one warp: %.1fx at 32 paths, each path %.2f of one",
+                                  value("divergence_slowdown_32_paths_one_warp"), value("divergence_cost_per_path_one_warp"))});
+}
+
+TEST_F(FigureMarks, DualIssueLabelsAreTheInferredRatios) {
+  expect_marks("dual_issue", {fmt("x%.2f", value("dual_issue_fp32_sfu")), fmt("x%.2f", value("dual_issue_fp32_ldst"))});
+}
+
+TEST_F(FigureMarks, AtomicsWriteLatenciesAndRates) {
+  expect_marks("atomics", {fmt("%.0f (CAS %.0f)", value("atomic_global_latency_nocontention"),
+                               value("atomic_global_cas_latency_nocontention")),
+                           fmt("%.0f", value("atomic_shared_latency_32way")),
+                           fmt("%.3g", value("atomic_shared_throughput_per_sm"))});
+}
+
+TEST_F(FigureMarks, GranularityListsFetchUnits) {
+  expect_marks("granularity", {fmt("L2 sector %g B, L2 line %g B,", value("l2_sector_size"), value("l2_line_size")),
+                               fmt("const line %g B", value("constant_line_size"))});
+}
+
+TEST_F(FigureMarks, SharedBanksWritesTheGeometry) {
+  expect_marks("shared_banks", {fmt("H100: %d banks x %d B", int(value("shared_banks")), int(value("shared_bank_width")))});
+  expect_marks("shared_conflicts", {fmt("%.2f cycles per extra way", value("shared_conflict_penalty_per_way")),
+                                    fmt("%.0f B/clk/SM without conflicts", value("shared_bandwidth_per_sm"))});
+}
+
+TEST_F(FigureMarks, CacheGeometryFromTheFineGrainedFamilies) {
+  expect_marks("fine_grained", {fmt("L1 line %g B", value("l1_line_size")),
+                                fmt("constant L1.5 line %g B", value("constant_l15_line_size"))});
+  if (has("l1_sets") && has("l1_ways"))
+    expect_marks("associativity", {fmt("fitted: %.0f sets x %.0f ways", value("l1_sets"), value("l1_ways"))}, false);
+}
+
+TEST_F(FigureMarks, ClustersHostLinkAndL2Topology) {
+  expect_marks("clusters", {fmt("%.0f", value("dsm_latency")), fmt("%.0f", value("cluster_sync_latency_largest_cluster"))});
+  expect_marks("host_link", {fmt("pinned H2D %.1f, D2H %.1f, both %.1f GB/s", value("h2d_bandwidth_pinned"),
+                                 value("d2h_bandwidth_pinned"), value("bidir_bandwidth_pinned"))});
+  expect_marks("l2_topology", {fmt("H100: %.0f L2 partitions, ", value("l2_partitions"))}, false);
+}
+
+// plots/style.gp's size_text.
+std::string size_text(double b) {
+  return b >= 1073741824 ? fmt("%.3g GiB", b / 1073741824) : b >= 1048576 ? fmt("%.3g MiB", b / 1048576)
+         : b >= 1024     ? fmt("%.3g KiB", b / 1024)
+                         : fmt("%g B", b);
+}
+
+TEST_F(FigureMarks, FiguresMarkedBeforeThisSessionKeepTheirMarks) {
+  expect_marks("bandwidth", {fmt("DRAM %.0f GB/s", value("dram_read_bandwidth")), fmt("L2 %.0f GB/s", value("l2_read_bandwidth"))});
+  expect_marks("concurrency", {fmt("at most %.0f kernels at once", value("max_concurrent_kernels"))});
+  expect_marks("littles_law", {"90 % of DRAM peak: " + size_text(value("dram_bytes_in_flight_90pct"))});
+  expect_marks("tlb", {"L1 TLB " + size_text(value("tlb_l1_coverage"))});
+  expect_marks("index_chase", {fmt("%.1f", value("dram_latency_index_chase"))});
+  if (has("l1_size_no_miss"))  // runs analysed before the carve-out's own name have none
+    expect_marks("carveout", {fmt("largest L1 without misses: %.0f KiB", value("l1_size_no_miss") / 1024)});
+}
+
+TEST_F(FigureMarks, FigureOnlyFamiliesMarkWhatTheyStartFrom) {
+  expect_marks("waves", {"block time: "}, false);
+  expect_marks("loaded_latency", {"idle: "}, false);
+}
+
+}  // namespace
+}  // namespace gpuprobe
