@@ -200,12 +200,11 @@ size_t DramReadOrderRun::smem_for(const void* kernel, int threads, int blocks_pe
 
 void DramReadOrderRun::measure(const Variant& v) {
   if (!ctx_.enabled("read")) return;
-  const std::string kernel = read_kernel_name(v.k.width, v.k.hint, v.k.ilp);
-  if (!sass_allows(ctx_, "read", {kernel})) return;
-  if (kHints[v.k.hint].l2_256b && dev_.cc() < 80) {
+  if (dev_.cc() < kHints[v.k.hint].min_arch) {
     ctx_.skip("read", std::string(kHints[v.k.hint].ptx) + ": the hint needs compute capability 8.0");
     return;
   }
+  if (!sass_allows(ctx_, "read", {read_kernel_name(v.k.width, v.k.hint, v.k.ilp)})) return;
   int per_sm = 0;
   const size_t smem = smem_for(v.k.kernel, v.threads, v.blocks_per_sm, &per_sm);
   if (per_sm < 1) return;
@@ -264,7 +263,8 @@ void DramReadOrderRun::measure_bulk(Order order, uint32_t chunk, uint32_t stages
 
 void DramReadOrderRun::run() {
   for (int h = 0; h < kHintCount; ++h)
-    if (std::strcmp(ptx_name(kHintLoads[h]), kHints[h].ptx) != 0)
+    if (std::strcmp(ptx_name(kHintLoads[h]), kHints[h].ptx) != 0 ||
+        needs_sm80(kHintLoads[h]) != (kHints[h].min_arch == 80))
       throw std::logic_error("dram_read_order: hint " + std::to_string(h) + " is not " + kHints[h].ptx);
   const double peak = dev_.theoretical_dram_gbs();
   ctx_.record({"dram_read_order",

@@ -30,21 +30,24 @@ array arch_name[3] = ["K80", "M60", "V100"]
 refs = ""
 doc_text = ""
 do for [g=1:3] {
-  call 'plots/ref_value.gp' (arch_gpu[g]) "l1_sets"
+  # A documented geometry found another way than the eviction fit or the chase names its method.
+  call 'plots/ref_value.gp' (arch_gpu[g]) "l1_sets" "eviction_fit"
   sets = ref_value
   sets_text = ref_text
+  note = ref_other_method ? ", sets by " . ref_method_text : ""
   call 'plots/ref_value.gp' (arch_gpu[g]) "l1_line_size"
   line = ref_value == ref_value ? ref_value : 128
-  call 'plots/ref_value.gp' (arch_gpu[g]) "l1_size"
+  call 'plots/ref_value.gp' (arch_gpu[g]) "l1_size" "pointer_chase"
   size = ref_value == ref_value ? ref_value : last_number(ref_text)
+  note = note . (ref_other_method ? ", size by " . ref_method_text : "")
   if (sets_text ne "") {
     doc_text = doc_text . sprintf("%s%s: %s sets", doc_text eq "" ? "" : ", ", arch_name[g], sets_text)
   }
   if (sets == sets && size == size) {
     lines = size / line
     ways = lines / sets
-    refs = refs . sprintf(", lru(floor(x * %g), %g, %g) with lines ls %d title '%s: %g x %g (documented)'", \
-        lines, sets, ways, 10 + g, arch_name[g], sets, ways)
+    refs = refs . sprintf(", lru(floor(x * %g), %g, %g) with lines ls %d title '%s: %g x %g (documented%s)'", \
+        lines, sets, ways, 10 + g, arch_name[g], sets, ways, note)
   }
 }
 doc_text = doc_text eq "" ? "" : "documented L1 " . doc_text

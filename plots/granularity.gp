@@ -24,10 +24,15 @@ array arch_name[3] = ["K80", "M60", "V100"]
 quantities = "l1_sector_size constant_line_size"
 quantity_title(q) = q eq "l1_sector_size" ? "L1 sector" : "const line"
 array doc[6]
+# A documented size found another way than this figure's stride sweep names its method.
+array doc_note[3] = ["", "", ""]
 do for [k=1:2] {
   do for [g=1:3] {
-    call 'plots/ref_value.gp' (arch_gpu[g]) (word(quantities, k))
+    call 'plots/ref_value.gp' (arch_gpu[g]) (word(quantities, k)) "stride_sweep"
     doc[(k - 1) * 3 + g] = ref_value
+    if (ref_value == ref_value && ref_other_method && strstrt(doc_note[g], ref_method_text) == 0) {
+      doc_note[g] = doc_note[g] . ", " . ref_method_text
+    }
   }
 }
 marks_cmd = ""
@@ -55,7 +60,7 @@ do for [g=1:3] {
       }
     }
   }
-  if (shown) { refs = refs . sprintf(", NaN with lines ls %d title '%s (documented)'", 10 + g, arch_name[g]) }
+  if (shown) { refs = refs . sprintf(", NaN with lines ls %d title '%s (documented%s)'", 10 + g, arch_name[g], doc_note[g]) }
 }
 
 # What the run inferred: each fetch unit a dotted line over its interval in the GPU's colour,

@@ -8,19 +8,20 @@ set datafile missing NaN
 widths = "4 8 16"
 sel(p, u, w) = is_probe(p) && is_unit(u) && strcol("access_bytes") eq w
 
-# Documented bank geometry and load latency of Kepler, Maxwell and Volta.
+# Documented bank geometry of Kepler, Maxwell and Volta.
 array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
 array arch_name[3] = ["Kepler", "Maxwell", "Volta"]
 array arch_banks[3]
 array arch_width[3]
-array arch_latency[3]
+# A documented geometry found another way than the stride sweep names its method.
+array arch_note[3] = ["", "", ""]
 do for [g=1:3] {
-  call 'plots/ref_value.gp' (arch_gpu[g]) "shared_banks"
+  call 'plots/ref_value.gp' (arch_gpu[g]) "shared_banks" "stride_sweep"
   arch_banks[g] = ref_value
-  call 'plots/ref_value.gp' (arch_gpu[g]) "shared_bank_width"
+  if (ref_other_method) { arch_note[g] = " (" . ref_method_text . ")" }
+  call 'plots/ref_value.gp' (arch_gpu[g]) "shared_bank_width" "stride_sweep"
   arch_width[g] = ref_value
-  call 'plots/ref_value.gp' (arch_gpu[g]) "shared_latency"
-  arch_latency[g] = ref_value
+  if (ref_other_method && arch_note[g] eq "") { arch_note[g] = " (" . ref_method_text . ")" }
 }
 
 # Passes a warp's 4 B request of stride s needs on B banks of W bytes: lane t reads bank word
@@ -49,7 +50,7 @@ unset print
 
 # Maxwell and Volta document the same geometry: one curve for both when they agree.
 same_mv = arch_banks[2] == arch_banks[3] && arch_width[2] == arch_width[3]
-geom(g) = sprintf("%dx%d B", int(arch_banks[g]), int(arch_width[g]))
+geom(g) = sprintf("%dx%d B%s", int(arch_banks[g]), int(arch_width[g]), arch_note[g])
 models = ""
 if (arch_banks[1] == arch_banks[1] && arch_width[1] == arch_width[1]) {
   models = models . sprintf(", $model using 1:2 with steps ls 11 title 'Kepler doc. %s'", geom(1))

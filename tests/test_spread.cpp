@@ -102,6 +102,7 @@ TEST(Spread, SubcommandRefusesWhatIsNoRepeat) {
   EXPECT_THROW(spread_main({(root / "a").string(), (root / "b").string()}), std::runtime_error);
   EXPECT_THROW(spread_main({(root / "a").string(), (root / "missing").string()}), std::runtime_error);
   EXPECT_FALSE(fs::exists(root / "spread.csv"));
+  EXPECT_EQ(spread_main({"--help"}), 0);
 }
 
 // The two committed full H100 runs: the launch overhead and the L1 size moved between them by

@@ -78,6 +78,7 @@ std::vector<CodeExpectation> dram_read_order_expectations() {
     e.source = "dram_read_order";
     e.kernel = read_kernel_name(k.width, k.hint, k.ilp);
     e.probe = "read";
+    e.min_arch = kHints[k.hint].min_arch;
     // One pass of the loop holds ILP accesses of width/16 vector loads each, every one with
     // the variant's cache operator and hints, and no other global load.
     const int loads = k.ilp * k.width / kLoadBytes;

@@ -22,16 +22,18 @@ enum class Order { grid, block, warp };
 const char* order_name(Order o);
 
 // The load variants (the cache operator and hints of every load), by index: the kernels are
-// templated on it. ptx is the instruction prefix the PTX must hold.
+// templated on it. ptx is the instruction prefix the PTX must hold; the streaming hints need
+// sm_80 (below it the kernel is a trap and the variant is skipped).
 struct Hint {
   const char* ptx;
   bool l2_256b;  // carries .L2::256B: the SASS must keep it (LTC256B)
+  int min_arch;
 };
-constexpr Hint kHints[] = {{"ld.global.cg", false},
-                           {"ld.global.nc", false},
-                           {"ld.global.L1::no_allocate", false},
-                           {"ld.global.cg.L2::256B", true},
-                           {"ld.global.nc.L1::no_allocate.L2::256B", true}};
+constexpr Hint kHints[] = {{"ld.global.cg", false, 0},
+                           {"ld.global.nc", false, 0},
+                           {"ld.global.L1::no_allocate", false, 80},
+                           {"ld.global.cg.L2::256B", true, 80},
+                           {"ld.global.nc.L1::no_allocate.L2::256B", true, 80}};
 constexpr int kHintCount = sizeof(kHints) / sizeof(kHints[0]);
 
 // A thread's accesses are `width` bytes: one 16-byte load, or two adjacent ones (32 B).

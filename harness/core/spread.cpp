@@ -65,6 +65,8 @@ struct SpreadArgs {
   std::string out;
 };
 
+constexpr const char* kSpreadUsage = "usage: gpuprobe spread RUN_DIR RUN_DIR... [--out FILE]";
+
 SpreadArgs parse_spread_args(const std::vector<std::string>& args) {
   SpreadArgs a;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -72,12 +74,12 @@ SpreadArgs parse_spread_args(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) throw UsageError("spread: --out: missing value");
       a.out = args[++i];
     } else if (args[i].rfind("--", 0) == 0) {
-      throw UsageError("spread: unknown option '" + args[i] + "' (usage: gpuprobe spread RUN_DIR RUN_DIR... [--out FILE])");
+      throw UsageError("spread: unknown option '" + args[i] + "' (" + kSpreadUsage + ")");
     } else {
       a.runs.push_back(args[i]);
     }
   }
-  if (a.runs.size() < kMinRuns) throw UsageError("spread: needs at least two run folders (usage: gpuprobe spread RUN_DIR RUN_DIR... [--out FILE])");
+  if (a.runs.size() < kMinRuns) throw UsageError(std::string("spread: needs at least two run folders (") + kSpreadUsage + ")");
   if (a.out.empty()) a.out = (fs::path(a.runs.front()).lexically_normal().parent_path() / "spread.csv").string();
   return a;
 }
@@ -91,6 +93,12 @@ std::string meta_of(const Metadata& meta, const std::string& key) {
 }  // namespace
 
 int spread_main(const std::vector<std::string>& args) {
+  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
+    std::printf("%s\n  the spread of each parameter over runs of one GPU against its interval, as CSV\n"
+                "  (default: spread.csv in the folder of the first run; scripts/repeat.sh makes the runs)\n",
+                kSpreadUsage);
+    return 0;
+  }
   const SpreadArgs a = parse_spread_args(args);
   std::vector<std::vector<Parameter>> runs;
   std::string gpu, ids;
