@@ -1,6 +1,6 @@
 # family: ilp_occupancy
 # title: ILP against occupancy (Volkov): fp32 FMA and DRAM loads
-# read: One curve per ILP: more independent operations reach the peak with fewer warps (knees marked at 90 % of the peak).
+# read: One curve per ILP: more independent operations reach the peak with fewer warps.
 load 'plots/style.gp'
 set datafile missing NaN
 
