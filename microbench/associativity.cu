@@ -132,7 +132,7 @@ struct Launch {
 
 class AssociativityFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "associativity"; }
+  std::string name() const override { return std::string(associativity::kFamily.name); }
   std::string description() const override {
     return "L1 sets, ways and replacement from how often N random lines evict a target line "
            "(works for a hashed set index)";
@@ -148,7 +148,7 @@ class AssociativityFamily : public ProbeFamily {
 
   void run(RunContext& ctx) override {
     if (!ctx.enabled("eviction")) return;
-    if (!sass_allows(ctx, "eviction", associativity_kernels())) return;
+    if (!sass_allows(ctx, "eviction", associativity::kernels())) return;
     ctx_ = &ctx;
     tallies_.clear();
     setup(ctx.device());

@@ -205,7 +205,7 @@ class AtomicRunner {
 
 class AtomicsFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "atomics"; }
+  std::string name() const override { return std::string(atomics::kFamily.name); }
   std::string description() const override {
     return "shared and global atomicAdd/atomicCAS latency and throughput, 1..32 lanes on one "
            "address and every lane on its own";

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 
+#include "analysis/bandwidth.hpp"
 #include "core/csv.hpp"
 #include "core/stats.hpp"
 #include "memory_streams.cuh"
@@ -540,7 +541,7 @@ void BandwidthRun::run() {
 
 class BandwidthFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "bandwidth"; }
+  std::string name() const override { return std::string(bandwidth::kFamily.name); }
   std::string description() const override {
     return "peak bandwidth: DRAM read/write/copy, reads against footprint (L2 partitions to "
            "DRAM), L1 per SM; 4, 8 and 16-byte accesses";

@@ -165,7 +165,7 @@ void BytesInFlightRun::run() {
 
 class BytesInFlightFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "bytes_in_flight"; }
+  std::string name() const override { return std::string(bytes_in_flight::kFamily.name); }
   std::string description() const override {
     return "bandwidth against bytes in flight per SM (warps x ILP x width) for DRAM and L2, "
            "with each level's unloaded latency for Little's law";

@@ -4,7 +4,7 @@
 // steps of L1 capacity; l1_size is the largest.
 #include <cmath>
 
-#include "analysis/memory_structure.hpp"
+#include "analysis/carveout.hpp"
 #include "core/csv.hpp"
 #include "gpu/sass_check.hpp"
 #include "memory_chase.cuh"
@@ -20,7 +20,7 @@ constexpr double kKiB = 1024;
 
 class CarveoutFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "carveout"; }
+  std::string name() const override { return std::string(carveout::kFamily.name); }
   std::string description() const override {
     return "L1 data cache capacity at each shared-memory carve-out preference";
   }
@@ -31,7 +31,7 @@ class CarveoutFamily : public ProbeFamily {
 
   void run(RunContext& ctx) override {
     if (!ctx.enabled("chase") && !ctx.enabled("l1_size")) return;
-    if (!sass_allows(ctx, "chase", memory_structure_kernels(name(), "chase"))) return;
+    if (!sass_allows(ctx, "chase", carveout::kernels("chase"))) return;
     const DeviceInfo& d = ctx.device();
     // Percent of the largest shared memory per SM. Denser at the low end, where a few
     // kilobytes of shared memory already select the next configuration.
@@ -77,12 +77,12 @@ class CarveoutFamily : public ProbeFamily {
       const double hit = cycles_at(4 * kKiB);
       BoundarySearch search(4 * kKiB, 4 * kKiB, max_footprint, 2.0, kKiB, 0.01);
       search.add(4 * kKiB, true);
-      while (auto x = search.next()) search.add(*x, cycles_at(*x) <= kL1FitFactor * hit);
+      while (auto x = search.next()) search.add(*x, cycles_at(*x) <= carveout::kL1FitFactor * hit);
     }
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                     cudaSharedmemCarveoutDefault));
 
-    for (const auto& c : l1_capacity_by_carveout(rows)) {
+    for (const auto& c : carveout::l1_capacity_by_carveout(rows)) {
       Observation o;
       o.family = name();
       o.probe = "l1_size";

@@ -131,7 +131,7 @@ bool distinct_sms(const std::vector<uint32_t>& smids, int size) {
 
 class ClustersFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "clusters"; }
+  std::string name() const override { return std::string(clusters::kFamily.name); }
   std::string description() const override {
     return "thread block clusters: distributed shared memory latency and bandwidth between "
            "SMs, cluster.sync() cost, the largest cluster";

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 
+#include "analysis/coalescing.hpp"
 #include "common.cuh"
 #include "core/csv.hpp"
 
@@ -101,7 +102,7 @@ using WriteKernel = void (*)(OutLayout);
 
 class CoalescingFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "coalescing"; }
+  std::string name() const override { return std::string(coalescing::kFamily.name); }
   std::string description() const override {
     return "GTC 2013 case study: 12-byte structures as AoS, read-only path, staged through "
            "shared memory, SoA; GB/s and speedup over AoS";

@@ -70,7 +70,7 @@ class Streams {
 
 class ConcurrencyFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "concurrency"; }
+  std::string name() const override { return std::string(concurrency::kFamily.name); }
   std::string description() const override {
     return "concurrent kernels, stream priorities, launch overhead (stream, graph), waves";
   }
@@ -133,11 +133,11 @@ class ConcurrencyFamily : public ProbeFamily {
         // Relative to the first start: %globaltimer counts from an epoch, too far for a double
         // to keep nanoseconds.
         const unsigned long long t_first = *std::min_element(h_start.begin(), h_start.begin() + n);
-        std::vector<Interval> spans;
+        std::vector<concurrency::Interval> spans;
         for (int k = 0; k < n; ++k)
           spans.push_back({static_cast<double>(h_start[k] - t_first),
                            static_cast<double>(h_stop[k] - t_first)});
-        return Sample{static_cast<double>(max_overlap(spans)), s};
+        return Sample{static_cast<double>(concurrency::max_overlap(spans)), s};
       });
     }
   }

@@ -58,7 +58,7 @@ constexpr int kMaxBlocksPerSm = 4;
 
 class DivergenceFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "divergence"; }
+  std::string name() const override { return std::string(divergence::kFamily.name); }
   std::string description() const override {
     return "cost of 1..32 distinct paths in a warp against paying every path in full";
   }

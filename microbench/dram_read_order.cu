@@ -302,7 +302,7 @@ void DramReadOrderRun::run() {
 
 class DramReadOrderFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "dram_read_order"; }
+  std::string name() const override { return std::string(dram_read_order::kFamily.name); }
   std::string description() const override {
     return "DRAM read kernels against the theoretical peak: walk order, bytes per thread, cache hints, "
            "blocks per SM, idle SMs, bulk copies";

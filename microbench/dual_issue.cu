@@ -157,7 +157,7 @@ class PairProbe {
 
 class DualIssueFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "dual_issue"; }
+  std::string name() const override { return std::string(dual_issue::kFamily.name); }
   std::string description() const override {
     return "whether two instruction streams for different pipes overlap in one warp";
   }

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <memory>
 
-#include "analysis/memory_structure.hpp"
+#include "analysis/fine_grained.hpp"
 #include "core/csv.hpp"
 #include "core/stats.hpp"
 #include "gpu/sass_check.hpp"
@@ -41,7 +41,7 @@ constexpr double kMaxLines = 65536;
 
 class FineGrainedFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "fine_grained"; }
+  std::string name() const override { return std::string(fine_grained::kFamily.name); }
   std::string description() const override {
     return "per-access latencies of one thread's chase: L1 line size, sets, ways, replacement, "
            "constant cache levels";
@@ -69,25 +69,25 @@ class FineGrainedFamily : public ProbeFamily {
                                     cudaFuncAttributePreferredSharedMemoryCarveout, 0));
 
     auto allowed = [&](const std::string& probe) {
-      return ctx.enabled(probe) && sass_allows(ctx, probe, memory_structure_kernels(name(), probe));
+      return ctx.enabled(probe) && sass_allows(ctx, probe, fine_grained::kernels(probe));
     };
     if (allowed("capacity")) {
       calibrate();  // the hit/miss split that classifies every later access
       const auto& strides = ctx.quick() ? kLineStridesQuick : kLineStrides;
       for (double s : strides) capacity_sweep("line", s);
       XY line_pts;
-      for (const auto& c : capacity_by_stride(rows_, "line"))
+      for (const auto& c : fine_grained::capacity_by_stride(rows_, "line"))
         line_pts.emplace_back(c.stride, c.lines * c.stride);
-      auto lb = fit_line_bound(line_pts);
+      auto lb = fine_grained::fit_line_bound(line_pts);
       double first = lb ? lb->line : strides.front();
       for (double s = first; s <= kMaxSetStride; s *= 2) {
         capacity_sweep("sets", s);
-        auto sf = fit_sets(capacity_by_stride(rows_, "sets"));
+        auto sf = fine_grained::fit_sets(fine_grained::capacity_by_stride(rows_, "sets"));
         if (sf && sf->plateau_points >= 3) break;
       }
       record_resident_lines();
       // Which line is evicted is only defined where lines map to sets.
-      auto sf = fit_sets(capacity_by_stride(rows_, "sets"));
+      auto sf = fine_grained::fit_sets(fine_grained::capacity_by_stride(rows_, "sets"));
       if (sf && sf->halving_before && allowed("replacement")) replacement(*sf);
     }
     if (allowed("trace")) {
@@ -142,7 +142,7 @@ class FineGrainedFamily : public ProbeFamily {
   // capacity rows themselves).
   void record_resident_lines() {
     for (const char* series : {"line", "sets"})
-      for (const auto& c : capacity_by_stride(rows_, series)) {
+      for (const auto& c : fine_grained::capacity_by_stride(rows_, series)) {
         Observation o;
         o.family = name();
         o.probe = "resident_lines";
@@ -197,13 +197,13 @@ class FineGrainedFamily : public ProbeFamily {
     const double max_lines = std::min(kMaxLines, std::floor(buffer_bytes_ / stride));
     BoundarySearch search(64, 1, max_lines, 2.0, 1, 0.01);
     while (auto k = search.next())
-      search.add(*k, misses_per_pass(series, stride, *k) <= kMissesPerPassLimit);
+      search.add(*k, misses_per_pass(series, stride, *k) <= fine_grained::kMissesPerPassLimit);
   }
 
   // ways+1 lines that share one set: LRU evicts the line needed next every time.
-  void replacement(const SetFit& sf) {
+  void replacement(const fine_grained::SetFit& sf) {
     double stride = 0;
-    for (const auto& c : capacity_by_stride(rows_, "sets")) stride = std::max(stride, c.stride);
+    for (const auto& c : fine_grained::capacity_by_stride(rows_, "sets")) stride = std::max(stride, c.stride);
     const double lines = sf.ways + 1;
     if (stride <= 0 || lines * stride > buffer_bytes_) return;
     const ChainLayout c = lines_at(stride, lines);

@@ -15,7 +15,7 @@
 #include <cmath>
 #include <memory>
 
-#include "analysis/memory_structure.hpp"
+#include "analysis/granularity.hpp"
 #include "core/csv.hpp"
 #include "gpu/sass_check.hpp"
 #include "memory_chase.cuh"
@@ -132,7 +132,7 @@ struct PathCase {
 
 class GranularityFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "granularity"; }
+  std::string name() const override { return std::string(granularity::kFamily.name); }
   std::string description() const override {
     return "fetch and allocation granularity of L1, read-only path, L2 and constant cache; "
            "bytes moved per warp request";
@@ -147,7 +147,7 @@ class GranularityFamily : public ProbeFamily {
     ctx_ = &ctx;
     sink_ = DeviceBuffer<uint64_t>(1);
     auto allowed = [&](const std::string& probe) {
-      return ctx.enabled(probe) && sass_allows(ctx, probe, memory_structure_kernels(name(), probe));
+      return ctx.enabled(probe) && sass_allows(ctx, probe, granularity::kernels(probe));
     };
     if (allowed("stride")) strides();
     if (allowed("warp_pattern")) patterns();

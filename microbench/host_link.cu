@@ -85,7 +85,7 @@ int reps_for(long long bytes, bool quick) {
 
 class HostLinkFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "host_link"; }
+  std::string name() const override { return std::string(host_link::kFamily.name); }
   std::string description() const override {
     return "host<->device bandwidth by copy engine and by SM over 4 KiB..1 GiB, pinned and "
            "pageable, and the latency of mapped host memory";

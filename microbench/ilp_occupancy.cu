@@ -120,7 +120,7 @@ bool occupancy_as_set(const std::vector<BlockSpan>& spans, int blocks_per_sm) {
 
 class IlpOccupancyFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "ilp_occupancy"; }
+  std::string name() const override { return std::string(ilp_occupancy::kFamily.name); }
   std::string description() const override {
     return "throughput against warps per SM and independent operations per thread (Volkov)";
   }

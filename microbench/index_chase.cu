@@ -94,7 +94,7 @@ constexpr uint32_t kPairWords = 4096 / 4;          // 32 lines: L1-resident for 
 
 class IndexChaseFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "index_chase"; }
+  std::string name() const override { return std::string(index_chase::kFamily.name); }
   std::string description() const override {
     return "the papers' index chase j = a[j] (shared, L1, L2, DRAM) and an atomic whose result indexes a load (Jia et al.'s pair as described)";
   }

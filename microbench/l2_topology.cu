@@ -61,7 +61,7 @@ constexpr int kPlacementLaunches = 2;      // per cluster size
 
 class L2TopologyFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "l2_topology"; }
+  std::string name() const override { return std::string(l2_topology::kFamily.name); }
   std::string description() const override {
     return "SM x L2 line latency map, L2 partitions and each SM's near one, SMs grouped by "
            "cluster co-scheduling (GPCs)";

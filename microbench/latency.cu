@@ -403,7 +403,7 @@ void run_constant(RunContext& ctx, const Budget& b, Pin& pin) {
 
 class LatencyFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "latency"; }
+  std::string name() const override { return std::string(latency::kFamily.name); }
   std::string description() const override {
     return "pointer-chase latency ladder: L1, L2 (near/far partition), DRAM, shared, constant, "
            "read-only path; cache sizes from the knees";

@@ -4,6 +4,7 @@
 // latency against achieved bandwidth, from idle to saturation.
 #include <algorithm>
 
+#include "analysis/loaded_latency.hpp"
 #include "core/csv.hpp"
 #include "core/stats.hpp"
 #include "memory_streams.cuh"
@@ -80,7 +81,7 @@ __global__ void loaded_chase(const uint32_t* chain, uint32_t line_words, uint32_
 
 class LoadedLatencyFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "loaded_latency"; }
+  std::string name() const override { return std::string(loaded_latency::kFamily.name); }
   std::string description() const override {
     return "DRAM pointer-chase latency while all SMs stream reads at a controlled rate";
   }

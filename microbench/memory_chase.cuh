@@ -123,7 +123,7 @@ inline uint64_t coprime_step(uint64_t n) {
 }
 
 // Kernels live in a named namespace: the code checks find them by name
-// (memory_structure_kernels in analysis/memory_structure.hpp).
+// (kernels() in analysis/<family>.hpp).
 namespace memory_chase {
 
 // Offsets stored as T (uint32_t for 4-byte elements, uint64_t otherwise).

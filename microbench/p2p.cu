@@ -51,7 +51,7 @@ struct Gpu {
 
 class P2pFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "p2p"; }
+  std::string name() const override { return std::string(p2p::kFamily.name); }
   std::string description() const override {
     return "peer-to-peer bandwidth and latency between every pair of GPUs, with the NVML link";
   }

@@ -83,7 +83,7 @@ constexpr int kMaxBlocksPerSm = 4;  // 32 warps per SM: 8 per scheduler, each wi
 
 class PipesFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "pipes"; }
+  std::string name() const override { return std::string(pipes::kFamily.name); }
   std::string description() const override {
     return "results per clock per SM and dependent-issue latency of each execution pipe";
   }

@@ -242,7 +242,7 @@ std::string num(long long v) { return std::to_string(v); }
 
 class SharedBanksFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "shared_banks"; }
+  std::string name() const override { return std::string(shared_banks::kFamily.name); }
   std::string description() const override {
     return "shared memory banks: count and width from strided access, N-way conflict cost, "
            "broadcast/multicast, peak bandwidth per SM";

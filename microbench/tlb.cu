@@ -16,7 +16,7 @@
 #include <set>
 #include <tuple>
 
-#include "analysis/memory_structure.hpp"
+#include "analysis/tlb.hpp"
 #include "core/csv.hpp"
 #include "gpu/sass_check.hpp"
 #include "memory_chase.cuh"
@@ -139,7 +139,7 @@ class AliasedSpace {
 
 class TlbFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "tlb"; }
+  std::string name() const override { return std::string(tlb::kFamily.name); }
   std::string description() const override {
     return "TLB reach and page-entry size from strided ld.global.cg chases";
   }
@@ -155,8 +155,8 @@ class TlbFamily : public ProbeFamily {
     measured_.clear();
     rows_.clear();
     runner_ = std::make_unique<ChaseRunner>();
-    std::optional<PageEntryFit> pe;
-    if (ctx.enabled("chase") && sass_allows(ctx, "chase", memory_structure_kernels(name(), "chase"))) {
+    std::optional<tlb::PageEntryFit> pe;
+    if (ctx.enabled("chase") && sass_allows(ctx, "chase", tlb::kernels("chase"))) {
       allocate();
       space_ = {buf_.get(), bytes_, 0, "chase"};
       const std::vector<double> strides =
@@ -167,12 +167,12 @@ class TlbFamily : public ProbeFamily {
       for (double s : strides) sweep(s, true);
       // Coverage at the largest stride still below the entry size, so that it is the
       // footprint in bytes; without a first step anywhere, at the middle stride.
-      pe = fit_page_entry(first_tlb_steps(rows_));
+      pe = tlb::fit_page_entry(tlb::first_tlb_steps(rows_));
       sweep(pe ? pe->sweep_stride : strides[strides.size() / 2], false);
       buf_ = DeviceBuffer<char>();
     }
     if (ctx.enabled("chase_aliased") && !ctx.quick() &&
-        sass_allows(ctx, "chase_aliased", memory_structure_kernels(name(), "chase"))) {
+        sass_allows(ctx, "chase_aliased", tlb::kernels("chase"))) {
       // From the L1 TLB's entry size up, by doubling: while the stride is within an L2 TLB
       // entry the step stays at entries x entry size, above it it grows with the stride.
       ctx.progress("mapping " + format_number(kAliasSpace / kGiB) + " GiB of aliases");
@@ -271,8 +271,8 @@ class TlbFamily : public ProbeFamily {
       max_n = std::min(max_n, std::floor(space_.alias_chunk / kLine));
       min_n = 64;
     }
-    auto curve = [&] { return tlb_curve(rows_, stride, space_.probe); };
-    auto knees = [&] { return ladder::segment_curve(curve(), tlb_segment_options()).knees; };
+    auto curve = [&] { return tlb::tlb_curve(rows_, stride, space_.probe); };
+    auto knees = [&] { return ladder::segment_curve(curve(), tlb::tlb_segment_options()).knees; };
     for (double k = 0, last = 0; std::round(std::exp2(k / 2)) <= max_n; ++k) {
       const double n = std::round(std::exp2(k / 2));
       if (n == last || n < min_n) continue;
@@ -285,7 +285,7 @@ class TlbFamily : public ProbeFamily {
     // The whole buffer, too: a last level reaching beyond the grid's top still shows.
     if (!first_only && !measured_.count({space_.probe, stride, max_n})) cycles_at(stride, max_n);
     ladder::RefineOptions opt;
-    opt.segment = tlb_segment_options();
+    opt.segment = tlb::tlb_segment_options();
     for (int round = 0; round < 6; ++round) {
       auto kn = knees();
       const double limit = first_only && !kn.empty() ? kn.front().arrive : max_n * stride;

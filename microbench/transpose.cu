@@ -59,7 +59,7 @@ const char* type_name<double>() {
 
 class TransposeFamily : public ProbeFamily {
  public:
-  std::string name() const override { return "transpose"; }
+  std::string name() const override { return std::string(transpose::kFamily.name); }
   std::string description() const override {
     return "32x32 shared-memory tile transpose, unpadded vs one column of padding, float and "
            "double";

@@ -38,20 +38,20 @@ x_max = STATS_max_x
 x_min = STATS_min_x
 
 # Documented figures of the representative older parts: L2 read at a footprint inside L2,
-# DRAM copy at the largest footprint.
+# DRAM copy at the largest footprint; one measured another way names its method.
 array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
 array arch_name[3] = ["Kepler", "Maxwell", "Volta"]
 marks = ""
 do for [g=1:3] {
-  call 'plots/ref_value.gp' (arch_gpu[g]) "l2_read_bandwidth"
+  call 'plots/ref_value.gp' (arch_gpu[g]) "l2_read_bandwidth" "streaming"
   if (ref_value == ref_value) {
-    marks = marks . sprintf(", '+' using (%g):(%g) every ::0::0 with points ls %d pt 4 ps 1.6 title '%s doc. L2 read'", \
-            x_min * 2, ref_value, 10 + g, arch_name[g])
+    marks = marks . sprintf(", '+' using (%g):(%g) every ::0::0 with points ls %d pt 4 ps 1.6 title '%s doc. L2 read%s'", \
+            x_min * 2, ref_value, 10 + g, arch_name[g], ref_other_method ? " (" . ref_method_text . ")" : "")
   }
-  call 'plots/ref_value.gp' (arch_gpu[g]) "dram_copy_bandwidth"
+  call 'plots/ref_value.gp' (arch_gpu[g]) "dram_copy_bandwidth" "streaming"
   if (ref_value == ref_value) {
-    marks = marks . sprintf(", '+' using (%g):(%g) every ::0::0 with points ls %d pt 8 ps 1.6 title '%s doc. DRAM copy'", \
-            x_max, ref_value, 10 + g, arch_name[g])
+    marks = marks . sprintf(", '+' using (%g):(%g) every ::0::0 with points ls %d pt 8 ps 1.6 title '%s doc. DRAM copy%s'", \
+            x_max, ref_value, 10 + g, arch_name[g], ref_other_method ? " (" . ref_method_text . ")" : "")
   }
 }
 

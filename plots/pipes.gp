@@ -22,6 +22,9 @@ is_number_tail(s) = strlen(s) == 0 ? 1 : (strstrt("0123456789.eE+-", s[1:1]) > 0
 array arch_gpu[3] = [ref_gpu_kepler, ref_gpu_maxwell, ref_gpu_volta]
 array t_doc[4 * nops]
 array l_doc[4 * nops]
+# A documented latency found another way than gpuprobe's dependent chain (Jia's stall count)
+# names its method in that series' title.
+array l_method[4] = ["", "", "", ""]
 do for [k=1:nops] {
   do for [kind in "throughput_per_sm latency"] {
     q = word(ops, k) . "_" . kind
@@ -32,8 +35,9 @@ do for [k=1:nops] {
     v = is_number(_dv) ? real(_dv) : NaN
     if (kind eq "latency") { l_doc[k] = v } else { t_doc[k] = v }
     do for [g=1:3] {
-      call 'plots/ref_value.gp' (arch_gpu[g]) (q)
+      call 'plots/ref_value.gp' (arch_gpu[g]) (q) (kind eq "latency" ? "dependent_chain" : "throughput_loop")
       if (kind eq "latency") { l_doc[g * nops + k] = ref_value } else { t_doc[g * nops + k] = ref_value }
+      if (kind eq "latency" && ref_value == ref_value && ref_other_method) { l_method[g + 1] = ref_method_text }
     }
   }
 }
@@ -45,6 +49,7 @@ off(s) = -0.42 + (s - 0.5) * bw
 array doc_color[4] = ["#404040", kepler_color, maxwell_color, volta_color]
 array doc_title[4] = [cc ne "" ? sprintf("cc %s (documented)", cc) : "this GPU (documented)", \
                       "K80 (documented)", "M60 (documented)", "V100 (documented)"]
+do for [s=2:4] { if (l_method[s] ne "") { doc_title[s] = doc_title[s][1:strlen(doc_title[s]) - 1] . "; latency by " . l_method[s] . ")" } }
 # Documented bars come from the arrays through the '+' pseudo-file; its first sample is read
 # as the column header (style.gp), so sampling starts at 0, which draws nothing.
 doc_t(s, k) = k >= 1 ? t_doc[(s - 1) * nops + int(k)] : NaN

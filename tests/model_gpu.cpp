@@ -5,6 +5,7 @@
 #include <random>
 
 #include "analysis/latency.hpp"
+#include "analysis/shared_banks.hpp"
 #include "core/csv.hpp"
 #include "observation_rows.hpp"
 
@@ -35,6 +36,18 @@ const std::string kRdna3 = "AMD Radeon RX 7900 XTX specifications / RDNA 3 ISA g
 
 Figure doc(double v, const std::string& src) { return {v, src}; }
 Figure assumed(double v, const std::string& why) { return {v, "assumed: " + why}; }
+
+// Shared memory banks: documented for Kepler to Volta (Jia et al. 2018: 32 banks, 8 B wide on
+// Kepler, 4 B after); 32 banks of 4 B elsewhere, as every NVIDIA GPU since Maxwell and AMD's
+// LDS have.
+void banks(Gpu& g, Figure count, Figure width) {
+  g.shared_banks = std::move(count);
+  g.shared_bank_width = std::move(width);
+}
+void usual_banks(Gpu& g) {
+  const std::string why = "32 banks of 4 B, as every GPU since Maxwell (Jia et al. 2018) and AMD's LDS";
+  banks(g, assumed(32, why), assumed(4, why));
+}
 
 Level level(const std::string& name, Figure size, Figure lat, double sharpness = 40) {
   Level l;
@@ -77,6 +90,7 @@ std::vector<Gpu> declare() {
     g.dram_read_gbs = assumed(200, "near the documented copy figure 191 GB/s");
     g.dram_theoretical_gbs = assumed(240, "half of the K80 board's 480 GB/s");
     g.l2_read_gbs = doc(339, kJia18);
+    banks(g, doc(32, kJia18), doc(8, kJia18 + " (Kepler 8-byte banks)"));
     v.push_back(g);
   }
   {
@@ -90,6 +104,7 @@ std::vector<Gpu> declare() {
     g.dram_read_gbs = assumed(140, "near the documented copy figure 127 GB/s");
     g.dram_theoretical_gbs = assumed(160, "half of the M60 board's 320 GB/s");
     g.l2_read_gbs = doc(446, kJia18);
+    banks(g, doc(32, kJia18), doc(4, kJia18));
     v.push_back(g);
   }
   {
@@ -104,6 +119,7 @@ std::vector<Gpu> declare() {
     g.dram_theoretical_gbs = doc(732, kV100Wp);
     g.l2_read_gbs = doc(1624, kJia18);
     g.cold_climb = true;
+    banks(g, doc(32, kJia18), doc(4, kJia18));
     v.push_back(g);
   }
   {
@@ -118,6 +134,7 @@ std::vector<Gpu> declare() {
     g.dram_read_gbs = assumed(800, "near the documented copy figure 750 GB/s");
     g.dram_theoretical_gbs = doc(900, kV100Wp);
     g.l2_read_gbs = doc(2155, kJia18);
+    banks(g, doc(32, kJia18), doc(4, kJia18));
     v.push_back(g);
   }
   {
@@ -132,6 +149,7 @@ std::vector<Gpu> declare() {
     g.dram_theoretical_gbs = assumed(320, "T4 datasheet 320 GB/s");
     g.l2_read_gbs = assumed(1100, "between P4 and V100 figures");
     g.cold_climb = true;
+    usual_banks(g);
     v.push_back(g);
   }
   {
@@ -145,6 +163,7 @@ std::vector<Gpu> declare() {
     g.dram_read_gbs = assumed(1400, "90 % of the theoretical peak");
     g.dram_theoretical_gbs = assumed(1555, "A100 40GB datasheet 1555 GB/s");
     g.l2_read_gbs = assumed(5000, "of the order GA100 microbenchmarks show");
+    usual_banks(g);
     v.push_back(g);
   }
   {
@@ -157,6 +176,7 @@ std::vector<Gpu> declare() {
     g.dram_read_gbs = assumed(850, "90 % of the theoretical peak");
     g.dram_theoretical_gbs = assumed(936, "RTX 3090 specification 936 GB/s");
     g.l2_read_gbs = assumed(2500, "of the order GA102 microbenchmarks show");
+    usual_banks(g);
     v.push_back(g);
   }
   {
@@ -170,6 +190,7 @@ std::vector<Gpu> declare() {
     g.dram_theoretical_gbs = assumed(1008, "RTX 4090 specification 1008 GB/s");
     g.l2_read_gbs = assumed(5000, "of the order AD102 microbenchmarks show");
     g.cold_climb = true;
+    usual_banks(g);
     v.push_back(g);
   }
   {
@@ -182,6 +203,7 @@ std::vector<Gpu> declare() {
     g.dram_read_gbs = doc(3150, kH100Run);
     g.dram_theoretical_gbs = doc(3352, kH100Wp);
     g.l2_read_gbs = doc(7800, kH100Run + " (L2 plateau past one round)");
+    usual_banks(g);
     v.push_back(g);
   }
   {
@@ -197,6 +219,7 @@ std::vector<Gpu> declare() {
     g.dram_theoretical_gbs = assumed(4000, "GH200 96GB HBM3 4 TB/s");
     g.l2_read_gbs = assumed(8000, "as the H100 SXM5");
     g.round_bytes = false;
+    usual_banks(g);
     v.push_back(g);
   }
   {
@@ -210,6 +233,7 @@ std::vector<Gpu> declare() {
     g.dram_read_gbs = assumed(7000, "about 88 % of 8 TB/s");
     g.dram_theoretical_gbs = assumed(8000, "B200 HBM3e 8 TB/s");
     g.l2_read_gbs = assumed(16000, "twice Hopper's");
+    usual_banks(g);
     v.push_back(g);
   }
   {
@@ -223,6 +247,7 @@ std::vector<Gpu> declare() {
     g.dram_theoretical_gbs = assumed(1638, "half of MI250X's 3.2 TB/s");
     g.l2_read_gbs = assumed(4000, "of the order CDNA 2 microbenchmarks show");
     g.round_bytes = false;
+    usual_banks(g);
     v.push_back(g);
   }
   {
@@ -237,6 +262,7 @@ std::vector<Gpu> declare() {
     g.dram_theoretical_gbs = assumed(5300, "MI300X HBM3 5.3 TB/s");
     g.l2_read_gbs = assumed(14000, "eight XCDs' L2 together");
     g.round_bytes = false;
+    usual_banks(g);
     v.push_back(g);
   }
   {
@@ -252,6 +278,7 @@ std::vector<Gpu> declare() {
     g.dram_theoretical_gbs = assumed(512, "RX 6900 XT specification 512 GB/s");
     g.l2_read_gbs = assumed(2000, "of the order RDNA 2 microbenchmarks show");
     g.round_bytes = false;
+    usual_banks(g);
     v.push_back(g);
   }
   {
@@ -268,6 +295,7 @@ std::vector<Gpu> declare() {
     g.l2_read_gbs = assumed(3000, "of the order RDNA 3 microbenchmarks show");
     g.round_bytes = false;
     g.cold_climb = true;
+    usual_banks(g);
     v.push_back(g);
   }
   return v;
@@ -351,6 +379,41 @@ constexpr uint32_t kLine = 128;       // the chase's pointer spacing (microbench
 constexpr double kFineRatio = 1.122462048;  // its full-run coarse step, 2^(1/6)
 constexpr int kRefineRounds = 3;
 constexpr size_t kRefinePoints = 10;
+
+}  // namespace
+
+namespace {
+
+// The shared_banks family's stride sweeps (microbench/shared_banks.cu: 4, 8 and 16 B per lane,
+// strides 0 to 64): all warps' cycles per request, one pass per wavefront on top of an issue
+// cost; one warp's latency, the load's latency plus a few cycles per further wavefront.
+constexpr int kBankWidths[] = {4, 8, 16};
+constexpr int kMaxBankStride = 64;
+constexpr double kRequestBase = 0.1, kPerWavefront = 1.0;     // cycles/request
+constexpr double kLoadLatency = 30, kPerWavefrontLatency = 2;  // cycles
+
+void shared_bank_rows(const Gpu& g, const Noise& n, std::mt19937_64& rng, Run& run) {
+  std::normal_distribution<double> gauss(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  const shared_banks::BankModel m{int(g.shared_banks.value), int(g.shared_bank_width.value)};
+  auto noisy = [&](double v) {
+    v *= 1 + n.jitter * gauss(rng);
+    return u(rng) < n.outlier_rate ? v * (1.2 + 0.6 * u(rng)) : v;
+  };
+  for (int bytes : kBankWidths)
+    for (int stride = 0; stride <= kMaxBankStride; ++stride) {
+      const int wf = shared_banks::bank_wavefronts(m, bytes, shared_banks::stride_offsets(bytes, stride));
+      const Params p = {{"access_bytes", std::to_string(bytes)}, {"stride", std::to_string(stride)}};
+      run.shared_banks.push_back(make_row("shared_banks", shared_banks::kStrideLatency, p,
+                                          noisy(kLoadLatency + kPerWavefrontLatency * (wf - 1)),
+                                          "cycles", n.jitter));
+      Params pt = p;
+      pt.push_back({"warps_per_sm", "32"});
+      run.shared_banks.push_back(make_row("shared_banks", shared_banks::kStrideThroughput, pt,
+                                          noisy(kRequestBase + kPerWavefront * wf),
+                                          shared_banks::kPerRequest, n.jitter));
+    }
+}
 
 }  // namespace
 
@@ -440,6 +503,9 @@ Run generate(const Gpu& g, unsigned seed) {
       run.bandwidth.push_back(make_row("bandwidth", "read", p, bw, "GB/s", n.jitter));
     }
   }
+  // the banks' own generator, so that the rows above stay as they were
+  std::mt19937_64 bank_rng(0xba4cULL + seed * 15485863ULL + std::hash<std::string>{}(g.key));
+  shared_bank_rows(g, n, bank_rng, run);
   return run;
 }
 
@@ -472,6 +538,9 @@ std::vector<Truth> truths(const Gpu& g) {
   t.push_back({"dram_read_bandwidth", g.dram_read_gbs.value, "GB/s", 0.05, false,
                g.dram_read_gbs.source});
   t.push_back({"l2_read_bandwidth", g.l2_read_gbs.value, "GB/s", 0.05, false, g.l2_read_gbs.source});
+  t.push_back({"shared_banks", g.shared_banks.value, "banks", 0.0, false, g.shared_banks.source});
+  t.push_back({"shared_bank_width", g.shared_bank_width.value, "bytes", 0.0, false,
+               g.shared_bank_width.source});
   return t;
 }
 
@@ -479,7 +548,7 @@ std::vector<std::string> ladder_names() {
   return {"l1_hit_latency", "l1_size", "mid_cache_hit_latency", "mid_cache_size",
           "l2_hit_latency", "l2_near_hit_latency", "l2_segment_size", "l2_far_hit_latency",
           "l2_size", "llc_hit_latency", "llc_size", "dram_latency", "cache_levels",
-          "dram_read_bandwidth", "l2_read_bandwidth"};
+          "dram_read_bandwidth", "l2_read_bandwidth", "shared_banks", "shared_bank_width"};
 }
 
 }  // namespace model

@@ -53,6 +53,9 @@ struct Gpu {
   Figure sm_clock_mhz;
   Figure dram_read_gbs, dram_theoretical_gbs, l2_read_gbs;
   bool round_bytes = true;  // the bandwidth rows carry round_bytes
+  // Shared memory (LDS on AMD): banks of bank_width bytes; a warp request costs one pass per
+  // conflict-free wavefront (analysis/shared_banks.hpp's bank model).
+  Figure shared_banks, shared_bank_width;
   bool cold_climb = false;  // the first level climbs slowly (cold misses over the chase)
 };
 
@@ -74,10 +77,11 @@ Noise noise_for(const Gpu& g, unsigned seed);
 
 struct Run {
   Metadata meta;
-  std::vector<Observation> latency, bandwidth;
+  std::vector<Observation> latency, bandwidth, shared_banks;
 };
 // The observations a run on the model writes: the latency sweep as the family makes it
-// (ladder::global_footprints, then refinement rounds) and the bandwidth read sweep.
+// (ladder::global_footprints, then refinement rounds), the bandwidth read sweep and the
+// shared_banks family's stride sweeps.
 Run generate(const Gpu& g, unsigned seed);
 
 // The noise-free latency a chase over `footprint` bytes sees; `skip_l1` for ld.global.cg.

@@ -17,6 +17,7 @@
 #include "core/observation.hpp"
 
 using namespace gpuprobe;
+using namespace gpuprobe::associativity;
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include "core/observation.hpp"
 
 using namespace gpuprobe;
+using namespace gpuprobe::concurrency;
 
 namespace {
 

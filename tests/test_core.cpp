@@ -235,25 +235,29 @@ std::vector<Parameter> invariant_cases(const std::vector<Observation>&, const Me
   ps[8].name = "absurd", ps[8].value = ps[8].high = 1e300;
   return ps;
 }
-GPUPROBE_REGISTER_ANALYZER("test_invariants", invariant_cases);
+constexpr FamilyDescriptor kTestInvariants{"test_invariants", ""};
+GPUPROBE_REGISTER_ANALYZER(kTestInvariants, invariant_cases);
 
 std::vector<Parameter> rounding(const std::vector<Observation>&, const Metadata&) {
   Parameter p = good("rounded");
   p.low = p.value * (1 + 1e-13);  // bounds computed apart from the value (found by fuzz_analyze)
   return {p};
 }
-GPUPROBE_REGISTER_ANALYZER("test_rounding", rounding);
+constexpr FamilyDescriptor kTestRounding{"test_rounding", ""};
+GPUPROBE_REGISTER_ANALYZER(kTestRounding, rounding);
 
 std::vector<Parameter> throws(const std::vector<Observation>&, const Metadata&) {
   throw std::runtime_error("boom");
 }
-GPUPROBE_REGISTER_ANALYZER("test_throws", throws);
+constexpr FamilyDescriptor kTestThrows{"test_throws", ""};
+GPUPROBE_REGISTER_ANALYZER(kTestThrows, throws);
 
 std::vector<Parameter> row_count(const std::vector<Observation>& obs, const Metadata&) {
   const double n = static_cast<double>(obs.size());
   return {{"rows", n, "rows", n, n, 1, "m", "f.csv"}};
 }
-GPUPROBE_REGISTER_ANALYZER("test_rows", row_count);
+constexpr FamilyDescriptor kTestRows{"test_rows", ""};
+GPUPROBE_REGISTER_ANALYZER(kTestRows, row_count);
 
 }  // namespace
 

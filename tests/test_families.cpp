@@ -1,10 +1,12 @@
-// Every family is tied together by its name in four places that nothing links at build time:
-// the probe (`name()` in microbench/<family>.cu), the analyzer registry
-// (GPUPROBE_REGISTER_ANALYZER), the figure scripts (`# family:` in plots/*.gp) and the
-// Parameters table of docs/parameters.md. This test reads all four (the probes from their
-// sources, since the tests link no CUDA) and fails on a gap: a family without an analyzer or
-// without a figure, unless kGaps below says why, and a name in one place that no probe family
-// has. CONTRIBUTING.md ("Add a family") says what each place holds.
+// A family is declared once, by its descriptor (`<family>::kFamily`, core/family.hpp, in
+// harness/analysis/<family>.hpp), which its parts name: the probe (`name()` in
+// microbench/<family>.cu), the analyzer registry (GPUPROBE_REGISTER_ANALYZER(<family>::kFamily,
+// fn)), the figure scripts it lists (`# family:` in plots/*.gp) and the rows of
+// docs/parameters.md. This test reads the parts (the probes from their sources, since the tests
+// link no CUDA) and fails where they disagree: a family without an analyzer or a figure that
+// does not say why, a figure or a table row of no described family, an analyzer outside its
+// family's file, and a name an analyzer writes on a committed run that docs/parameters.md does
+// not list. CONTRIBUTING.md ("Add a family") says what each part holds.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,7 +18,10 @@
 #include <string>
 
 #include "analysis/analyzer.hpp"
+#include "committed_runs.hpp"
 #include "core/catalog.hpp"
+#include "core/csv.hpp"
+#include "core/family.hpp"
 
 using namespace gpuprobe;
 namespace fs = std::filesystem;
@@ -25,41 +30,15 @@ namespace {
 
 const fs::path kSource = GPUPROBE_SOURCE_DIR;
 
-// The families that lack a part on purpose, each with the reason. A family listed here that
-// has gained the part fails the test too: take it off the list.
-struct Gap {
-  const char* family;
-  bool analyzer;  // has an analyzer
-  bool figure;    // has a figure script
-  const char* why;
-};
-const Gap kGaps[] = {
-    {"loaded_latency", false, true,
-     "figure-only: the curve of latency against background load is the result; no single "
-     "parameter names it"},
-    {"coalescing", false, false,
-     "observations-only: the GTC case study's speedups per layout are read from coalescing.csv "
-     "as they are; no parameter or figure yet"},
-    {"transpose", true, false,
-     "analysis-only: two padding speedups (float, double), read from the table; a figure of two "
-     "bars would add nothing"},
-    {"p2p", true, false,
-     "analysis-only: a handful of link figures per GPU pair, read from the table; no committed "
-     "multi-GPU run to draw yet"},
-};
-
 // Families of docs/parameters.md that no probe writes, with the reason.
 const std::map<std::string, std::string> kHarnessFamilies = {
     {"run", "written by the runner itself (the measured SM clock, the suite's wall time)"},
 };
 
-// Analyzers registered outside harness/analysis/<family>.cpp, each with the reason. The rule
-// is one family per file, named after the family; this list is what is left to split.
-const std::map<std::string, std::string> kSharedFiles = {
-    {"granularity", "memory_structure.cpp: four families in one file, not yet split (issue 13)"},
-    {"fine_grained", "memory_structure.cpp: four families in one file, not yet split (issue 13)"},
-    {"carveout", "memory_structure.cpp: four families in one file, not yet split (issue 13)"},
-    {"tlb", "memory_structure.cpp: four families in one file, not yet split (issue 13)"},
+// Analysis files whose namespace is not yet the family's name, with the reason.
+const std::map<std::string, std::string> kOtherNamespace = {
+    {"latency", "namespace ladder; helper \"modelgpu\" reworks latency.cpp this session (issue 14)"},
+    {"bandwidth", "namespace gpuprobe; helper \"modelgpu\" reworks bandwidth.cpp this session"},
 };
 
 std::string read_text(const fs::path& p) {
@@ -69,10 +48,20 @@ std::string read_text(const fs::path& p) {
   return s.str();
 }
 
-// Probe family -> its source file, from `name() const override { return "x"; }` in
-// microbench/*.cu. Every file that registers a family must give its name this way.
+// The described families, without the tests' own stand-ins (test_*).
+std::map<std::string, const FamilyDescriptor*> described() {
+  std::map<std::string, const FamilyDescriptor*> out;
+  for (const auto& [name, d] : family_descriptors())
+    if (name.rfind("test_", 0) != 0) out[name] = d;
+  return out;
+}
+
+// Probe family -> its source file, from `name() const override { return
+// std::string(<family>::kFamily.name); }` in microbench/*.cu. Every file that registers a family
+// must name it so, through the descriptor of the family the file is named after.
 std::map<std::string, std::string> probe_families_in_sources() {
-  static const std::regex kName(R"re(name\(\)\s*const\s*override\s*\{\s*return\s*"([a-z0-9_]+)";)re");
+  static const std::regex kName(
+      R"re(name\(\)\s*const\s*override\s*\{\s*return\s*std::string\(([a-z0-9_]+)::kFamily\.name\);)re");
   static const std::regex kRegister(R"(GPUPROBE_REGISTER_FAMILY\()");
   std::map<std::string, std::string> out;
   for (const auto& e : fs::directory_iterator(kSource / "microbench")) {
@@ -82,11 +71,14 @@ std::map<std::string, std::string> probe_families_in_sources() {
                                           std::sregex_iterator());
     long named = 0;
     for (auto it = std::sregex_iterator(text.begin(), text.end(), kName); it != std::sregex_iterator();
-         ++it, ++named)
+         ++it, ++named) {
       out[(*it)[1]] = e.path().filename().string();
+      EXPECT_EQ((*it)[1].str(), e.path().stem().string())
+          << e.path().filename() << " registers another file's family";
+    }
     EXPECT_EQ(named, registered) << e.path().filename()
                                  << ": each GPUPROBE_REGISTER_FAMILY needs a family whose name() "
-                                    "returns its name as a literal";
+                                    "returns its descriptor's: std::string(<family>::kFamily.name)";
   }
   return out;
 }
@@ -110,17 +102,12 @@ std::map<std::string, std::set<std::string>> figure_families() {
   return out;
 }
 
-std::set<std::string> analyzer_families() {
+// The descriptor's plots, split at spaces.
+std::set<std::string> plots_of(const FamilyDescriptor& d) {
   std::set<std::string> out;
-  for (const auto& [family, fn] : analyzers())
-    if (family.rfind("test_", 0) != 0) out.insert(family);  // the tests' own stand-ins
+  std::istringstream in{std::string(d.plots)};
+  for (std::string s; in >> s;) out.insert(s);
   return out;
-}
-
-const Gap* gap_of(const std::string& family) {
-  for (const auto& g : kGaps)
-    if (family == g.family) return &g;
-  return nullptr;
 }
 
 }  // namespace
@@ -129,78 +116,94 @@ TEST(Families, SourcesAreFound) {
   // A wrong source directory would make every check below pass on nothing.
   EXPECT_GE(probe_families_in_sources().size(), 10u) << kSource;
   EXPECT_GE(figure_families().size(), 10u) << kSource;
-  EXPECT_GE(analyzer_families().size(), 10u);
+  EXPECT_GE(described().size(), 10u);
 }
 
-TEST(Families, EveryProbeFamilyHasAnAnalyzerAndAFigureOrSaysWhyNot) {
-  const auto analyzers_ = analyzer_families();
+TEST(Families, EveryProbeFamilyIsDescribedAndEveryDescriptionHasAProbe) {
+  const auto probes = probe_families_in_sources();
+  const auto families = described();
+  for (const auto& [family, file] : probes)
+    EXPECT_TRUE(families.count(family))
+        << family << " (microbench/" << file << ") has no descriptor registered: "
+        << "GPUPROBE_REGISTER_ANALYZER(" << family << "::kFamily, ...) or GPUPROBE_DESCRIBE_FAMILY("
+        << family << "::kFamily) in harness/analysis/" << family << ".cpp";
+  for (const auto& [family, d] : families)
+    EXPECT_TRUE(probes.count(family)) << family << " is described, but no microbench/" << family
+                                      << ".cu registers it";
+}
+
+TEST(Families, EveryFamilyHasAnAnalyzerAndAFigureOrSaysWhyNot) {
   const auto figures = figure_families();
-  for (const auto& [family, file] : probe_families_in_sources()) {
-    const Gap* g = gap_of(family);
-    const bool analyzer = analyzers_.count(family) > 0, figure = figures.count(family) > 0;
-    const bool want_analyzer = g ? g->analyzer : true, want_figure = g ? g->figure : true;
-    if (!analyzer && want_analyzer)
-      ADD_FAILURE() << family << " (microbench/" << file
-                    << ") has no analyzer: GPUPROBE_REGISTER_ANALYZER(\"" << family
-                    << "\", ...) in harness/analysis/" << family
-                    << ".cpp, or a line in kGaps (tests/test_families.cpp) saying why not";
-    if (!figure && want_figure)
-      ADD_FAILURE() << family << " (microbench/" << file << ") has no figure: plots/" << family
-                    << ".gp starting \"# family: " << family
-                    << "\", or a line in kGaps (tests/test_families.cpp) saying why not";
-    if (g && analyzer && !g->analyzer)
-      ADD_FAILURE() << family << " has an analyzer now: set analyzer = true in kGaps (" << g->why << ")";
-    if (g && figure && !g->figure)
-      ADD_FAILURE() << family << " has a figure now: set figure = true in kGaps (" << g->why << ")";
+  for (const auto& [family, d] : described()) {
+    SCOPED_TRACE(family);
+    const bool analyzer = analyzers().count(family) > 0;
+    if (d->no_analyzer.empty())
+      EXPECT_TRUE(analyzer) << "no analyzer: register one in harness/analysis/" << family
+                            << ".cpp, or say in its descriptor's no_analyzer why not";
+    else
+      EXPECT_FALSE(analyzer) << "has an analyzer now: clear no_analyzer (" << d->no_analyzer << ")";
+    const std::set<std::string> listed = plots_of(*d);
+    const auto it = figures.find(family);
+    const std::set<std::string> drawn = it == figures.end() ? std::set<std::string>{} : it->second;
+    EXPECT_EQ(listed, drawn) << "the descriptor's plots and the scripts starting \"# family: "
+                             << family << "\" differ";
+    if (d->no_figure.empty())
+      EXPECT_FALSE(listed.empty()) << "no figure: plots/" << family
+                                   << ".gp, or say in its descriptor's no_figure why not";
+    else
+      EXPECT_TRUE(listed.empty()) << "has a figure now: clear no_figure (" << d->no_figure << ")";
+    for (const auto why : {d->no_analyzer, d->no_figure})
+      EXPECT_TRUE(why.empty() || why.size() > 20u) << "say why: '" << why << "'";
   }
 }
 
-TEST(Families, EveryGapNamesAProbeFamilyWithAReason) {
-  const auto probes = probe_families_in_sources();
-  for (const auto& g : kGaps) {
-    EXPECT_TRUE(probes.count(g.family)) << g.family << " in kGaps is no probe family";
-    EXPECT_FALSE(g.analyzer && g.figure) << g.family << " in kGaps lacks nothing";
-    EXPECT_GT(std::string(g.why).size(), 20u) << g.family << ": say why";
-  }
-}
-
-TEST(Families, AnalyzersFiguresAndTheTableNameProbeFamilies) {
-  const auto probes = probe_families_in_sources();
-  for (const auto& family : analyzer_families())
-    EXPECT_TRUE(probes.count(family)) << "analyzer '" << family
-                                      << "' has no probe family in microbench/*.cu";
-  for (const auto& [family, scripts] : figure_families())
-    EXPECT_TRUE(probes.count(family)) << *scripts.begin() << ": '# family: " << family
-                                      << "' is no probe family in microbench/*.cu";
+TEST(Families, TheTableNamesDescribedFamiliesWithAnalyzers) {
+  const auto families = described();
   for (const auto& [name, entry] : catalog().params)
-    EXPECT_TRUE(probes.count(entry.family) || kHarnessFamilies.count(entry.family))
+    EXPECT_TRUE(analyzers().count(entry.family) || kHarnessFamilies.count(entry.family))
         << "docs/parameters.md: " << name << " is of family '" << entry.family
-        << "', no probe family in microbench/*.cu";
+        << "', which has no analyzer" << (families.count(entry.family) ? "" : " nor a descriptor");
 }
 
-TEST(Families, EveryFamilyInTheParameterTableHasAnAnalyzer) {
-  const auto analyzers_ = analyzer_families();
-  for (const auto& [name, entry] : catalog().params)
-    EXPECT_TRUE(analyzers_.count(entry.family) || kHarnessFamilies.count(entry.family))
-        << "docs/parameters.md: " << name << " comes from family '" << entry.family
-        << "', which has no analyzer";
-}
-
-TEST(Families, EachAnalyzerLivesInAFileNamedAfterItsFamily) {
-  static const std::regex kRegister(R"re(GPUPROBE_REGISTER_ANALYZER\("([a-z0-9_]+)")re");
+TEST(Families, EachAnalyzerLivesInAFileNamedAfterItsFamilyAndItsNamespace) {
+  static const std::regex kRegister(
+      R"re(GPUPROBE_(REGISTER_ANALYZER|DESCRIBE_FAMILY)\(([a-z0-9_]+)::kFamily\b)re");
   std::map<std::string, std::string> file_of;  // family -> the file that registers it
   for (const auto& e : fs::directory_iterator(kSource / "harness" / "analysis")) {
     if (e.path().extension() != ".cpp") continue;
     const std::string text = read_text(e.path());
     for (auto it = std::sregex_iterator(text.begin(), text.end(), kRegister); it != std::sregex_iterator(); ++it)
-      file_of[(*it)[1]] = e.path().filename().string();
+      file_of[(*it)[2]] = e.path().filename().string();
   }
-  EXPECT_EQ(file_of.size(), analyzer_families().size()) << "every registered analyzer found in the sources";
+  EXPECT_EQ(file_of.size(), described().size()) << "every registered descriptor found in the sources";
   for (const auto& [family, file] : file_of) {
-    const bool own = file == family + ".cpp";
-    const bool listed = kSharedFiles.count(family) > 0;
-    EXPECT_TRUE(own || listed) << family << " is registered in harness/analysis/" << file
-                               << ": move it to harness/analysis/" << family << ".cpp";
-    EXPECT_FALSE(own && listed) << family << " has its own file now: take it off kSharedFiles";
+    EXPECT_EQ(file, family + ".cpp") << family << " is registered in harness/analysis/" << file;
+    const std::string text = read_text(kSource / "harness" / "analysis" / file);
+    const bool own = text.find("namespace " + family + " {") != std::string::npos ||
+                     text.find("namespace gpuprobe::" + family + " {") != std::string::npos;
+    const bool listed = kOtherNamespace.count(family) > 0;
+    EXPECT_TRUE(own || listed) << file << ": its code belongs in namespace " << family;
+    EXPECT_FALSE(own && listed) << family << " has its own namespace now: take it off kOtherNamespace";
   }
+}
+
+// What each family's analyzer writes from every committed run (its own output, before the run's
+// merge keeps one value per name) is listed in docs/parameters.md.
+TEST(Families, CommittedRunsEmitOnlyNamesOfTheTable) {
+  const auto runs = committed_run_dirs();
+  ASSERT_GE(runs.size(), 4u) << "committed runs under results/<gpu>/<run-id>/";  // fail, not skip
+  size_t emitted = 0;
+  for (const auto& dir : runs)
+    for (const auto& [family, d] : described()) {
+      const fs::path csv = fs::path(dir) / (family + ".csv");
+      if (!d->no_analyzer.empty() || !fs::exists(csv)) continue;
+      Metadata meta;
+      const auto obs = read_observations(csv.string(), &meta);
+      for (const auto& p : analyze(family, obs, meta)) {
+        ++emitted;
+        EXPECT_NE(find_parameter(p.name), nullptr)
+            << dir << ": " << family << " writes " << p.name << ", which docs/parameters.md lacks";
+      }
+    }
+  EXPECT_GE(emitted, 500u) << "the committed runs' families analysed";
 }

@@ -47,6 +47,7 @@ std::vector<Answer> bench(const Gpu& g, unsigned seed) {
   const Run run = generate(g, seed);
   auto params = analyze("latency", run.latency, run.meta);
   for (const auto& p : analyze("bandwidth", run.bandwidth, run.meta)) params.push_back(p);
+  for (const auto& p : analyze("shared_banks", run.shared_banks, run.meta)) params.push_back(p);
   std::map<std::string, Parameter> got;
   for (const auto& p : params) got[p.name] = p;
   std::vector<Answer> out;

@@ -1,6 +1,7 @@
 // Quick is a faithful subset: every parameter a committed --quick run writes overlaps the
-// interval of the full run of the same gpuprobe version on the same GPU, widened by the
-// parameter's tolerance (docs/parameters.md), and none of those a quick run leaves out.
+// interval of every full run of the same gpuprobe version on the same GPU, widened by the
+// parameter's tolerance (docs/parameters.md, the one table: tolerance_of below), and none of
+// those a quick run leaves out. Every committed quick run must have such a full run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,7 +60,8 @@ std::vector<RunInfo> committed_runs() {
       RunInfo r{run.path(), gpu.path().filename().string(), "", false};
       for (const auto& [k, v] : meta) {
         if (k == "gpuprobe_version") r.version = v;
-        if (k == "command_line") r.quick = v.find("--quick") != std::string::npos;
+        if (k == "command_line") r.quick = r.quick || v.find("--quick") != std::string::npos;
+        if (k == "quick") r.quick = r.quick || v == "1";
         if (k == "filter" && !v.empty()) r.version.clear();  // a filtered run is no full run
       }
       if (!r.version.empty()) out.push_back(r);
@@ -68,33 +70,72 @@ std::vector<RunInfo> committed_runs() {
   return out;
 }
 
-TEST(QuickRuns, CommittedQuickRunsAgreeWithTheFullRun) {
-  int pairs = 0;
-  for (const auto& q : committed_runs()) {
+// Every committed quick run with each full run of the same gpuprobe version and GPU, and the
+// quick runs that have none (each one a failure: a quick run nobody can check).
+struct Pairing {
+  std::vector<std::pair<RunInfo, RunInfo>> pairs;  // (quick, full)
+  std::vector<RunInfo> unpaired;                   // quick runs without a full twin
+};
+
+Pairing pair_runs(const std::vector<RunInfo>& runs) {
+  Pairing out;
+  for (const auto& q : runs) {
     if (!q.quick) continue;
-    for (const auto& f : committed_runs()) {
+    bool paired = false;
+    for (const auto& f : runs) {
       if (f.quick || f.gpu != q.gpu || f.version != q.version) continue;
-      ++pairs;
-      SCOPED_TRACE(q.dir.string() + " against " + f.dir.string());
-      std::map<std::string, Parameter> full;
-      for (const auto& p : read_parameters((f.dir / "parameters.csv").string())) full[p.name] = p;
-      for (const auto& p : read_parameters((q.dir / "parameters.csv").string())) {
-        EXPECT_FALSE(catalog().not_in_quick.count(p.name)) << p.name << " is listed as not measured by a quick run";
-        const CatalogEntry* entry = find_parameter(p.name);
-        double tol = 0;
-        if (!entry || !tolerance_fraction(entry->tolerance, &tol)) continue;
-        auto it = full.find(p.name);
-        if (it == full.end()) {
-          ADD_FAILURE() << p.name << ": written by the quick run, not by the full run";
-          continue;
-        }
-        EXPECT_EQ(disagreement(p, it->second, tol), "");
-      }
+      out.pairs.emplace_back(q, f);
+      paired = true;
     }
+    if (!paired) out.unpaired.push_back(q);
   }
-  if (pairs == 0)
-    GTEST_SKIP() << "NOT CHECKED: no committed --quick run with a full run of the same gpuprobe "
-                    "version and GPU under results/ (commit one pair to check quick against full)";
+  return out;
+}
+
+TEST(QuickRuns, PairsByVersionAndGpuAndReportsTheUnpaired) {
+  const std::vector<RunInfo> runs = {{"h100/1", "h100", "v1", false}, {"h100/2", "h100", "v1", true},
+                                     {"h100/3", "h100", "v2", true},  {"h200/1", "h200", "v1", true},
+                                     {"h200/2", "h200", "v1", false}, {"h200/3", "h200", "v1", false}};
+  const Pairing p = pair_runs(runs);
+  ASSERT_EQ(p.pairs.size(), 3u);  // h100 v1 once, h200 v1 with both of its full runs
+  EXPECT_EQ(p.pairs[0].second.dir, "h100/1");
+  ASSERT_EQ(p.unpaired.size(), 1u);
+  EXPECT_EQ(p.unpaired[0].dir, "h100/3");  // a quick run of v2: no full run of v2
+}
+
+// The one tolerance table: docs/parameters.md's tolerance column, built into the catalog. A
+// parameter it does not compare ("not compared ...") or does not list is not checked here.
+bool tolerance_of(const std::string& name, double* tol) {
+  const CatalogEntry* entry = find_parameter(name);
+  return entry && tolerance_fraction(entry->tolerance, tol);
+}
+
+void expect_quick_agrees(const RunInfo& q, const RunInfo& f) {
+  SCOPED_TRACE(q.dir.string() + " against " + f.dir.string());
+  std::map<std::string, Parameter> full;
+  for (const auto& p : read_parameters((f.dir / "parameters.csv").string())) full[p.name] = p;
+  for (const auto& p : read_parameters((q.dir / "parameters.csv").string())) {
+    EXPECT_FALSE(catalog().not_in_quick.count(p.name)) << p.name << " is listed as not measured by a quick run";
+    double tol = 0;
+    if (!tolerance_of(p.name, &tol)) continue;
+    auto it = full.find(p.name);
+    if (it == full.end()) {
+      ADD_FAILURE() << p.name << ": written by the quick run, not by the full run";
+      continue;
+    }
+    EXPECT_EQ(disagreement(p, it->second, tol), "");
+  }
+}
+
+TEST(QuickRuns, CommittedQuickRunsAgreeWithTheFullRun) {
+  const Pairing p = pair_runs(committed_runs());
+  for (const auto& q : p.unpaired)
+    ADD_FAILURE() << q.dir.string() << ": a quick run of " << q.gpu << ", version " << q.version
+                  << ", with no committed full run of the same version and GPU to check it against";
+  for (const auto& [q, f] : p.pairs) expect_quick_agrees(q, f);
+  if (p.pairs.empty() && p.unpaired.empty())
+    GTEST_SKIP() << "NOT CHECKED: no committed --quick run under results/ (commit a quick and a full run "
+                    "of one version and GPU to check quick against full)";
 }
 
 TEST(QuickRuns, EveryToleranceIsReadable) {

@@ -1,12 +1,14 @@
 #pragma once
 // Inference is a plain function from a family's observations (and its file's metadata) to
-// parameters. Each family's analysis registers itself under the family's name, so that
-// `gpuprobe run`, `gpuprobe analyze` and the tests all reach the same code.
+// parameters. Each family's analysis registers itself with the family's descriptor
+// (core/family.hpp), so that `gpuprobe run`, `gpuprobe analyze` and the tests all reach the
+// same code.
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -34,10 +36,14 @@ std::vector<Parameter> analyze(const std::string& family, const std::vector<Obse
                                const Metadata& meta = {});
 
 struct RegisterAnalyzer {
-  RegisterAnalyzer(const std::string& family, Analyzer fn) { analyzers()[family] = std::move(fn); }
+  RegisterAnalyzer(const FamilyDescriptor& family, Analyzer fn) {
+    analyzers()[std::string(family.name)] = std::move(fn);
+    DescribeFamily{family};
+  }
 };
 
 }  // namespace gpuprobe
 
-#define GPUPROBE_REGISTER_ANALYZER(family, fn) \
-  static ::gpuprobe::RegisterAnalyzer gpuprobe_analyzer_##fn(family, fn)
+// In harness/analysis/<family>.cpp: GPUPROBE_REGISTER_ANALYZER(divergence::kFamily, analyze_divergence);
+#define GPUPROBE_REGISTER_ANALYZER(descriptor, fn) \
+  static ::gpuprobe::RegisterAnalyzer gpuprobe_analyzer_##fn(descriptor, fn)

@@ -11,7 +11,7 @@
 #include "analysis/util.hpp"
 #include "core/code_check.hpp"
 
-namespace gpuprobe {
+namespace gpuprobe::associativity {
 
 namespace {
 
@@ -428,6 +428,66 @@ CacheModel fit_capacity(const std::vector<EvictionTally>& tallies, Replacement m
   return best;
 }
 
+namespace {
+
+CacheModel best_of(const std::vector<CacheModel>& p) {
+  return *std::max_element(p.begin(), p.end(), [](const CacheModel& a, const CacheModel& b) {
+    return a.log_likelihood < b.log_likelihood;
+  });
+}
+
+// Profile likelihood over the ways, each with its best capacity. Random replacement with one
+// way is LRU with one way (and deterministic): from two on.
+std::vector<CacheModel> ways_profile(const std::vector<EvictionTally>& tallies, Replacement m,
+                                     double max_lines) {
+  std::map<double, CacheModel> by_ways;
+  // Ways up to kWaysBeyondLines x the most lines walked: more ways than lines would fit any
+  // curve alike, and the margin keeps the best fit off the grid's end.
+  constexpr double kWaysBeyondLines = 1.5;
+  for (double w : ways_grid(kWaysBeyondLines * max_lines))
+    if (m == Replacement::lru || w >= 2) by_ways[w] = fit_capacity(tallies, m, w);
+  // Above 64 the grid steps by 5 %: every whole number between the best's neighbours (a fully
+  // associative cache is a step at exactly its lines).
+  auto less = [](const auto& a, const auto& b) {
+    return a.second.log_likelihood < b.second.log_likelihood;
+  };
+  const auto top = std::max_element(by_ways.begin(), by_ways.end(), less);
+  const double below = top == by_ways.begin() ? top->first : std::prev(top)->first;
+  const double above = std::next(top) == by_ways.end() ? top->first : std::next(top)->first;
+  for (double w = below + 1; w < above; ++w)
+    if (!by_ways.count(w)) by_ways[w] = fit_capacity(tallies, m, w);
+  std::vector<CacheModel> out;
+  for (const auto& [w, c] : by_ways) out.push_back(c);
+  return out;
+}
+
+// The best of the chosen model's profile, and the band of ways and capacities not ruled out.
+void pin_ways(const std::vector<EvictionTally>& tallies, const std::vector<CacheModel>& chosen,
+              AssociativityFit& f) {
+  f.best = best_of(chosen);
+  f.ways_low = f.ways_high = f.best.ways;
+  f.capacity_low = f.capacity_high = f.best.capacity();
+  // Where even the best model misses the points by more than their sampling noise (deviance
+  // above its degrees of freedom), the likelihood is overconfident by that factor: the band of
+  // ways not ruled out widens with it (quasi-likelihood).
+  const double dispersion = std::max(1.0, deviance(tallies, f.best) / std::max(1, f.points - 2));
+  f.likelihood_band = kLogLikelihoodSpan * dispersion;
+  for (const auto& c : chosen)
+    if (c.log_likelihood >= f.best.log_likelihood - f.likelihood_band) {
+      f.ways_low = std::min(f.ways_low, c.ways);
+      f.ways_high = std::max(f.ways_high, c.ways);
+      f.capacity_low = std::min(f.capacity_low, c.capacity());
+      f.capacity_high = std::max(f.capacity_high, c.capacity());
+    }
+  f.pow2.log_likelihood = -std::numeric_limits<double>::infinity();
+  for (double s = 1; s <= f.best.capacity(); s *= 2) {
+    CacheModel c = fit_ways_at(tallies, f.best.model, s, f.best.capacity() / s);
+    if (c.log_likelihood > f.pow2.log_likelihood) f.pow2 = c;
+  }
+}
+
+}  // namespace
+
 std::optional<AssociativityFit> fit_associativity(const std::vector<EvictionTally>& tallies) {
   AssociativityFit f;
   double max_lines = 0;
@@ -444,77 +504,24 @@ std::optional<AssociativityFit> fit_associativity(const std::vector<EvictionTall
     return std::nullopt;
   f.verdict = replacement_verdict(tallies);
 
-  // Profile likelihood over the ways, each with its best capacity.
-  auto best_of = [](const std::vector<CacheModel>& p) {
-    return *std::max_element(p.begin(), p.end(), [](const CacheModel& a, const CacheModel& b) {
-      return a.log_likelihood < b.log_likelihood;
-    });
-  };
-  // Random replacement with one way is LRU with one way (and deterministic): from two on.
-  auto profile = [&](Replacement m) {
-    std::map<double, CacheModel> by_ways;
-    // Ways up to kWaysBeyondLines x the most lines walked: more ways than lines would fit
-    // any curve alike, and the margin keeps the best fit off the grid's end.
-    constexpr double kWaysBeyondLines = 1.5;
-    for (double w : ways_grid(kWaysBeyondLines * max_lines))
-      if (m == Replacement::lru || w >= 2) by_ways[w] = fit_capacity(tallies, m, w);
-    // Above 64 the grid steps by 5 %: every whole number between the best's neighbours (a
-    // fully associative cache is a step at exactly its lines).
-    auto less = [](const auto& a, const auto& b) {
-      return a.second.log_likelihood < b.second.log_likelihood;
-    };
-    const auto top = std::max_element(by_ways.begin(), by_ways.end(), less);
-    const double below = top == by_ways.begin() ? top->first : std::prev(top)->first;
-    const double above = std::next(top) == by_ways.end() ? top->first : std::next(top)->first;
-    for (double w = below + 1; w < above; ++w)
-      if (!by_ways.count(w)) by_ways[w] = fit_capacity(tallies, m, w);
-    std::vector<CacheModel> out;
-    for (const auto& [w, c] : by_ways) out.push_back(c);
-    return out;
-  };
-  const auto lru = profile(Replacement::lru);
-  const auto cold = profile(Replacement::random_cold);
+  const auto lru = ways_profile(tallies, Replacement::lru, max_lines);
+  const auto cold = ways_profile(tallies, Replacement::random_cold, max_lines);
   const CacheModel warm = fit_capacity(tallies, Replacement::random_warm, 1);
   f.lru_log_likelihood = best_of(lru).log_likelihood;
   f.random_cold_log_likelihood = best_of(cold).log_likelihood;
   f.random_warm_log_likelihood = warm.log_likelihood;
 
   // The repeats and replays say whether the outcome is fixed by the line set; among the
-  // models that agree with that, the likelihood chooses.
-  const std::vector<CacheModel>* chosen = &lru;
-  if (f.verdict.kind == ReplacementVerdict::random) {
-    // Ways are claimed only where the model that has none fits clearly worse.
-    if (warm.log_likelihood > f.random_cold_log_likelihood - kLogLikelihoodSpan) {
-      f.best = warm;
-      f.ways_identified = false;
-      f.capacity_low = f.capacity_high = warm.capacity();
-      chosen = nullptr;
-    } else {
-      chosen = &cold;
-    }
-  }
-  if (chosen) {
-    f.best = best_of(*chosen);
-    f.ways_low = f.ways_high = f.best.ways;
-    f.capacity_low = f.capacity_high = f.best.capacity();
-    // Where even the best model misses the points by more than their sampling noise
-    // (deviance above its degrees of freedom), the likelihood is overconfident by that
-    // factor: the band of ways not ruled out widens with it (quasi-likelihood).
-    const double dispersion = std::max(
-        1.0, deviance(tallies, f.best) / std::max(1, f.points - 2));
-    f.likelihood_band = kLogLikelihoodSpan * dispersion;
-    for (const auto& c : *chosen)
-      if (c.log_likelihood >= f.best.log_likelihood - f.likelihood_band) {
-        f.ways_low = std::min(f.ways_low, c.ways);
-        f.ways_high = std::max(f.ways_high, c.ways);
-        f.capacity_low = std::min(f.capacity_low, c.capacity());
-        f.capacity_high = std::max(f.capacity_high, c.capacity());
-      }
-    f.pow2.log_likelihood = -std::numeric_limits<double>::infinity();
-    for (double s = 1; s <= f.best.capacity(); s *= 2) {
-      CacheModel c = fit_ways_at(tallies, f.best.model, s, f.best.capacity() / s);
-      if (c.log_likelihood > f.pow2.log_likelihood) f.pow2 = c;
-    }
+  // models that agree with that, the likelihood chooses. Under random replacement, ways are
+  // claimed only where the model that has none fits clearly worse.
+  if (f.verdict.kind != ReplacementVerdict::random) {
+    pin_ways(tallies, lru, f);
+  } else if (warm.log_likelihood > f.random_cold_log_likelihood - kLogLikelihoodSpan) {
+    f.best = warm;
+    f.ways_identified = false;
+    f.capacity_low = f.capacity_high = warm.capacity();
+  } else {
+    pin_ways(tallies, cold, f);
   }
   const int dof = std::max(1, f.points - (f.ways_identified ? 2 : 1));
   f.deviance_per_dof = deviance(tallies, f.best) / dof;
@@ -526,18 +533,97 @@ std::optional<AssociativityFit> fit_associativity(const std::vector<EvictionTall
 
 namespace {
 
-// Goodness of fit as a factor: 1 while the deviance is about the degrees of freedom.
+// Goodness of fit as a factor: 1 while the deviance is up to its degrees of freedom, then
+// falling by kDevianceLoss per unit of deviance/dof, never below kPoorFitFloor.
+constexpr double kDevianceLoss = 0.25;  // deviance/dof 3 (a poor fit) costs half
+constexpr double kPoorFitFloor = 0.3;   // a poor fit still pins the capacity roughly
 double fit_quality(const AssociativityFit& f) {
-  return std::min(1.0, std::max(0.3, 1.25 - 0.25 * f.deviance_per_dof));
+  return std::min(1.0, std::max(kPoorFitFloor, 1 + kDevianceLoss - kDevianceLoss * f.deviance_per_dof));
 }
 
+// Ways and sets of a cache whose replacement the repeats left undetermined are less certain.
+constexpr double kUndeterminedVerdictFactor = 0.85;
 double verdict_clarity(const AssociativityFit& f) {
-  return f.verdict.kind == ReplacementVerdict::undetermined ? 0.85 : 1.0;
+  return f.verdict.kind == ReplacementVerdict::undetermined ? kUndeterminedVerdictFactor : 1.0;
 }
+
+// Line spacing of the walk where no eviction row says (the probe's default: one L1 line).
+constexpr double kDefaultSpacing = 128;
 
 std::string holding(double shared) {
   return shared > 0 ? "holding " + kib(shared) + " of dynamic shared memory per block"
                     : "holding no shared memory";
+}
+
+}  // namespace
+
+namespace {
+
+// What every parameter's method text says: how the curve was measured, and the fit.
+struct AssociativityText {
+  std::string how, fit, others;
+};
+
+// l1_ways and l1_sets, where the fit tells the ways apart. `factor`: the confidence factors
+// that are not the ways' own (enough trials, no far better model).
+std::vector<Parameter> ways_and_sets(const AssociativityFit& fit, const AssociativityText& text,
+                                     double spacing, double factor) {
+  const CacheModel& b = fit.best;
+  const double capacity = b.capacity();
+  const double spread = std::log2(fit.ways_high / fit.ways_low);
+  const double conf = kWaysBest / (1 + spread) * fit_quality(fit) * verdict_clarity(fit) * factor;
+  const double sets = capacity / b.ways;
+  const double sets_low = fit.capacity_low / fit.ways_high;
+  const double sets_high = fit.capacity_high / fit.ways_low;
+  std::string method = text.how + "; " + text.fit + ": W = " + num(b.ways, 5) + " (" +
+                       num(fit.ways_low, 5) + "-" + num(fit.ways_high, 5) + " within " +
+                       num(fit.likelihood_band) + " log-likelihood units), S = " + num(sets, 4) +
+                       ", S*W = " + num(capacity, 5) + " lines (" + kib(capacity * spacing) + ")";
+  constexpr double kOneSet = 1.5;  // below, the set count's range rounds to one set
+  if (sets_low < kOneSet) method += "; one set within the resolution: fully associative";
+  if (std::isfinite(fit.pow2.log_likelihood))
+    method += "; with a power-of-two set count: " + num(fit.pow2.sets, 5) + " sets x " +
+              num(fit.pow2.ways, 5) + " ways (log-likelihood " +
+              num(fit.pow2.log_likelihood - b.log_likelihood, 3) + " against the best)";
+  method += "; deviance/dof " + num(fit.deviance_per_dof, 3) + text.others + "; " + fit.verdict.text();
+  return {param("l1_ways", b.ways, "ways", fit.ways_low, fit.ways_high, conf, method),
+          param("l1_sets", std::round(sets), "sets", std::min(sets_low, std::round(sets)),
+                std::max(sets_high, std::round(sets)), conf, method)};
+}
+
+// The capacity this probe sees, at each shared-memory setting; l1_size is the largest. The
+// carve-out family measures it more directly, so this one stays below its confidence and only
+// stands where that family did not run.
+Parameter l1_size(const std::vector<Observation>& obs, const std::vector<double>& settings,
+                  const AssociativityFit& fit, const AssociativityText& text, double spacing) {
+  std::string seen;
+  const AssociativityFit* largest = &fit;
+  std::vector<AssociativityFit> others_fits;
+  for (double shared : settings) {
+    const auto f = shared == settings.front() ? std::optional<AssociativityFit>(fit)
+                                              : fit_associativity(eviction_tallies(obs, shared));
+    if (!f) {
+      seen += std::string(seen.empty() ? "" : "; ") + holding(shared) + ": no eviction curve";
+      continue;
+    }
+    seen += std::string(seen.empty() ? "" : "; ") + holding(shared) + ": " +
+            num(f->best.capacity(), 5) + " lines (" + kib(f->best.capacity() * spacing) + ", " +
+            num(f->trials, 6) + " trials)";
+    if (shared != settings.front()) others_fits.push_back(*f);
+  }
+  for (const auto& f : others_fits)
+    if (f.best.capacity() > largest->best.capacity()) largest = &f;
+  const double cap = largest->best.capacity();
+  const double cap_spread = (largest->capacity_high - largest->capacity_low) / cap;
+  const double cap_conf =
+      std::min(kCapacityCap, kCapacityBest * fit_quality(*largest) * verdict_clarity(*largest) *
+                                 (1 - std::min(kCapacitySpreadMostLoss, kCapacitySpreadLoss * cap_spread)));
+  std::string cap_method = text.how + "; " + text.fit + ", capacity S*W x " + num(spacing) +
+                           " B, the largest over the shared-memory settings (" + seen + ")" +
+                           (fit.ways_identified ? "" : "; the ways cannot be told apart here") +
+                           "; " + fit.verdict.text();
+  return param("l1_size", cap * spacing, "bytes", largest->capacity_low * spacing,
+               largest->capacity_high * spacing, cap_conf, cap_method);
 }
 
 }  // namespace
@@ -549,22 +635,20 @@ std::vector<Parameter> analyze_associativity(const std::vector<Observation>& obs
   const auto fit = fit_associativity(eviction_tallies(obs, settings.front()));
   if (!fit) return {};
   double spacing = spacing_bytes(obs);
-  if (!std::isfinite(spacing)) spacing = 128;
+  if (!std::isfinite(spacing)) spacing = kDefaultSpacing;
   const CacheModel& b = fit->best;
 
-  std::string how = "one thread per SM (carve-out preference 0, " + holding(settings.front()) +
-                    ") loads a target line, walks N other lines drawn at random (" +
-                    num(spacing) + " B apart, each holding the next one's address), reloads "
-                    "the target (clock64: L1 hit or miss), 3 times in place; " +
-                    num(fit->trials, 7) + " trials at " + std::to_string(fit->points) +
-                    " line counts; half the targets evicted at N = " + num(fit->half_point, 4) +
-                    " lines";
-  std::string others = "; best log-likelihood of each model: LRU " +
-                       num(fit->lru_log_likelihood, 6) + ", random from empty " +
-                       num(fit->random_cold_log_likelihood, 6) + ", random in a full cache " +
-                       num(fit->random_warm_log_likelihood, 6);
-  std::string fit_text = "first-reload eviction fraction fitted by likelihood with " +
-                         model_formula(b.model);
+  AssociativityText text;
+  text.how = "one thread per SM (carve-out preference 0, " + holding(settings.front()) +
+             ") loads a target line, walks N other lines drawn at random (" + num(spacing) +
+             " B apart, each holding the next one's address), reloads the target (clock64: L1 "
+             "hit or miss), 3 times in place; " +
+             num(fit->trials, 7) + " trials at " + std::to_string(fit->points) +
+             " line counts; half the targets evicted at N = " + num(fit->half_point, 4) + " lines";
+  text.others = "; best log-likelihood of each model: LRU " + num(fit->lru_log_likelihood, 6) +
+                ", random from empty " + num(fit->random_cold_log_likelihood, 6) +
+                ", random in a full cache " + num(fit->random_warm_log_likelihood, 6);
+  text.fit = "first-reload eviction fraction fitted by likelihood with " + model_formula(b.model);
 
   // Confidence: how narrowly the ways are pinned, how well the model describes the curve,
   // and whether the replacement verdict is clear.
@@ -575,70 +659,15 @@ std::vector<Parameter> analyze_associativity(const std::vector<Observation>& obs
   const double contested = best_other > b.log_likelihood + kContestedMargin ? kContestedFactor : 1.0;
 
   std::vector<Parameter> out;
-  const double capacity = b.capacity();
-  if (fit->ways_identified) {
-    const double spread = std::log2(fit->ways_high / fit->ways_low);
-    const double conf =
-        kWaysBest / (1 + spread) * fit_quality(*fit) * verdict_clarity(*fit) * enough * contested;
-    const double sets = capacity / b.ways;
-    const double sets_low = fit->capacity_low / fit->ways_high;
-    const double sets_high = fit->capacity_high / fit->ways_low;
-    std::string method =
-        how + "; " + fit_text + ": W = " + num(b.ways, 5) + " (" + num(fit->ways_low, 5) + "-" +
-        num(fit->ways_high, 5) + " within " + num(fit->likelihood_band) +
-        " log-likelihood units), S = " + num(sets, 4) + ", S*W = " + num(capacity, 5) +
-        " lines (" + kib(capacity * spacing) + ")";
-    constexpr double kOneSet = 1.5;  // below, the set count's range rounds to one set
-    if (sets_low < kOneSet) method += "; one set within the resolution: fully associative";
-    if (std::isfinite(fit->pow2.log_likelihood))
-      method += "; with a power-of-two set count: " + num(fit->pow2.sets, 5) + " sets x " +
-                num(fit->pow2.ways, 5) + " ways (log-likelihood " +
-                num(fit->pow2.log_likelihood - b.log_likelihood, 3) + " against the best)";
-    method += "; deviance/dof " + num(fit->deviance_per_dof, 3) + others + "; " +
-              fit->verdict.text();
-    out.push_back(param("l1_ways", b.ways, "ways", fit->ways_low, fit->ways_high, conf, method));
-    out.push_back(param("l1_sets", std::round(sets), "sets", std::min(sets_low, std::round(sets)),
-                        std::max(sets_high, std::round(sets)), conf, method));
-  }
-
-  // The capacity this probe sees, at each shared-memory setting; l1_size is the largest. The
-  // carve-out family measures it more directly, so this one stays below its confidence and
-  // only stands where that family did not run.
-  std::string seen;
-  const AssociativityFit* largest = &*fit;
-  std::vector<AssociativityFit> others_fits;
-  for (double shared : settings) {
-    const auto f =
-        shared == settings.front() ? fit : fit_associativity(eviction_tallies(obs, shared));
-    if (!f) {
-      seen += std::string(seen.empty() ? "" : "; ") + holding(shared) + ": no eviction curve";
-      continue;
-    }
-    seen += std::string(seen.empty() ? "" : "; ") + holding(shared) + ": " +
-            num(f->best.capacity(), 5) + " lines (" +
-            kib(f->best.capacity() * spacing) + ", " + num(f->trials, 6) + " trials)";
-    if (shared != settings.front()) others_fits.push_back(*f);
-  }
-  for (const auto& f : others_fits)
-    if (f.best.capacity() > largest->best.capacity()) largest = &f;
-  const double cap = largest->best.capacity();
-  const double cap_spread = (largest->capacity_high - largest->capacity_low) / cap;
-  const double cap_conf =
-      std::min(kCapacityCap, kCapacityBest * fit_quality(*largest) * verdict_clarity(*largest) *
-                                 (1 - std::min(kCapacitySpreadMostLoss, kCapacitySpreadLoss * cap_spread)));
-  std::string cap_method = how + "; " + fit_text + ", capacity S*W x " + num(spacing) +
-                           " B, the largest over the shared-memory settings (" + seen + ")" +
-                           (fit->ways_identified ? "" : "; the ways cannot be told apart here") +
-                           "; " + fit->verdict.text();
-  out.push_back(param("l1_size", cap * spacing, "bytes", largest->capacity_low * spacing,
-                      largest->capacity_high * spacing, cap_conf, cap_method));
+  if (fit->ways_identified) out = ways_and_sets(*fit, text, spacing, enough * contested);
+  out.push_back(l1_size(obs, settings, *fit, text, spacing));
   return out;
 }
 
 // ---------------------------------------------------------------------------------------
 // Code checks
 
-std::vector<std::string> associativity_kernels() {
+std::vector<std::string> kernels() {
   return {"associativity::eviction_trials", "associativity::link_chains"};
 }
 
@@ -664,6 +693,6 @@ std::vector<CodeExpectation> associativity_expectations() {
 }  // namespace
 
 GPUPROBE_REGISTER_CODE_EXPECTATIONS(associativity_expectations);
-GPUPROBE_REGISTER_ANALYZER("associativity", analyze_associativity);
+GPUPROBE_REGISTER_ANALYZER(associativity::kFamily, analyze_associativity);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::associativity

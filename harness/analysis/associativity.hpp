@@ -13,9 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
-namespace gpuprobe {
+namespace gpuprobe::associativity {
 
 // What the trials at one line count came to.
 struct EvictionTally {
@@ -104,6 +105,9 @@ std::vector<Parameter> analyze_associativity(const std::vector<Observation>& obs
                                              const Metadata& meta);
 
 // Kernels of microbench/associativity.cu as the code checks name them.
-std::vector<std::string> associativity_kernels();
+std::vector<std::string> kernels();
 
-}  // namespace gpuprobe
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"associativity", "associativity.gp"};
+
+}  // namespace gpuprobe::associativity

@@ -84,6 +84,6 @@ std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, cons
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("atomics", analyze_atomics);
+GPUPROBE_REGISTER_ANALYZER(atomics::kFamily, analyze_atomics);
 
 }  // namespace gpuprobe::atomics

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analysis/util.hpp"
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe::atomics {
@@ -22,5 +23,8 @@ std::string chain_kernel_name(bool shared, bool cas);  // "atomics::chain_kernel
 std::string stream_kernel_name(bool shared, bool cas);
 
 std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, const Metadata& meta);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"atomics", "atomics.gp"};
 
 }  // namespace gpuprobe::atomics

@@ -230,6 +230,6 @@ std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, co
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("bandwidth", analyze_bandwidth);
+GPUPROBE_REGISTER_ANALYZER(bandwidth::kFamily, analyze_bandwidth);
 
 }  // namespace gpuprobe

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -16,5 +17,12 @@ struct CurvePoint {
 // l1_bandwidth_per_sm (B/clk/SM), each the best configuration measured; the DRAM ones quote
 // their fraction of the theoretical peak (row dram_theoretical) in the method.
 std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, const Metadata& meta);
+
+namespace bandwidth {
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"bandwidth", "bandwidth.gp"};
+
+}  // namespace bandwidth
 
 }  // namespace gpuprobe

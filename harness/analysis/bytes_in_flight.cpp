@@ -99,6 +99,6 @@ std::vector<Parameter> analyze_bytes_in_flight(const std::vector<Observation>& o
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("bytes_in_flight", analyze_bytes_in_flight);
+GPUPROBE_REGISTER_ANALYZER(bytes_in_flight::kFamily, analyze_bytes_in_flight);
 
 }  // namespace gpuprobe::bytes_in_flight

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analysis/bandwidth.hpp"  // CurvePoint
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe::bytes_in_flight {
@@ -30,5 +31,8 @@ double littles_law_bytes_per_sm(double latency_ns, double gbs, int sms);
 // dram_bytes_in_flight_90pct and l2_bytes_in_flight_90pct (bytes per SM).
 std::vector<Parameter> analyze_bytes_in_flight(const std::vector<Observation>& obs,
                                                const Metadata& meta);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"bytes_in_flight", "littles_law.gp"};
 
 }  // namespace gpuprobe::bytes_in_flight

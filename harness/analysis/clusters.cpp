@@ -105,6 +105,6 @@ std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, con
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("clusters", analyze_clusters);
+GPUPROBE_REGISTER_ANALYZER(clusters::kFamily, analyze_clusters);
 
 }  // namespace gpuprobe

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -19,6 +20,9 @@ constexpr int kBandwidthUnroll = 16; // 16 B DSM loads per loop trip and thread
 std::string latency_kernel();
 std::string bandwidth_kernel();
 std::string sync_kernel();
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"clusters", "clusters.gp"};
 
 }  // namespace clusters
 

@@ -8,7 +8,7 @@
 #include "analysis/util.hpp"
 #include "core/csv.hpp"
 
-namespace gpuprobe {
+namespace gpuprobe::concurrency {
 
 namespace {
 
@@ -102,6 +102,6 @@ std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs, 
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("concurrency", analyze_concurrency);
+GPUPROBE_REGISTER_ANALYZER(concurrency::kFamily, analyze_concurrency);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::concurrency

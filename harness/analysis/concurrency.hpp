@@ -4,9 +4,10 @@
 #include <optional>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
-namespace gpuprobe {
+namespace gpuprobe::concurrency {
 
 struct Interval {
   double start = 0, stop = 0;
@@ -32,4 +33,7 @@ std::optional<ConcurrencyLimit> concurrency_limit(const std::vector<Observation>
 std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs,
                                            const Metadata& meta);
 
-}  // namespace gpuprobe
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"concurrency", "concurrency.gp waves.gp"};
+
+}  // namespace gpuprobe::concurrency

@@ -136,6 +136,6 @@ std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, c
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("divergence", analyze_divergence);
+GPUPROBE_REGISTER_ANALYZER(divergence::kFamily, analyze_divergence);
 
 }  // namespace gpuprobe

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -25,6 +26,9 @@ struct Fit {
 
 // paths[i] distinct paths took cycles[i]; needs P = 1 and at least one P > 1.
 bool fit_paths(const std::vector<int>& paths, const std::vector<double>& cycles, Fit* out);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"divergence", "divergence.gp"};
 
 }  // namespace divergence
 

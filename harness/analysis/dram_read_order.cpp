@@ -148,6 +148,6 @@ std::vector<Parameter> analyze_dram_read_order(const std::vector<Observation>& o
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("dram_read_order", analyze_dram_read_order);
+GPUPROBE_REGISTER_ANALYZER(dram_read_order::kFamily, analyze_dram_read_order);
 
 }  // namespace gpuprobe

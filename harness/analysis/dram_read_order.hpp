@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -46,6 +47,9 @@ struct Walk {
   unsigned long long block_step = 0, warp_step = 0, stride = 0, rounds = 0;
 };
 bool walk_of(Order o, unsigned long long n, int blocks, int threads, int ilp, Walk* out);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"dram_read_order", "dram_read_order.gp"};
 
 }  // namespace dram_read_order
 

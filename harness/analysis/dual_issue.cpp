@@ -169,6 +169,6 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("dual_issue", analyze_dual_issue);
+GPUPROBE_REGISTER_ANALYZER(dual_issue::kFamily, analyze_dual_issue);
 
 }  // namespace gpuprobe

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -57,6 +58,9 @@ struct Verdict {
 Verdict judge(double rate_a, double rate_b, double a_per_round, double b_per_round, double rate_pair,
               double issue_rate);
 std::string verdict_for(double overlap);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"dual_issue", "dual_issue.gp"};
 
 }  // namespace dual_issue
 

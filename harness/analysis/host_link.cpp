@@ -121,6 +121,6 @@ std::vector<Parameter> analyze_host_link(const std::vector<Observation>& obs, co
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("host_link", analyze_host_link);
+GPUPROBE_REGISTER_ANALYZER(host_link::kFamily, analyze_host_link);
 
 }  // namespace gpuprobe

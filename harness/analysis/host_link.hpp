@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -25,6 +26,9 @@ struct Plateau {
 };
 constexpr double kPlateauFraction = 0.9;  // within 10 %: run-to-run noise of a PCIe/C2C link
 bool plateau(const std::vector<Observation>& rows, Plateau* out);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"host_link", "host_link.gp"};
 
 }  // namespace host_link
 

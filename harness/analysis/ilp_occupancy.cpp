@@ -218,6 +218,6 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("ilp_occupancy", analyze_ilp_occupancy);
+GPUPROBE_REGISTER_ANALYZER(ilp_occupancy::kFamily, analyze_ilp_occupancy);
 
 }  // namespace gpuprobe

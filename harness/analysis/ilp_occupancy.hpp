@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -43,6 +44,9 @@ double confirmed_peak(std::vector<double> rates, double tolerance = 0.03);
 // rates[i] measured at warps[i] (ascending); peak over the whole sweep.
 Knee knee(const std::vector<int>& warps, const std::vector<double>& rates, double peak,
           double fraction = 0.9);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"ilp_occupancy", "ilp_occupancy.gp"};
 
 }  // namespace ilp_occupancy
 

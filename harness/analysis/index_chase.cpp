@@ -132,6 +132,6 @@ std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, 
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("index_chase", analyze_index_chase);
+GPUPROBE_REGISTER_ANALYZER(index_chase::kFamily, analyze_index_chase);
 
 }  // namespace gpuprobe

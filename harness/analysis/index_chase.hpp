@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/code_check.hpp"
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -30,6 +31,9 @@ const std::vector<Variant>& variants();
 // The instructions of one step of a timed region: after the first match of `load_pattern`
 // through the second, as "IMAD.SHL.U32 R3, R2, 0x4, RZ; LDS R2, [R3]"; "" with fewer than two.
 std::string one_step(const std::vector<Instruction>& region, const std::string& load_pattern);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"index_chase", "index_chase.gp"};
 
 }  // namespace index_chase
 

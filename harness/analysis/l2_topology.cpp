@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "analysis/analyzer.hpp"
 #include "core/code_check.hpp"
@@ -38,14 +39,15 @@ double split_threshold(std::vector<double> row, double* gap) {
 
 }  // namespace
 
-bool infer(const LatencyMap& m, Topology* out) {
-  const size_t nsm = m.sms.size();
-  if (nsm == 0 || m.lat.size() != nsm || m.lat[0].empty()) return false;
+namespace {
+
+// A group with fewer than 1/kStrayShare of the lines (and fewer than 2) is stray lines, not a
+// partition: each joins the big group it is closest to.
+constexpr int kStrayShare = 20;
+
+// near[i][j]: line j is on split SM i's lower level; counts the split SMs and their smallest gap.
+std::vector<std::vector<char>> near_patterns(const LatencyMap& m, Topology& t) {
   const size_t nl = m.lat[0].size();
-  for (const auto& row : m.lat)
-    if (row.size() != nl) return false;
-  Topology t;
-  // near[i][j]: line j is on SM i's lower level.
   std::vector<std::vector<char>> near;
   t.gap_min = std::numeric_limits<double>::infinity();
   for (const auto& row : m.lat) {
@@ -59,7 +61,13 @@ bool infer(const LatencyMap& m, Topology* out) {
     near.push_back(v);
   }
   if (t.split_sms == 0) t.gap_min = 0;
-  // Lines by their pattern over the split SMs: greedy, against each group's first line.
+  return near;
+}
+
+// Lines by their pattern over the split SMs: greedy, against each group's first line; stray
+// groups joined to the closest big one. Sets t.line_group and returns the number of big
+// groups (0: none).
+int group_lines(const std::vector<std::vector<char>>& near, size_t nl, Topology& t) {
   t.line_group.assign(nl, -1);
   std::vector<size_t> reps;
   std::vector<int> members;
@@ -80,14 +88,12 @@ bool infer(const LatencyMap& m, Topology* out) {
     t.line_group[j] = g;
     ++members[size_t(g)];
   }
-  // Groups of fewer than 5 % of the lines are stray lines, not partitions: each joins the
-  // big group it is closest to.
-  const int min_members = std::max(2, int(nl) / 20);
+  const int min_members = std::max(2, int(nl) / kStrayShare);
   std::vector<int> renumber(reps.size(), -1);
   int big = 0;
   for (size_t k = 0; k < reps.size(); ++k)
     if (members[k] >= min_members) renumber[k] = big++;
-  if (big == 0) return false;
+  if (big == 0) return 0;
   for (size_t j = 0; j < nl; ++j) {
     int g = t.line_group[j];
     if (renumber[size_t(g)] < 0) {
@@ -100,15 +106,18 @@ bool infer(const LatencyMap& m, Topology* out) {
     }
     t.line_group[j] = renumber[size_t(g)];
   }
-  t.partitions = big;
-  // Each split SM's near group: the one whose lines it reads fastest. An SM that saw one
-  // level had every line answered nearby: on A100/H100 a partition keeps copies of lines its
-  // own SMs touched, and the lines were just written from one SM, so its partition's SMs see
-  // all of them near. With two groups such an SM belongs to the group the split SMs find far
-  // (that one is where the writer's side keeps its lines); its far latency is not seen.
+  return big;
+}
+
+// With two groups, the one the split SMs find far: where the writer's side keeps its lines
+// (-1 otherwise).
+int writer_side(const LatencyMap& m, const Topology& t, const std::vector<std::vector<char>>& near) {
+  const int big = t.partitions;
+  if (big != 2) return -1;
+  const size_t nl = t.line_group.size();
   std::vector<int> far_votes(size_t(big), 0);
   size_t k = 0;
-  for (size_t i = 0; i < nsm; ++i) {
+  for (size_t i = 0; i < m.lat.size(); ++i) {
     double gap = 0;
     if (std::isnan(split_threshold(m.lat[i], &gap))) continue;
     std::vector<int> near_count(size_t(big), 0), count(size_t(big), 0);
@@ -120,33 +129,57 @@ bool infer(const LatencyMap& m, Topology* out) {
       if (2 * near_count[size_t(g)] < count[size_t(g)]) ++far_votes[size_t(g)];
     ++k;
   }
-  const int writer_side = big == 2 ? int(std::max_element(far_votes.begin(), far_votes.end()) - far_votes.begin()) : -1;
-  for (const auto& row : m.lat) {
-    double gap = 0;
-    const bool split = !std::isnan(split_threshold(row, &gap));
-    std::vector<std::vector<double>> by(static_cast<size_t>(big));
-    for (size_t j = 0; j < nl; ++j) by[size_t(t.line_group[j])].push_back(row[j]);
-    int best = -1;
-    double best_med = 0;
-    for (int g = 0; g < big; ++g) {
-      const double md = median(by[size_t(g)]);
-      if (best < 0 || md < best_med) {
-        best = g;
-        best_med = md;
-      }
+  return int(std::max_element(far_votes.begin(), far_votes.end()) - far_votes.begin());
+}
+
+// One SM's near group and its near and far medians.
+void place_sm(const std::vector<double>& row, int writer, Topology& t) {
+  const int big = t.partitions;
+  double gap = 0;
+  const bool split = !std::isnan(split_threshold(row, &gap));
+  std::vector<std::vector<double>> by(static_cast<size_t>(big));
+  for (size_t j = 0; j < row.size(); ++j) by[size_t(t.line_group[j])].push_back(row[j]);
+  int best = -1;
+  double best_med = 0;
+  for (int g = 0; g < big; ++g) {
+    const double md = median(by[size_t(g)]);
+    if (best < 0 || md < best_med) {
+      best = g;
+      best_med = md;
     }
-    if (!split && big > 1) {
-      best = writer_side;
-      best_med = best >= 0 ? median(by[size_t(best)]) : NAN;
-    }
-    std::vector<double> far;
-    if (split)
-      for (int g = 0; g < big; ++g)
-        if (g != best) far.insert(far.end(), by[size_t(g)].begin(), by[size_t(g)].end());
-    t.sm_group.push_back(big > 1 ? best : 0);
-    t.near_median.push_back(best_med);
-    t.far_median.push_back(far.empty() ? NAN : median(far));
   }
+  if (!split && big > 1) {
+    best = writer;
+    best_med = best >= 0 ? median(by[size_t(best)]) : NAN;
+  }
+  std::vector<double> far;
+  if (split)
+    for (int g = 0; g < big; ++g)
+      if (g != best) far.insert(far.end(), by[size_t(g)].begin(), by[size_t(g)].end());
+  t.sm_group.push_back(big > 1 ? best : 0);
+  t.near_median.push_back(best_med);
+  t.far_median.push_back(far.empty() ? NAN : median(far));
+}
+
+}  // namespace
+
+bool infer(const LatencyMap& m, Topology* out) {
+  const size_t nsm = m.sms.size();
+  if (nsm == 0 || m.lat.size() != nsm || m.lat[0].empty()) return false;
+  const size_t nl = m.lat[0].size();
+  for (const auto& row : m.lat)
+    if (row.size() != nl) return false;
+  Topology t;
+  const auto near = near_patterns(m, t);
+  t.partitions = group_lines(near, nl, t);
+  if (t.partitions == 0) return false;
+  // Each split SM's near group: the one whose lines it reads fastest. An SM that saw one
+  // level had every line answered nearby: on A100/H100 a partition keeps copies of lines its
+  // own SMs touched, and the lines were just written from one SM, so its partition's SMs see
+  // all of them near. With two groups such an SM belongs to the group the split SMs find far
+  // (that one is where the writer's side keeps its lines); its far latency is not seen.
+  const int writer = writer_side(m, t, near);
+  for (const auto& row : m.lat) place_sm(row, writer, t);
   *out = t;
   return true;
 }
@@ -254,56 +287,56 @@ constexpr double kSmSpreadConfidence = 0.6;
 constexpr double kGpcExactConfidence = 0.8, kGpcBoundConfidence = 0.3;
 }  // namespace
 
-std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, const Metadata&) {
-  std::vector<Parameter> out;
-  l2_topology::LatencyMap m;
-  l2_topology::Topology t;
-  if (l2_topology::latency_map(obs, &m) && l2_topology::infer(m, &t)) {
-    const double nsm = double(m.sms.size());
-    // Sure when nearly every SM saw two clear levels; one level everywhere is one partition,
-    // or a GPU whose near copies hide the far one: less sure.
-    const double split_share = t.split_sms / nsm;
-    // (A quarter of the SMs seeing two levels is plenty: the writer's side sees one.)
-    const double conf = t.partitions > 1 ? (split_share >= l2_topology::kSplitShareSure ? kSplitSureConfidence
-                                                                                       : kSplitDoubtConfidence)
-                                         : kOneLevelConfidence;
-    char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "stride_sweep: first ld.global.cg of %zu L2-resident lines (written just before) "
-                  "from each of %zu SMs; lines grouped by the SMs they are near for (%d SMs saw two "
-                  "levels, smallest gap %.0f cycles)",
-                  t.line_group.size(), m.sms.size(), t.split_sms, t.gap_min);
-    out.push_back({"l2_partitions", double(t.partitions), "partitions", double(t.partitions),
-                   double(t.partitions), conf, buf, "l2_topology.csv"});
-    if (t.partitions > 1) {
-      for (int g = 0; g < t.partitions; ++g) {
-        const double n = double(std::count(t.sm_group.begin(), t.sm_group.end(), g));
-        out.push_back({"l2_near_sm_count_" + std::to_string(g), n, "SMs", n, n, conf * kSmCountShare,
-                       "stride_sweep: SMs near line group " + std::to_string(g) +
-                           " (those that saw two levels: the faster group; the rest: the group the "
-                           "others find far)",
-                       "l2_topology.csv"});
-      }
-    }
-    auto spread = [&](const std::vector<double>& v, const std::string& name, const std::string& what) {
-      std::vector<double> f;
-      for (double x : v)
-        if (std::isfinite(x)) f.push_back(x);
-      if (f.size() < 2) return;
-      const auto [lo, hi] = std::minmax_element(f.begin(), f.end());
-      const double p05 = percentile(f, 0.05), p95 = percentile(f, 0.95);
-      // The range is the figure; the 5-95 % range of SMs bounds it from below.
-      out.push_back({name, *hi - *lo, "cycles", p95 - p05, *hi - *lo, kSmSpreadConfidence,
-                     "stride_sweep: max - min over SMs of each SM's median first-read latency of " + what +
-                         " (low: 5-95 % range)",
-                     "l2_topology.csv"});
-    };
-    spread(t.near_median, "l2_near_hit_latency_sm_spread", "its near group's lines");
-    if (t.partitions > 1)
-      spread(t.far_median, "l2_far_hit_latency_sm_spread",
-             "the other groups' lines, over the " + std::to_string(t.split_sms) + " SMs that saw them far");
+namespace {
+
+// l2_partitions and, for a split L2, each partition's SM count.
+void partition_parameters(const l2_topology::LatencyMap& m, const l2_topology::Topology& t,
+                          std::vector<Parameter>& out) {
+  const double nsm = double(m.sms.size());
+  // Sure when nearly every SM saw two clear levels; one level everywhere is one partition,
+  // or a GPU whose near copies hide the far one: less sure.
+  const double split_share = t.split_sms / nsm;
+  // (A quarter of the SMs seeing two levels is plenty: the writer's side sees one.)
+  const double conf = t.partitions > 1 ? (split_share >= l2_topology::kSplitShareSure ? kSplitSureConfidence
+                                                                                     : kSplitDoubtConfidence)
+                                       : kOneLevelConfidence;
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "stride_sweep: first ld.global.cg of %zu L2-resident lines (written just before) "
+                "from each of %zu SMs; lines grouped by the SMs they are near for (%d SMs saw two "
+                "levels, smallest gap %.0f cycles)",
+                t.line_group.size(), m.sms.size(), t.split_sms, t.gap_min);
+  out.push_back({"l2_partitions", double(t.partitions), "partitions", double(t.partitions),
+                 double(t.partitions), conf, buf, "l2_topology.csv"});
+  if (t.partitions < 2) return;
+  for (int g = 0; g < t.partitions; ++g) {
+    const double n = double(std::count(t.sm_group.begin(), t.sm_group.end(), g));
+    out.push_back({"l2_near_sm_count_" + std::to_string(g), n, "SMs", n, n, conf * kSmCountShare,
+                   "stride_sweep: SMs near line group " + std::to_string(g) +
+                       " (those that saw two levels: the faster group; the rest: the group the "
+                       "others find far)",
+                   "l2_topology.csv"});
   }
-  // GPCs from cluster placement.
+}
+
+// The spread over SMs of one latency (NaN for an SM that did not see it): the range is the
+// figure; the 5-95 % range of SMs bounds it from below.
+void sm_spread(const std::vector<double>& v, const std::string& name, const std::string& what,
+               std::vector<Parameter>& out) {
+  std::vector<double> f;
+  for (double x : v)
+    if (std::isfinite(x)) f.push_back(x);
+  if (f.size() < 2) return;
+  const auto [lo, hi] = std::minmax_element(f.begin(), f.end());
+  const double p05 = percentile(f, 0.05), p95 = percentile(f, 0.95);
+  out.push_back({name, *hi - *lo, "cycles", p95 - p05, *hi - *lo, kSmSpreadConfidence,
+                 "stride_sweep: max - min over SMs of each SM's median first-read latency of " + what +
+                     " (low: 5-95 % range)",
+                 "l2_topology.csv"});
+}
+
+// GPCs from cluster placement: SMs that clusters put together, merged.
+std::optional<Parameter> gpc_count(const std::vector<Observation>& obs) {
   std::map<std::pair<int, int>, std::vector<int>> clusters;  // (launch, cluster) -> SMs
   int largest = 0;
   for (const auto& o : select(obs, "cluster_placement", "sm")) {
@@ -312,31 +345,49 @@ std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, 
     clusters[{int(launch), int(c)}].push_back(int(o.value));
     largest = std::max(largest, int(size));
   }
-  if (!clusters.empty()) {
-    std::vector<std::vector<int>> list;
-    for (auto& [k, v] : clusters) list.push_back(v);
-    auto groups = l2_topology::co_scheduled_groups(list);
-    size_t placed = 0, biggest = 0;
-    for (const auto& g : groups) {
-      placed += g.size();
-      biggest = std::max(biggest, g.size());
-    }
-    const double high = double(groups.size());
-    // Groups never bridged by a cluster count separately: the count is an upper bound. No GPC
-    // is smaller than a cluster that ran in it, nor (as far as seen) larger than the largest
-    // group: SMs / largest group is the lower end.
-    const double low = std::min(high, std::ceil(double(placed) / double(biggest)));
-    char buf[300];
-    std::snprintf(buf, sizeof buf,
-                  "cluster_launch: SMs that %zu clusters of up to %d blocks (one per SM) put "
-                  "together, merged; %zu SMs placed, largest group %zu SMs; an upper bound when "
-                  "groups were never bridged",
-                  clusters.size(), largest, placed, biggest);
-    out.push_back({"gpc_count", high, "GPCs", low, high, low == high ? kGpcExactConfidence : kGpcBoundConfidence, buf, "l2_topology.csv"});
+  if (clusters.empty()) return std::nullopt;
+  std::vector<std::vector<int>> list;
+  for (auto& [k, v] : clusters) list.push_back(v);
+  auto groups = l2_topology::co_scheduled_groups(list);
+  size_t placed = 0, biggest = 0;
+  for (const auto& g : groups) {
+    placed += g.size();
+    biggest = std::max(biggest, g.size());
   }
+  const double high = double(groups.size());
+  // Groups never bridged by a cluster count separately: the count is an upper bound. No GPC
+  // is smaller than a cluster that ran in it, nor (as far as seen) larger than the largest
+  // group: SMs / largest group is the lower end.
+  const double low = std::min(high, std::ceil(double(placed) / double(biggest)));
+  char buf[300];
+  std::snprintf(buf, sizeof buf,
+                "cluster_launch: SMs that %zu clusters of up to %d blocks (one per SM) put "
+                "together, merged; %zu SMs placed, largest group %zu SMs; an upper bound when "
+                "groups were never bridged",
+                clusters.size(), largest, placed, biggest);
+  return Parameter{"gpc_count", high, "GPCs", low, high,
+                   low == high ? kGpcExactConfidence : kGpcBoundConfidence, buf, "l2_topology.csv"};
+}
+
+}  // namespace
+
+std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  l2_topology::LatencyMap m;
+  l2_topology::Topology t;
+  if (l2_topology::latency_map(obs, &m) && l2_topology::infer(m, &t)) {
+    partition_parameters(m, t, out);
+    sm_spread(t.near_median, "l2_near_hit_latency_sm_spread", "its near group's lines", out);
+    if (t.partitions > 1)
+      sm_spread(t.far_median, "l2_far_hit_latency_sm_spread",
+                "the other groups' lines, over the " + std::to_string(t.split_sms) +
+                    " SMs that saw them far",
+                out);
+  }
+  if (auto gpc = gpc_count(obs)) out.push_back(*gpc);
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("l2_topology", analyze_l2_topology);
+GPUPROBE_REGISTER_ANALYZER(l2_topology::kFamily, analyze_l2_topology);
 
 }  // namespace gpuprobe

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -55,6 +56,9 @@ std::vector<int> sm_order(const LatencyMap& m, const Topology& t);
 // SMs that cluster launches placed together, merged (union-find): each group lies within one
 // GPC, and a GPC may show as several groups when no cluster bridged them.
 std::vector<std::vector<int>> co_scheduled_groups(const std::vector<std::vector<int>>& clusters);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"l2_topology", "l2_topology.gp"};
 
 }  // namespace l2_topology
 

@@ -948,7 +948,7 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("latency", infer_latency);
+GPUPROBE_REGISTER_ANALYZER(latency::kFamily, infer_latency);
 
 namespace {
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -128,4 +129,12 @@ std::vector<CurvePoint> latency_curve(const std::vector<Observation>& obs,
 std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const Metadata& meta);
 
 }  // namespace ladder
+
+namespace latency {
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"latency", "latency.gp"};
+
+}  // namespace latency
+
 }  // namespace gpuprobe

@@ -68,6 +68,6 @@ std::vector<Parameter> analyze_p2p(const std::vector<Observation>& obs, const Me
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("p2p", analyze_p2p);
+GPUPROBE_REGISTER_ANALYZER(p2p::kFamily, analyze_p2p);
 
 }  // namespace gpuprobe

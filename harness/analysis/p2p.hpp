@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -34,6 +35,12 @@ struct Measure {
   const char* parameter;
 };
 const std::vector<Measure>& measures();
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{
+    "p2p", "", "",
+    "analysis-only: a handful of link figures per GPU pair, read from the table; no committed "
+    "multi-GPU run to draw yet"};
 
 }  // namespace p2p
 

@@ -253,6 +253,6 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("pipes", analyze_pipes);
+GPUPROBE_REGISTER_ANALYZER(pipes::kFamily, analyze_pipes);
 
 }  // namespace gpuprobe

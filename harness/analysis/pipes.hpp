@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe {
@@ -54,6 +55,9 @@ struct WgmmaInfo {
 };
 const std::vector<WgmmaInfo>& wgmma_ops();
 const WgmmaInfo* find_wgmma_op(const std::string& probe);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"pipes", "pipes.gp"};
 
 }  // namespace pipes
 

@@ -346,6 +346,6 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("shared_banks", analyze_shared_banks);
+GPUPROBE_REGISTER_ANALYZER(shared_banks::kFamily, analyze_shared_banks);
 
 }  // namespace gpuprobe::shared_banks

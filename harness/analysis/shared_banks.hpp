@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/util.hpp"
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe::shared_banks {
@@ -83,5 +84,8 @@ std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs);
 
 std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
                                             const Metadata& meta);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"shared_banks", "shared_banks.gp shared_conflicts.gp"};
 
 }  // namespace gpuprobe::shared_banks

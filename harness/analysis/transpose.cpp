@@ -23,6 +23,6 @@ std::vector<Parameter> analyze_transpose(const std::vector<Observation>& obs, co
   return out;
 }
 
-GPUPROBE_REGISTER_ANALYZER("transpose", analyze_transpose);
+GPUPROBE_REGISTER_ANALYZER(transpose::kFamily, analyze_transpose);
 
 }  // namespace gpuprobe::transpose

@@ -3,6 +3,7 @@
 // of the transpose family (transpose_padding_speedup_<type>).
 #include <vector>
 
+#include "core/family.hpp"
 #include "core/observation.hpp"
 
 namespace gpuprobe::transpose {
@@ -11,5 +12,11 @@ constexpr const char* kTranspose = "transpose";             // us per kernel
 constexpr const char* kPaddingSpeedup = "padding_speedup";  // unpadded time / padded time
 
 std::vector<Parameter> analyze_transpose(const std::vector<Observation>& obs, const Metadata& meta);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{
+    "transpose", "", "",
+    "analysis-only: two padding speedups (float, double), read from the table; a figure of "
+    "two bars would add nothing"};
 
 }  // namespace gpuprobe::transpose

@@ -65,4 +65,17 @@ std::string num(double v, int digits) {
 
 std::string kib(double bytes) { return num(bytes / 1024, 4) + " KiB"; }
 
+std::string bytes_text(double bytes) {
+  char buf[64];
+  if (bytes >= 1 << 30)
+    std::snprintf(buf, sizeof buf, bytes >= 1000.0 * (1 << 30) ? "%.0f GiB" : "%.3g GiB", bytes / (1 << 30));
+  else if (bytes >= 1 << 20)
+    std::snprintf(buf, sizeof buf, "%.3g MiB", bytes / (1 << 20));
+  else if (bytes >= 1 << 10)
+    std::snprintf(buf, sizeof buf, "%.4g KiB", bytes / (1 << 10));
+  else
+    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+  return buf;
+}
+
 }  // namespace gpuprobe::analysis

@@ -50,5 +50,7 @@ std::string evidence_file(const std::vector<Observation>& obs, const std::string
 // Number texts for method strings: `digits` significant digits; bytes in KiB.
 std::string num(double v, int digits = 3);
 std::string kib(double bytes);
+// Bytes in the unit that reads best: "512 B", "48 KiB", "1.5 MiB", "80 GiB".
+std::string bytes_text(double bytes);
 
 }  // namespace gpuprobe::analysis

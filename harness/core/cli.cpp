@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
@@ -149,8 +150,9 @@ CLI::Validator non_empty() {
 CLI::Validator finite_positive() {
   return CLI::Validator(
       [](std::string& v) {
-        double x = 0;
-        bool number = CLI::detail::lexical_cast(v, x);
+        char* end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        const bool number = !v.empty() && *end == '\0';
         return number && std::isfinite(x) && x > 0 ? std::string()
                                                     : "expected a positive number, got '" + v + "'";
       },
@@ -161,15 +163,17 @@ namespace {
 
 constexpr const char* kProgram = "gpuprobe";
 
+// A CUDA device ordinal: a handful of digits at most, so that it always fits an int.
+constexpr size_t kMaxOrdinalDigits = 6;
+
 void add_device(CLI::App& sub, Options& o) {
   sub.add_option("--device", o.device, "CUDA device ordinal")
       ->type_name("N")
       ->check(CLI::Validator(
           [](std::string& v) {
-            int n = -1;
-            return CLI::detail::lexical_cast(v, n) && n >= 0
-                       ? std::string()
-                       : "expected a non-negative whole number, got '" + v + "'";
+            const bool digits = !v.empty() && v.size() <= kMaxOrdinalDigits &&
+                                std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+            return digits ? std::string() : "expected a non-negative whole number, got '" + v + "'";
           },
           ""))
       ->capture_default_str();

@@ -1,8 +1,6 @@
 #include "core/export.hpp"
 
 #include <cmath>
-#include <cstdint>
-#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
@@ -11,8 +9,8 @@
 #include "analysis/util.hpp"
 #include "core/cli.hpp"
 #include "core/cli_parse.hpp"
-#include "core/json.hpp"
 #include "core/csv.hpp"
+#include "core/json.hpp"
 #include "core/run_dir.hpp"
 
 namespace gpuprobe {
@@ -21,7 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Json str(const std::string& s) { return Json(s); }
 Json num(double v) { return json_number(v); }
 
 const Parameter* find(const RunData& run, const std::string& name) {
@@ -36,20 +33,6 @@ double meta_number(const RunData& run, const std::string& key) {
 }
 
 }  // namespace
-
-Json json_number(double v, int digits) {
-  if (!std::isfinite(v)) return nullptr;
-  // The %g text read back: nlohmann-json writes the shortest text that reads back the same.
-  char text[40];
-  std::snprintf(text, sizeof text, "%.*g", digits, v);
-  const double rounded = std::strtod(text, nullptr);
-  constexpr double kExactInteger = 9007199254740992.0;  // 2^53: every whole double below is exact
-  if (rounded == std::floor(rounded) && std::fabs(rounded) < kExactInteger)
-    return static_cast<std::int64_t>(rounded);
-  return rounded;
-}
-
-std::string json_text(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
 
 std::string export_json(const RunData& run) {
   Json root;
@@ -215,8 +198,8 @@ std::string export_accel_sim(const RunData& run) {
 std::string export_mt4g(const RunData& run) {
   Json root;
   std::string name = run.gpu;
-  root["general"]["name"] = str(name);
-  root["general"]["vendor"] = str(name.rfind("NVIDIA", 0) == 0 ? "NVIDIA" : name.rfind("AMD", 0) == 0 ? "AMD" : "unknown");
+  root["general"]["name"] = name;
+  root["general"]["vendor"] = name.rfind("NVIDIA", 0) == 0 ? "NVIDIA" : name.rfind("AMD", 0) == 0 ? "AMD" : "unknown";
   if (run.cc_major > 0) {
     root["general"]["computeCapability"]["major"] = num(run.cc_major);
     root["general"]["computeCapability"]["minor"] = num(run.cc_minor);
@@ -229,23 +212,23 @@ std::string export_mt4g(const RunData& run) {
       Json& j = at["latency"];
       j["mean"] = num(p->value);
       j["p50"] = num(p->value);
-      j["method"] = str("p-chase");
-      j["unit"] = str("cycles");
+      j["method"] = "p-chase";
+      j["unit"] = "cycles";
     }
   };
   auto sized = [&](Json& at, const std::string& key, const std::string& param) {
     if (const Parameter* p = find(run, param)) {
       Json& j = at[key];
       j["confidence"] = num(p->confidence);
-      j["method"] = str("p-chase");
+      j["method"] = "p-chase";
       j["randomized"] = true;
       j["size"] = num(p->value);
-      j["unit"] = str("bytes");
+      j["unit"] = "bytes";
     }
   };
   auto valued = [&](Json& at, const std::string& key, double v, const std::string& unit) {
     if (!std::isfinite(v)) return;
-    at[key]["unit"] = str(unit);
+    at[key]["unit"] = unit;
     at[key]["value"] = num(v);
   };
   auto gib_per_s = [&](const std::string& param) {
@@ -282,8 +265,8 @@ std::string export_mt4g(const RunData& run) {
     if (!v.empty()) kept[k] = v;
   }
   mem = kept;
-  root["meta"]["tool"] = str(std::string("gpuprobe ") + GPUPROBE_VERSION);
-  root["meta"]["runId"] = str(run.meta_value("run_id"));
+  root["meta"]["tool"] = std::string("gpuprobe ") + GPUPROBE_VERSION;
+  root["meta"]["runId"] = run.meta_value("run_id");
   if (double d = meta_number(run, "cuda_driver_api"); std::isfinite(d)) root["meta"]["driver"] = num(d);
   if (double r = meta_number(run, "runtime_version"); std::isfinite(r)) root["meta"]["runtime"] = num(r);
   return json_text(root);

@@ -49,6 +49,11 @@ std::vector<std::unique_ptr<ProbeFamily>>& probe_families() {
   return families;
 }
 
+std::map<std::string, const FamilyDescriptor*>& family_descriptors() {
+  static std::map<std::string, const FamilyDescriptor*> all;
+  return all;
+}
+
 std::map<std::string, Analyzer>& analyzers() {
   static std::map<std::string, Analyzer> all;
   return all;

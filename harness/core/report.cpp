@@ -895,8 +895,8 @@ std::string family_markdown(const std::string& family, const RunData& run, Docum
     methods += "Documented for the older architectures (measured / documented):\n\n" + markdown_table(older) + "\n";
   std::string md = "### " + family + (labels_used.size() == 1 ? ": " + *labels_used.begin() : std::string()) +
                    "\n\n" + markdown_table(rows) + "\n";
-  md += "<details><summary>Evidence</summary>\n\n[" + evidence + "](" + evidence + ") · [methods, "
-        "K/M/V figures](methods.md#" + family + ")";
+  md += "<details><summary>Evidence</summary>\n\n[" + evidence + "](" + evidence + ") · [methods](methods.md#" +
+        family + ")";
   if (auto it = fig.of_family.find(family); it != fig.of_family.end())
     for (const FigureScript* s : it->second) md += " · [figure](" + fig.dir + "/" + s->name + ".svg)";
   return md + "\n\n</details>\n\n";

@@ -23,6 +23,75 @@ std::string joined(const std::vector<std::string>& v) {
   return s.empty() ? "none" : s;
 }
 
+// The run-level parameters (SM clock, wall time) come from the run itself, not from any
+// observations file: kept from the parameters.csv there is, never invented again.
+std::vector<Parameter> run_level_parameters(const std::string& dir, RunAnalysis& a) {
+  const std::string params_path = (fs::path(dir) / "parameters.csv").string();
+  std::vector<Parameter> run_level;
+  if (!file_exists(params_path)) return run_level;
+  try {
+    CsvTable t = read_csv(params_path);
+    a.meta = t.meta;
+    for (const auto& p : parameters_from_table(t))
+      if (p.evidence == "families.csv") run_level.push_back(p);
+  } catch (const CsvError& e) {
+    a.warnings.push_back(std::string(e.what()) + " (its run-level parameters are lost)");
+  }
+  return run_level;
+}
+
+// One family's observations file: analysed and merged into `a`, or listed as skipped (with a
+// warning where an analyzer needed it).
+void analyze_family_file(const std::string& path, RunAnalysis& a) {
+  const std::string name = fs::path(path).filename().string();
+  const std::string stem = fs::path(path).stem().string();
+  const bool used = analyzers().count(stem) > 0;
+  auto skip = [&](const std::string& why, bool warn) {
+    a.skipped.push_back(name + " (" + why + ")");
+    if (warn) a.warnings.push_back(why);
+  };
+  CsvTable t;
+  std::vector<Observation> obs;
+  try {
+    t = read_csv(path);
+    obs = observations_from_table(t);
+  } catch (const CsvError& e) {
+    // A file no analyzer reads is only listed; one an analyzer needs is also a warning.
+    skip(used ? e.what() : std::string(e.what()) + " (no analyzer reads it)", used);
+    return;
+  }
+  if (a.meta.empty()) a.meta = t.meta;
+  if (!used) return skip("no analyzer for family '" + stem + "'", false);
+  auto stray = std::find_if(obs.begin(), obs.end(), [&](const Observation& o) { return o.family != stem; });
+  if (stray != obs.end())
+    return skip(path + ":" + std::to_string(t.row_lines[static_cast<size_t>(stray - obs.begin())]) +
+                    ": family '" + stray->family + "' in a file named " + name,
+                true);
+  Analysis r = analyze_checked(stem, obs, t.meta);
+  for (const auto& w : r.warnings) a.warnings.push_back(path + ": " + w);
+  if (!r.error.empty()) {
+    a.errors.push_back(path + ": " + r.error);
+    a.skipped.push_back(name + " (analysis failed)");
+    return;
+  }
+  a.analyzed.push_back(stem);
+  merge_parameters(a.params, r.params);
+}
+
+// The status lines replace any an earlier analysis wrote.
+void set_status_lines(RunAnalysis& a) {
+  a.meta.erase(std::remove_if(a.meta.begin(), a.meta.end(),
+                              [](const auto& kv) {
+                                return kv.first == "analyzed" || kv.first == "skipped" ||
+                                       kv.first == "warning";
+                              }),
+               a.meta.end());
+  a.meta.emplace_back("analyzed", joined(a.analyzed));
+  a.meta.emplace_back("skipped", joined(a.skipped));
+  for (const auto& w : a.warnings) a.meta.emplace_back("warning", w);
+  for (const auto& e : a.errors) a.meta.emplace_back("warning", "error: " + e);
+}
+
 }  // namespace
 
 RunAnalysis analyze_run_dir(const std::string& dir) {
@@ -35,75 +104,12 @@ RunAnalysis analyze_run_dir(const std::string& dir) {
     if (e.path().extension() == ".csv") files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
 
-  // The run-level parameters (SM clock, wall time) come from the run itself, not from any
-  // observations file: kept from the parameters.csv there is, never invented again.
-  const std::string params_path = (fs::path(dir) / "parameters.csv").string();
-  std::vector<Parameter> run_level;
-  if (file_exists(params_path)) {
-    try {
-      CsvTable t = read_csv(params_path);
-      a.meta = t.meta;
-      for (const auto& p : parameters_from_table(t))
-        if (p.evidence == "families.csv") run_level.push_back(p);
-    } catch (const CsvError& e) {
-      a.warnings.push_back(std::string(e.what()) + " (its run-level parameters are lost)");
-    }
-  }
-
-  for (const auto& path : files) {
-    const std::string name = fs::path(path).filename().string();
-    const std::string stem = fs::path(path).stem().string();
-    if (is_run_level_file(stem)) continue;
-    const bool used = analyzers().count(stem) > 0;
-    auto skip = [&](const std::string& why, bool warn) {
-      a.skipped.push_back(name + " (" + why + ")");
-      if (warn) a.warnings.push_back(why);
-    };
-    CsvTable t;
-    std::vector<Observation> obs;
-    try {
-      t = read_csv(path);
-      obs = observations_from_table(t);
-    } catch (const CsvError& e) {
-      // A file no analyzer reads is only listed; one an analyzer needs is also a warning.
-      skip(used ? e.what() : std::string(e.what()) + " (no analyzer reads it)", used);
-      continue;
-    }
-    if (a.meta.empty()) a.meta = t.meta;
-    if (!used) {
-      skip("no analyzer for family '" + stem + "'", false);
-      continue;
-    }
-    auto stray = std::find_if(obs.begin(), obs.end(), [&](const Observation& o) { return o.family != stem; });
-    if (stray != obs.end()) {
-      skip(path + ":" + std::to_string(t.row_lines[static_cast<size_t>(stray - obs.begin())]) +
-               ": family '" + stray->family + "' in a file named " + name, true);
-      continue;
-    }
-    Analysis r = analyze_checked(stem, obs, t.meta);
-    for (const auto& w : r.warnings) a.warnings.push_back(path + ": " + w);
-    if (!r.error.empty()) {
-      a.errors.push_back(path + ": " + r.error);
-      a.skipped.push_back(name + " (analysis failed)");
-      continue;
-    }
-    a.analyzed.push_back(stem);
-    merge_parameters(a.params, r.params);
-  }
+  const std::vector<Parameter> run_level = run_level_parameters(dir, a);
+  for (const auto& path : files)
+    if (!is_run_level_file(fs::path(path).stem().string())) analyze_family_file(path, a);
   merge_parameters(a.params, run_level);
   if (fs::exists(fs::path(dir) / "not_measured.csv")) drop_not_quick(a.params);  // a quick run's subset
-
-  // The status lines replace any an earlier analysis wrote.
-  a.meta.erase(std::remove_if(a.meta.begin(), a.meta.end(),
-                              [](const auto& kv) {
-                                return kv.first == "analyzed" || kv.first == "skipped" ||
-                                       kv.first == "warning";
-                              }),
-               a.meta.end());
-  a.meta.emplace_back("analyzed", joined(a.analyzed));
-  a.meta.emplace_back("skipped", joined(a.skipped));
-  for (const auto& w : a.warnings) a.meta.emplace_back("warning", w);
-  for (const auto& e : a.errors) a.meta.emplace_back("warning", "error: " + e);
+  set_status_lines(a);
   return a;
 }
 

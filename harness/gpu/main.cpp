@@ -11,6 +11,7 @@
 #include "core/report.hpp"
 #include "core/run_analysis.hpp"
 #include "core/signals.hpp"
+#include "core/spread.hpp"
 #include "gpu/device.hpp"
 #include "gpu/runner.hpp"
 
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
+    if (!args.empty() && args[0] == "spread") return spread_main({args.begin() + 1, args.end()});
     Options opt = parse_command_line(args);
     if (opt.command == "help") {
       std::fputs(opt.help.c_str(), stdout);

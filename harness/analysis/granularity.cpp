@@ -1,0 +1,263 @@
+#include "analysis/granularity.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
+#include "core/code_check.hpp"
+#include "core/stats.hpp"
+
+namespace gpuprobe::granularity {
+
+namespace {
+
+using namespace memory_chase;
+using analysis::num;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+const std::string kConstWalk = "granularity::stride_walk<GranularityConstLoader, GranularityConstLoader>";
+std::string stride_walk(int path, int width) {
+  return templ("granularity::stride_walk", {loader(path, width), loader(kL2, width)});
+}
+
+}  // namespace
+
+std::optional<GranularityFit> fit_fetch_granularity(const XY& pts) {
+  if (pts.size() < 4) return std::nullopt;
+  double smin = pts.front().first, smax = pts.front().first;
+  for (const auto& p : pts) {
+    smin = std::min(smin, p.first);
+    smax = std::max(smax, p.first);
+  }
+  if (!(smin > 0)) return std::nullopt;
+  struct Candidate {
+    double g, a, b, sse;
+  };
+  std::vector<Candidate> cands;
+  // g = smin is the flat model (every access misses); g = smax is "still rising at the end".
+  for (double g = round_pow2(smin); g <= smax * 1.0001; g *= 2) {
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (const auto& [s, y] : pts) {
+      double x = std::min(1.0, s / g);
+      n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+    }
+    double den = n * sxx - sx * sx, a, b;
+    if (std::fabs(den) < 1e-12) {
+      a = sy / n, b = 0;
+    } else {
+      b = (n * sxy - sx * sy) / den;
+      a = (sy - b * sx) / n;
+    }
+    double sse = 0;
+    for (const auto& [s, y] : pts) {
+      double r = y - (a + b * std::min(1.0, s / g));
+      sse += r * r;
+    }
+    cands.push_back({g, a, b, sse});
+  }
+  if (cands.size() < 3) return std::nullopt;
+  std::sort(cands.begin(), cands.end(),
+            [](const Candidate& x, const Candidate& y) { return x.sse < y.sse; });
+  const Candidate& best = cands[0];
+  if (best.g <= smin || best.g >= smax) return std::nullopt;
+  GranularityFit f;
+  f.granularity = best.g;
+  f.base = best.a;
+  f.penalty = best.b;
+  f.points = static_cast<int>(pts.size());
+  f.rms = std::sqrt(best.sse / static_cast<double>(pts.size()));
+  f.runner_up = cands[1].g;
+  f.separation = cands[1].sse > 0 ? 1.0 - best.sse / cands[1].sse : 0.0;
+  if (!(f.penalty > std::max(5.0, 5.0 * f.rms))) return std::nullopt;
+  return f;
+}
+
+double bytes_per_request(double aligned_gbs, double pattern_gbs) {
+  if (!(aligned_gbs > 0) || !(pattern_gbs > 0)) return kNaN;
+  return 128.0 * aligned_gbs / pattern_gbs;
+}
+
+std::optional<LineFit> fit_line_size(const XY& in) {
+  XY pts;
+  for (const auto& p : in)
+    if (p.first > 0 && p.second > 0) pts.push_back(p);
+  std::sort(pts.begin(), pts.end());
+  if (pts.size() < 3) return std::nullopt;
+  const double smin = pts.front().first, smax = pts.back().first, base = pts.front().second;
+  // Normalised to the smallest stride: max(1, s / L) / max(1, smin / L).
+  auto model = [&](double s, double line) {
+    return std::max(1.0, s / line) / std::max(1.0, smin / line);
+  };
+  struct Candidate {
+    double line, sse;
+  };
+  std::vector<Candidate> cands;
+  for (double line = round_pow2(smin); line <= 2 * smax; line *= 2) {
+    double sse = 0;
+    for (const auto& [s, c] : pts) {
+      double r = std::log2(c / base) - std::log2(model(s, line));
+      sse += r * r;
+    }
+    cands.push_back({line, sse});
+  }
+  std::sort(cands.begin(), cands.end(),
+            [](const Candidate& x, const Candidate& y) { return x.sse < y.sse; });
+  const Candidate& best = cands[0];
+  if (best.line > smax) return std::nullopt;  // no growth seen: the line is beyond the sweep
+  LineFit f;
+  f.line = best.line;
+  f.points = static_cast<int>(pts.size());
+  f.rms = std::sqrt(best.sse / static_cast<double>(pts.size()));
+  f.runner_up = cands.size() > 1 ? cands[1].line : 0;
+  f.separation = cands.size() > 1 && cands[1].sse > 0 ? 1.0 - best.sse / cands[1].sse : 0.0;
+  f.low = f.high = f.line;
+  for (const auto& [s, c] : pts) {
+    double g = c / base;
+    if (s > f.line && g > 1.1) {
+      double est = s / g * std::max(1.0, smin / f.line);
+      f.low = std::min(f.low, est);
+      f.high = std::max(f.high, est);
+    }
+  }
+  return f;
+}
+
+namespace {
+
+struct PathInfo {
+  const char* path;
+  const char* parameter;
+  const char* what;
+};
+const PathInfo kPaths[] = {
+    {"l1", "l1_sector_size", "ld.global (L1-cached), L1 miss served by L2"},
+    {"readonly", "readonly_line_size", "ld.global.nc (read-only path), miss served by L2"},
+    {"l2", "l2_sector_size", "ld.global.cg, L2 flushed, miss served by DRAM"},
+    {"constant", "constant_line_size", "ld.const, L1 constant cache miss served by the next level"},
+};
+
+}  // namespace
+
+std::vector<Parameter> analyze_granularity(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  const std::string ev = "granularity.csv";
+  for (const auto& p : kPaths) {
+    // One fit per access width (and, for L2, per fetch-granularity limit); the widths must
+    // agree. For L2 the smallest limit is the one that shows the sector itself.
+    std::map<std::pair<double, double>, XY> by_limit_width;
+    for (const auto& o : select(obs, "stride", "cycles")) {
+      if (o.param_text("path") != p.path || o.param_text("residency") != "cold") continue;
+      double limit = o.param("l2_fetch_limit_bytes");
+      by_limit_width[{std::isfinite(limit) ? limit : 0, o.param("width_bytes")}].emplace_back(
+          o.param("stride_bytes"), o.value);
+    }
+    double chosen_limit = kNaN;
+    std::vector<GranularityFit> fits;
+    for (const auto& [key, pts] : by_limit_width) {
+      if (!fits.empty() && key.first != chosen_limit) break;  // smallest limit that fits
+      auto f = fit_fetch_granularity(pts);
+      if (!f) continue;
+      chosen_limit = key.first;
+      fits.push_back(*f);
+    }
+    if (fits.empty()) continue;
+    std::vector<double> gs;
+    double sep = 0, pen = 0, rms = 0;
+    for (const auto& f : fits) {
+      gs.push_back(f.granularity);
+      sep += f.separation;
+      pen += f.penalty;
+      rms += f.rms;
+    }
+    const double n = static_cast<double>(fits.size());
+    double g = round_pow2(median(gs));
+    int agree = 0;
+    double lo = g, hi = g;
+    for (const auto& f : fits) {
+      agree += f.granularity == g;
+      if (f.separation < 0.5) {
+        lo = std::min(lo, f.runner_up);
+        hi = std::max(hi, f.runner_up);
+      }
+      lo = std::min(lo, f.granularity);
+      hi = std::max(hi, f.granularity);
+    }
+    double conf = (0.5 + 0.5 * sep / n) * (agree / n);
+    std::string method = std::string("cold chase, stride 4 B-1 KiB, sequential; ") + p.what +
+                         "; fit cycles = base + penalty*min(1, stride/G): penalty " +
+                         num(pen / n) + " cycles, rms " + num(rms / n, 2) + ", " +
+                         std::to_string(agree) + "/" + std::to_string(fits.size()) +
+                         " access widths agree";
+    if (std::string(p.path) == "l2" && chosen_limit > 0)
+      method += "; cudaLimitMaxL2FetchGranularity " + num(chosen_limit) + " B";
+    out.push_back(param(p.parameter, g, "bytes", lo, hi, conf, method, ev));
+  }
+
+  // Line (allocation) size of L2: the footprint at which cycles per access pass half-way
+  // from the L2 hit level to the DRAM level (both read off the smallest stride), per stride.
+  auto l2 = grouped(obs, "l2_capacity", "cycles", {}, "stride_bytes", "footprint_bytes");
+  XY caps;
+  if (!l2.empty()) {
+    const XY& first = l2.begin()->second;
+    double lo = first.front().second, hi = lo;
+    for (const auto& pt : first) lo = std::min(lo, pt.second), hi = std::max(hi, pt.second);
+    for (const auto& [stride, pts] : l2) {
+      auto b = hi > 1.2 * lo ? first_miss_bracket(pts, 0.5 * (lo + hi)) : std::nullopt;
+      if (b && b->found()) caps.emplace_back(stride, b->fit);
+    }
+  }
+  if (auto f = fit_line_size(caps)) {
+    double conf = (0.4 + 0.5 * f->separation) * (f->high / f->low < 1.3 ? 1.0 : 0.7);
+    out.push_back(param("l2_line_size", f->line, "bytes", f->low, f->high, conf,
+                        "many ld.global.cg chases (one lane per warp, all SMs), footprint "
+                        "bisected to the half-way latency between L2 and DRAM at " +
+                            std::to_string(caps.size()) +
+                            " strides; capacity grows as stride/line above the line",
+                        ev));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Code checks
+
+namespace {
+
+std::vector<CodeExpectation> expectations() {
+  std::vector<CodeExpectation> out;
+  // The walks time two chains (cold, then resident): the path's load, not one chain.
+  for (int path : {kL1, kReadonly, kL2})
+    for (int width : {4, 8, 16})
+      out.push_back(expectation("granularity", stride_walk(path, width), "stride",
+                                ptx_load(path, width, false), sass_load(path)));
+  out.push_back(expectation("granularity", kConstWalk, "stride", {R"(^ld\.const\.u32 )", -1, false},
+                            {"^LDC", -1, false}));
+  out.push_back(expectation("granularity", "granularity::warp_pattern", "warp_pattern",
+                            ptx_load(kL2, 4, false), sass_load(kL2)));
+  out.push_back(expectation("granularity", "granularity::flush_l2", "stride",
+                            {R"(^ld\.global\.cg\.v4\.u32 )", -1, false}, sass_load(kL2)));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> kernels(const std::string& probe) {
+  if (probe == "stride") {
+    std::vector<std::string> k = {kConstWalk, "granularity::flush_l2", kWriteChain32, kWriteChain64};
+    for (int path : {kL1, kReadonly, kL2})
+      for (int width : {4, 8, 16}) k.push_back(stride_walk(path, width));
+    return k;
+  }
+  if (probe == "warp_pattern") return {"granularity::warp_pattern"};
+  if (probe == "l2_capacity") return {chase_kernel(false, loader(kL2, 8)), kWriteChain64};
+  return {};
+}
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(expectations);
+GPUPROBE_REGISTER_ANALYZER(granularity::kFamily, analyze_granularity);
+
+}  // namespace gpuprobe::granularity

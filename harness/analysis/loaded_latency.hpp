@@ -1,0 +1,14 @@
+#pragma once
+// Latency under load (microbench/loaded_latency.cu): the chase latency against the bandwidth
+// the other SMs' streams achieve meanwhile, from idle to saturation.
+#include "core/family.hpp"
+
+namespace gpuprobe::loaded_latency {
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{
+    "loaded_latency", "loaded_latency.gp",
+    "figure-only: the curve of latency against background load is the result; no single "
+    "parameter names it"};
+
+}  // namespace gpuprobe::loaded_latency

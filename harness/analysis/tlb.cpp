@@ -1,0 +1,385 @@
+#include "analysis/tlb.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "analysis/analyzer.hpp"
+#include "analysis/util.hpp"
+#include "core/code_check.hpp"
+#include "core/stats.hpp"
+
+namespace gpuprobe::tlb {
+
+namespace {
+
+using namespace memory_chase;
+using analysis::bytes_text;
+using analysis::num;
+
+}  // namespace
+
+ladder::SegmentOptions tlb_segment_options() {
+  ladder::SegmentOptions o;
+  // The H100's first step is 10 cycles on a 277-cycle L2 hit (3.7 %), on points that repeat
+  // to 0.1 %: steps and plateaus are told apart more finely than cache levels are.
+  o.min_jump = 0.02;
+  o.min_tolerance = 0.01;
+  return o;
+}
+
+namespace {
+
+// A footprint sweep has tens of points per stride; past this many, more points resolve no
+// step better and only make the segmentation (superlinear in a curve's length) slow.
+constexpr size_t kMaxTlbCurvePoints = 256;
+
+double median_of(std::vector<double>& v) {
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+// Consecutive points (sorted by x) in groups of `per`, each replaced by its median x and y.
+std::vector<ladder::CurvePoint> medians_of_groups(const std::vector<ladder::CurvePoint>& pts,
+                                                  size_t per, bool same_x) {
+  std::vector<ladder::CurvePoint> out;
+  std::vector<double> xs, ys;
+  for (size_t i = 0; i < pts.size();) {
+    size_t j = i;
+    xs.clear();
+    ys.clear();
+    while (j < pts.size() && (same_x ? pts[j].x == pts[i].x : j - i < per)) {
+      xs.push_back(pts[j].x);
+      ys.push_back(pts[j].y);
+      ++j;
+    }
+    out.push_back({median_of(xs), median_of(ys)});
+    i = j;
+  }
+  return out;
+}
+
+// Every stride's curve of `probe`, in one pass over the rows: sorted by footprint, repeated
+// footprints merged into their median, and at most kMaxTlbCurvePoints points, so that
+// analysis stays linear in the rows however many a file holds.
+std::map<double, std::vector<ladder::CurvePoint>> tlb_curves(const std::vector<Observation>& obs,
+                                                             const std::string& probe) {
+  std::map<double, std::vector<ladder::CurvePoint>> out;
+  for (const auto& o : obs) {
+    if (o.probe != probe || o.unit != "cycles") continue;
+    const double stride = o.param("stride_bytes"), x = o.param("footprint_bytes");
+    if (std::isfinite(stride) && std::isfinite(x) && std::isfinite(o.value))
+      out[stride].push_back({x, o.value});
+  }
+  for (auto& [stride, pts] : out) {
+    std::stable_sort(pts.begin(), pts.end(),
+                     [](const ladder::CurvePoint& a, const ladder::CurvePoint& b) { return a.x < b.x; });
+    for (size_t i = 1; i < pts.size(); ++i)
+      if (pts[i].x == pts[i - 1].x) {
+        pts = medians_of_groups(pts, 0, true);
+        break;
+      }
+    if (pts.size() > kMaxTlbCurvePoints)
+      pts = medians_of_groups(pts, (pts.size() + kMaxTlbCurvePoints - 1) / kMaxTlbCurvePoints, false);
+  }
+  return out;
+}
+
+std::vector<std::pair<double, double>> first_tlb_steps_of(
+    const std::map<double, std::vector<ladder::CurvePoint>>& chase) {
+  XY out;
+  for (const auto& [stride, pts] : chase) {
+    auto seg = ladder::segment_curve(pts, tlb_segment_options());
+    if (!seg.knees.empty()) out.emplace_back(stride, seg.knees.front().low);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ladder::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
+                                          const std::string& probe) {
+  auto curves = tlb_curves(obs, probe);
+  auto it = curves.find(stride);
+  return it == curves.end() ? std::vector<ladder::CurvePoint>{} : it->second;
+}
+
+std::vector<std::pair<double, double>> first_tlb_steps(const std::vector<Observation>& obs) {
+  return first_tlb_steps_of(tlb_curves(obs, "chase"));
+}
+
+std::optional<PageEntryFit> fit_page_entry(const XY& in) {
+  XY steps = in;
+  std::sort(steps.begin(), steps.end());
+  if (steps.empty()) return std::nullopt;
+  PageEntryFit f;
+  const double k0 = steps.front().second;
+  std::vector<double> below, entries;
+  for (const auto& [stride, reach] : steps) {
+    if (reach <= 1.5 * k0 && reach >= k0 / 1.5) {
+      below.push_back(reach);
+      f.sweep_stride = stride;
+    } else if (reach > 1.5 * k0) {
+      entries.push_back(reach / stride);
+    }
+  }
+  f.strides_below = static_cast<int>(below.size());
+  f.strides_above = static_cast<int>(entries.size());
+  f.reach = median(below);
+  f.reach_low = *std::min_element(below.begin(), below.end());
+  f.reach_high = *std::max_element(below.begin(), below.end());
+  f.agree = static_cast<double>(std::count_if(below.begin(), below.end(), [&](double r) {
+              return std::fabs(r / f.reach - 1) <= 0.1;
+            })) /
+            static_cast<double>(below.size());
+  if (!entries.empty()) {
+    f.entries = std::round(median(entries));
+    if (f.entries >= 1) f.entry_size = round_pow2(f.reach / f.entries);
+  }
+  return f;
+}
+
+namespace {
+
+// The heuristics of the TLB analysis, each with its reason.
+struct TlbRules {
+  // The page entry size is pinned by strides on both sides of it; with one side seen once,
+  // it rests on a single sweep.
+  double entry_confident = 0.85, entry_one_sided = 0.6;
+  // The L1 reach from the median over strides: its confidence grows with the fraction of
+  // strides that agree, from a floor that a single sweep's knee may beat.
+  double reach_floor = 0.4, reach_per_agreement = 0.5;
+  // An aliased step is the L2 TLB's only past twice the L1 reach (a wandering L1 step is not).
+  double beyond_l1_factor = 2;
+  // The last point on the lower level before an aliased ramp: under this fraction of the way
+  // up the step, and within this fraction of the level.
+  double ramp_step_fraction = 0.15, ramp_level_fraction = 0.05;
+  // Two strides' steps "move with the stride" when their ratio matches the strides' to 25 %.
+  double moves_with_stride = 0.25;
+  // A miss cost seen without a step beyond the L1 TLB is only the L1 miss's: less certain.
+  double shallow_miss_factor = 0.7;
+};
+constexpr TlbRules kRules{};
+
+std::string steps_text(const ladder::Segmentation& sg, size_t from) {
+  std::string t;
+  for (size_t k = from; k < sg.knees.size(); ++k)
+    t += std::string(t.empty() ? "" : ", then ") + num(sg.plateaus[sg.knees[k].lower].level) +
+         " -> " + num(sg.plateaus[sg.knees[k].lower + 1].level) + " cycles at " +
+         bytes_text(sg.knees[k].low);
+  return t;
+}
+
+std::optional<Parameter> page_entry_size(const std::optional<PageEntryFit>& pe, const std::string& ev) {
+  if (!pe || pe->entry_size <= 0 || pe->strides_below <= 0) return std::nullopt;
+  const double conf = pe->strides_above >= 2 && pe->strides_below >= 2 ? kRules.entry_confident
+                                                                       : kRules.entry_one_sided;
+  return param("tlb_page_entry_size", pe->entry_size, "bytes", pe->entry_size, pe->entry_size, conf,
+               "first TLB step of ld.global.cg chases at " +
+                   std::to_string(pe->strides_below + pe->strides_above) + " strides: reach stays at " +
+                   bytes_text(pe->reach) + " below the entry size and grows as " + num(pe->entries) +
+                   " entries * stride above",
+               ev);
+}
+
+// The plain sweep to read coverage from: the longest whose stride is not above the entry size.
+struct Sweep {
+  double stride = 0, longest = 0;
+};
+Sweep coverage_sweep(const std::map<double, std::vector<ladder::CurvePoint>>& curves,
+                     const std::optional<PageEntryFit>& pe) {
+  Sweep sw;
+  for (const auto& [stride, pts] : curves) {
+    bool ok = !pe || pe->entry_size <= 0 || stride <= pe->entry_size;
+    if (ok && pts.back().x > sw.longest) sw.longest = pts.back().x, sw.stride = stride;
+  }
+  return sw;
+}
+
+Parameter l1_coverage(const ladder::Segmentation& seg, const std::optional<PageEntryFit>& pe,
+                      const std::string& how, const std::string& ev) {
+  if (pe && pe->strides_below >= 2)
+    // The first step at every stride below the entry size: one sweep's transition points
+    // may sit on either side of the level, the median over strides does not.
+    return param("tlb_l1_coverage", pe->reach, "bytes", pe->reach_low, pe->reach_high,
+                 std::max(seg.knees.front().confidence,
+                          kRules.reach_floor + kRules.reach_per_agreement * pe->agree),
+                 how + "; steps: " + steps_text(seg, 0) + "; reach " + bytes_text(pe->reach) +
+                     " = median of the first steps at " + std::to_string(pe->strides_below) +
+                     " strides up to the entry size (" + bytes_text(pe->reach_low) + " to " +
+                     bytes_text(pe->reach_high) + ")",
+                 ev);
+  const auto& kn = seg.knees.front();
+  return param("tlb_l1_coverage", kn.low, "bytes", kn.low, kn.high, kn.confidence,
+               how + "; steps: " + steps_text(seg, 0), ev);
+}
+
+// One aliased stride's first step past the L1 reach.
+struct Beyond {
+  double stride = 0, longest = 0;
+  ladder::Segmentation seg;
+  size_t first = 0;  // index of the first knee past the L1 reach
+  double reach = 0, above = 0;  // the last footprint below that step, the first above
+};
+
+std::optional<Beyond> step_beyond(double stride, const std::vector<ladder::CurvePoint>& pts,
+                                  double l1_reach) {
+  Beyond bd{stride, pts.back().x, ladder::segment_curve(pts, tlb_segment_options())};
+  // A knee past the L1 reach that climbs (a plateau may also split on a 1 % dip).
+  auto climbs = [&](size_t k) {
+    const auto& kn = bd.seg.knees[k];
+    return bd.seg.plateaus[kn.lower + 1].level >
+           (1 + tlb_segment_options().min_jump) * bd.seg.plateaus[kn.lower].level;
+  };
+  while (bd.first < bd.seg.knees.size() &&
+         (bd.seg.knees[bd.first].low < kRules.beyond_l1_factor * l1_reach || !climbs(bd.first)))
+    ++bd.first;
+  if (bd.first == bd.seg.knees.size()) return std::nullopt;
+  // The knee's bracket may open early where the lower plateau wanders by a few cycles, and the
+  // step is a ramp (misses grow over some GiB): the reach is the last point before the ramp,
+  // near the level (where the sweep did not resolve a level between, the step may be far
+  // larger than this one); the bracket's top is the first point above.
+  const auto& kn = bd.seg.knees[bd.first];
+  const double lower = bd.seg.plateaus[kn.lower].level;
+  const double on_level =
+      lower + std::min(kRules.ramp_step_fraction * (bd.seg.plateaus[kn.lower + 1].level - lower),
+                       kRules.ramp_level_fraction * lower);
+  bd.reach = kn.low;
+  bd.above = kn.high;
+  for (const auto& p : bd.seg.points) {
+    if (p.x <= kn.low) continue;
+    if (p.y > on_level) {
+      bd.above = p.x;
+      break;
+    }
+    bd.reach = p.x;
+  }
+  return bd;
+}
+
+// Strides in increasing order: the first that moves the step with it (by the strides' ratio)
+// is above the L2 TLB's entry size, the ones before within it, where the step is the L2 TLB's
+// reach in bytes. Returns how many are within, and says so in `text`.
+size_t strides_within_entry(const std::vector<Beyond>& aliased, std::string* text) {
+  for (size_t i = 0; i + 1 < aliased.size(); ++i) {
+    const double r0 = aliased[i].reach, r1 = aliased[i + 1].reach;
+    const double grow = (r1 / r0) / (aliased[i + 1].stride / aliased[i].stride);
+    if (std::fabs(grow - 1) > kRules.moves_with_stride) continue;
+    const double entries = std::round(r1 / aliased[i + 1].stride);
+    *text = "; the step moves with strides above " + bytes_text(aliased[i].stride) + ": " +
+            std::to_string(static_cast<long long>(entries)) + " entries of " + bytes_text(r0 / entries);
+    return i + 1;
+  }
+  return aliased.size();
+}
+
+// The levels beyond the L1 TLB, from the aliased space where it was measured (it reaches far
+// past device memory): of its strides within the L2 TLB's entry, the one whose first step past
+// the L1 reach is clearest. Its first such step is the L2 TLB's reach; any later one a further
+// level. `others` says where the step lies at the other strides.
+std::optional<Beyond> clearest_step_beyond(const std::vector<Observation>& obs, double l1_reach,
+                                           std::string* others) {
+  std::vector<Beyond> aliased;
+  for (const auto& [stride, pts] : tlb_curves(obs, "chase_aliased"))
+    if (auto bd = step_beyond(stride, pts, l1_reach)) aliased.push_back(std::move(*bd));
+  std::string entries_text;
+  const size_t within = strides_within_entry(aliased, &entries_text);
+  std::optional<Beyond> beyond;
+  for (size_t i = 0; i < within; ++i)
+    if (!beyond || aliased[i].seg.knees[aliased[i].first].confidence >
+                       beyond->seg.knees[beyond->first].confidence)
+      beyond = aliased[i];
+  // At the same footprint whatever the stride, the level covers a range of addresses; at a
+  // footprint growing with the stride, it holds a count of entries of one stride each.
+  if (beyond)
+    for (const auto& o : aliased)
+      if (o.stride != beyond->stride)
+        *others += "; at " + bytes_text(o.stride) + " the step lies at " + bytes_text(o.reach);
+  *others += entries_text;
+  return beyond;
+}
+
+std::string aliased_how(const Beyond& b) {
+  return "the same chase, one access per " + bytes_text(b.stride) + ", over " + bytes_text(b.longest) +
+         " of virtual addresses mapped onto one physical chunk again and again";
+}
+
+// The cost of the deepest miss seen: the last plateau over the L1 TLB hits.
+Parameter miss_latency(const ladder::Segmentation& seg, const std::optional<Beyond>& beyond,
+                       const std::string& how, double longest, const std::string& ev) {
+  const auto& last = beyond ? beyond->seg : seg;
+  const bool deep = beyond || seg.knees.size() >= 2;
+  const double penalty = last.plateaus.back().level - seg.plateaus.front().level;
+  double conf = 0;
+  for (const auto& kn : last.knees) conf = std::max(conf, kn.confidence);
+  std::string what =
+      deep ? "cycles added per access beyond the last TLB level's reach (" +
+                 bytes_text(last.knees.back().high) + "): a page walk"
+           : "cycles added per access by an L1 TLB miss; no further step up to " + bytes_text(longest);
+  return param("tlb_miss_latency", penalty, "cycles", penalty, penalty,
+               conf * (deep ? 1.0 : kRules.shallow_miss_factor),
+               (beyond ? aliased_how(*beyond) : how) + "; " + what, ev);
+}
+
+}  // namespace
+
+std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Metadata&) {
+  std::vector<Parameter> out;
+  const std::string ev = "tlb.csv";
+  const auto curves = tlb_curves(obs, "chase");
+  if (curves.empty()) return out;
+  auto pe = fit_page_entry(first_tlb_steps_of(curves));
+  if (auto p = page_entry_size(pe, ev)) out.push_back(*p);
+  const Sweep sw = coverage_sweep(curves, pe);
+  if (sw.stride <= 0) return out;
+  const auto seg = ladder::segment_curve(curves.at(sw.stride), tlb_segment_options());
+  if (seg.knees.empty()) return out;
+  const std::string how = "one-thread ld.global.cg chase, one access per " + bytes_text(sw.stride) +
+                          " (TLB and L2 warmed by a first pass), footprint swept to " +
+                          bytes_text(sw.longest);
+  out.push_back(l1_coverage(seg, pe, how, ev));
+  const double l1_reach = pe && pe->strides_below >= 2 ? pe->reach : seg.knees.front().low;
+  std::string others;
+  const auto beyond = clearest_step_beyond(obs, l1_reach, &others);
+  if (beyond) {
+    const auto& kn = beyond->seg.knees[beyond->first];
+    out.push_back(param("tlb_l2_coverage", beyond->reach, "bytes", beyond->reach, beyond->above,
+                        kn.confidence,
+                        aliased_how(*beyond) + "; steps past the L1 TLB's reach: " +
+                            steps_text(beyond->seg, beyond->first) + others,
+                        ev));
+  } else if (seg.knees.size() >= 2) {
+    const auto& kn = seg.knees[1];
+    out.push_back(param("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high, kn.confidence,
+                        how + "; steps: " + steps_text(seg, 0), ev));
+  }
+  out.push_back(miss_latency(seg, beyond, how, sw.longest, ev));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Code checks
+
+namespace {
+
+std::vector<CodeExpectation> expectations() {
+  std::vector<CodeExpectation> out;
+  out.push_back(expectation("tlb", chase_kernel(false, loader(kL2, 8)), "chase", ptx_load(kL2, 8, true),
+                            sass_load(kL2)));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> kernels(const std::string& probe) {
+  if (probe == "chase") return {chase_kernel(false, loader(kL2, 8)), kWriteChain64};
+  return {};
+}
+
+GPUPROBE_REGISTER_CODE_EXPECTATIONS(expectations);
+GPUPROBE_REGISTER_ANALYZER(tlb::kFamily, analyze_tlb);
+
+}  // namespace gpuprobe::tlb

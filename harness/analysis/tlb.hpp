@@ -1,0 +1,50 @@
+#pragma once
+// TLB reach, page-entry size and miss cost, from ld.global.cg chases with one access per
+// stride over growing footprints.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/latency.hpp"
+#include "analysis/memory_chase.hpp"
+#include "core/family.hpp"
+#include "core/observation.hpp"
+
+namespace gpuprobe::tlb {
+
+// TLB curves are cut into plateaus and knees by the latency family's segmentation; a TLB
+// step may be as small as 2 % of an L2 hit.
+ladder::SegmentOptions tlb_segment_options();
+// One stride's chase: footprint_bytes against cycles per access, of probe "chase" (a buffer
+// in device memory) or "chase_aliased" (one physical chunk mapped over a large virtual range).
+std::vector<ladder::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
+                                          const std::string& probe = "chase");
+
+// The first TLB knee at each stride: (stride, largest footprint still on the first plateau).
+std::vector<std::pair<double, double>> first_tlb_steps(const std::vector<Observation>& obs);
+
+// Page-entry size from the first step at several strides: reach is entries * max(stride,
+// entry size), so it stays put while the stride is below the entry size and grows with it
+// above. Also the stride to sweep coverage at: the largest one still below the entry size.
+struct PageEntryFit {
+  double entry_size = 0;
+  double entries = 0;
+  double reach = 0;         // entries * entry_size: the L1 TLB coverage (median over strides)
+  double reach_low = 0, reach_high = 0;  // range of the first steps below the entry size
+  double agree = 0;         // fraction of those within 10 % of `reach`
+  double sweep_stride = 0;  // largest stride whose first step is at `reach`
+  int strides_below = 0, strides_above = 0;
+};
+std::optional<PageEntryFit> fit_page_entry(const std::vector<std::pair<double, double>>& steps);
+
+std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Metadata& meta);
+
+// Code checks (core/code_check.hpp): the kernels that measure `probe` as the checks name them;
+// empty for an unknown probe. Each has a registered expectation.
+std::vector<std::string> kernels(const std::string& probe);
+
+// The family, declared once (core/family.hpp).
+inline constexpr FamilyDescriptor kFamily{"tlb", "tlb.gp"};
+
+}  // namespace gpuprobe::tlb

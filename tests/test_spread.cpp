@@ -1,0 +1,153 @@
+// Repeatability on record: the spread of each parameter over repeated runs against its own
+// interval (core/spread.hpp), on synthetic runs, on the committed H100 runs, through the
+// subcommand's file handling and through scripts/repeat.sh with a stand-in for the GPU run.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/cli.hpp"
+#include "core/csv.hpp"
+#include "core/spread.hpp"
+
+namespace fs = std::filesystem;
+
+namespace gpuprobe {
+namespace {
+
+const SpreadRow* row_of(const std::vector<SpreadRow>& rows, const std::string& name) {
+  for (const auto& r : rows)
+    if (r.parameter == name) return &r;
+  return nullptr;
+}
+
+Parameter param(const std::string& name, double v, double halfwidth) {
+  return {name, v, "cycles", v - halfwidth, v + halfwidth, 0.9, "pointer_chase: x", "latency.csv"};
+}
+
+TEST(Spread, FlagsAParameterThatMovesMoreThanItsInterval) {
+  const std::vector<std::vector<Parameter>> runs = {
+      {param("steady", 10.0, 0.5), param("jumpy", 10, 0.25), param("once", 5, 1)},
+      {param("steady", 10.2, 0.5), param("jumpy", 12, 0.25)},
+      {param("steady", 10.1, 0.5), param("jumpy", 11, 0.25)}};
+  const auto rows = spread_of(runs);
+  ASSERT_EQ(rows.size(), 3u);
+  const SpreadRow* steady = row_of(rows, "steady");
+  ASSERT_NE(steady, nullptr);
+  EXPECT_EQ(steady->n, 3);
+  EXPECT_DOUBLE_EQ(steady->median, 10.1);
+  EXPECT_DOUBLE_EQ(steady->min, 10.0);
+  EXPECT_DOUBLE_EQ(steady->max, 10.2);
+  EXPECT_DOUBLE_EQ(steady->median_interval, 1.0);
+  EXPECT_FALSE(steady->exceeds);
+  const SpreadRow* jumpy = row_of(rows, "jumpy");
+  EXPECT_NEAR(jumpy->relative_spread, 2.0 / 11, 1e-12);
+  EXPECT_TRUE(jumpy->exceeds);
+  const SpreadRow* once = row_of(rows, "once");
+  EXPECT_EQ(once->n, 1);
+  EXPECT_FALSE(once->exceeds);  // one run has no spread
+}
+
+TEST(Spread, LastDigitsOfAValueWithNoIntervalAreNoSpread) {
+  const auto rows = spread_of({{param("latency", 4.0558, 0)}, {param("latency", 4.05581, 0)}});
+  EXPECT_FALSE(rows.front().exceeds);
+  const auto moved = spread_of({{param("latency", 4.0, 0)}, {param("latency", 4.1, 0)}});
+  EXPECT_TRUE(moved.front().exceeds);
+}
+
+TEST(Spread, NonFiniteValuesAreNotCounted) {
+  const auto rows = spread_of({{param("x", 1, 0.1)}, {param("x", std::nan(""), 0.1)}, {param("x", 1.05, 0.1)}});
+  EXPECT_EQ(rows.front().n, 2);
+  EXPECT_DOUBLE_EQ(rows.front().max, 1.05);
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("gpuprobe_spread_" + name);
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+void write_run(const fs::path& dir, const std::string& gpu, const std::vector<Parameter>& ps) {
+  fs::create_directories(dir);
+  std::ofstream(dir / "parameters.csv") << format_parameters({{"gpu", gpu}, {"gpuprobe_version", "v1"}}, ps);
+}
+
+TEST(Spread, SubcommandWritesSpreadCsvBesideTheRuns) {
+  const fs::path root = fresh_dir("beside");
+  write_run(root / "20260101T000000Z", "GPU A", {param("l1_hit_latency", 33, 0.1)});
+  write_run(root / "20260101T000100Z", "GPU A", {param("l1_hit_latency", 34, 0.1)});
+  ASSERT_EQ(spread_main({(root / "20260101T000000Z").string(), (root / "20260101T000100Z").string()}), 0);
+  const CsvTable t = read_csv((root / "spread.csv").string());
+  ASSERT_EQ(t.header.size(), 9u);
+  EXPECT_EQ(t.header.back(), "spread_exceeds_interval");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0][0], "l1_hit_latency");
+  EXPECT_EQ(t.rows[0][2], "2");
+  EXPECT_EQ(t.rows[0].back(), "1");
+  EXPECT_FALSE(fs::exists(root / "spread.csv.tmp"));
+}
+
+TEST(Spread, SubcommandRefusesWhatIsNoRepeat) {
+  const fs::path root = fresh_dir("refuses");
+  write_run(root / "a", "GPU A", {param("x", 1, 0.1)});
+  write_run(root / "b", "GPU B", {param("x", 1, 0.1)});
+  EXPECT_THROW(spread_main({(root / "a").string()}), UsageError);
+  EXPECT_THROW(spread_main({(root / "a").string(), (root / "a").string(), "--bogus"}), UsageError);
+  EXPECT_THROW(spread_main({(root / "a").string(), (root / "b").string()}), std::runtime_error);
+  EXPECT_THROW(spread_main({(root / "a").string(), (root / "missing").string()}), std::runtime_error);
+  EXPECT_FALSE(fs::exists(root / "spread.csv"));
+}
+
+// The two committed full H100 runs: the launch overhead and the L1 size moved between them by
+// more than their intervals (the issue saw 30 % and 8 % between runs); the SM clock did not.
+TEST(Spread, CommittedH100RunsFlagTheLaunchOverhead) {
+  const fs::path h100 = fs::path(GPUPROBE_SOURCE_DIR) / "results" / "nvidia-h100-80gb-hbm3";
+  const fs::path a = h100 / "20261125T155606Z", b = h100 / "20261125T160640Z";
+  ASSERT_TRUE(fs::exists(a / "parameters.csv") && fs::exists(b / "parameters.csv"))
+      << "the committed full H100 runs moved: name two full runs of one GPU here";
+  const std::vector<SpreadRow> rows =
+      spread_of({read_parameters((a / "parameters.csv").string()), read_parameters((b / "parameters.csv").string())});
+  const SpreadRow* launch = row_of(rows, "kernel_launch_overhead");
+  ASSERT_NE(launch, nullptr);
+  EXPECT_TRUE(launch->exceeds);
+  EXPECT_GT(launch->relative_spread, 0.1);
+  const SpreadRow* clock = row_of(rows, "sm_clock_measured");
+  ASSERT_NE(clock, nullptr);
+  EXPECT_FALSE(clock->exceeds);
+  const fs::path out = fresh_dir("committed") / "spread.csv";
+  EXPECT_EQ(spread_main({a.string(), b.string(), "--out", out.string()}), 0);
+  EXPECT_EQ(read_csv(out.string()).rows.size(), rows.size());
+}
+
+// scripts/repeat.sh runs `run` N times into one folder and then `spread` over what they wrote;
+// a stand-in binary plays `run` (a run folder with one parameter that moves) and hands
+// `spread` to the real gpuprobe.
+TEST(Spread, RepeatScriptRunsNTimesThenWritesTheSpread) {
+  const fs::path root = fresh_dir("repeat");
+  const fs::path fake = root / "fake-gpuprobe";
+  std::ofstream(fake) << "#!/bin/sh\n"
+                         "if [ \"$1\" = spread ]; then shift; exec '" GPUPROBE_BINARY "' spread \"$@\"; fi\n"
+                         "out=$3; n=$(ls \"$out\"/gpu 2>/dev/null | wc -l); d=\"$out/gpu/run$n\"; mkdir -p \"$d\"\n"
+                         "printf '# gpu=G\\nparameter,value,unit,low,high,confidence,method,evidence\\n"
+                         "x,%d,cycles,%d,%d,0.9,m,e.csv\\n' $((10 + n)) $((10 + n)) $((10 + n)) > \"$d/parameters.csv\"\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  const std::string cmd = "GPUPROBE='" + fake.string() + "' '" + GPUPROBE_SOURCE_DIR + "/scripts/repeat.sh' 3 --out '" +
+                          (root / "out").string() + "' --quick > /dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const CsvTable t = read_csv((root / "out" / "spread.csv").string());
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0][2], "3");       // n
+  EXPECT_EQ(t.rows[0].back(), "1");   // 10..12 against intervals of width 0
+  EXPECT_NE(std::system(("'" + std::string(GPUPROBE_SOURCE_DIR) + "/scripts/repeat.sh' 1 > /dev/null 2>&1").c_str()), 0);
+}
+
+}  // namespace
+}  // namespace gpuprobe

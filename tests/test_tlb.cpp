@@ -1,0 +1,199 @@
+// tlb: TLB levels, page-entry size and miss cost on synthetic chases with a known page size,
+// and on the H100 chases (two runs a minute apart).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "analysis/tlb.hpp"
+#include "memory_chase_checks.hpp"
+#include "parameter_checks.hpp"
+#include "recorded.hpp"
+
+using namespace gpuprobe;
+using namespace gpuprobe::chase_test;
+using namespace gpuprobe::tlb;
+
+namespace {
+
+// A reach read at the knee: at most the truth, and within 20 % below it.
+void expect_reach(const Parameter& p, double truth) {
+  EXPECT_LE(p.value, truth) << p.name;
+  EXPECT_GE(p.value, truth / 1.2) << p.name;
+}
+
+// L1 TLB of e1 entries, L2 TLB of e2 entries, each entry covering `entry` bytes; an L1 TLB
+// miss costs `l1_miss` cycles, a walk 520 more.
+std::vector<Observation> tlb_rows(double entry, double e1, double e2, double max_bytes,
+                                  double l1_miss = 110, double sigma = 3) {
+  std::mt19937 rng(9);
+  std::normal_distribution<double> noise(0, sigma);
+  std::vector<Observation> out;
+  auto sweep = [&](double stride, double max_fp) {
+    for (double k = 0; std::round(std::exp2(k / 4)) * stride <= max_fp; ++k) {
+      double n = std::round(std::exp2(k / 4));
+      double pages = stride < entry ? std::ceil(n * stride / entry) : n;
+      double y = 290 + (pages > e1 ? l1_miss : 0) + (pages > e2 ? 520 : 0) + noise(rng);
+      out.push_back(row("tlb", "chase",
+                        {{"stride_bytes", num(stride)}, {"footprint_bytes", num(n * stride)}}, y,
+                        "cycles"));
+    }
+  };
+  for (double s : {256 * kKiB, 512 * kKiB, 1 * kMiB, 2 * kMiB, 4 * kMiB, 8 * kMiB, 16 * kMiB,
+                   32 * kMiB, 64 * kMiB})
+    sweep(s, std::min(max_bytes, e1 * std::max(s, entry) * 4));
+  sweep(entry, max_bytes);
+  return out;
+}
+
+}  // namespace
+
+TEST(Tlb, PageEntryCoverageAndMissLatency) {
+  auto obs = tlb_rows(2 * kMiB, 16, 2048, 64 * kGiB);
+  auto ps = analyze("tlb", obs);
+  const Parameter* entry = find(ps, "tlb_page_entry_size");
+  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  const Parameter* l2 = find(ps, "tlb_l2_coverage");
+  const Parameter* miss = find(ps, "tlb_miss_latency");
+  ASSERT_TRUE(entry && l1 && l2 && miss);
+  EXPECT_EQ(entry->value, 2 * kMiB);
+  expect_reach(*l1, 32 * kMiB);
+  expect_reach(*l2, 4 * kGiB);
+  EXPECT_NEAR(miss->value, 630, 10);
+  for (const auto* p : {entry, l1, l2, miss}) expect_sane(*p);
+}
+
+TEST(Tlb, SmallFirstStepOnANoisyCurve) {
+  auto obs = tlb_rows(2 * kMiB, 32, 4096, 64 * kGiB, 25);
+  auto ps = analyze("tlb", obs);
+  const Parameter* entry = find(ps, "tlb_page_entry_size");
+  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  const Parameter* l2 = find(ps, "tlb_l2_coverage");
+  ASSERT_TRUE(entry && l1 && l2);
+  EXPECT_EQ(entry->value, 2 * kMiB);
+  expect_reach(*l1, 64 * kMiB);
+  expect_reach(*l2, 8 * kGiB);
+}
+
+TEST(Tlb, SecondLevelBeyondTheSweep) {
+  auto obs = tlb_rows(2 * kMiB, 16, 1e9, 8 * kGiB);
+  auto ps = analyze("tlb", obs);
+  ASSERT_TRUE(find(ps, "tlb_l1_coverage"));
+  EXPECT_FALSE(find(ps, "tlb_l2_coverage"));
+  ASSERT_TRUE(find(ps, "tlb_miss_latency"));
+  EXPECT_NEAR(find(ps, "tlb_miss_latency")->value, 110, 10);
+  EXPECT_NE(find(ps, "tlb_miss_latency")->method.find("L1 TLB miss"), std::string::npos);
+}
+
+// As on the H100: 16 entries of 16 MiB whose miss costs 10 cycles on a 290-cycle L2 hit,
+// points repeating to 0.5 cycles.
+TEST(Tlb, TenCycleStepOfLargeEntries) {
+  auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 10, 0.5);
+  auto ps = analyze("tlb", obs);
+  const Parameter* entry = find(ps, "tlb_page_entry_size");
+  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  const Parameter* miss = find(ps, "tlb_miss_latency");
+  ASSERT_TRUE(entry && l1 && miss);
+  EXPECT_EQ(entry->value, 16 * kMiB);
+  expect_reach(*l1, 256 * kMiB);
+  EXPECT_NEAR(miss->value, 10, 1.5);
+  EXPECT_FALSE(find(ps, "tlb_l2_coverage"));
+}
+
+// The H100's shape: the L2 TLB's step lies near the end of device memory, so it is measured
+// in an aliased virtual space up to 1 TiB, at the entry size and twice it; a third level
+// reaches 4x further, and small aliased footprints are not measured.
+TEST(Tlb, SecondLevelInTheAliasedSpace) {
+  auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 10, 0.5);
+  std::mt19937 rng(3);
+  std::normal_distribution<double> noise(0, 0.5);
+  const double entries2 = 4096;
+  // An L2 TLB of 4096 entries of 16 MiB: at 32 MiB the step moves to 128 GiB.
+  for (double stride : {16 * kMiB, 32 * kMiB}) {
+    for (double k = 12; std::round(std::exp2(k / 2)) * stride <= 1024 * kGiB; ++k) {
+      const double n = std::round(std::exp2(k / 2));
+      const double fp = n * stride;
+      double y = 294 + (fp > 256 * kMiB ? 10 : 0) + (fp > entries2 * stride ? 90 : 0) +
+                 (fp > 256 * kGiB ? 750 : 0) + noise(rng);
+      obs.push_back(row("tlb", "chase_aliased",
+                        {{"stride_bytes", num(stride)}, {"footprint_bytes", num(n * stride)}}, y,
+                        "cycles"));
+    }
+  }
+  auto ps = analyze("tlb", obs);
+  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  const Parameter* l2 = find(ps, "tlb_l2_coverage");
+  const Parameter* miss = find(ps, "tlb_miss_latency");
+  ASSERT_TRUE(l1 && l2 && miss);
+  expect_reach(*l1, 256 * kMiB);
+  EXPECT_LE(l2->value, 64 * kGiB);
+  EXPECT_GE(l2->value, 64 * kGiB / 1.5);
+  EXPECT_NE(l2->method.find("virtual addresses"), std::string::npos);
+  EXPECT_NE(l2->method.find("then"), std::string::npos) << l2->method;  // the third level
+  EXPECT_NE(l2->method.find("at 32 MiB the step lies at 128 GiB"), std::string::npos) << l2->method;
+  EXPECT_NE(l2->method.find("4096 entries of 16 MiB"), std::string::npos) << l2->method;
+  EXPECT_NEAR(miss->value, 850, 5);
+  expect_sane(*l2);
+}
+
+TEST(Tlb, PageEntryFit) {
+  auto f = fit_page_entry({{256 * kKiB, 32 * kMiB},
+                           {1 * kMiB, 32 * kMiB},
+                           {2 * kMiB, 32 * kMiB},
+                           {4 * kMiB, 64 * kMiB},
+                           {8 * kMiB, 128 * kMiB}});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->entry_size, 2 * kMiB);
+  EXPECT_EQ(f->entries, 16);
+  EXPECT_EQ(f->sweep_stride, 2 * kMiB);
+  EXPECT_EQ(f->strides_above, 2);
+}
+
+TEST(H100, Tlb) {
+  REQUIRE_RECORDED(have("tlb")) << "tests/data/h100_tlb.csv";
+  auto ps = h100("tlb");
+  // First step: a reach of a few hundred MiB (256 MiB on the first run) at every stride up
+  // to the entry size (16 MiB), growing with the stride above it; a 10-cycle step.
+  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  const Parameter* e = find(ps, "tlb_page_entry_size");
+  const Parameter* m = find(ps, "tlb_miss_latency");
+  ASSERT_TRUE(l1 && e && m);
+  EXPECT_GE(l1->value, 64 * kMiB);
+  EXPECT_LE(l1->value, 1 * kGiB);
+  EXPECT_TRUE(pow2(e->value));
+  EXPECT_GE(e->value, 2 * kMiB);
+  EXPECT_LE(e->value, 64 * kMiB);
+  EXPECT_GE(l1->value / e->value, 4);  // a handful of entries at least
+  EXPECT_GT(m->value, 4);
+  EXPECT_LT(m->value, 1000);
+  for (const auto* p : {l1, e, m}) expect_sane(*p);
+  if (const Parameter* l2 = find(ps, "tlb_l2_coverage")) {
+    EXPECT_GT(l2->value, 4 * l1->value);
+    EXPECT_LE(l2->value, 80 * kGiB);
+    expect_sane(*l2);
+  }
+}
+
+// Two runs a minute apart (tests/data/h100_tlb.csv and h100_tlb_repeat.csv): the aliased
+// chase finds the same L2 TLB reach (64 GiB: 2048 entries of 32 MiB) and a page walk beyond.
+TEST(H100, TlbLastLevelsRepeat) {
+  REQUIRE_RECORDED(have("tlb") && have("tlb_repeat")) << "no repeated H100 tlb run committed";
+  auto a = h100("tlb"), b = h100("tlb", "_repeat");
+  const Parameter* l2a = find(a, "tlb_l2_coverage");
+  const Parameter* l2b = find(b, "tlb_l2_coverage");
+  const Parameter* ma = find(a, "tlb_miss_latency");
+  const Parameter* mb = find(b, "tlb_miss_latency");
+  ASSERT_TRUE(l2a && l2b && ma && mb);
+  for (const Parameter* p : {l2a, l2b}) {
+    EXPECT_GE(p->value, 32 * kGiB) << p->method;
+    EXPECT_LE(p->value, 96 * kGiB) << p->method;
+    EXPECT_NE(p->method.find("virtual addresses"), std::string::npos);
+  }
+  EXPECT_NEAR(l2a->value / l2b->value, 1, 0.1);
+  EXPECT_NEAR(ma->value / mb->value, 1, 0.1);
+  EXPECT_GT(ma->value, 200);  // a page walk costs far more than the 10-cycle L1 TLB miss
+}
