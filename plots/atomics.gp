@@ -1,6 +1,6 @@
 # family: atomics
 # title: Atomic latency and throughput against lanes on one address
-# read: Top: one warp's latency per atomic as lanes collide; bottom: lane atomics per clock per SM (inferred values written at their points).
+# read: Top: one warp's latency per atomic as lanes collide; bottom: lane atomics per clock per SM.
 load 'plots/style.gp'
 # Each curve picks its rows out of the file; the rows it skips must not break its line.
 set datafile missing NaN

@@ -1,6 +1,6 @@
 # family: divergence
 # title: Warp divergence: cost of P distinct paths per warp
-# read: Slowdown against paths (log-log); slope 1 means paths run one after another (inferred slowdown and cost per path written at the end).
+# read: Slowdown against paths (log-log); slope 1 means paths run one after another.
 load 'plots/style.gp'
 set datafile missing NaN
 

@@ -1,6 +1,6 @@
 # family: dual_issue
 # title: Dual issue: two pipes' streams in one warp
-# read: Bar 1: the pair runs as fast as separate pipes allow; 0.5: the two streams serialise; xN: the inferred paired/solo rate.
+# read: Bar 1: the pair runs as fast as separate pipes allow; 0.5: the two streams serialise.
 load 'plots/style.gp'
 set datafile missing NaN
 

@@ -1,6 +1,6 @@
 # family: ilp_occupancy
 # title: ILP against occupancy (Volkov): fp32 FMA and DRAM loads
-# read: One curve per ILP: more independent operations reach the peak with fewer warps (knees marked at 90 % of the peak).
+# read: One curve per ILP: more independent operations reach the peak with fewer warps.
 load 'plots/style.gp'
 set datafile missing NaN
 
@@ -45,8 +45,10 @@ do for [s=1:4] {
 }
 
 # What the run inferred, per panel: the fewest warps reaching 90 % of the peak for each ILP (a
-# knee over its interval, one row per ILP), and for an ILP that never gets there its best rate
-# as a fraction of the peak (a ring on that point, its text at the right in the rows below the knees'), clear of the curves).
+# knee over its interval) and, for an ILP that never gets there, its best rate as a fraction of
+# the peak (a ring on that point). One GPU: a row per ILP at its knee, the ceilings in the rows
+# below at the right. Several GPUs: the bands and rings, and one summary row per GPU at the
+# right, under the key (rows per ILP and GPU would fill the panel).
 knee_rotate = 0
 knee_step = 0.09
 knee_text(v) = sprintf("%g warps", v)
@@ -55,24 +57,39 @@ do for [pn=1:2] {
   kind = pn == 1 ? "fp32_fma" : "dram_load"
   marks_cmd = ""
   row = 0
-  rings = 0
   do for [i=1:nfiles] {
+    knees = ""
+    ceilings = ""
     do for [k in "8 4 2 1"] {
       knee_slot = row + 1
       mark_color = series_color(i, ilp_index(k + 0))
-      call 'plots/mark_knee.gp' (i) (kind . "_warps_90pct_ilp" . k) ("ILP " . k . ":")
-      row = knee_value == knee_value ? row + 1 : row
+      call 'plots/mark_knee.gp' (i) (kind . "_warps_90pct_ilp" . k) (nfiles > 1 ? "-" : "ILP " . k . ":")
+      if (knee_value == knee_value) {
+        row = nfiles > 1 ? row : row + 1
+        knees = knees . sprintf("%sILP %s %g", knees eq "" ? "" : ", ", k, knee_value)
+      }
       call 'plots/param_value.gp' param_file(i) (kind . "_ceiling_ilp" . k)
       if (param_value == param_value) {
         stats word(files, i) using (sel(kind, k + 0) ? column("warps_per_sm") : NaN):"value" nooutput
-        rings = rings + 1
         marks_tag = marks_tag + 1
         marks_cmd = marks_cmd . sprintf("set label %d '' at %g, %g point pt 6 ps 2.5 lc rgb '%s' front; ", \
             marks_tag, STATS_pos_max_y, STATS_max_y, series_color(i, ilp_index(k + 0)))
-        marks_tag = marks_tag + 1
-        marks_cmd = marks_cmd . sprintf("set label %d 'ILP %s never 90 %%: best %.2f of peak (ring)' at graph 0.99, graph %g right offset 0, -0.6 front tc rgb '%s' font markfont; ", \
-            marks_tag, k, param_value, 0.97 - knee_step * (row + rings - 1), series_color(i, ilp_index(k + 0)))
+        ceilings = ceilings . sprintf("%sILP %s %.2f", ceilings eq "" ? "" : ", ", k, param_value)
+        if (nfiles == 1) {
+          row = row + 1
+          marks_tag = marks_tag + 1
+          marks_cmd = marks_cmd . sprintf("set label %d 'ILP %s never 90 %%: best %.2f of peak (ring)' at graph 0.99, graph %g right offset 0, -0.6 front tc rgb '%s' font markfont; ", \
+              marks_tag, k, param_value, 0.97 - knee_step * (row - 1), series_color(i, ilp_index(k + 0)))
+        }
       }
+    }
+    if (nfiles > 1 && (knees ne "" || ceilings ne "")) {
+      row = row + 1
+      marks_tag = marks_tag + 1
+      marks_cmd = marks_cmd . sprintf("set label %d '%s: %s%s' at graph 0.99, graph %g right offset 0, -0.6 front tc rgb '%s' font markfont; ", \
+          marks_tag, word(labels, i), knees eq "" ? "" : "90 % at " . knees . " warps", \
+          ceilings eq "" ? "" : (knees eq "" ? "" : "; ") . "best of peak (ring) " . ceilings, \
+          0.8 - knee_step * (row - 1), gpu_color[i])
     }
   }
   panel_marks[pn] = marks_cmd

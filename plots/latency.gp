@@ -1,6 +1,6 @@
 # family: latency
 # title: Pointer-chase latency against footprint
-# read: Plateaus are cache levels (values marked), knees their capacities (intervals shaded); documented levels are ticks at the right edge (K80, M60, V100).
+# read: Plateaus are cache levels (values marked), knees their capacities (intervals shaded); documented levels: ticks at right.
 load 'plots/style.gp'
 
 probes = "ld_global ld_cg ld_nc shared constant"

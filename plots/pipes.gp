@@ -1,6 +1,6 @@
 # family: pipes
 # title: Throughput and latency of each execution pipe
-# read: Top: results per clock per SM (log); bottom: dependent-issue latency in cycles; each op's inferred values written above its bars.
+# read: Top: results per clock per SM (log); bottom: dependent-issue latency in cycles.
 load 'plots/style.gp'
 set datafile missing NaN
 
