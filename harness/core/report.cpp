@@ -137,7 +137,6 @@ struct DrawnFigures {
   std::string dir;  // relative to the run: figures, or figures/paper
   std::string markdown;
   std::vector<std::vector<std::string>> not_drawn = {{"figure", "why not drawn"}};
-  std::map<std::string, std::vector<const FigureScript*>> of_family;
 };
 
 // Draws every figure of `run`; false when a stop signal cut it short (nothing replaced then).
@@ -178,7 +177,6 @@ bool draw_figures(const ReportPaths& paths, const std::vector<FigureScript>& scr
       continue;
     }
     fig.markdown += figure_markdown(s, fig.dir);
-    fig.of_family[s.family].push_back(&s);
   }
   if (stop_signal()) return false;
   if (staged) {
@@ -242,7 +240,7 @@ std::string headline_markdown(const RunData& run, Documenting& doc) {
 // One family's table in report.md, and its methods and older architectures' figures in
 // methods.md (appended to `methods`).
 std::string family_markdown(const std::string& family, const RunData& run, Documenting& doc,
-                            const DrawnFigures& fig, std::string& methods) {
+                            std::string& methods) {
   std::vector<size_t> members;
   for (size_t i = 0; i < run.params.size(); ++i)
     if (family_of(run.params[i]) == family) members.push_back(i);
@@ -278,22 +276,21 @@ std::string family_markdown(const std::string& family, const RunData& run, Docum
     methods += "Documented for the older architectures (measured / documented):\n\n" + markdown_table(older) + "\n";
   std::string md = "### " + family + (labels_used.size() == 1 ? ": " + *labels_used.begin() : std::string()) +
                    "\n\n" + markdown_table(rows) + "\n";
+  // The family's figures are in the Figures section, titled: a link here would repeat them.
   md += "<details><summary>Evidence</summary>\n\n[" + evidence + "](" + evidence + ") · [methods](methods.md#" +
         family + ")";
-  if (auto it = fig.of_family.find(family); it != fig.of_family.end())
-    for (const FigureScript* s : it->second) md += " · [figure](" + fig.dir + "/" + s->name + ".svg)";
   return md + "\n\n</details>\n\n";
 }
 
 // One short table per family, in the order the run lists them.
-std::string families_markdown(const RunData& run, Documenting& doc, const DrawnFigures& fig, std::string& methods) {
+std::string families_markdown(const RunData& run, Documenting& doc, std::string& methods) {
   std::vector<std::string> family_order;
   for (const auto& p : run.params)
     if (std::find(family_order.begin(), family_order.end(), family_of(p)) == family_order.end())
       family_order.push_back(family_of(p));
   std::string md = "## Parameters by family\n\n";
   if (run.params.empty()) md += "None inferred.\n\n";
-  for (const auto& family : family_order) md += family_markdown(family, run, doc, fig, methods);
+  for (const auto& family : family_order) md += family_markdown(family, run, doc, methods);
   return md;
 }
 
@@ -374,7 +371,7 @@ int report_run(const ReportPaths& paths, const std::string& dir, const std::stri
   std::string methods = "# Methods: " + run.gpu + "\n\nHow each parameter of run `" + run.meta_value("run_id") +
                         "` was measured and inferred, in full (report.md shows a label).\n\n";
   std::string md = report_intro(run) + headline_markdown(run, doc);
-  md += families_markdown(run, doc, fig, methods);
+  md += families_markdown(run, doc, methods);
   md += figures_section(fig, !paths.gnuplot.empty());
   md += sources_markdown(doc, ref, methods);
   md += messages_markdown(diag, dir);
