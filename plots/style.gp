@@ -22,9 +22,18 @@ set datafile missing NaN
 
 # One colour and point type per GPU across all figures (Okabe-Ito, safe for colour blindness
 # and distinct in greyscale by point type); documented architectures keep theirs, dashed.
-array gpu_color[8] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
-array gpu_point[8] = [7, 5, 9, 11, 13, 15, 4, 6]
-do for [i=1:8] { set style line i lc rgb gpu_color[i] lw 1.5 pt gpu_point[i] ps 0.7 }
+# A compare of more than 8 runs reuses them in turn (indexed up to max_gpus; past 8 runs a
+# figure is hard to read anyway, and compare.md says which colour is which run).
+array palette8[8] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
+array points8[8] = [7, 5, 9, 11, 13, 15, 4, 6]
+max_gpus = 64
+array gpu_color[max_gpus]
+array gpu_point[max_gpus]
+do for [i=1:max_gpus] {
+  gpu_color[i] = palette8[(i - 1) % 8 + 1]
+  gpu_point[i] = points8[(i - 1) % 8 + 1]
+  set style line i lc rgb gpu_color[i] lw 1.5 pt gpu_point[i] ps 0.7
+}
 # One colour per series: with several GPUs a colour is a GPU (its sub-series told apart by
 # dashes and points); a figure of one GPU gives its k-th sub-series (ILP, copy path, atomic)
 # the k-th colour instead. Marks take the colour of the series they were read from: a script

@@ -377,6 +377,10 @@ int compare_runs(const ReportPaths& paths, const std::vector<std::string>& dirs,
 
 }  // namespace
 
+// The figure scripts index one colour and point type per run up to this (plots/style.gp's
+// max_gpus); a fleet of more GPUs is compare --fleet's job.
+constexpr size_t kMaxCompareRuns = 64;
+
 int compare_main(const std::vector<std::string>& args_in) {
   auto fleet = std::find(args_in.begin(), args_in.end(), std::string("--fleet"));
   if (fleet != args_in.end()) {
@@ -402,6 +406,8 @@ int compare_main(const std::vector<std::string>& args_in) {
   auto enough_runs = [&] {
     if (dirs.size() < (table.empty() ? 2u : 1u))
       throw UsageError("expected at least " + std::string(table.empty() ? "two RUN_DIRs" : "one RUN_DIR"));
+    if (dirs.size() > kMaxCompareRuns)
+      throw UsageError("at most " + std::to_string(kMaxCompareRuns) + " RUN_DIRs (compare --fleet takes more)");
   };
   if (auto code = parse_subcommand(app, args_in, diag.prefix, enough_runs)) return *code;
   try {
