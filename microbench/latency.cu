@@ -25,7 +25,7 @@
 namespace gpuprobe {
 
 // Kernels live in a named namespace: the code checks find them by name
-// (ladder::latency_kernels).
+// (latency::latency_kernels).
 namespace latency {
 
 constexpr uint32_t kLineBytes = 128;    // spacing of global and shared pointers
@@ -168,8 +168,8 @@ __global__ void chase_constant(ChaseArgs a) {
 namespace {
 
 using namespace latency;
-using ladder::CurvePoint;
-using ladder::RefineOptions;
+using latency::CurvePoint;
+using latency::RefineOptions;
 
 // --- host side ----------------------------------------------------------------------------
 
@@ -193,7 +193,7 @@ struct Sweep {
   uint64_t min_bytes, max_bytes;
   uint32_t stride;
   double ratio;
-  uint64_t tail_bytes = 0;  // past max_bytes, a sparse tail up to this (ladder::coarse_footprints)
+  uint64_t tail_bytes = 0;  // past max_bytes, a sparse tail up to this (latency::coarse_footprints)
 };
 
 // The chosen SM (see chosen_block) and the launch bookkeeping around it.
@@ -254,7 +254,7 @@ void sweep(RunContext& ctx, const Budget& b, const Pin& pin, const Sweep& s,
     curves[probe].push_back({double(f), o.value});
   };
   for (uint64_t f :
-       ladder::coarse_footprints(s.min_bytes, s.max_bytes, s.stride, s.ratio, s.tail_bytes)) {
+       latency::coarse_footprints(s.min_bytes, s.max_bytes, s.stride, s.ratio, s.tail_bytes)) {
     prepare(f);
     for (const auto& probe : probes) measure(probe, f);
   }
@@ -265,8 +265,8 @@ void sweep(RunContext& ctx, const Budget& b, const Pin& pin, const Sweep& s,
     for (int round = 0; round < b.refine_rounds; ++round) {
       auto& curve = curves[probe];
       std::vector<uint64_t> next;
-      for (double x : ladder::refinement_points(curve, ro)) {
-        const uint64_t f = ladder::round_to_lines(x, s.stride);
+      for (double x : latency::refinement_points(curve, ro)) {
+        const uint64_t f = latency::round_to_lines(x, s.stride);
         const bool seen = std::any_of(curve.begin(), curve.end(),
                                       [&](const CurvePoint& q) { return uint64_t(q.x) == f; });
         if (!seen && f >= s.min_bytes && f <= std::max(s.max_bytes, s.tail_bytes) &&
@@ -287,7 +287,7 @@ void sweep(RunContext& ctx, const Budget& b, const Pin& pin, const Sweep& s,
 std::vector<std::string> runnable(RunContext& ctx, const std::vector<std::string>& probes) {
   std::vector<std::string> out;
   for (const auto& p : probes)
-    if (ctx.enabled(p) && sass_allows(ctx, p, ladder::latency_kernels(p))) out.push_back(p);
+    if (ctx.enabled(p) && sass_allows(ctx, p, latency::latency_kernels(p))) out.push_back(p);
   return out;
 }
 
@@ -306,7 +306,7 @@ void run_global(RunContext& ctx, const Budget& b, Pin& pin) {
   if (probes.empty()) return;
   const DeviceInfo& dev = ctx.device();
   const auto range =
-      ladder::global_sweep(double(dev.l2_bytes), double(dev.free_mem_bytes), kLineBytes);
+      latency::global_sweep(double(dev.l2_bytes), double(dev.free_mem_bytes), kLineBytes);
   const uint64_t max_bytes = std::max(range.max_bytes, range.tail_bytes);
   const uint32_t max_lines = uint32_t(max_bytes / kLineBytes);
   DeviceBuffer<char> buf(max_bytes);

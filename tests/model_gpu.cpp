@@ -445,21 +445,21 @@ Run generate(const Gpu& g, unsigned seed) {
 
   // The sweep the family makes (its free memory taken as ample).
   const double l2_seen = g.l2_bytes_meta > 0 ? g.l2_bytes_meta : g.levels.back().size.value;
-  const auto range = ladder::global_sweep(l2_seen, 64.0 * 1024 * MiB, kLine);
-  const auto coarse = ladder::coarse_footprints(1024, range.max_bytes, kLine, kFineRatio, range.tail_bytes);
+  const auto range = latency::global_sweep(l2_seen, 64.0 * 1024 * MiB, kLine);
+  const auto coarse = latency::coarse_footprints(1024, range.max_bytes, kLine, kFineRatio, range.tail_bytes);
   for (const std::string probe : {"ld_global", "ld_cg"}) {
     const bool skip_l1 = probe == "ld_cg";
-    std::vector<ladder::CurvePoint> curve;
+    std::vector<latency::CurvePoint> curve;
     for (uint64_t f : coarse) curve.push_back({double(f), measure(double(f), skip_l1)});
-    ladder::RefineOptions ro;
+    latency::RefineOptions ro;
     ro.min_ratio = 1.0 + (kFineRatio - 1.0) / 16;
     ro.max_points = kRefinePoints;
     for (int r = 0; r < kRefineRounds; ++r) {
       std::vector<uint64_t> next;
-      for (double x : ladder::refinement_points(curve, ro)) {
-        const uint64_t f = ladder::round_to_lines(x, kLine);
+      for (double x : latency::refinement_points(curve, ro)) {
+        const uint64_t f = latency::round_to_lines(x, kLine);
         const bool seen = std::any_of(curve.begin(), curve.end(),
-                                      [&](const ladder::CurvePoint& q) { return uint64_t(q.x) == f; });
+                                      [&](const latency::CurvePoint& q) { return uint64_t(q.x) == f; });
         if (!seen && f >= 1024 && f <= std::max(range.max_bytes, range.tail_bytes) &&
             std::find(next.begin(), next.end(), f) == next.end())
           next.push_back(f);

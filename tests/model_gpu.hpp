@@ -80,7 +80,7 @@ struct Run {
   std::vector<Observation> latency, bandwidth, shared_banks;
 };
 // The observations a run on the model writes: the latency sweep as the family makes it
-// (ladder::global_footprints, then refinement rounds), the bandwidth read sweep and the
+// (latency::global_footprints, then refinement rounds), the bandwidth read sweep and the
 // shared_banks family's stride sweeps.
 Run generate(const Gpu& g, unsigned seed);
 

@@ -44,8 +44,6 @@ const std::map<std::string, std::string> kOtherSources = {
 
 // Analysis files whose namespace is not yet the family's name, with the reason.
 const std::map<std::string, std::string> kOtherNamespace = {
-    {"latency", "namespace ladder; helper \"modelgpu\" reworks latency.cpp this session (issue 14)"},
-    {"bandwidth", "namespace gpuprobe; helper \"modelgpu\" reworks bandwidth.cpp this session"},
 };
 
 std::string read_text(const fs::path& p) {

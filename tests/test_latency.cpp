@@ -16,7 +16,7 @@
 #include "core/observation.hpp"
 
 using namespace gpuprobe;
-using namespace gpuprobe::ladder;
+using namespace gpuprobe::latency;
 
 namespace {
 

@@ -27,7 +27,7 @@ constexpr double kRelTolerance = 1e-9;
 // "modelgpu"): their parameters are held to that gate instead, the value within 1 %
 // (latencies, sizes, bandwidths); their intervals and confidences may move with the rework.
 // The tlb family too: its steps are cut by the latency ladder's segmentation
-// (ladder::segment_curve), which the rework changes (H100 tlb_miss_latency 896.6 -> 904.5).
+// (latency::segment_curve), which the rework changes (H100 tlb_miss_latency 896.6 -> 904.5).
 constexpr double kReworkTolerance = 0.01;
 const std::set<std::string> kReworkedEvidence = {"latency.csv", "bandwidth.csv", "tlb.csv"};
 

@@ -13,6 +13,8 @@
 
 namespace gpuprobe {
 
+namespace bandwidth {
+
 namespace {
 
 
@@ -220,7 +222,10 @@ std::optional<Parameter> l1_read(const std::vector<Observation>& obs) {
 
 }  // namespace
 
+}  // namespace bandwidth
+
 std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, const Metadata&) {
+  using namespace bandwidth;
   double theoretical = std::nan("");
   if (auto t = best_of(select(obs, "dram_theoretical", "GB/s"))) theoretical = t->p50;
   std::vector<Parameter> out;

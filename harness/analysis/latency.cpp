@@ -12,7 +12,7 @@
 #include "core/stats.hpp"
 
 namespace gpuprobe {
-namespace ladder {
+namespace latency {
 
 namespace {
 
@@ -1019,5 +1019,5 @@ std::vector<std::string> latency_kernels(const std::string& probe) {
   return {};
 }
 
-}  // namespace ladder
+}  // namespace latency
 }  // namespace gpuprobe

@@ -5,10 +5,10 @@
 // The segmentation is plain functions over points so that any family whose curve steps from
 // level to level (latency against footprint, TLB reach, L1 size per carve-out) can reuse it:
 //
-//   ladder::Segmentation s = ladder::segment_curve(points);  // plateaus, and knees between
+//   latency::Segmentation s = latency::segment_curve(points);  // plateaus, and knees between
 //   s.plateaus[0].level                        // e.g. the L1 hit latency
 //   s.knees[0].low, s.knees[0].high            // the sweep points around the first capacity
-//   ladder::refinement_points(points, opt)     // footprints worth measuring next
+//   latency::refinement_points(points, opt)     // footprints worth measuring next
 //
 // Levels are compared in log space, so tolerances are relative (0.03 = 3 %).
 #include <cstddef>
@@ -20,7 +20,7 @@
 #include "core/observation.hpp"
 
 namespace gpuprobe {
-namespace ladder {
+namespace latency {
 
 // One measured point: x is the swept size (bytes), y the latency; both > 0.
 struct CurvePoint {
@@ -127,10 +127,6 @@ std::vector<CurvePoint> latency_curve(const std::vector<Observation>& obs,
 // names). Uses the metadata's l2_bytes and shared_per_sm_bytes, when present, only to tell
 // which step is which; every value comes from the curves.
 std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const Metadata& meta);
-
-}  // namespace ladder
-
-namespace latency {
 
 // The family, declared once (core/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"latency", "latency.gp"};

@@ -46,8 +46,8 @@ constexpr TlbRules kRules{};
 
 }  // namespace
 
-ladder::SegmentOptions tlb_segment_options() {
-  ladder::SegmentOptions o;
+latency::SegmentOptions tlb_segment_options() {
+  latency::SegmentOptions o;
   // The H100's first step is 10 cycles on a 277-cycle L2 hit (3.7 %), on points that repeat
   // to 0.1 %: steps and plateaus are told apart more finely than cache levels are.
   o.min_jump = 0.02;
@@ -68,9 +68,9 @@ double median_of(std::vector<double>& v) {
 }
 
 // Consecutive points (sorted by x) in groups of `per`, each replaced by its median x and y.
-std::vector<ladder::CurvePoint> medians_of_groups(const std::vector<ladder::CurvePoint>& pts,
+std::vector<latency::CurvePoint> medians_of_groups(const std::vector<latency::CurvePoint>& pts,
                                                   size_t per, bool same_x) {
-  std::vector<ladder::CurvePoint> out;
+  std::vector<latency::CurvePoint> out;
   std::vector<double> xs, ys;
   for (size_t i = 0; i < pts.size();) {
     size_t j = i;
@@ -90,9 +90,9 @@ std::vector<ladder::CurvePoint> medians_of_groups(const std::vector<ladder::Curv
 // Every stride's curve of `probe`, in one pass over the rows: sorted by footprint, repeated
 // footprints merged into their median, and at most kMaxTlbCurvePoints points, so that
 // analysis stays linear in the rows however many a file holds.
-std::map<double, std::vector<ladder::CurvePoint>> tlb_curves(const std::vector<Observation>& obs,
+std::map<double, std::vector<latency::CurvePoint>> tlb_curves(const std::vector<Observation>& obs,
                                                              const std::string& probe) {
-  std::map<double, std::vector<ladder::CurvePoint>> out;
+  std::map<double, std::vector<latency::CurvePoint>> out;
   for (const auto& o : obs) {
     if (o.probe != probe || o.unit != "cycles") continue;
     const double stride = o.param("stride_bytes"), x = o.param("footprint_bytes");
@@ -101,7 +101,7 @@ std::map<double, std::vector<ladder::CurvePoint>> tlb_curves(const std::vector<O
   }
   for (auto& [stride, pts] : out) {
     std::stable_sort(pts.begin(), pts.end(),
-                     [](const ladder::CurvePoint& a, const ladder::CurvePoint& b) { return a.x < b.x; });
+                     [](const latency::CurvePoint& a, const latency::CurvePoint& b) { return a.x < b.x; });
     for (size_t i = 1; i < pts.size(); ++i)
       if (pts[i].x == pts[i - 1].x) {
         pts = medians_of_groups(pts, 0, true);
@@ -114,10 +114,10 @@ std::map<double, std::vector<ladder::CurvePoint>> tlb_curves(const std::vector<O
 }
 
 std::vector<std::pair<double, double>> first_tlb_steps_of(
-    const std::map<double, std::vector<ladder::CurvePoint>>& chase) {
+    const std::map<double, std::vector<latency::CurvePoint>>& chase) {
   XY out;
   for (const auto& [stride, pts] : chase) {
-    auto seg = ladder::segment_curve(pts, tlb_segment_options());
+    auto seg = latency::segment_curve(pts, tlb_segment_options());
     if (!seg.knees.empty()) out.emplace_back(stride, seg.knees.front().low);
   }
   return out;
@@ -125,11 +125,11 @@ std::vector<std::pair<double, double>> first_tlb_steps_of(
 
 }  // namespace
 
-std::vector<ladder::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
+std::vector<latency::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
                                           const std::string& probe) {
   auto curves = tlb_curves(obs, probe);
   auto it = curves.find(stride);
-  return it == curves.end() ? std::vector<ladder::CurvePoint>{} : it->second;
+  return it == curves.end() ? std::vector<latency::CurvePoint>{} : it->second;
 }
 
 std::vector<std::pair<double, double>> first_tlb_steps(const std::vector<Observation>& obs) {
@@ -170,7 +170,7 @@ std::optional<PageEntryFit> fit_page_entry(const XY& in) {
 namespace {
 
 
-std::string steps_text(const ladder::Segmentation& sg, size_t from) {
+std::string steps_text(const latency::Segmentation& sg, size_t from) {
   std::string t;
   for (size_t k = from; k < sg.knees.size(); ++k)
     t += std::string(t.empty() ? "" : ", then ") + num(sg.plateaus[sg.knees[k].lower].level) +
@@ -195,7 +195,7 @@ std::optional<Parameter> page_entry_size(const std::optional<PageEntryFit>& pe, 
 struct Sweep {
   double stride = 0, longest = 0;
 };
-Sweep coverage_sweep(const std::map<double, std::vector<ladder::CurvePoint>>& curves,
+Sweep coverage_sweep(const std::map<double, std::vector<latency::CurvePoint>>& curves,
                      const std::optional<PageEntryFit>& pe) {
   Sweep sw;
   for (const auto& [stride, pts] : curves) {
@@ -205,7 +205,7 @@ Sweep coverage_sweep(const std::map<double, std::vector<ladder::CurvePoint>>& cu
   return sw;
 }
 
-Parameter l1_coverage(const ladder::Segmentation& seg, const std::optional<PageEntryFit>& pe,
+Parameter l1_coverage(const latency::Segmentation& seg, const std::optional<PageEntryFit>& pe,
                       const std::string& how, const std::string& ev) {
   if (pe && pe->strides_below >= 2)
     // The first step at every stride below the entry size: one sweep's transition points
@@ -226,14 +226,14 @@ Parameter l1_coverage(const ladder::Segmentation& seg, const std::optional<PageE
 // One aliased stride's first step past the L1 reach.
 struct Beyond {
   double stride = 0, longest = 0;
-  ladder::Segmentation seg;
+  latency::Segmentation seg;
   size_t first = 0;  // index of the first knee past the L1 reach
   double reach = 0, above = 0;  // the last footprint below that step, the first above
 };
 
-std::optional<Beyond> step_beyond(double stride, const std::vector<ladder::CurvePoint>& pts,
+std::optional<Beyond> step_beyond(double stride, const std::vector<latency::CurvePoint>& pts,
                                   double l1_reach) {
-  Beyond bd{stride, pts.back().x, ladder::segment_curve(pts, tlb_segment_options())};
+  Beyond bd{stride, pts.back().x, latency::segment_curve(pts, tlb_segment_options())};
   // A knee past the L1 reach that climbs (a plateau may also split on a 1 % dip).
   auto climbs = [&](size_t k) {
     const auto& kn = bd.seg.knees[k];
@@ -314,7 +314,7 @@ std::string aliased_how(const Beyond& b) {
 }
 
 // The cost of the deepest miss seen: the last plateau over the L1 TLB hits.
-Parameter miss_latency(const ladder::Segmentation& seg, const std::optional<Beyond>& beyond,
+Parameter miss_latency(const latency::Segmentation& seg, const std::optional<Beyond>& beyond,
                        const std::string& how, double longest, const std::string& ev) {
   const auto& last = beyond ? beyond->seg : seg;
   const bool deep = beyond || seg.knees.size() >= 2;
@@ -341,7 +341,7 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
   if (auto p = page_entry_size(pe, ev)) out.push_back(*p);
   const Sweep sw = coverage_sweep(curves, pe);
   if (sw.stride <= 0) return out;
-  const auto seg = ladder::segment_curve(curves.at(sw.stride), tlb_segment_options());
+  const auto seg = latency::segment_curve(curves.at(sw.stride), tlb_segment_options());
   if (seg.knees.empty()) return out;
   const std::string how = "one-thread ld.global.cg chase, one access per " + bytes_text(sw.stride) +
                           " (TLB and L2 warmed by a first pass), footprint swept to " +

@@ -15,10 +15,10 @@ namespace gpuprobe::tlb {
 
 // TLB curves are cut into plateaus and knees by the latency family's segmentation; a TLB
 // step may be as small as 2 % of an L2 hit.
-ladder::SegmentOptions tlb_segment_options();
+latency::SegmentOptions tlb_segment_options();
 // One stride's chase: footprint_bytes against cycles per access, of probe "chase" (a buffer
 // in device memory) or "chase_aliased" (one physical chunk mapped over a large virtual range).
-std::vector<ladder::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
+std::vector<latency::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
                                           const std::string& probe = "chase");
 
 // The first TLB knee at each stride: (stride, largest footprint still on the first plateau).
