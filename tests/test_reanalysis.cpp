@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "committed_runs.hpp"
+#include "core/catalog.hpp"
 #include "core/observation.hpp"
 #include "core/run_analysis.hpp"
 
@@ -76,6 +77,10 @@ const std::vector<Changed> kChanged = {
     {"tlb_l1_coverage", kBeforeIssue14, "", Differs::everything,
      "TLB steps are cut with the ladder's segmentation, reworked by issue 14, on curves built anew "
      "(bc98421): H100 302 -> 292 MiB, H200 280 -> 306 MiB (one stride's knee moved)"},
+    {"l2_near_sm_count_0", "", "", Differs::everything,
+     "partitions are numbered by the lowest SM near each since the quick and full runs of one "
+     "H100 named them in opposite order (62/70 against 70/62); before, in the order found"},
+    {"l2_near_sm_count_1", "", "", Differs::everything, "the same numbering as l2_near_sm_count_0"},
 };
 
 std::string renamed(const Parameter& p) {
@@ -140,9 +145,12 @@ TEST(Reanalysis, EveryCommittedRunGivesItsCommittedParameters) {
     std::map<std::string, const Parameter*> by_name;
     for (const auto& p : now.params) by_name[p.name] = &p;
     std::set<std::string> seen;
+    const bool quick = std::filesystem::exists(std::filesystem::path(dir) / "not_measured.csv");
     for (const auto& then : committed) {
       const std::string name = renamed(then);
       seen.insert(name);
+      // What a quick run leaves out is today's list (docs/parameters.md), grown since.
+      if (quick && catalog().not_in_quick.count(name)) continue;
       const Changed* c = excused(run, name, then);
       if (c && c->what == Differs::everything) continue;
       if (c && c->what == Differs::added) c = nullptr;

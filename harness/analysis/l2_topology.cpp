@@ -162,6 +162,22 @@ void place_sm(const std::vector<double>& row, int writer, Topology& t) {
   t.far_median.push_back(far.empty() ? NAN : median(far));
 }
 
+// Groups numbered by the lowest SM near each (sms is in SM order): which group is found
+// first depends on the lines' order in one sweep, so without this a quick and a full run of
+// one GPU could call the same partition 0 in one and 1 in the other.
+void number_by_lowest_sm(Topology& t) {
+  std::vector<int> renumber(size_t(t.partitions), -1);
+  int next = 0;
+  for (int g : t.sm_group)
+    if (g >= 0 && g < t.partitions && renumber[size_t(g)] < 0) renumber[size_t(g)] = next++;
+  for (auto& r : renumber)
+    if (r < 0) r = next++;
+  for (auto& g : t.sm_group)
+    if (g >= 0 && g < t.partitions) g = renumber[size_t(g)];
+  for (auto& g : t.line_group)
+    if (g >= 0 && g < t.partitions) g = renumber[size_t(g)];
+}
+
 }  // namespace
 
 bool infer(const LatencyMap& m, Topology* out) {
@@ -181,6 +197,7 @@ bool infer(const LatencyMap& m, Topology* out) {
   // (that one is where the writer's side keeps its lines); its far latency is not seen.
   const int writer = writer_side(m, t, near);
   for (const auto& row : m.lat) place_sm(row, writer, t);
+  number_by_lowest_sm(t);
   *out = t;
   return true;
 }
