@@ -21,6 +21,36 @@ using analysis::num;
 
 const std::string kConstChase = chase_kernel(true, "FineGrainedConstLoader");
 
+// Latencies of one level: the next sorted latency is a new level past kLevelGapCycles or
+// kLevelGapShare of the last (a hit varies by a few cycles; the next level is tens away).
+constexpr double kLevelGapCycles = 12.0;
+constexpr double kLevelGapShare = 0.2;
+// A set-plateau's capacities agree within this share (one more or fewer line of a few).
+constexpr double kSameLines = 0.15;
+// Before the plateau, each doubling of the stride halves the lines kept: a ratio in this range.
+constexpr double kHalvingLow = 1.6;
+constexpr double kHalvingHigh = 2.5;
+// A stride counts as tight evidence for the line when its bound is this close to the best one.
+constexpr double kTightBound = 1.05;
+// The line is the power of two at or below the bound, allowing this much rounding above it.
+constexpr double kBoundRounding = 1.02;
+// l1_line_size confidence: a floor, plus kUniqueBonus when one size fits alone, plus
+// kTightBonus for each tight stride beyond the first (at most two).
+constexpr double kLineFloor = 0.45;
+constexpr double kUniqueBonus = 0.25;
+constexpr double kTightBonus = 0.1;
+// Sets x ways x line agrees with the measured capacity within this share: kConsistentConf,
+// else kInconsistentConf.
+constexpr double kCapacityAgrees = 0.15;
+constexpr double kConsistentConf = 0.85;
+constexpr double kInconsistentConf = 0.6;
+// At least this share of the accesses to ways+1 lines of one set missing reads as LRU.
+constexpr double kLruShare = 0.9;
+// A constant-cache level's line is read where its misses recur at least this regularly; its
+// confidence is the regularity times kRegularityWeight.
+constexpr double kMinRegularity = 0.7;
+constexpr double kRegularityWeight = 0.8;
+
 }  // namespace
 
 std::vector<LatencyLevel> latency_levels(const std::vector<double>& offsets,
@@ -40,7 +70,7 @@ std::vector<LatencyLevel> latency_levels(const std::vector<double>& offsets,
     cluster.clear();
   };
   for (size_t i = 1; i < n; ++i) {
-    if (sorted[i] > sorted[i - 1] + std::max(12.0, 0.2 * sorted[i - 1])) close();
+    if (sorted[i] > sorted[i - 1] + std::max(kLevelGapCycles, kLevelGapShare * sorted[i - 1])) close();
     cluster.push_back(sorted[i]);
   }
   close();
@@ -81,7 +111,7 @@ std::vector<StrideCapacity> capacity_by_stride(const std::vector<Observation>& o
 
 std::optional<SetFit> fit_sets(const std::vector<StrideCapacity>& caps) {
   if (caps.size() < 3) return std::nullopt;
-  auto near = [](double a, double b) { return std::fabs(a / b - 1.0) <= 0.15; };
+  auto near = [](double a, double b) { return std::fabs(a / b - 1.0) <= kSameLines; };
   for (size_t p = 0; p + 1 < caps.size(); ++p) {
     bool flat = true;
     for (size_t j = p + 1; j < caps.size() && flat; ++j) flat = near(caps[j].lines, caps[p].lines);
@@ -95,7 +125,7 @@ std::optional<SetFit> fit_sets(const std::vector<StrideCapacity>& caps) {
     f.halving_before = p > 0;
     for (size_t j = 0; j < p; ++j) {
       double r = caps[j].lines / caps[j + 1].lines * caps[j].stride / caps[j + 1].stride * 2;
-      f.halving_before = f.halving_before && r > 1.6 && r < 2.5;
+      f.halving_before = f.halving_before && r > kHalvingLow && r < kHalvingHigh;
     }
     return f;
   }
@@ -120,8 +150,8 @@ std::optional<LineBound> fit_line_bound(const XY& in) {
   f.low = pts.front().first;
   for (const auto& [s, b] : pts)
     if (s <= f.high && b <= kSame * c) f.low = std::max(f.low, s);
-  for (const auto& [s, b] : pts) f.tight += b > kSame * c && c * s / b <= 1.05 * f.high;
-  const double top = std::exp2(std::floor(std::log2(1.02 * f.high)));
+  for (const auto& [s, b] : pts) f.tight += b > kSame * c && c * s / b <= kTightBound * f.high;
+  const double top = std::exp2(std::floor(std::log2(kBoundRounding * f.high)));
   if (top < f.low) return std::nullopt;
   f.line = top;
   f.unique = top / 2 < f.low;
@@ -166,18 +196,18 @@ void l1_line_sets_ways(const std::vector<Observation>& obs, std::vector<Paramete
                    bytes_text(sf->ways * line) + ") resident: no set conflicts, so the L1 is fully "
                    "associative or its set index hashed; l1_sets and l1_ways not inferred";
   }
-  double conf = 0.45 + (lb->unique ? 0.25 : 0.0) + 0.1 * std::min(2, lb->tight - 1);
+  double conf = kLineFloor + (lb->unique ? kUniqueBonus : 0.0) + kTightBonus * std::min(2, lb->tight - 1);
   out.push_back(param("l1_line_size", line, "bytes", lb->low, lb->high, conf, line_method, ev));
 
   if (sf && sf->halving_before) {
     double sets = std::max(1.0, sf->plateau_stride / line);
-    bool consistent = std::fabs(sets * sf->ways * line / capacity - 1.0) < 0.15;
-    double sconf = consistent ? 0.85 : 0.6;
+    bool consistent = std::fabs(sets * sf->ways * line / capacity - 1.0) < kCapacityAgrees;
+    double sconf = consistent ? kConsistentConf : kInconsistentConf;
     std::string replacement;
     auto rep = select(obs, "replacement", "fraction");
     if (!rep.empty()) {
       double f = rep.front().value;
-      replacement = f >= 0.9 ? "; replacement LRU-like: " + num(100 * f) +
+      replacement = f >= kLruShare ? "; replacement LRU-like: " + num(100 * f) +
                                    " % of accesses to ways+1 lines of one set miss"
                              : "; replacement not LRU: only " + num(100 * f) +
                                    " % of accesses to ways+1 lines of one set miss (LRU: 100 %)";
@@ -211,9 +241,9 @@ std::vector<Parameter> analyze_fine_grained(const std::vector<Observation>& obs,
   const char* names[] = {"constant_line_size", "constant_l15_line_size"};
   for (size_t l = 1; l < levels.size() && l <= 2; ++l) {
     const auto& lv = levels[l];
-    if (lv.period <= 0 || lv.regularity < 0.7 || !is_pow2(lv.period)) continue;
+    if (lv.period <= 0 || lv.regularity < kMinRegularity || !is_pow2(lv.period)) continue;
     out.push_back(param(names[l - 1], lv.period, "bytes", lv.period, lv.period,
-                        0.8 * lv.regularity,
+                        kRegularityWeight * lv.regularity,
                         "fine-grained cold ld.const pass, 4 B stride: accesses at >= " +
                             num(lv.lowest) + " cycles recur every " + bytes_text(lv.period) + " (" +
                             num(100 * lv.regularity) + " % of gaps)",

@@ -19,6 +19,29 @@ using namespace memory_chase;
 using analysis::num;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// A step in cycles is a fetch granularity only when it stands out: at least kMinPenalty cycles
+// (a few cycles is one extra instruction's noise) and kPenaltyOverRms times the fit's rms.
+constexpr double kMinPenalty = 5.0;
+constexpr double kPenaltyOverRms = 5.0;
+// Bytes per request are counted against a warp's aligned 128 B (32 lanes x 4 B).
+constexpr double kAlignedRequestBytes = 128.0;
+// A stride whose cost grew by more than this over the smallest stride's is past the line.
+constexpr double kGrownPastLine = 1.1;
+// A width's fit that beats its runner-up by less than this leaves the runner-up possible:
+// it joins the interval.
+constexpr double kClearSeparation = 0.5;
+// The confidence of a granularity: this floor, plus the fits' mean separation times
+// kSeparationWeight, times the share of access widths that agree.
+constexpr double kGranularityFloor = 0.5;
+constexpr double kSeparationWeight = 0.5;
+// The L2 line needs the DRAM level above the L2's by this factor to bisect between them.
+constexpr double kLevelsApart = 1.2;
+// L2 line size confidence: floor + weight x separation, taken down by kWideFactor when the
+// estimates span more than kNarrowSpan.
+constexpr double kLineFloor = 0.4;
+constexpr double kNarrowSpan = 1.3;
+constexpr double kWideFactor = 0.7;
+
 const std::string kConstWalk = "granularity::stride_walk<GranularityConstLoader, GranularityConstLoader>";
 std::string stride_walk(int path, int width) {
   return templ("granularity::stride_walk", {loader(path, width), loader(kL2, width)});
@@ -72,13 +95,13 @@ std::optional<GranularityFit> fit_fetch_granularity(const XY& pts) {
   f.rms = std::sqrt(best.sse / static_cast<double>(pts.size()));
   f.runner_up = cands[1].g;
   f.separation = cands[1].sse > 0 ? 1.0 - best.sse / cands[1].sse : 0.0;
-  if (!(f.penalty > std::max(5.0, 5.0 * f.rms))) return std::nullopt;
+  if (!(f.penalty > std::max(kMinPenalty, kPenaltyOverRms * f.rms))) return std::nullopt;
   return f;
 }
 
 double bytes_per_request(double aligned_gbs, double pattern_gbs) {
   if (!(aligned_gbs > 0) || !(pattern_gbs > 0)) return kNaN;
-  return 128.0 * aligned_gbs / pattern_gbs;
+  return kAlignedRequestBytes * aligned_gbs / pattern_gbs;
 }
 
 std::optional<LineFit> fit_line_size(const XY& in) {
@@ -117,7 +140,7 @@ std::optional<LineFit> fit_line_size(const XY& in) {
   f.low = f.high = f.line;
   for (const auto& [s, c] : pts) {
     double g = c / base;
-    if (s > f.line && g > 1.1) {
+    if (s > f.line && g > kGrownPastLine) {
       double est = s / g * std::max(1.0, smin / f.line);
       f.low = std::min(f.low, est);
       f.high = std::max(f.high, est);
@@ -179,14 +202,14 @@ std::vector<Parameter> analyze_granularity(const std::vector<Observation>& obs, 
     double lo = g, hi = g;
     for (const auto& f : fits) {
       agree += f.granularity == g;
-      if (f.separation < 0.5) {
+      if (f.separation < kClearSeparation) {
         lo = std::min(lo, f.runner_up);
         hi = std::max(hi, f.runner_up);
       }
       lo = std::min(lo, f.granularity);
       hi = std::max(hi, f.granularity);
     }
-    double conf = (0.5 + 0.5 * sep / n) * (agree / n);
+    double conf = (kGranularityFloor + kSeparationWeight * sep / n) * (agree / n);
     std::string method = std::string("cold chase, stride 4 B-1 KiB, sequential; ") + p.what +
                          "; fit cycles = base + penalty*min(1, stride/G): penalty " +
                          num(pen / n) + " cycles, rms " + num(rms / n, 2) + ", " +
@@ -206,12 +229,12 @@ std::vector<Parameter> analyze_granularity(const std::vector<Observation>& obs, 
     double lo = first.front().second, hi = lo;
     for (const auto& pt : first) lo = std::min(lo, pt.second), hi = std::max(hi, pt.second);
     for (const auto& [stride, pts] : l2) {
-      auto b = hi > 1.2 * lo ? first_miss_bracket(pts, 0.5 * (lo + hi)) : std::nullopt;
+      auto b = hi > kLevelsApart * lo ? first_miss_bracket(pts, 0.5 * (lo + hi)) : std::nullopt;
       if (b && b->found()) caps.emplace_back(stride, b->fit);
     }
   }
   if (auto f = fit_line_size(caps)) {
-    double conf = (0.4 + 0.5 * f->separation) * (f->high / f->low < 1.3 ? 1.0 : 0.7);
+    double conf = (kLineFloor + kSeparationWeight * f->separation) * (f->high / f->low < kNarrowSpan ? 1.0 : kWideFactor);
     out.push_back(param("l2_line_size", f->line, "bytes", f->low, f->high, conf,
                         "many ld.global.cg chases (one lane per warp, all SMs), footprint "
                         "bisected to the half-way latency between L2 and DRAM at " +
