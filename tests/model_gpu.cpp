@@ -64,6 +64,43 @@ Level split_l2(Figure size, Figure near, Figure far, double sharpness = 30) {
   return l;
 }
 
+// TLB levels: reach, entry size and the cycles a miss past the reach adds.
+constexpr double GiB = 1024 * MiB;
+TlbLevel tlb_level(Figure reach, Figure entry, Figure miss) {
+  return {std::move(reach), std::move(entry), std::move(miss)};
+}
+const std::string kTlbMiss = "TLB miss cost not documented; of the order the H100 run shows";
+std::vector<TlbLevel> jia_tlb(double l1_reach, double l1_entry, double l2_reach, double l2_entry) {
+  return {tlb_level(doc(l1_reach, kJia18 + " (L1 TLB reach)"), doc(l1_entry, kJia18 + " (L1 TLB entry)"),
+                    assumed(20, kTlbMiss)),
+          tlb_level(doc(l2_reach, kJia18 + " (L2 TLB reach)"), doc(l2_entry, kJia18 + " (L2 TLB entry)"),
+                    assumed(250, kTlbMiss))};
+}
+// Kepler and Maxwell: a third level (Jia et al. 2018: ~2 GiB of 2 MiB entries)
+std::vector<TlbLevel> jia_tlb3() {
+  auto v = jia_tlb(2 * MiB, 128 * KiB, 128 * MiB, 2 * MiB);
+  v[1].miss = assumed(60, kTlbMiss + "; a third level follows");
+  v.push_back(tlb_level(doc(2 * GiB, kJia18 + " (L3 TLB reach)"), doc(2 * MiB, kJia18 + " (L3 TLB entry)"),
+                        assumed(300, kTlbMiss)));
+  return v;
+}
+std::vector<TlbLevel> assumed_tlb(const std::string& why, double l1_reach, double l1_entry,
+                                  double l2_reach, double l2_entry) {
+  return {tlb_level(assumed(l1_reach, why), assumed(l1_entry, why), assumed(20, kTlbMiss)),
+          tlb_level(assumed(l2_reach, why), assumed(l2_entry, why), assumed(250, kTlbMiss))};
+}
+// Hopper: the committed H100 run's tlb.csv (16 entries of 16 MiB, 2048 of 32 MiB, a walk past
+// 256 GiB)
+std::vector<TlbLevel> hopper_tlb(const std::string& src) {
+  return {tlb_level(doc(256 * MiB, src), doc(16 * MiB, src), doc(9, src)),
+          tlb_level(doc(64 * GiB, src), doc(32 * MiB, src), doc(92, src)),
+          tlb_level(doc(256 * GiB, src), doc(32 * MiB, src), doc(810, src))};
+}
+void tlb(Gpu& g, std::vector<TlbLevel> levels, double memory_gib) {
+  g.tlb_levels = std::move(levels);
+  g.memory_bytes = assumed(memory_gib * GiB, "the card's memory per GPU (datasheet)");
+}
+
 Gpu gpu(const std::string& key, const std::string& name, const std::string& arch,
         const std::string& cc) {
   Gpu g;
@@ -80,6 +117,7 @@ std::vector<Gpu> declare() {
   const std::string walk = "walk cost not documented; a visible step of the order page walks take";
   {
     Gpu g = gpu("kepler", "Tesla K80 (GK210)", "kepler", "3.7");
+    tlb(g, jia_tlb3(), 12);
     g.levels = {level("l1", doc(48 * KiB, kJia18 + ", upper end of 16-48 KiB (largest carve-out)"),
                       doc(35, kJia18), 40),
                 level("l2", doc(1536 * KiB, kJia18), doc(200, kJia18), 14)};
@@ -95,6 +133,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("maxwell", "Tesla M60 (GM204)", "maxwell", "5.2");
+    tlb(g, jia_tlb3(), 8);
     g.levels = {level("l1", doc(24 * KiB, kJia18), doc(82, kJia18), 30),
                 level("l2", doc(2 * MiB, kJia18), doc(207, kJia18), 14)};
     g.dram_latency = doc(379, kPpt + ", GTX Titan X (GM200) figure taken for the GM204");
@@ -109,6 +148,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("pascal", "Tesla P100 PCIe (GP100)", "pascal", "6.0");
+    tlb(g, jia_tlb(32 * MiB, 2 * MiB, 2 * GiB, 32 * MiB), 16);
     g.levels = {level("l1", doc(24 * KiB, kJia18), doc(82, kJia18), 30),
                 level("l2", doc(4 * MiB, kJia18), doc(234, kJia18), 20)};
     g.dram_latency = assumed(430, lat);
@@ -124,6 +164,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("volta", "Tesla V100 PCIe (GV100)", "volta", "7.0");
+    tlb(g, jia_tlb(32 * MiB, 2 * MiB, 8 * GiB, 32 * MiB), 16);
     g.levels = {level("l1", doc(128 * KiB, kJia18 + ", upper end of 32-128 KiB (largest carve-out)"),
                       doc(28, kJia18), 40),
                 level("l2", doc(6 * MiB, kJia18), doc(193, kJia18), 20)};
@@ -139,6 +180,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("turing", "Tesla T4 (TU104)", "turing", "7.5");
+    tlb(g, assumed_tlb("as the documented V100 (Jia et al. 2018)", 32 * MiB, 2 * MiB, 8 * GiB, 32 * MiB), 16);
     g.levels = {level("l1", doc(64 * KiB, kJia19 + ", upper end of 32-64 KiB"), doc(32, kJia19), 40),
                 level("l2", doc(4 * MiB, kJia19), doc(188, kJia19), 12)};
     g.dram_latency = assumed(300, lat);
@@ -154,6 +196,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("ga100", "A100 40GB (GA100)", "ampere", "8.0");
+    tlb(g, assumed_tlb("as the documented V100 (Jia et al. 2018)", 32 * MiB, 2 * MiB, 8 * GiB, 32 * MiB), 40);
     g.levels = {level("l1", doc(192 * KiB, kA100Wp + ", 192 KB L1/shared, no shared carve-out"),
                       assumed(34, lat), 40),
                 split_l2(doc(40 * MiB, kA100Wp), assumed(210, lat), assumed(390, lat + "; far partition"), 24)};
@@ -168,6 +211,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("ga102", "GeForce RTX 3090 (GA102)", "ampere", "8.6");
+    tlb(g, assumed_tlb("as the documented V100 (Jia et al. 2018)", 32 * MiB, 2 * MiB, 8 * GiB, 32 * MiB), 24);
     g.levels = {level("l1", doc(128 * KiB, kGa102Wp + ", 128 KB L1/shared per SM"), assumed(33, lat), 30),
                 level("l2", doc(6 * MiB, kGa102Wp), assumed(240, lat), 5)};
     g.dram_latency = assumed(500, lat);
@@ -181,6 +225,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("ada", "GeForce RTX 4090 (AD102)", "ada", "8.9");
+    tlb(g, assumed_tlb("as the documented V100 (Jia et al. 2018)", 32 * MiB, 2 * MiB, 8 * GiB, 32 * MiB), 24);
     g.levels = {level("l1", doc(128 * KiB, kAdaWp + ", 128 KB L1/shared per SM"), assumed(30, lat), 30),
                 level("l2", doc(72 * MiB, kAdaWp), assumed(270, lat), 6)};
     g.dram_latency = assumed(580, lat);
@@ -195,6 +240,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("h100", "H100 SXM5 80GB HBM3", "hopper", "9.0");
+    tlb(g, hopper_tlb(kH100Run + ", tlb.csv"), 80);
     g.levels = {level("l1", doc(240 * KiB, kH100Run + " (238-245 KiB cliff)"), doc(32, kH100Run), 60),
                 split_l2(doc(50 * MiB, kH100Wp), doc(263, kH100Run), doc(500, kH100Run), 40)};
     g.dram_latency = doc(680, kH100Run);
@@ -208,6 +254,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("gh200", "GH200 (H100 96GB HBM3)", "hopper", "9.0");
+    tlb(g, hopper_tlb("assumed: as the measured H100 SXM5"), 96);
     g.levels = {level("l1", assumed(240 * KiB, "as the H100 SXM5"), assumed(32, "as the H100 SXM5"), 60),
                 split_l2(assumed(50 * MiB, "as the H100 SXM5"), assumed(265, "as the H100 SXM5"),
                          assumed(510, "as the H100 SXM5"), 30)};
@@ -224,6 +271,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("b200", "B200 (Blackwell)", "blackwell", "10.0");
+    tlb(g, hopper_tlb("assumed: as the measured H100 SXM5"), 180);
     g.levels = {level("l1", assumed(240 * KiB, "256 KB L1/shared per SM as Hopper"), assumed(33, lat), 60),
                 split_l2(assumed(126 * MiB, "L2 size reported for the B200"), assumed(300, lat),
                          assumed(760, lat + "; a larger far penalty than Hopper's"), 30)};
@@ -238,6 +286,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("cdna2", "Instinct MI250X, one GCD (CDNA 2)", "cdna2", "gfx90a");
+    tlb(g, assumed_tlb("no AMD TLB reach documented; 2 MiB fragments, a few thousand L2 entries", 32 * MiB, 2 * MiB, 4 * GiB, 2 * MiB), 64);
     g.levels = {level("l1", doc(16 * KiB, kCdna2Wp + ", 16 KB vector L1 per CU"), assumed(120, lat), 20),
                 level("l2", doc(8 * MiB, kCdna2Wp + ", 8 MB L2 per GCD"), assumed(310, lat), 10)};
     g.dram_latency = assumed(720, lat);
@@ -252,6 +301,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("cdna3", "Instinct MI300X (CDNA 3)", "cdna3", "gfx942");
+    tlb(g, assumed_tlb("no AMD TLB reach documented; 2 MiB fragments, a few thousand L2 entries", 32 * MiB, 2 * MiB, 4 * GiB, 2 * MiB), 192);
     g.levels = {level("l1", doc(32 * KiB, kCdna3Wp + ", 32 KB vector L1 per CU"), assumed(120, lat), 20),
                 level("l2", doc(4 * MiB, kCdna3Wp + ", 4 MB L2 per XCD"), assumed(240, lat), 12),
                 level("llc", doc(256 * MiB, kCdna3Wp + ", 256 MB Infinity Cache"), assumed(460, lat), 8)};
@@ -267,6 +317,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("rdna2", "Radeon RX 6900 XT (RDNA 2)", "rdna2", "gfx1030");
+    tlb(g, assumed_tlb("no AMD TLB reach documented; 2 MiB fragments, a few thousand L2 entries", 32 * MiB, 2 * MiB, 4 * GiB, 2 * MiB), 16);
     g.levels = {level("l1", doc(16 * KiB, kRdna2 + ", 16 KB L0 vector cache per CU"), assumed(110, lat), 20),
                 level("mid_cache", doc(128 * KiB, kRdna2 + ", 128 KB L1 per shader array"), assumed(170, lat), 12),
                 level("l2", doc(4 * MiB, kRdna2), assumed(270, lat), 12),
@@ -283,6 +334,7 @@ std::vector<Gpu> declare() {
   }
   {
     Gpu g = gpu("rdna3", "Radeon RX 7900 XTX (RDNA 3)", "rdna3", "gfx1100");
+    tlb(g, assumed_tlb("no AMD TLB reach documented; 2 MiB fragments, a few thousand L2 entries", 32 * MiB, 2 * MiB, 4 * GiB, 2 * MiB), 24);
     g.levels = {level("l1", doc(32 * KiB, kRdna3 + ", 32 KB L0 vector cache per CU"), assumed(100, lat), 20),
                 level("mid_cache", doc(256 * KiB, kRdna3 + ", 256 KB L1 per shader array"), assumed(160, lat), 12),
                 level("l2", doc(6 * MiB, kRdna3), assumed(260, lat), 12),

@@ -40,6 +40,13 @@ struct TlbStep {
   Figure reach, walk;
 };
 
+// A level of address translation as the TLB family sees it: `reach` bytes of `entry`-byte
+// entries; past its reach each access pays `miss` more cycles (the next level's lookup, or the
+// page walk after the last).
+struct TlbLevel {
+  Figure reach, entry, miss;
+};
+
 struct Gpu {
   std::string key;   // short name used in test output and the calibration table
   std::string name;  // the part modelled
@@ -57,6 +64,10 @@ struct Gpu {
   // conflict-free wavefront (analysis/shared_banks.hpp's bank model).
   Figure shared_banks, shared_bank_width;
   bool cold_climb = false;  // the first level climbs slowly (cold misses over the chase)
+  // The TLB family's levels, from the SM out (`tlb` above is only what the latency ladder's
+  // chase adds), and the device memory its plain chase may sweep.
+  std::vector<TlbLevel> tlb_levels;
+  Figure memory_bytes;
 };
 
 // The model GPUs of the bench (at least 14).
@@ -87,6 +98,13 @@ Run generate(const Gpu& g, unsigned seed);
 // The noise-free latency a chase over `footprint` bytes sees; `skip_l1` for ld.global.cg.
 double chase_latency(const Gpu& g, double footprint, bool skip_l1);
 
+// The tlb.csv rows a full run on the model writes (microbench/tlb.cu's sweeps: the first step
+// at ten strides, the coverage sweep over most of device memory, the aliased sweeps over 1 TiB
+// of virtual addresses), and the parameters the TLB analysis should report from them.
+std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* meta);
+// The noise-free cycles per access of a chase `stride` bytes apart over `footprint` bytes.
+double tlb_latency(const Gpu& g, double footprint, double stride);
+
 // A parameter the analysis should report, and what counts as right.
 struct Truth {
   std::string name;
@@ -97,6 +115,9 @@ struct Truth {
   std::string source;
 };
 std::vector<Truth> truths(const Gpu& g);
+// What the TLB analysis should report: tlb_l1_coverage, tlb_l2_coverage where the aliased sweep
+// goes twice past it, and tlb_miss_latency summed over every level it goes twice past.
+std::vector<Truth> tlb_truths(const Gpu& g);
 
 // The names of parameters the latency and bandwidth analyses may write for a hierarchy: any
 // such name not in truths() is invented.

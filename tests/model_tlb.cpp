@@ -1,0 +1,157 @@
+// The TLB family on a model GPU: tlb.csv rows shaped as microbench/tlb.cu records them.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include "analysis/latency.hpp"
+#include "analysis/tlb.hpp"
+#include "core/csv.hpp"
+#include "model_gpu.hpp"
+#include "observation_rows.hpp"
+
+namespace gpuprobe {
+namespace model {
+
+namespace {
+
+constexpr double MiB = 1024.0 * 1024, GiB = 1024 * MiB;
+// microbench/tlb.cu's sweep: the first step looked for up to this many pages; the aliased
+// space of one 32 MiB chunk over 1 TiB, a line of the chunk per access, at least 64 accesses.
+constexpr double kFirstStepSlots = 2048;
+constexpr double kAliasChunk = 32 * MiB, kAliasSpace = 1024 * GiB, kLine = 128, kAliasMinN = 64;
+constexpr int kRefineRounds = 6;
+constexpr int kRepeats = 3;  // a full run's repeats per point; the median is recorded
+// A chase cycling over more entries than an LRU-like TLB holds misses on every access: a cliff
+// at the reach (the H100's steps rise within a few % of footprint).
+constexpr double kTlbSharpness = 100;
+
+// The data stays in L2: the chase's base is the L2 hit (the near partition's and the far
+// one's averaged over the rounds of a split L2).
+double l2_hit(const Gpu& g) {
+  for (const auto& l : g.levels)
+    if (l.name == "l2") return l.split() ? (l.latency.value + l.far_latency.value) / 2 : l.latency.value;
+  return g.levels.back().latency.value;
+}
+
+// The device memory the plain chase allocates (microbench/tlb.cu: free memory less headroom,
+// in 32 MiB pieces).
+double chase_bytes(const Gpu& g) {
+  const double m = g.memory_bytes.value;
+  return std::floor((m - std::max(1 * GiB, m / 64)) / (32 * MiB)) * 32 * MiB;
+}
+
+// How far the aliased sweep reaches at `stride`.
+double aliased_reach(double stride) {
+  return std::min(std::floor(kAliasSpace / stride), std::floor(kAliasChunk / kLine)) * stride;
+}
+
+struct Sweeper {
+  const Gpu& g;
+  const Noise& n;
+  std::mt19937_64 rng;
+  std::vector<Observation> rows;
+  std::set<std::tuple<std::string, double, double>> measured;
+
+  void measure(const std::string& probe, double stride, double count) {
+    std::normal_distribution<double> gauss(0, 1);
+    std::uniform_real_distribution<double> u(0, 1);
+    std::vector<double> r;
+    for (int i = 0; i < kRepeats; ++i) {
+      double y = tlb_latency(g, count * stride, stride) * (1 + n.clock_offset) * (1 + n.jitter * gauss(rng));
+      if (u(rng) < n.outlier_rate) y *= 1.2 + 0.6 * u(rng);
+      r.push_back(y);
+    }
+    std::sort(r.begin(), r.end());
+    rows.push_back(make_row("tlb", probe,
+                            {{"stride_bytes", format_printf("%.0f", stride)},
+                             {"footprint_bytes", format_printf("%.0f", count * stride)}},
+                            r[kRepeats / 2], "cycles", n.jitter));
+    measured.insert({probe, stride, count});
+  }
+
+  // microbench/tlb.cu's sweep(): slots on a sqrt(2) grid, stopping past the first knee when
+  // only it is sought, then refinement rounds around the knees.
+  void sweep(const std::string& probe, double stride, double space, bool first_only, double max_slots,
+             double min_n) {
+    const double max_n = std::min(std::floor(space / stride), max_slots);
+    auto curve = [&] { return tlb::tlb_curve(rows, stride, probe); };
+    auto knees = [&] { return latency::segment_curve(curve(), tlb::tlb_segment_options()).knees; };
+    for (double k = 0, last = 0; std::round(std::exp2(k / 2)) <= max_n; ++k) {
+      const double c = std::round(std::exp2(k / 2));
+      if (c == last || c < min_n) continue;
+      last = c;
+      if (!measured.count({probe, stride, c})) measure(probe, stride, c);
+      if (!first_only) continue;
+      auto kn = knees();
+      if (!kn.empty() && c * stride >= 2 * kn.front().arrive) break;
+    }
+    if (!first_only && !measured.count({probe, stride, max_n})) measure(probe, stride, max_n);
+    latency::RefineOptions opt;
+    opt.segment = tlb::tlb_segment_options();
+    for (int round = 0; round < kRefineRounds; ++round) {
+      auto kn = knees();
+      const double limit = first_only && !kn.empty() ? kn.front().arrive : max_n * stride;
+      int added = 0;
+      for (double x : latency::refinement_points(curve(), opt)) {
+        const double c = std::round(x / stride);
+        if (c < min_n || c * stride > limit || measured.count({probe, stride, c})) continue;
+        measure(probe, stride, c);
+        ++added;
+      }
+      if (!added) break;
+    }
+  }
+};
+
+}  // namespace
+
+double tlb_latency(const Gpu& g, double footprint, double stride) {
+  double y = l2_hit(g);
+  for (const auto& t : g.tlb_levels) {
+    // entries the chase needs: one per access above the entry size, one per entry below it
+    const double need = footprint / std::max(stride, t.entry.value);
+    const double have = t.reach.value / t.entry.value;
+    y += t.miss.value * (1 - 1 / (1 + std::pow(need / have, kTlbSharpness)));
+  }
+  return y;
+}
+
+std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* meta) {
+  const Noise n = noise_for(g, seed);
+  Sweeper s{g, n, std::mt19937_64(0x71bULL + seed * 2654435761ULL + std::hash<std::string>{}(g.key)), {}, {}};
+  if (meta) *meta = {{"gpu", g.name}, {"compute_capability", g.cc}, {"family", "tlb"}};
+  const double bytes = chase_bytes(g);
+  std::vector<double> strides;
+  for (double st = 256 * 1024; st <= 128 * MiB; st *= 2) strides.push_back(st);
+  for (double st : strides) s.sweep("chase", st, bytes, true, kFirstStepSlots, 1);
+  const auto pe = tlb::fit_page_entry(tlb::first_tlb_steps(s.rows));
+  s.sweep("chase", pe ? pe->sweep_stride : strides[strides.size() / 2], bytes, false, bytes, 1);
+  const double entry = pe && pe->entry_size > 0 ? pe->entry_size : 2 * MiB;
+  for (double st : {entry, 2 * entry, 4 * entry})
+    s.sweep("chase_aliased", st, kAliasSpace, false, std::floor(kAliasChunk / kLine), kAliasMinN);
+  return s.rows;
+}
+
+std::vector<Truth> tlb_truths(const Gpu& g) {
+  std::vector<Truth> t;
+  if (g.tlb_levels.empty()) return t;
+  const auto& l1 = g.tlb_levels[0];
+  t.push_back({"tlb_l1_coverage", l1.reach.value, "bytes", 0.10, true, l1.reach.source});
+  // the aliased sweeps reach at least this far (their smallest stride is the L1 TLB's entry)
+  const double reach = aliased_reach(l1.entry.value);
+  if (g.tlb_levels.size() > 1 && 2 * g.tlb_levels[1].reach.value <= reach)
+    t.push_back({"tlb_l2_coverage", g.tlb_levels[1].reach.value, "bytes", 0.10, true,
+                 g.tlb_levels[1].reach.source});
+  // the deepest miss a plateau forms past: every level the sweep goes twice beyond
+  double miss = 0;
+  std::string src;
+  for (const auto& lv : g.tlb_levels)
+    if (2 * lv.reach.value <= reach) miss += lv.miss.value, src += (src.empty() ? "" : " + ") + lv.miss.source;
+  t.push_back({"tlb_miss_latency", miss * 1.0, "cycles", 0.03, false, src});
+  return t;
+}
+
+}  // namespace model
+}  // namespace gpuprobe
