@@ -10,6 +10,7 @@
 // shared is timed per SM with clock64, global (an L2 matter, chip-wide) with events and converted
 // to cycles with the SM clock measured for this run.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -161,7 +162,7 @@ class AtomicRunner {
     // About 2^16 (shared) or 2^15 (global) warp atomics per SM; a quarter in quick mode.
     const int warp_ops = (shared ? 1 << 16 : 1 << 15) / (quick_ ? 4 : 1);
     const int iters = std::max(1, warp_ops / (per_sm * kWarpsPerBlock * kAtomicsPerTrip));
-    SpanRecorder spans(blocks);
+    SpanRecorder& spans = recorder_for(spans_, blocks);
     const size_t words = static_cast<size_t>(blocks) * kBlockThreads;
     if (stream_words_.size() < words) {
       stream_words_ = DeviceBuffer<unsigned>(words);
@@ -201,6 +202,7 @@ class AtomicRunner {
   DeviceBuffer<long long> cycles_;
   DeviceBuffer<unsigned> sink_;
   DeviceBuffer<unsigned> chain_words_, stream_words_;
+  std::optional<SpanRecorder> spans_;
 };
 
 class AtomicsFamily : public ProbeFamily {

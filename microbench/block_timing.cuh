@@ -3,6 +3,7 @@
 // block records its span (record_span), the host reads them back (SpanRecorder) and forms
 // rates per SM (analysis/sm_timing.hpp); calibrate_iterations sizes a launch to a target time.
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ class SpanRecorder {
     CUDA_CHECK(cudaMemset(dev_.get(), 0, dev_.bytes()));
   }
   BlockSpan* get() const { return dev_.get(); }
+  size_t blocks() const { return host_.size(); }
   // Throws when a block left no span (still zeroed) or an empty one: a rate formed without it
   // would be silently wrong.
   const std::vector<BlockSpan>& fetch() {
@@ -38,6 +40,13 @@ class SpanRecorder {
   DeviceBuffer<BlockSpan> dev_;
   std::vector<BlockSpan> host_;
 };
+
+// `kept`, made anew only when a launch has another number of blocks: a recorder per
+// repetition would add a cudaMalloc and a synchronising cudaFree to every one.
+inline SpanRecorder& recorder_for(std::optional<SpanRecorder>& kept, int blocks) {
+  if (!kept || kept->blocks() != static_cast<size_t>(blocks)) kept.emplace(blocks);
+  return *kept;
+}
 
 // Iterations for which `seconds(iters)` (one timed launch) takes about `target` seconds. Two
 // launches 16x apart give the cost of an iteration without the launch overhead, which would

@@ -12,6 +12,7 @@
 // The conflict ladder and the multicast probes are built on the bank geometry the stride
 // sweep revealed (not on an assumed one), so that an N-way pattern is N-way on any machine.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -204,7 +205,7 @@ class PatternRunner {
     // block launch skew stays under a percent.
     const int iters = std::max(1, (quick_ ? 1 << 15 : 1 << 17) / (warps_per_sm * kLoadsPerTrip));
     const int blocks = dev_.sm_count * blocks_per_sm;
-    SpanRecorder spans(blocks);
+    SpanRecorder& spans = recorder_for(spans_, blocks);
     LaneOffsets l = lanes_of(offsets);
     return with_width(bytes, [&](auto w) {
       auto* k = request_kernel<decltype(w)::value>;
@@ -236,6 +237,7 @@ class PatternRunner {
   bool quick_;
   DeviceBuffer<long long> cycles_;
   DeviceBuffer<unsigned> sink_;
+  std::optional<SpanRecorder> spans_;
 };
 
 std::string num(long long v) { return std::to_string(v); }
