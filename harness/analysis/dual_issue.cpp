@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "analysis/analyzer.hpp"
 #include "analysis/util.hpp"
@@ -120,6 +121,47 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(dual_issue_expectations);
 
 }  // namespace dual_issue
 
+namespace {
+
+// A pair this much faster than the fastest solo stream, past the timing's noise, issues more
+// than that stream alone (the co-issue margin of judge()).
+constexpr double kGainNamed = dual_issue::kCoIssueMargin;
+
+// The fastest paired rate over the fastest solo stream: how much more two independent streams
+// issue than the fastest one alone. The interval divides each rate's p05/p95 by the other's
+// opposite end; the confidence is the weaker row's.
+std::optional<Parameter> dual_issue_gain(const std::vector<Observation>& obs) {
+  const Observation *solo = nullptr, *pair = nullptr;
+  for (const auto& o : obs) {
+    const std::string s = o.param_text("stream");
+    if ((s == "a" || s == "b") && (!solo || o.value > solo->value)) solo = &o;
+    if (s == "pair" && (!pair || o.value > pair->value)) pair = &o;
+  }
+  if (!solo || !pair || !(solo->value > 0) || !(pair->value > 0)) return std::nullopt;
+  Parameter p;
+  p.name = "dual_issue_gain";
+  p.value = pair->value / solo->value;
+  p.unit = "ratio";
+  p.low = solo->p95 > 0 ? pair->p05 / solo->p95 : p.value;
+  p.high = solo->p05 > 0 ? pair->p95 / solo->p05 : p.value;
+  p.confidence = std::min(analysis::spread_confidence(*solo), analysis::spread_confidence(*pair));
+  const std::string solo_op = solo->param_text("stream") == "a" ? "first" : "second";
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "fastest pair (%s, %.3g inst/clk/SM) over the fastest solo stream (the %s of %s, %.3g); %s",
+                pair->probe.c_str(), pair->value, solo_op.c_str(), solo->probe.c_str(), solo->value,
+                p.value > kGainNamed
+                    ? "above 1: two independent streams issue more than the fastest alone: dual issue, "
+                      "or an issue slot wider than the fastest pipe (a 16-lane FP32 pipe takes a "
+                      "scheduler's slot every other clock)"
+                    : "about 1: the fastest stream already fills the issue slot");
+  p.method = buf;
+  p.evidence = "dual_issue.csv";
+  return p;
+}
+
+}  // namespace
+
 std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
   double issue = 0;
@@ -166,6 +208,7 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
     out_p.evidence = "dual_issue.csv";
     out.push_back(out_p);
   }
+  if (auto gain = dual_issue_gain(obs)) out.push_back(*gain);
   return out;
 }
 
