@@ -297,13 +297,15 @@ std::vector<Observation> generate_pipes(const Gpu& g, unsigned seed, Metadata* m
   std::vector<Observation> out;
   if (!g.fam.declared()) return out;
   const int cc = cc_number(g.cc);
-  for (const auto& op : op_models(g)) {
-    const pipes::OpInfo* info = pipes::find_op(op.probe);
-    if (info && cc < info->min_cc) {
-      if (skipped) skipped->push_back({"pipes", op.probe, needs_cc(info->min_cc)});
+  const auto ops = op_models(g);
+  for (const auto& info : pipes::ops()) {
+    if (cc < info.min_cc) {
+      if (skipped) skipped->push_back({"pipes", info.probe, needs_cc(info.min_cc)});
       continue;
     }
-    if (!(op.rate > 0)) continue;  // not declared: not generated (as a --filter leaves it out)
+    const OpModel* m = op_model(ops, info.probe);
+    if (!m || !(m->rate > 0)) continue;  // not declared: not generated (as a --filter leaves it out)
+    const OpModel& op = *m;
     double rate = op.rate * rn.next_efficiency(), spread = rn.next_spread();
     if (rn.disturbed()) {
       rate *= 1 - RateNoise::kDisturbedLoss * rn.u(rn.rng);

@@ -56,8 +56,10 @@ constexpr double kSharedBelow = 0.2;
 constexpr double kNearBoundary = 0.05;
 constexpr double kNearBoundaryFactor = 0.7;
 
-// A pair faster than one issue slot allows, past the timing's noise (3 %), issues two at once.
+// A pair faster than the fastest solo stream, past the timing's noise (3 %), issues more than
+// it: two at once (dual issue) or in slots that stream leaves free.
 constexpr double kCoIssueMargin = 1.03;
+const char* const kBeyondFastest = "beyond the fastest stream";
 // When taking turns and running side by side differ by less than this share, the issue rate
 // decides both and the overlap tells nothing.
 constexpr double kIssueBoundGap = 0.1;
@@ -82,7 +84,7 @@ Verdict judge(double rate_a, double rate_b, double a_per_round, double b_per_rou
   v.ratio = rate_pair / std::max(rate_a, rate_b);
   v.overlap = (in_turn - tp) / (in_turn - side_by_side);
   if (rate_pair > kCoIssueMargin * issue_rate) {
-    v.verdict = "co-issued";
+    v.verdict = kBeyondFastest;
   } else if (in_turn - side_by_side < kIssueBoundGap * in_turn) {
     v.verdict = "issue-bound";
     v.overlap = std::numeric_limits<double>::quiet_NaN();  // 0/0 in effect: nothing to tell
@@ -192,7 +194,7 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
                                  analysis::spread_confidence(*p)});
     // An overlap next to a verdict's boundary could have fallen either side.
     using dual_issue::kNearBoundary, dual_issue::kSeparateAbove, dual_issue::kSharedBelow;
-    if (v.verdict != "co-issued" && (std::fabs(v.overlap - kSeparateAbove) < kNearBoundary ||
+    if (v.verdict != dual_issue::kBeyondFastest && (std::fabs(v.overlap - kSeparateAbove) < kNearBoundary ||
                                      std::fabs(v.overlap - kSharedBelow) < kNearBoundary))
       out_p.confidence *= dual_issue::kNearBoundaryFactor;
     char buf[320];
