@@ -9,6 +9,7 @@
 #include <random>
 
 #include "analysis/dual_issue.hpp"
+#include "analysis/memory_chase.hpp"
 #include "analysis/pipes.hpp"
 #include "core/csv.hpp"
 #include "model_gpu.hpp"
@@ -66,6 +67,10 @@ void fetch(FamilyFigures& f, Figure l1, Figure l2_default) {
   f.l1_fetch = std::move(l1);
   f.l2_fetch = std::move(l2_default);
   f.l2_sector = doc(32, kJia18 + " (L2 sector 32 B)");
+  // The L2's allocation unit: Jia et al.'s L2 line (32 B Kepler to Pascal, 64 B Volta) and the
+  // H100 run's 128 B (l2_capacity); Turing to Blackwell as the H100.
+  f.l2_line = f.l2_fetch.value > 32 ? assumed(128, "128 B L2 lines of four 32 B sectors, as the H100 run")
+                                    : doc(32, kJia18 + " (L2 line 32 B)");
 }
 Figure sector32(const std::string& why) { return assumed(32, why); }
 
@@ -94,7 +99,8 @@ void declare_family_figures(Gpu& g) {
   } else if (g.key == "volta") {
     guide(f, 64, 32, 64, 16, 128);
     issue(f, doc(4, kVoltaWp), doc(1, kVoltaWp));
-    fetch(f, doc(32, kJia18 + " (L1 load granularity 32 B)"), doc(64, kJia18 + " (L2 line 64 B)"));
+    fetch(f, doc(32, kJia18 + " (L1 load granularity 32 B)"), assumed(64, l2_64));
+    f.l2_line = doc(64, kJia18 + " (L2 line 64 B)");
   } else if (g.key == "turing") {
     guide(f, 64, 2, 64, 16, 128);
     issue(f, assumed(4, kSingleIssue), assumed(1, kSingleIssue));
@@ -119,6 +125,7 @@ void declare_family_figures(Gpu& g) {
     f.tensor_f16 = run ? doc(1364, kH100Run + " (mma.sync)") : assumed(1364, "as the H100 run's mma.sync");
     issue(f, assumed(4, kSingleIssue), assumed(1, kSingleIssue));
     fetch(f, run ? doc(32, kH100Run) : sector32(later), run ? doc(64, kH100Run) : assumed(64, l2_64));
+    if (run) f.l2_line = doc(128, kH100Run + " (l2_line_size)");
   }
   // AMD models: no CUDA run writes these families (no pipes, dual_issue or granularity rows).
 }
@@ -249,6 +256,52 @@ double issue_rate(const Gpu& g, const std::string& op_a, double a, const std::st
   return t > 0 ? (a + b) / t : 0;
 }
 
+namespace {
+
+// The l2_capacity probe (microbench/granularity.cu): many chains at strides of odd multiples of
+// 32 B; at each stride the footprint is bisected (BoundarySearch, as the probe does) to where
+// cycles per access pass half-way from the L2 hit to DRAM, both read off the smallest stride.
+// A chase `stride` bytes apart over F bytes holds F * line / max(stride, line) bytes of L2
+// lines: the capacity grows as stride / line above the line.
+constexpr double kCapacityStrides[] = {32, 96, 160, 224, 352};
+constexpr double kCapacityChains = 8 * 100;  // 8 chains per SM, about 100 SMs
+
+template <class Noisy>
+void l2_capacity_rows(const Gpu& g, Noisy& noisy, std::vector<Observation>& out) {
+  const Level* l2 = nullptr;
+  for (const auto& l : g.levels)
+    if (l.name == "l2") l2 = &l;
+  if (!l2) return;
+  const double c = l2->size.value, line = g.fam.l2_line.value;
+  // all SMs' chains: near and far partitions alike
+  const double hit_cycles = l2->split() ? 0.5 * (l2->latency.value + l2->far_latency.value) : l2->latency.value;
+  const double l2_bytes = g.l2_bytes_meta > 0 ? g.l2_bytes_meta : c;
+  double limit = 0;
+  for (double stride : kCapacityStrides) {
+    const double quantum = stride * kCapacityChains;
+    auto cycles_at = [&](double f) {
+      const double held = f * line / std::max(stride, line);
+      const double h = 1.0 / (1.0 + std::pow(held / c, l2->sharpness));
+      const double v = noisy(h * hit_cycles + (1 - h) * g.dram_latency.value);
+      out.push_back(make_row("granularity", "l2_capacity",
+                             {{"stride_bytes", format_number(stride)}, {"footprint_bytes", format_number(f)}},
+                             v, "cycles", 0.001));
+      return v;
+    };
+    const double lo = std::ceil(l2_bytes / 4 / quantum) * quantum;
+    const double hi = std::floor(4 * l2_bytes * stride / kCapacityStrides[0] / quantum) * quantum;
+    const double y_lo = cycles_at(lo), y_hi = cycles_at(hi);
+    if (limit == 0) limit = 0.5 * (y_lo + y_hi);
+    if (!(y_lo < limit && y_hi > limit)) continue;
+    BoundarySearch search(lo, lo, hi, 2.0, quantum, 0.03);
+    search.add(lo, true);
+    search.add(hi, false);
+    while (auto f = search.next()) search.add(*f, cycles_at(*f) < limit);
+  }
+}
+
+}  // namespace
+
 std::vector<Observation> generate_granularity(const Gpu& g, unsigned seed, Metadata* meta) {
   std::vector<Observation> out;
   if (meta) *meta = family_meta(g, "granularity", g.sm_clock_mhz.value);
@@ -286,6 +339,7 @@ std::vector<Observation> generate_granularity(const Gpu& g, unsigned seed, Metad
   const double dflt = g.fam.l2_fetch.value;
   walk("l2", l2, dram, dflt, dflt);
   if (dflt > g.fam.l2_sector.value) walk("l2", l2, dram, g.fam.l2_sector.value, g.fam.l2_sector.value);
+  if (g.fam.l2_line.value > 0) l2_capacity_rows(g, noisy, out);
   return out;
 }
 
@@ -379,6 +433,7 @@ std::vector<Truth> family_truths(const Gpu& g, const std::string& family) {
   if (family == "granularity" && f.l1_fetch.value > 0) {
     t.push_back({"l1_sector_size", f.l1_fetch.value, "bytes", 0, false, f.l1_fetch.source});
     t.push_back({"l2_sector_size", f.l2_sector.value, "bytes", 0, false, f.l2_sector.source});
+    if (f.l2_line.value > 0) t.push_back({"l2_line_size", f.l2_line.value, "bytes", 0, false, f.l2_line.source});
   }
   if (!f.declared()) return t;
   const int cc = cc_number(g.cc);

@@ -54,6 +54,7 @@ struct FamilyFigures {
   Figure l1_fetch;     // bytes an L1 miss fetches: the whole 128 B line (Kepler) or a 32 B sector
   Figure l2_fetch;     // bytes an L2 miss fetches at the driver's default fetch-granularity limit
   Figure l2_sector;    // ... and at the smallest limit (32 B): the L2 sector
+  Figure l2_line;      // the L2's allocation unit (bytes), as the l2_capacity probe sees it
   // Results per clock per SM as pipes.csv counts them (fp16x2: two per lane).
   Figure fp32, fp64, int32_logic, sfu, fp16x2, ldst, ld_global, tensor_f16;
   Figure schedulers;   // warp schedulers per SM

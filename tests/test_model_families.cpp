@@ -152,7 +152,7 @@ TEST(ModelFamilies, EveryDeclaredFigureHasASource) {
   int declared = 0;
   for (const Gpu* g : bench_models()) {
     const FamilyFigures& f = g->fam;
-    for (const Figure* x : {&f.l1_fetch, &f.l2_fetch, &f.l2_sector, &f.fp32, &f.fp64, &f.int32_logic, &f.sfu,
+    for (const Figure* x : {&f.l1_fetch, &f.l2_fetch, &f.l2_sector, &f.l2_line, &f.fp32, &f.fp64, &f.int32_logic, &f.sfu,
                             &f.fp16x2, &f.ldst, &f.ld_global, &f.tensor_f16, &f.schedulers, &f.issue_width})
       if (x->value > 0) {
         ++declared;
@@ -171,10 +171,15 @@ TEST(ModelFamilies, RowsAreTheProbesShape) {
   const Gpu& g = model_gpus().front();
   Metadata meta;
   std::vector<Skip> skipped;
+  std::set<std::string> probes;
   for (const auto& o : generate_granularity(g, 0, &meta)) {
-    EXPECT_EQ(o.probe, "stride");
-    for (const char* k : {"path", "width_bytes", "stride_bytes", "residency"}) EXPECT_FALSE(o.param_text(k).empty()) << k;
+    probes.insert(o.probe);
+    const bool stride = o.probe == "stride";
+    for (const char* k : {"path", "width_bytes", "residency"}) EXPECT_EQ(o.param_text(k).empty(), !stride) << k;
+    EXPECT_FALSE(o.param_text("stride_bytes").empty());
+    EXPECT_EQ(o.param_text("footprint_bytes").empty(), stride);
   }
+  EXPECT_EQ(probes, (std::set<std::string>{"stride", "l2_capacity"}));
   for (const auto& o : generate_pipes(g, 0, &meta, &skipped)) {
     EXPECT_FALSE(o.param_text("mode").empty());
     EXPECT_TRUE(o.unit == "results/clk/SM" || o.unit == "cycles" || o.unit == "ns") << o.unit;
