@@ -140,13 +140,9 @@ std::optional<Parameter> dual_issue_gain(const std::vector<Observation>& obs) {
     if (s == "pair" && (!pair || o.value > pair->value)) pair = &o;
   }
   if (!solo || !pair || !(solo->value > 0) || !(pair->value > 0)) return std::nullopt;
-  Parameter p;
-  p.name = "dual_issue_gain";
-  p.value = pair->value / solo->value;
-  p.unit = "ratio";
-  p.low = solo->p95 > 0 ? pair->p05 / solo->p95 : p.value;
-  p.high = solo->p05 > 0 ? pair->p95 / solo->p05 : p.value;
-  p.confidence = std::min(analysis::spread_confidence(*solo), analysis::spread_confidence(*pair));
+  const std::string ev = "dual_issue.csv";
+  Parameter p = analysis::ratio_of("dual_issue_gain", analysis::measured("", *pair, "", ev),
+                                   analysis::measured("", *solo, "", ev), "", ev);
   const std::string solo_op = solo->param_text("stream") == "a" ? "first" : "second";
   char buf[512];
   std::snprintf(buf, sizeof buf,
@@ -158,7 +154,6 @@ std::optional<Parameter> dual_issue_gain(const std::vector<Observation>& obs) {
                       "scheduler's slot every other clock)"
                     : "about 1: the fastest stream already fills the issue slot");
   p.method = buf;
-  p.evidence = "dual_issue.csv";
   return p;
 }
 

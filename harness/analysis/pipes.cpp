@@ -205,13 +205,7 @@ std::optional<Parameter> fp64_fp32_ratio(const std::vector<Parameter>& rates) {
   const Parameter* f64 = find_param(rates, "fp64_fma_throughput_per_sm");
   const Parameter* f32 = find_param(rates, "fp32_fma_throughput_per_sm");
   if (!f64 || !f32 || !(f64->value > 0) || !(f32->value > 0)) return std::nullopt;
-  Parameter p;
-  p.name = "fp64_fp32_throughput_ratio";
-  p.value = f64->value / f32->value;
-  p.unit = "ratio";
-  p.low = f32->high > 0 ? f64->low / f32->high : p.value;
-  p.high = f32->low > 0 ? f64->high / f32->low : p.value;
-  p.confidence = std::min(f64->confidence, f32->confidence);
+  Parameter p = analysis::ratio_of("fp64_fp32_throughput_ratio", *f64, *f32, "", "pipes.csv");
   const double n = std::max(1.0, std::round(1 / p.value));
   char buf[256];
   std::snprintf(buf, sizeof buf,
@@ -220,7 +214,6 @@ std::optional<Parameter> fp64_fp32_ratio(const std::vector<Parameter>& rates) {
                 "%.1f %% from it",
                 f64->value, f32->value, n, 100 * std::fabs(p.value * n - 1));
   p.method = buf;
-  p.evidence = "pipes.csv";
   return p;
 }
 
