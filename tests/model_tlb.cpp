@@ -17,9 +17,10 @@ namespace model {
 namespace {
 
 constexpr double MiB = 1024.0 * 1024, GiB = 1024 * MiB;
-// microbench/tlb.cu's sweep: the first step looked for up to this many pages; the aliased
-// space of one 32 MiB chunk over 1 TiB, a line of the chunk per access, at least 64 accesses.
-constexpr double kFirstStepSlots = 2048;
+// microbench/tlb.cu's sweep: the first step looked for up to this many pages or bytes,
+// whichever is more; the aliased space of one 32 MiB chunk over 1 TiB, a line of the chunk per
+// access, at least 64 accesses.
+constexpr double kFirstStepSlots = 2048, kFirstStepBytes = 512 * MiB;
 constexpr double kAliasChunk = 32 * MiB, kAliasSpace = 1024 * GiB, kLine = 128, kAliasMinN = 64;
 constexpr int kRefineRounds = 6;
 constexpr int kRepeats = 3;  // a full run's repeats per point; the median is recorded
@@ -124,8 +125,9 @@ std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* met
   if (meta) *meta = {{"gpu", g.name}, {"compute_capability", g.cc}, {"family", "tlb"}};
   const double bytes = chase_bytes(g);
   std::vector<double> strides;
-  for (double st = 256 * 1024; st <= 128 * MiB; st *= 2) strides.push_back(st);
-  for (double st : strides) s.sweep("chase", st, bytes, true, kFirstStepSlots, 1);
+  for (double st = 64 * 1024; st <= 128 * MiB; st *= 2) strides.push_back(st);
+  for (double st : strides)
+    s.sweep("chase", st, bytes, true, std::max(kFirstStepSlots, std::floor(kFirstStepBytes / st)), 1);
   const auto pe = tlb::fit_page_entry(tlb::first_tlb_steps(s.rows));
   s.sweep("chase", pe ? pe->sweep_stride : strides[strides.size() / 2], bytes, false, bytes, 1);
   const double entry = pe && pe->entry_size > 0 ? pe->entry_size : 2 * MiB;
