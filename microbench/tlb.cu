@@ -31,11 +31,6 @@ constexpr double kGiB = 1 << 30;
 // rounds, so that the mix of near and far L2 slices averages out as it does for large ones.
 constexpr uint64_t kMinAccesses = 512;
 constexpr double kLine = 128;  // spacing of those rounds inside a page; any line size works
-// The first step is an L1 TLB running out: looked for up to this many pages, or this many
-// bytes at the small strides (what 2048 pages of the 256 KiB stride reach, past the H100's
-// 256 MiB first step), whichever is more.
-constexpr double kFirstStepSlots = 2048;
-constexpr double kFirstStepBytes = 512 * kMiB;
 // The aliased space: one physical chunk (holding a distinct line for each access up to
 // kAliasChunk / kLine of them) mapped over kAliasSpace bytes of virtual addresses.
 constexpr double kAliasChunk = 32 * kMiB;
@@ -162,11 +157,7 @@ class TlbFamily : public ProbeFamily {
     if (ctx.enabled("chase") && sass_allows(ctx, "chase", tlb::kernels("chase"))) {
       allocate();
       space_ = {buf_.get(), bytes_, 0, "chase"};
-      const std::vector<double> strides =
-          ctx.quick() ? std::vector<double>{1 * kMiB, 2 * kMiB, 4 * kMiB}
-                      : std::vector<double>{64 * 1024, 128 * 1024, 256 * 1024, 512 * 1024,
-                                            1 * kMiB,  2 * kMiB,   4 * kMiB,   8 * kMiB,
-                                            16 * kMiB, 32 * kMiB,  64 * kMiB,  128 * kMiB};
+      const std::vector<double> strides = tlb::entry_strides(ctx.quick());
       for (double s : strides) sweep(s, true);
       // Coverage at the largest stride still below the entry size, so that it is the
       // footprint in bytes; without a first step anywhere, at the middle stride.
@@ -266,7 +257,7 @@ class TlbFamily : public ProbeFamily {
   // bracketed to a few %.
   void sweep(double stride, bool first_only) {
     ctx_->progress(space_.probe + ": stride " + format_number(stride / kMiB) + " MiB");
-    const double first_n = std::max(kFirstStepSlots, std::floor(kFirstStepBytes / stride));
+    const double first_n = std::max(tlb::kFirstStepSlots, std::floor(tlb::kFirstStepBytes / stride));
     double max_n = std::min(std::floor(space_.bytes / stride), first_only ? first_n : space_.bytes);
     // In the aliased space only the levels beyond the L1 TLB are sought: few accesses there
     // would each find a different mix of near and far L2 slices (no rounds to average them).
