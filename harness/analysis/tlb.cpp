@@ -221,9 +221,22 @@ std::string steps_text(const latency::Segmentation& sg, size_t from) {
   return t;
 }
 
+// Whether a stride's curve shows no rise across where the fit puts the step (median level well
+// past it against well before it): a sweep that went past the step and did not see it. A rise
+// that the segmentation cut no knee into (a ramp through noisy points) is no such miss.
+bool misses_step(const std::vector<latency::CurvePoint>& pts, double expected) {
+  std::vector<double> before, past;
+  for (const auto& p : pts) {
+    if (p.x * kRules.same_reach <= expected) before.push_back(p.y);
+    if (p.x >= kRules.same_reach * expected) past.push_back(p.y);
+  }
+  return !before.empty() && !past.empty() &&
+         median(past) <= (1 + tlb_segment_options().min_jump) * median(before);
+}
+
 // How far the strides bear the fit out: those whose first step is at the reach, over those and
 // the ones whose sweep went past where the fit puts the step (its reach below the entry size,
-// entries x stride above) without a step there, and those whose step fits neither.
+// entries x stride above) without a rise there, and those whose step fits neither.
 double fit_support(const std::map<double, std::vector<latency::CurvePoint>>& curves, const XY& steps,
                    const PageEntryFit& pe) {
   int missed = 0;
@@ -231,8 +244,7 @@ double fit_support(const std::map<double, std::vector<latency::CurvePoint>>& cur
     const bool has_step = std::any_of(steps.begin(), steps.end(), [&](const auto& st) { return st.first == stride; });
     const bool above = pe.entry_size > 0 && stride > pe.entry_size;
     if (has_step || (!above && stride > pe.sweep_stride && pe.entry_size <= 0)) continue;
-    const double expected = above ? pe.entries * stride : pe.reach;
-    if (pts.back().x >= kRules.same_reach * expected) ++missed;
+    if (misses_step(pts, above ? pe.entries * stride : pe.reach)) ++missed;
   }
   const int against = missed + pe.strides_astray;
   return static_cast<double>(pe.strides_below) / static_cast<double>(pe.strides_below + against);
@@ -276,9 +288,11 @@ std::optional<Sweep> coverage_sweep(const std::map<double, std::vector<latency::
   return std::nullopt;
 }
 
-// How sure it is that the step read as the L1 TLB's is that (1: no doubt), and why not.
+// How sure it is that the step read as the L1 TLB's is that (1: no doubt), and why not:
+// `which` doubts that it is the first level's step at all (and so that the next one is the
+// L2's), `cap` adds the doubt about where it lies (the strides' support).
 struct Identity {
-  double cap = 1;
+  double cap = 1, which = 1;
   std::string why;
 };
 Identity l1_identity(double reach, double stride, const std::optional<PageEntryFit>& pe, double support) {
@@ -287,13 +301,17 @@ Identity l1_identity(double reach, double stride, const std::optional<PageEntryF
     id.cap = std::min(id.cap, cap);
     id.why += "; " + why;
   };
+  auto other_step = [&](double cap, const std::string& why) {
+    id.which = std::min(id.which, cap);
+    doubt(cap, why);
+  };
   const double entry = pe && pe->entry_size > 0 ? std::max(stride, pe->entry_size) : stride;
   if (reach / entry > kRules.most_l1_entries)
-    doubt(kRules.beyond_l1_size,
+    other_step(kRules.beyond_l1_size,
           "in doubt: the step lies at " + num(std::round(reach / entry)) + " entries, more than an L1 TLB holds; "
           "a smaller first step may be lost in the noise");
   if (pe && pe->entry_at_or_below_smallest)
-    doubt(kRules.upper_bound_only, "an upper bound: the step moves with every stride above the smallest (" +
+    other_step(kRules.upper_bound_only, "an upper bound: the step moves with every stride above the smallest (" +
                                        bytes_text(pe->sweep_stride) + "), so the entry may be smaller still");
   if (pe && support < 1)
     doubt(support, num(pe->strides_below) + " of the strides that went past the reach see the step there (support " +
@@ -454,13 +472,13 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
     const auto& kn = beyond->seg.knees[beyond->first];
     // the step past the L1 TLB's reach is the L2 TLB's only as surely as that reach is the L1's
     out.push_back(param("tlb_l2_coverage", beyond->reach, "bytes", beyond->reach, beyond->above,
-                        std::min(id.cap, kn.confidence),
+                        std::min(id.which, kn.confidence),
                         aliased_how(*beyond) + "; steps past the L1 TLB's reach: " +
                             steps_text(beyond->seg, beyond->first) + others + id.why,
                         ev));
   } else if (seg.knees.size() >= 2) {
     const auto& kn = seg.knees[1];
-    out.push_back(param("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high, std::min(id.cap, kn.confidence),
+    out.push_back(param("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high, std::min(id.which, kn.confidence),
                         how + "; steps: " + steps_text(seg, 0) + id.why, ev));
   }
   out.push_back(miss_latency(seg, beyond, how, sw.longest, ev));
