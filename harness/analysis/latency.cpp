@@ -679,11 +679,16 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
   const Plateau& hi = s.plateaus[k.lower + 1];
   if (hi.level <= lo.level) return k;
   const double zlo = std::log(lo.level), dz = std::log(hi.level / lo.level);
-  auto done = [&](size_t i) { return (std::log(s.points[i].y) - zlo) / dz; };
+  // The transition read on its lower envelope from the right (each point at most the ones after
+  // it): latency does not fall as the footprint grows, and an outlier is a slow load, which
+  // would put the crossing early.
+  std::vector<double> env(s.points.size());
+  env[hi.first] = s.points[hi.first].y;
+  for (size_t i = hi.first; i-- > lo.last;) env[i] = std::min(s.points[i].y, env[i + 1]);
+  auto done = [&](size_t i) { return (std::log(env[i]) - zlo) / dz; };
   Knee c = k;
   size_t cross = hi.first;
-  // the point after the last one below half the step: outliers are slow loads, and a run of
-  // them inside the step (two in a row) must not pass for the crossing
+  // the point after the last one below half the step
   for (size_t i = hi.first; i > lo.last; --i)
     if (done(i - 1) < 0.5) {
       cross = i;
@@ -691,7 +696,9 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
     }
   const CurvePoint& a = s.points[cross - 1];
   const CurvePoint& b = s.points[cross];
-  const double t = std::clamp((0.5 - done(cross - 1)) / (done(cross) - done(cross - 1)), 0.0, 1.0);
+  const double t = done(cross) > done(cross - 1)
+                       ? std::clamp((0.5 - done(cross - 1)) / (done(cross) - done(cross - 1)), 0.0, 1.0)
+                       : 0.5;
   c.x = std::exp(std::log(a.x) + t * std::log(b.x / a.x));
   // The interval spans the transition: from the last point within kTransitionEdge of the lower
   // level to the first within it of the upper one (for a cliff, the points around the crossing).
