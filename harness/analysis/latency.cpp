@@ -271,8 +271,9 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
     if (up.rise > kFirstLevelClimb && up.rise > kClimbErrors * up.error)
       pl.level = std::exp(line.at(c.lx[r.members.front()]));
   }
-  pl.min = *std::min_element(ys.begin(), ys.end());
-  pl.max = *std::max_element(ys.begin(), ys.end());
+  // the range of the members, and the level (a climb's start may lie just below them)
+  pl.min = std::min(pl.level, *std::min_element(ys.begin(), ys.end()));
+  pl.max = std::max(pl.level, *std::max_element(ys.begin(), ys.end()));
   pl.rise = c.rise(r.members);
   const double points = std::min(kMembersMost, kMembersBase + kPerMember * static_cast<double>(pl.members));
   // a level that climbs across its run (cold misses spread over the chase) has no one value:
