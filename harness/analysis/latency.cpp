@@ -244,8 +244,8 @@ std::vector<size_t> level_members(const LogCurve& c, const std::vector<size_t>& 
   size_t lo = 0, hi = members.size();
   while (hi - lo > 3 && z(lo) < z(lo + 1) && z(lo) < core + std::log1p(-kApproach)) ++lo;
   while (hi - lo > 3 && z(hi - 1) > z(hi - 2) && z(hi - 1) > core + std::log1p(kApproach)) --hi;
-  return inner_members(c, std::vector<size_t>(members.begin() + static_cast<std::ptrdiff_t>(lo),
-                                              members.begin() + static_cast<std::ptrdiff_t>(hi)));
+  return std::vector<size_t>(members.begin() + static_cast<std::ptrdiff_t>(lo),
+                             members.begin() + static_cast<std::ptrdiff_t>(hi));
 }
 
 Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r,
