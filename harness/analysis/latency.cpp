@@ -227,8 +227,7 @@ double even_level(const LogCurve& c, const std::vector<size_t>& idx, Centre cent
 // the ends (kEdgeTrim of the span in log footprint at either end, in a run of at least
 // kTrimMembers). Then, at either end, members that still climb towards the level from the step
 // before (each below the next and more than kApproach below the core level) or on to the step
-// after (each above the one before and as far above) are a transition's, and are left out;
-// what remains of a long run is trimmed at its ends as the core was.
+// after (each above the one before and as far above) are a transition's, and are left out.
 std::vector<size_t> inner_members(const LogCurve& c, const std::vector<size_t>& members) {
   if (members.size() < kTrimMembers) return members;
   const double x0 = c.lx[members.front()], x1 = c.lx[members.back()];
@@ -239,11 +238,19 @@ std::vector<size_t> inner_members(const LogCurve& c, const std::vector<size_t>& 
   return inner.size() >= 3 ? inner : members;
 }
 std::vector<size_t> level_members(const LogCurve& c, const std::vector<size_t>& members) {
-  const double core = even_level(c, inner_members(c, members), Centre::median);
   auto z = [&](size_t k) { return c.z[members[k]]; };
   size_t lo = 0, hi = members.size();
-  while (hi - lo > 3 && z(lo) < z(lo + 1) && z(lo) < core + std::log1p(-kApproach)) ++lo;
-  while (hi - lo > 3 && z(hi - 1) > z(hi - 2) && z(hi - 1) > core + std::log1p(kApproach)) --hi;
+  // the core level is read again from what is left until nothing more is stripped: the
+  // transition's own members pull the first reading towards them
+  for (bool stripped = true; stripped;) {
+    const std::vector<size_t> left(members.begin() + static_cast<std::ptrdiff_t>(lo),
+                                   members.begin() + static_cast<std::ptrdiff_t>(hi));
+    const double core = even_level(c, inner_members(c, left), Centre::median);
+    const size_t was_lo = lo, was_hi = hi;
+    while (hi - lo > 3 && z(lo) < z(lo + 1) && z(lo) < core + std::log1p(-kApproach)) ++lo;
+    while (hi - lo > 3 && z(hi - 1) > z(hi - 2) && z(hi - 1) > core + std::log1p(kApproach)) --hi;
+    stripped = lo != was_lo || hi != was_hi;
+  }
   return std::vector<size_t>(members.begin() + static_cast<std::ptrdiff_t>(lo),
                              members.begin() + static_cast<std::ptrdiff_t>(hi));
 }
@@ -261,7 +268,16 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   // from the members between them, as the mean of their curve (a shelf's slow wobble over a
   // swing or two averages out in a mean; a median of a swing and a half is off by a third of
   // its amplitude, the mean by a fifth at most).
-  const std::vector<size_t> kept = level_members(c, r.members);
+  std::vector<size_t> kept = level_members(c, r.members);
+  // A point the run skipped as an outlier while it grew was judged against a median that the
+  // transition's members pulled towards them: it counts if it lies within the run's band of
+  // the level read without them (a wobble's crest), and stays out if beyond (a slow load).
+  const double core = std::log(even_level(c, kept, Centre::median));
+  std::vector<size_t> with;
+  for (size_t i = kept.front(); i <= kept.back(); ++i)
+    if (std::binary_search(kept.begin(), kept.end(), i) || std::fabs(c.z[i] - core) <= r.tol)
+      with.push_back(i);
+  kept = std::move(with);
   pl.level = even_level(c, kept, Centre::mean);
   // A first level that climbs (cold misses spread over the chase, fewer the smaller the
   // footprint) hits at the climb's start: the members' line there.
