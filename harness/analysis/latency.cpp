@@ -203,6 +203,10 @@ double local_spread(const LogCurve& c, size_t i) {
 // points (4x apart) do not outweigh the fine sweep.
 constexpr size_t kEvenSamples = 64;
 constexpr double kLongestGap = 0.231;  // log(2^(1/3))
+// The mean leaves out this share of the samples at either end: a transition's shoulder left
+// among a level's members (the H100's far L2 holds a few points at 490 cycles before its 525)
+// does not pull it, and a wobble's swings still average.
+constexpr double kMeanTrim = 0.15;
 enum class Centre { median, mean };
 double even_level(const LogCurve& c, const std::vector<size_t>& idx, Centre centre) {
   std::vector<double> u = {0};  // members' positions with long gaps shortened
@@ -218,9 +222,11 @@ double even_level(const LogCurve& c, const std::vector<size_t>& idx, Centre cent
     z.push_back((1 - w) * c.z[idx[k]] + w * c.z[idx[k + 1]]);
   }
   if (centre == Centre::median) return std::exp(median(z));
+  std::sort(z.begin(), z.end());
+  const size_t cut = static_cast<size_t>(kMeanTrim * double(z.size()));
   double sum = 0;
-  for (double v : z) sum += v;
-  return std::exp(sum / double(z.size()));
+  for (size_t j = cut; j < z.size() - cut; ++j) sum += z[j];
+  return std::exp(sum / double(z.size() - 2 * cut));
 }
 
 // The members a level is read from. First a core level: the median over the members away from
@@ -265,9 +271,9 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   for (size_t i : r.members) ys.push_back(p[i].y);
   pl.level = median(ys);
   // A wide band lets a plateau take the tail of the transitions at its ends: the level is read
-  // from the members between them, as the mean of their curve (a shelf's slow wobble over a
-  // swing or two averages out in a mean; a median of a swing and a half is off by a third of
-  // its amplitude, the mean by a fifth at most).
+  // from the members between them, as the (trimmed) mean of their curve (a shelf's slow wobble
+  // over a swing or two averages out in a mean; a median of a swing and a half is off by a
+  // third of its amplitude, the mean by a fifth at most).
   std::vector<size_t> kept = level_members(c, r.members);
   // A point the run skipped as an outlier while it grew was judged against a median that the
   // transition's members pulled towards them: it counts if it lies within the run's band of
