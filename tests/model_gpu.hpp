@@ -117,7 +117,7 @@ Run generate(const Gpu& g, unsigned seed);
 double chase_latency(const Gpu& g, double footprint, bool skip_l1);
 
 // The tlb.csv rows a full run on the model writes (microbench/tlb.cu's sweeps: the first step
-// at ten strides, the coverage sweep over most of device memory, the aliased sweeps over 1 TiB
+// at twelve strides, the coverage sweep over most of device memory, the aliased sweeps over 1 TiB
 // of virtual addresses), and the parameters the TLB analysis should report from them.
 std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* meta);
 // The noise-free cycles per access of a chase `stride` bytes apart over `footprint` bytes.

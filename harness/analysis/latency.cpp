@@ -118,13 +118,36 @@ constexpr double kMaxWobbleBand = 0.14;
 constexpr double kMergeMax = 1.25;
 // ... when together they span less than this factor in footprint (a far L2 partition spans 2).
 constexpr double kShelfMaxSpan = 4;
-// A plateau of at least kTrimMembers reads its level away from its ends; in a shorter one, a
-// member this far (relative) below or above its level, still climbing, is a transition's.
+// A plateau of at least kTrimMembers reads its level away from its ends (kEdgeTrim of its span
+// at either end); at its ends, a member this far (relative) below or above its core level,
+// still climbing, is a transition's.
 constexpr size_t kTrimMembers = 8;
 constexpr double kEdgeTrim = 0.15;
 constexpr double kApproach = 0.03;
 // The tolerance a latency is held to (docs/parameters.md), in log.
 constexpr double kLevelTolerance = 0.03;
+// A first level that climbs by more than this across its members, and by kClimbErrors times the
+// climb's standard error (a wobble's swing tilts the line too), is read at the climb's start: a
+// mean, in the climb's middle, would be off by more than a quarter of the tolerance.
+constexpr double kFirstLevelClimb = kLevelTolerance / 2;
+constexpr double kClimbErrors = 1;
+
+// The climb of the members' least-squares line across them, and its standard error.
+struct Climb {
+  double rise = 0, error = 0;
+};
+Climb climb(const LogCurve& c, const std::vector<size_t>& idx) {
+  if (idx.size() < 3) return {};
+  const LogCurve::Line l = c.fit(idx);
+  double sxx = 0, ss = 0;
+  for (size_t i : idx) {
+    sxx += (c.lx[i] - l.mx) * (c.lx[i] - l.mx);
+    ss += (c.z[i] - l.at(c.lx[i])) * (c.z[i] - l.at(c.lx[i]));
+  }
+  if (!(sxx > 0)) return {};
+  const double span = c.lx[idx.back()] - c.lx[idx.front()];
+  return {l.slope * span, std::sqrt(ss / double(idx.size() - 2) / sxx) * span};
+}
 // A shelf between two levels climbs less than this fraction of the step between them.
 constexpr double kShelfRise = 0.3;
 // ... and spans at least this factor in footprint (a gradual step's middle spans less).
@@ -173,14 +196,19 @@ double local_spread(const LogCurve& c, size_t i) {
   return kMadToSigma * median(dev);
 }
 
-// A level is the median of its members' curve sampled at kEvenSamples evenly spaced
-// footprints (in log): refinement packs points where it looked for a knee, and a plain median
-// of the points would weigh a wobble's swing there more than elsewhere. A gap between members
-// counts as at most kLongestGap (two of a full sweep's coarse steps of 2^(1/6)), so that the
-// sparse tail's few points (4x apart) do not outweigh the fine sweep.
+// A level is read from its members' curve sampled at kEvenSamples evenly spaced footprints
+// (in log): refinement packs points where it looked for a knee, and the points themselves would
+// weigh a wobble's swing there more than elsewhere. A gap between members counts as at most
+// kLongestGap (two of a full sweep's coarse steps of 2^(1/6)), so that the sparse tail's few
+// points (4x apart) do not outweigh the fine sweep.
 constexpr size_t kEvenSamples = 64;
 constexpr double kLongestGap = 0.231;  // log(2^(1/3))
-double even_level(const LogCurve& c, const std::vector<size_t>& idx) {
+// The mean leaves out this share of the samples at either end: a transition's shoulder left
+// among a level's members (the H100's far L2 holds a few points at 490 cycles before its 525)
+// does not pull it, and a wobble's swings still average.
+constexpr double kMeanTrim = 0.15;
+enum class Centre { median, mean };
+double even_level(const LogCurve& c, const std::vector<size_t>& idx, Centre centre) {
   std::vector<double> u = {0};  // members' positions with long gaps shortened
   for (size_t k = 1; k < idx.size(); ++k)
     u.push_back(u.back() + std::min(kLongestGap, c.lx[idx[k]] - c.lx[idx[k - 1]]));
@@ -193,7 +221,44 @@ double even_level(const LogCurve& c, const std::vector<size_t>& idx) {
     const double w = u[k + 1] > u[k] ? std::clamp((x - u[k]) / (u[k + 1] - u[k]), 0.0, 1.0) : 0.5;
     z.push_back((1 - w) * c.z[idx[k]] + w * c.z[idx[k + 1]]);
   }
-  return std::exp(median(z));
+  if (centre == Centre::median) return std::exp(median(z));
+  std::sort(z.begin(), z.end());
+  const size_t cut = static_cast<size_t>(kMeanTrim * double(z.size()));
+  double sum = 0;
+  for (size_t j = cut; j < z.size() - cut; ++j) sum += z[j];
+  return std::exp(sum / double(z.size() - 2 * cut));
+}
+
+// The members a level is read from. First a core level: the median over the members away from
+// the ends (kEdgeTrim of the span in log footprint at either end, in a run of at least
+// kTrimMembers). Then, at either end, members that still climb towards the level from the step
+// before (each below the next and more than kApproach below the core level) or on to the step
+// after (each above the one before and as far above) are a transition's, and are left out.
+std::vector<size_t> inner_members(const LogCurve& c, const std::vector<size_t>& members) {
+  if (members.size() < kTrimMembers) return members;
+  const double x0 = c.lx[members.front()], x1 = c.lx[members.back()];
+  std::vector<size_t> inner;
+  for (size_t i : members)
+    if (c.lx[i] >= x0 + kEdgeTrim * (x1 - x0) && c.lx[i] <= x1 - kEdgeTrim * (x1 - x0))
+      inner.push_back(i);
+  return inner.size() >= 3 ? inner : members;
+}
+std::vector<size_t> level_members(const LogCurve& c, const std::vector<size_t>& members) {
+  auto z = [&](size_t k) { return c.z[members[k]]; };
+  size_t lo = 0, hi = members.size();
+  // the core level is read again from what is left until nothing more is stripped: the
+  // transition's own members pull the first reading towards them
+  for (bool stripped = true; stripped;) {
+    const std::vector<size_t> left(members.begin() + static_cast<std::ptrdiff_t>(lo),
+                                   members.begin() + static_cast<std::ptrdiff_t>(hi));
+    const double core = even_level(c, inner_members(c, left), Centre::median);
+    const size_t was_lo = lo, was_hi = hi;
+    while (hi - lo > 3 && z(lo) < z(lo + 1) && z(lo) < core + std::log1p(-kApproach)) ++lo;
+    while (hi - lo > 3 && z(hi - 1) > z(hi - 2) && z(hi - 1) > core + std::log1p(kApproach)) --hi;
+    stripped = lo != was_lo || hi != was_hi;
+  }
+  return std::vector<size_t>(members.begin() + static_cast<std::ptrdiff_t>(lo),
+                             members.begin() + static_cast<std::ptrdiff_t>(hi));
 }
 
 Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r,
@@ -205,38 +270,32 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   std::vector<double> ys;
   for (size_t i : r.members) ys.push_back(p[i].y);
   pl.level = median(ys);
-  // A wide band lets a plateau take the tail of the transitions at its ends. A plateau of at
-  // least kTrimMembers reads its level away from its ends (kEdgeTrim of its span in log
-  // footprint at either end); a shorter one (a far L2 partition, often) leaves out the members
-  // that still climb towards it from the step before (each below the next and more than
-  // kApproach below the level) or on to the step after (each above the one before and as far
-  // above).
-  std::vector<size_t> kept = r.members;
-  if (kept.size() >= kTrimMembers) {
-    const double x0 = c.lx[kept.front()], x1 = c.lx[kept.back()];
-    std::vector<size_t> inner;
-    for (size_t i : kept)
-      if (c.lx[i] >= x0 + kEdgeTrim * (x1 - x0) && c.lx[i] <= x1 - kEdgeTrim * (x1 - x0))
-        inner.push_back(i);
-    if (inner.size() >= 3) kept = inner;
-  } else {
-    auto y = [&](size_t k) { return p[kept[k]].y; };
-    size_t lo = 0, hi = kept.size();
-    while (hi - lo > 3 && y(lo) < y(lo + 1) && y(lo) < pl.level * (1 - kApproach)) ++lo;
-    while (hi - lo > 3 && y(hi - 1) > y(hi - 2) && y(hi - 1) > pl.level * (1 + kApproach)) --hi;
-    kept = std::vector<size_t>(kept.begin() + static_cast<std::ptrdiff_t>(lo),
-                               kept.begin() + static_cast<std::ptrdiff_t>(hi));
-  }
-  pl.level = even_level(c, kept);
-  // A first level that climbs by more than a latency's tolerance (cold misses spread over the
-  // chase, fewer the smaller the footprint) hits at the climb's start: the members' line there.
+  // A wide band lets a plateau take the tail of the transitions at its ends: the level is read
+  // from the members between them, as the (trimmed) mean of their curve (a shelf's slow wobble
+  // over a swing or two averages out in a mean; a median of a swing and a half is off by a
+  // third of its amplitude, the mean by a fifth at most).
+  std::vector<size_t> kept = level_members(c, r.members);
+  // A point the run skipped as an outlier while it grew was judged against a median that the
+  // transition's members pulled towards them: it counts if it lies within the run's band of
+  // the level read without them (a wobble's crest), and stays out if beyond (a slow load).
+  const double core = std::log(even_level(c, kept, Centre::median));
+  std::vector<size_t> with;
+  for (size_t i = kept.front(); i <= kept.back(); ++i)
+    if (std::binary_search(kept.begin(), kept.end(), i) || std::fabs(c.z[i] - core) <= r.tol)
+      with.push_back(i);
+  kept = std::move(with);
+  pl.level = even_level(c, kept, Centre::mean);
+  // A first level that climbs (cold misses spread over the chase, fewer the smaller the
+  // footprint) hits at the climb's start: the members' line there.
   if (first_level) {
     const LogCurve::Line line = c.fit(kept);
-    if (line.slope * (c.lx[kept.back()] - c.lx[kept.front()]) > kLevelTolerance)
+    const Climb up = climb(c, kept);
+    if (up.rise > kFirstLevelClimb && up.rise > kClimbErrors * up.error)
       pl.level = std::exp(line.at(c.lx[r.members.front()]));
   }
-  pl.min = *std::min_element(ys.begin(), ys.end());
-  pl.max = *std::max_element(ys.begin(), ys.end());
+  // the range of the members, and the level (a climb's start may lie just below them)
+  pl.min = std::min(pl.level, *std::min_element(ys.begin(), ys.end()));
+  pl.max = std::max(pl.level, *std::max_element(ys.begin(), ys.end()));
   pl.rise = c.rise(r.members);
   const double points = std::min(kMembersMost, kMembersBase + kPerMember * static_cast<double>(pl.members));
   // a level that climbs across its run (cold misses spread over the chase) has no one value:
@@ -337,14 +396,15 @@ void take_neighbours(const LogCurve& c, std::vector<Run>& plateaus) {
 
 // Whether two neighbouring plateaus are one level that noise or a wobble split: closer than
 // `jump` (or, on a short wobbly shelf, than their two bands, up to kMergeMax), with nothing
-// between them leaving the two levels' range by more than the band (or at most two points
-// between). Two long flat levels a clean step apart (a TLB reach on DRAM) stay two.
+// between them below the two levels' range by more than the band (or at most two points
+// between); points above it are slow loads (outliers), for a latency that climbs to another
+// level does not come back. Two long flat levels a clean step apart (a TLB reach on DRAM) stay
+// two.
 bool one_level(const LogCurve& c, const Run& a, const Run& b, double jump) {
   const double za = c.median_z(a.members), zb = c.median_z(b.members);
   const double band = std::max(a.tol, b.tol);
   bool between = true;
-  for (size_t i = a.last + 1; i < b.first; ++i)
-    between = between && c.z[i] >= std::min(za, zb) - band && c.z[i] <= std::max(za, zb) + band;
+  for (size_t i = a.last + 1; i < b.first; ++i) between = between && c.z[i] >= std::min(za, zb) - band;
   const bool short_shelf = c.lx[b.last] - c.lx[a.first] < std::log(kShelfMaxSpan);
   const double apart =
       short_shelf ? std::min(std::log(kMergeMax), std::max(jump, a.tol + b.tol)) : jump;
@@ -471,7 +531,7 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
   std::vector<bool> shelf = insert_shelves(p, c, plateaus, jump, opt);
   drop_ramps(c, plateaus, shelf);
   for (size_t k = 0; k < plateaus.size(); ++k) {
-    s.plateaus.push_back(make_plateau(p, c, plateaus[k], k == 0));
+    s.plateaus.push_back(make_plateau(p, c, plateaus[k], k == 0 && opt.first_level_climbs));
     // a shelf's level is a median over a swing: less sure than a flat plateau's
     if (shelf[k]) s.plateaus.back().confidence *= kShelfConfidence;
   }
@@ -642,11 +702,16 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
   const Plateau& hi = s.plateaus[k.lower + 1];
   if (hi.level <= lo.level) return k;
   const double zlo = std::log(lo.level), dz = std::log(hi.level / lo.level);
-  auto done = [&](size_t i) { return (std::log(s.points[i].y) - zlo) / dz; };
+  // The transition read on its lower envelope from the right (each point at most the ones after
+  // it): latency does not fall as the footprint grows, and an outlier is a slow load, which
+  // would put the crossing early.
+  std::vector<double> env(s.points.size());
+  env[hi.first] = s.points[hi.first].y;
+  for (size_t i = hi.first; i-- > lo.last;) env[i] = std::min(s.points[i].y, env[i + 1]);
+  auto done = [&](size_t i) { return (std::log(env[i]) - zlo) / dz; };
   Knee c = k;
   size_t cross = hi.first;
-  // the point after the last one below half the step: outliers are slow loads, and a run of
-  // them inside the step (two in a row) must not pass for the crossing
+  // the point after the last one below half the step
   for (size_t i = hi.first; i > lo.last; --i)
     if (done(i - 1) < 0.5) {
       cross = i;
@@ -654,7 +719,9 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
     }
   const CurvePoint& a = s.points[cross - 1];
   const CurvePoint& b = s.points[cross];
-  const double t = std::clamp((0.5 - done(cross - 1)) / (done(cross) - done(cross - 1)), 0.0, 1.0);
+  const double t = done(cross) > done(cross - 1)
+                       ? std::clamp((0.5 - done(cross - 1)) / (done(cross) - done(cross - 1)), 0.0, 1.0)
+                       : 0.5;
   c.x = std::exp(std::log(a.x) + t * std::log(b.x / a.x));
   // The interval spans the transition: from the last point within kTransitionEdge of the lower
   // level to the first within it of the upper one (for a cliff, the points around the crossing).
@@ -789,11 +856,14 @@ Curves segment_probes(const std::vector<Observation>& obs, const Metadata& meta)
   v.l2_known = std::isfinite(v.l2_bytes) && v.l2_bytes > 0;
   auto segment = [&](const std::string& probe, double min_bytes) -> std::optional<Segmentation> {
     auto curve = latency_curve(obs, probe);
+    const size_t all = curve.size();
     curve.erase(std::remove_if(curve.begin(), curve.end(),
                                [&](const CurvePoint& q) { return q.x < min_bytes; }),
                 curve.end());
     if (curve.size() < 3) return std::nullopt;
-    return segment_curve(curve);
+    SegmentOptions opt;
+    opt.first_level_climbs = curve.size() == all;
+    return segment_curve(curve, opt);
   };
   v.g = segment("ld_global", 0);
   v.cg = segment("ld_cg", v.l2_known ? v.l2_bytes / kL2LevelFraction : 0);

@@ -41,6 +41,10 @@ struct SegmentOptions {
   // packs points closely inside a ramp; a few of them must not pass for a level).
   size_t min_points = 3;
   double min_span = 1.3;
+  // The first plateau may climb (cold misses spread over the chase, fewer the smaller the
+  // footprint) and is then read at the climb's start; off for a curve cut inside its first
+  // level (ld.cg from L2/64), whose first point is no such start.
+  bool first_level_climbs = true;
 };
 
 // A run of points at one level. Indices are into Segmentation::points (sorted by x), inclusive;
