@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -338,4 +339,86 @@ TEST(ModelFamilies, TheGatesCatchAWrongTruth) {
         wrong += !right(t, got[t.name]);
       }
   EXPECT_EQ(wrong, 2);
+}
+
+namespace {
+
+std::string fmt(double v) { return std::isfinite(v) ? format_printf("%.6g", v) : ""; }
+
+// Every answer of the families bench, and per family the answers and fraction right in each
+// confidence bin (results/model-gpus/, beside the ladder's calibration).
+std::string families_calibration_csv(const std::vector<Answer>& all) {
+  std::string out = "model,family,seed,parameter,truth,value,low,high,confidence,verdict\n";
+  for (const auto& a : all)
+    out += a.model + "," + a.family + "," + std::to_string(a.seed) + "," + a.name + "," + fmt(a.truth) + "," +
+           fmt(a.value) + "," + fmt(a.low) + "," + fmt(a.high) + "," + format_printf("%.3f", a.confidence) +
+           "," + a.verdict + "\n";
+  return out;
+}
+
+std::string families_bins_csv(const std::vector<Answer>& all) {
+  std::map<std::string, std::pair<std::vector<int>, std::vector<int>>> bins;  // answers, right
+  for (const auto& a : all) {
+    if (a.verdict == "missing") continue;
+    auto& [n, r] = bins[a.family];
+    n.resize(10), r.resize(10);
+    const int b = std::min(9, int(a.confidence * 10));
+    ++n[b];
+    r[b] += a.verdict == "right";
+  }
+  std::string out = "family,bin_low,bin_high,answers,right,fraction_right\n";
+  for (const auto& [family, nr] : bins)
+    for (int b = 0; b < 10; ++b)
+      out += family + "," + format_printf("%.1f", b / 10.0) + "," + format_printf("%.1f", (b + 1) / 10.0) + "," +
+             std::to_string(nr.first[b]) + "," + std::to_string(nr.second[b]) + "," +
+             (nr.first[b] ? format_printf("%.3f", double(nr.second[b]) / nr.first[b]) : std::string()) + "\n";
+  return out;
+}
+
+// Fields equal, numbers within 1e-6 relative (a libm's last digit may differ).
+bool same_csv(const std::string& a, const std::string& b, std::string* where) {
+  std::istringstream ia(a), ib(b);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    const bool ga = bool(std::getline(ia, la)), gb = bool(std::getline(ib, lb));
+    if (!ga || !gb) {
+      if (ga != gb) *where = "line " + std::to_string(line) + ": one file ends";
+      return ga == gb;
+    }
+    const auto fa = split_csv_line(la), fb = split_csv_line(lb);
+    bool same = fa.size() == fb.size();
+    for (size_t i = 0; same && i < fa.size(); ++i) {
+      char *ea = nullptr, *eb = nullptr;
+      const double x = std::strtod(fa[i].c_str(), &ea), y = std::strtod(fb[i].c_str(), &eb);
+      const bool numbers = !fa[i].empty() && !fb[i].empty() && *ea == 0 && *eb == 0;
+      same = numbers ? std::fabs(x - y) <= 1e-6 * std::max(1.0, std::fabs(x)) : fa[i] == fb[i];
+    }
+    if (!same) {
+      *where = "line " + std::to_string(line) + ": " + la + " / " + lb;
+      return false;
+    }
+  }
+}
+
+}  // namespace
+
+// results/model-gpus/calibration_families*.csv are what the bench gives now. Regenerate:
+// GPUPROBE_CALIBRATION_OUT=results/model-gpus build/tests/gpuprobe_tests
+//   --gtest_filter='ModelFamilies.Committed*'
+TEST(ModelFamilies, CommittedCalibrationIsTheBenchs) {
+  const std::vector<std::pair<std::string, std::string>> tables = {
+      {"calibration_families.csv", families_calibration_csv(all_answers())},
+      {"calibration_families_bins.csv", families_bins_csv(all_answers())}};
+  if (const char* dir = std::getenv("GPUPROBE_CALIBRATION_OUT"))
+    for (const auto& [name, text] : tables) std::ofstream(std::string(dir) + "/" + name) << text;
+  for (const auto& [name, text] : tables) {
+    const std::string path = std::string(GPUPROBE_SOURCE_DIR) + "/results/model-gpus/" + name;
+    std::ifstream in(path);
+    ASSERT_TRUE(in.good()) << path;
+    const std::string committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string where;
+    EXPECT_TRUE(same_csv(committed, text, &where))
+        << path << " is not what the bench gives now (" << where << "); regenerate: GPUPROBE_CALIBRATION_OUT="
+        << "results/model-gpus build/tests/gpuprobe_tests --gtest_filter='ModelFamilies.Committed*'";
+  }
 }
