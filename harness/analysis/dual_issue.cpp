@@ -143,10 +143,12 @@ std::optional<Parameter> dual_issue_gain(const std::vector<Observation>& obs) {
   const std::string ev = "dual_issue.csv";
   Parameter p = analysis::ratio_of("dual_issue_gain", analysis::measured("", *pair, "", ev),
                                    analysis::measured("", *solo, "", ev), "", ev);
-  const std::string solo_op = solo->param_text("stream") == "a" ? "first" : "second";
+  std::string solo_op = solo->param_text("stream");
+  for (const auto& pi : dual_issue::pairs())
+    if (solo->probe == pi.name) solo_op = solo_op == "a" ? pi.a : pi.b;
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "fastest pair (%s, %.3g inst/clk/SM) over the fastest solo stream (the %s of %s, %.3g); %s",
+                "fastest pair (%s, %.3g inst/clk/SM) over the fastest solo stream (%s alone in %s, %.3g); %s",
                 pair->probe.c_str(), pair->value, solo_op.c_str(), solo->probe.c_str(), solo->value,
                 p.value > kGainNamed
                     ? "above 1: two independent streams issue more than the fastest alone: dual issue, "
