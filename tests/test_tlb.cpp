@@ -197,6 +197,30 @@ TEST(Tlb, PageEntryFitIgnoresALoneStep) {
   EXPECT_FALSE(f->entry_at_or_below_smallest);
 }
 
+// No step in the plain chase at all (an L1 TLB miss lost in the noise): no L1 reach is
+// reported; the aliased chase's first step is taken for the L2 TLB's, in doubt, and the miss
+// cost beyond the last level is read all the same.
+TEST(Tlb, NoPlainStepLeavesTheL1ReachOut) {
+  auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 0, 0.5);
+  std::mt19937 rng(5);
+  std::normal_distribution<double> noise(0, 0.5);
+  for (double stride : {16 * kMiB, 32 * kMiB})
+    for (double k = 12; std::round(std::exp2(k / 2)) * stride <= 1024 * kGiB; ++k) {
+      const double n = std::round(std::exp2(k / 2)), fp = n * stride;
+      const double y = 294 + (fp > 4096 * stride ? 90 : 0) + (fp > 256 * kGiB ? 750 : 0) + noise(rng);
+      obs.push_back(row("tlb", "chase_aliased", {{"stride_bytes", num(stride)}, {"footprint_bytes", num(fp)}}, y,
+                        "cycles"));
+    }
+  const auto ps = analyze("tlb", obs);
+  EXPECT_FALSE(find(ps, "tlb_l1_coverage"));
+  const Parameter *l2 = find(ps, "tlb_l2_coverage"), *miss = find(ps, "tlb_miss_latency");
+  ASSERT_TRUE(l2 && miss);
+  EXPECT_LT(l2->confidence, 0.5);
+  EXPECT_NE(l2->method.find("no TLB step in the plain chase"), std::string::npos) << l2->method;
+  EXPECT_NEAR(miss->value, 840, 10);
+  expect_sane(*l2);
+}
+
 TEST(Tlb, PageEntryFit) {
   auto f = fit_page_entry({{256 * kKiB, 32 * kMiB},
                            {1 * kMiB, 32 * kMiB},
