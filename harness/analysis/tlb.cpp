@@ -318,6 +318,11 @@ Identity l1_identity(double reach, double stride, const std::optional<PageEntryF
   if (pe && pe->entry_at_or_below_smallest)
     other_step(kRules.upper_bound_only, "an upper bound: the step moves with every stride above the smallest (" +
                                        bytes_text(pe->sweep_stride) + "), so the entry may be smaller still");
+  // above the entry size every stride's step should count the same entries: where they do
+  // not, what stayed put below may be something other than the L1 TLB's reach
+  if (pe && pe->strides_above >= 2 && pe->above_agree < 1)
+    doubt(pe->above_agree, num(pe->above_agree) + " of the strides above the entry size agree on " + num(pe->entries) +
+                               " entries");
   if (pe && support < 1)
     doubt(support, num(pe->strides_below) + " of the strides that went past the reach see the step there (support " +
                        num(support) + ")");
