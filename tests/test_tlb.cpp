@@ -221,6 +221,25 @@ TEST(Tlb, NoPlainStepLeavesTheL1ReachOut) {
   expect_sane(*l2);
 }
 
+// The two smallest strides agree on a step that is no TLB's (an artefact at 128 MiB): it anchors
+// the fit, but the strides above it then count different entries each, so the reach read is in
+// doubt.
+TEST(Tlb, AnArtefactAtTheSmallStridesIsInDoubt) {
+  auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 10, 0.5);
+  for (double stride : {64 * kKiB, 128 * kKiB})
+    for (double k = 0; std::round(std::exp2(k / 4)) * stride <= 512 * kMiB; ++k) {
+      const double fp = std::round(std::exp2(k / 4)) * stride;
+      obs.push_back(row("tlb", "chase", {{"stride_bytes", num(stride)}, {"footprint_bytes", num(fp)}},
+                        290 + (fp > 128 * kMiB ? 10 : 0) + (fp > 256 * kMiB ? 10 : 0), "cycles"));
+    }
+  const auto ps = analyze("tlb", obs);
+  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  ASSERT_TRUE(l1);
+  EXPECT_EQ(l1->value, 128 * kMiB);  // the artefact, anchored by the two strides
+  EXPECT_LT(l1->confidence, 0.5) << l1->method;
+  EXPECT_NE(l1->method.find("of the strides above the entry size agree"), std::string::npos) << l1->method;
+}
+
 TEST(Tlb, PageEntryFit) {
   auto f = fit_page_entry({{256 * kKiB, 32 * kMiB},
                            {1 * kMiB, 32 * kMiB},
