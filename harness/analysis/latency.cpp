@@ -261,8 +261,38 @@ std::vector<size_t> level_members(const LogCurve& c, const std::vector<size_t>& 
                              members.begin() + static_cast<std::ptrdiff_t>(hi));
 }
 
+// The members a level is read from without shelf_levels (SegmentOptions): a plateau of at
+// least kTrimMembers away from its ends (kEdgeTrim of its span in log footprint at either end);
+// a shorter one without the members that still climb towards its median from the step before
+// (each below the next and more than kApproach below it) or on to the step after (each above
+// the one before and as far above).
+std::vector<size_t> median_members(const LogCurve& c, const std::vector<size_t>& members) {
+  if (members.size() >= kTrimMembers) return inner_members(c, members);
+  const double level = c.median_z(members);
+  auto z = [&](size_t k) { return c.z[members[k]]; };
+  size_t lo = 0, hi = members.size();
+  while (hi - lo > 3 && z(lo) < z(lo + 1) && z(lo) < level + std::log1p(-kApproach)) ++lo;
+  while (hi - lo > 3 && z(hi - 1) > z(hi - 2) && z(hi - 1) > level + std::log1p(kApproach)) --hi;
+  return std::vector<size_t>(members.begin() + static_cast<std::ptrdiff_t>(lo),
+                             members.begin() + static_cast<std::ptrdiff_t>(hi));
+}
+
+// The members a shelf's level is read from (shelf_levels): the transitions' members stripped
+// (level_members), and a point the run skipped as an outlier while it grew taken back when it
+// lies within the run's band of the level read without them: it was judged against a median
+// that the transition's members pulled towards them (a wobble's crest); beyond it, a slow load.
+std::vector<size_t> shelf_members(const LogCurve& c, const Run& r) {
+  const std::vector<size_t> kept = level_members(c, r.members);
+  const double core = std::log(even_level(c, kept, Centre::median));
+  std::vector<size_t> with;
+  for (size_t i = kept.front(); i <= kept.back(); ++i)
+    if (std::binary_search(kept.begin(), kept.end(), i) || std::fabs(c.z[i] - core) <= r.tol)
+      with.push_back(i);
+  return with;
+}
+
 Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r,
-                     bool first_level) {
+                     bool first_level, bool shelf) {
   Plateau pl;
   pl.first = r.first;
   pl.last = r.last;
@@ -274,23 +304,15 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   // from the members between them, as the (trimmed) mean of their curve (a shelf's slow wobble
   // over a swing or two averages out in a mean; a median of a swing and a half is off by a
   // third of its amplitude, the mean by a fifth at most).
-  std::vector<size_t> kept = level_members(c, r.members);
-  // A point the run skipped as an outlier while it grew was judged against a median that the
-  // transition's members pulled towards them: it counts if it lies within the run's band of
-  // the level read without them (a wobble's crest), and stays out if beyond (a slow load).
-  const double core = std::log(even_level(c, kept, Centre::median));
-  std::vector<size_t> with;
-  for (size_t i = kept.front(); i <= kept.back(); ++i)
-    if (std::binary_search(kept.begin(), kept.end(), i) || std::fabs(c.z[i] - core) <= r.tol)
-      with.push_back(i);
-  kept = std::move(with);
-  pl.level = even_level(c, kept, Centre::mean);
+  const std::vector<size_t> kept = shelf ? shelf_members(c, r) : median_members(c, r.members);
+  pl.level = even_level(c, kept, shelf ? Centre::mean : Centre::median);
   // A first level that climbs (cold misses spread over the chase, fewer the smaller the
   // footprint) hits at the climb's start: the members' line there.
   if (first_level) {
     const LogCurve::Line line = c.fit(kept);
     const Climb up = climb(c, kept);
-    if (up.rise > kFirstLevelClimb && up.rise > kClimbErrors * up.error)
+    if (shelf ? up.rise > kFirstLevelClimb && up.rise > kClimbErrors * up.error
+              : up.rise > kLevelTolerance)
       pl.level = std::exp(line.at(c.lx[r.members.front()]));
   }
   // the range of the members, and the level (a climb's start may lie just below them)
@@ -531,7 +553,7 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
   std::vector<bool> shelf = insert_shelves(p, c, plateaus, jump, opt);
   drop_ramps(c, plateaus, shelf);
   for (size_t k = 0; k < plateaus.size(); ++k) {
-    s.plateaus.push_back(make_plateau(p, c, plateaus[k], k == 0 && opt.first_level_climbs));
+    s.plateaus.push_back(make_plateau(p, c, plateaus[k], k == 0 && opt.first_level_climbs, opt.shelf_levels));
     // a shelf's level is a median over a swing: less sure than a flat plateau's
     if (shelf[k]) s.plateaus.back().confidence *= kShelfConfidence;
   }
@@ -863,6 +885,7 @@ Curves segment_probes(const std::vector<Observation>& obs, const Metadata& meta)
     if (curve.size() < 3) return std::nullopt;
     SegmentOptions opt;
     opt.first_level_climbs = curve.size() == all;
+    opt.shelf_levels = true;
     return segment_curve(curve, opt);
   };
   v.g = segment("ld_global", 0);
