@@ -243,6 +243,9 @@ std::vector<size_t> inner_members(const LogCurve& c, const std::vector<size_t>& 
       inner.push_back(i);
   return inner.size() >= 3 ? inner : members;
 }
+// Stripping leaves a shelf at least this many members: the sparse tail puts two or three
+// points on DRAM, the first of them often still in the last cache's transition.
+constexpr size_t kShelfKeeps = 2;
 std::vector<size_t> level_members(const LogCurve& c, const std::vector<size_t>& members) {
   auto z = [&](size_t k) { return c.z[members[k]]; };
   size_t lo = 0, hi = members.size();
@@ -253,8 +256,9 @@ std::vector<size_t> level_members(const LogCurve& c, const std::vector<size_t>& 
                                    members.begin() + static_cast<std::ptrdiff_t>(hi));
     const double core = even_level(c, inner_members(c, left), Centre::median);
     const size_t was_lo = lo, was_hi = hi;
-    while (hi - lo > 3 && z(lo) < z(lo + 1) && z(lo) < core + std::log1p(-kApproach)) ++lo;
-    while (hi - lo > 3 && z(hi - 1) > z(hi - 2) && z(hi - 1) > core + std::log1p(kApproach)) --hi;
+    while (hi - lo > kShelfKeeps && z(lo) < z(lo + 1) && z(lo) < core + std::log1p(-kApproach)) ++lo;
+    while (hi - lo > kShelfKeeps && z(hi - 1) > z(hi - 2) && z(hi - 1) > core + std::log1p(kApproach))
+      --hi;
     stripped = lo != was_lo || hi != was_hi;
   }
   return std::vector<size_t>(members.begin() + static_cast<std::ptrdiff_t>(lo),
