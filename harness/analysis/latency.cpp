@@ -983,9 +983,12 @@ void add_past_l2(const Curves& v, const Ladder& l, const std::string& probe, siz
   if (l.llc) {
     const Plateau& llc = s.plateaus[*l.llc];
     const Knee llc_step = capacity_knee(s, s.knees[*l.llc]);
-    out.push_back(level_param("llc_hit_latency", llc, llc.confidence * l.fit,
+    // the level is an LLC only by the DRAM plateau after it (a lone slow point at the sweep's end
+    // may be an outlier): no surer than that plateau
+    const double named = std::min(llc.confidence, s.plateaus[l.dram].confidence);
+    out.push_back(level_param("llc_hit_latency", llc, named * l.fit,
                               v.method(probe, "plateau past the L2 followed by a cache miss's step (>= 1.5x)")));
-    out.push_back(size_param("llc_size", llc_step, llc_step.confidence * l.fit,
+    out.push_back(size_param("llc_size", llc_step, std::min(llc_step.confidence, named) * l.fit,
                              v.method(probe, "footprint where that plateau ends" + kCapacityText)));
   }
   const Plateau& dram = s.plateaus[l.dram];
