@@ -434,7 +434,12 @@ bool one_level(const LogCurve& c, const Run& a, const Run& b, double jump) {
   const bool short_shelf = c.lx[b.last] - c.lx[a.first] < std::log(kShelfMaxSpan);
   const double apart =
       short_shelf ? std::min(std::log(kMergeMax), std::max(jump, a.tol + b.tol)) : jump;
-  return std::fabs(za - zb) < apart && (b.first - a.last <= 3 || between);
+  // ... or, on a level that wobbles, their members together keep within the wider of the two
+  // bands they were grown with, without climbing through it: one run that the wobble broke
+  std::vector<size_t> both = a.members;
+  both.insert(both.end(), b.members.begin(), b.members.end());
+  const bool one_band = c.level(both, band) && c.rise(both) <= kRunMaxRise * band;
+  return (std::fabs(za - zb) < apart || one_band) && (b.first - a.last <= 3 || between);
 }
 
 // 3. Neighbouring plateaus that are one level are merged.
