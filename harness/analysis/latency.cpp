@@ -771,6 +771,10 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
   return c;
 }
 
+// An L2 step read this far from the device's L2 size (or farther) leaves the reading in doubt:
+// at half of it is where a split L2 whose far partition was missed steps (its near partition's
+// end), and a gradual step read at its middle lies well within it.
+constexpr double kL2SizeFit = 1.5;
 // A far L2 partition ends at about twice the footprint the near one does.
 constexpr double kSplitMin = 1.5, kSplitMax = 2.8;
 // ... and is this much slower at least (the H100's far/near is 1.9, the A100's about 1.8): a
@@ -826,7 +830,7 @@ std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2
           std::fabs(std::log(size_at(seg) / (l2_bytes / 2))))
         seg = k;
     l.l2_end = end;
-    l.fit = std::fabs(std::log(size_at(end) / l2_bytes)) <= std::log(2.0) ? 1.0 : 0.5;
+    l.fit = std::fabs(std::log(size_at(end) / l2_bytes)) < std::log(kL2SizeFit) ? 1.0 : 0.5;
     if (partitions(seg, end)) {
       l.segment = seg;
       l.far = end;
