@@ -733,23 +733,28 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
   const Plateau& hi = s.plateaus[k.lower + 1];
   if (hi.level <= lo.level) return k;
   const double zlo = std::log(lo.level), dz = std::log(hi.level / lo.level);
-  // The transition read on its lower envelope from the right (each point at most the ones after
-  // it): latency does not fall as the footprint grows, and an outlier is a slow load, which
-  // would put the crossing early.
-  std::vector<double> env(s.points.size());
-  env[hi.first] = s.points[hi.first].y;
-  for (size_t i = hi.first; i-- > lo.last;) env[i] = std::min(s.points[i].y, env[i + 1]);
-  auto done = [&](size_t i) { return (std::log(env[i]) - zlo) / dz; };
+  // The transition read on the points that are not above any point after them: latency does
+  // not fall as the footprint grows, so such a point is a slow load (an outlier), which would
+  // put the crossing early.
+  std::vector<size_t> on;  // those points, from lo.last to hi.first
+  double below = s.points[hi.first].y;
+  for (size_t i = hi.first + 1; i-- > lo.last;)
+    if (s.points[i].y <= below || i == lo.last) {
+      on.insert(on.begin(), i);
+      below = std::min(below, s.points[i].y);
+    }
+  auto done = [&](size_t j) { return (std::log(s.points[on[j]].y) - zlo) / dz; };
   Knee c = k;
-  size_t cross = hi.first;
+  size_t cross = on.size() - 1;
   // the point after the last one below half the step
-  for (size_t i = hi.first; i > lo.last; --i)
-    if (done(i - 1) < 0.5) {
-      cross = i;
+  for (size_t j = on.size() - 1; j > 0; --j)
+    if (done(j - 1) < 0.5) {
+      cross = j;
       break;
     }
-  const CurvePoint& a = s.points[cross - 1];
-  const CurvePoint& b = s.points[cross];
+  if (cross == 0) return k;
+  const CurvePoint& a = s.points[on[cross - 1]];
+  const CurvePoint& b = s.points[on[cross]];
   const double t = done(cross) > done(cross - 1)
                        ? std::clamp((0.5 - done(cross - 1)) / (done(cross) - done(cross - 1)), 0.0, 1.0)
                        : 0.5;
@@ -757,12 +762,12 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
   // The interval spans the transition: from the last point within kTransitionEdge of the lower
   // level to the first within it of the upper one (for a cliff, the points around the crossing).
   c.low = s.points[lo.last].x;
-  for (size_t i = lo.last; i < cross; ++i)
-    if (done(i) <= kTransitionEdge) c.low = s.points[i].x;
+  for (size_t j = 0; j < cross; ++j)
+    if (done(j) <= kTransitionEdge) c.low = s.points[on[j]].x;
   c.high = b.x;
-  for (size_t i = cross; i <= hi.first; ++i)
-    if (done(i) >= 1 - kTransitionEdge) {
-      c.high = s.points[i].x;
+  for (size_t j = cross; j < on.size(); ++j)
+    if (done(j) >= 1 - kTransitionEdge) {
+      c.high = s.points[on[j]].x;
       break;
     }
   // A transition that spans more than a factor of two in footprint leaves the size uncertain
