@@ -373,6 +373,10 @@ std::vector<Observation> generate_pipes(const Gpu& g, unsigned seed, Metadata* m
     out.push_back(make_row("pipes", op.probe, {{"mode", "latency"}, {"timing", ""}},
                            op.latency / g.sm_clock_mhz.value * 1e3, "ns", 0));
   }
+  // Warpgroup MMA (microbench/tensor_wgmma.cu): sm_90a code, compute capability 9.0 only; its
+  // rates are not modelled on 9.0 (left out as a --filter would).
+  if (cc != 90 && skipped)
+    for (const auto& w : pipes::wgmma_ops()) skipped->push_back({"pipes", w.probe, "needs sm_90a (compute capability 9.0)"});
   return out;
 }
 

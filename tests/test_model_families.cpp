@@ -220,11 +220,16 @@ TEST(ModelFamilies, NoTensorPipeMeansNoTensorRate) {
     std::set<std::string> skipped_probes;
     for (const auto& s : skipped) {
       skipped_probes.insert(s.probe);
-      if (s.probe.rfind("tensor_", 0) == 0 || s.probe == "fp32_tensor") {
+      if (s.probe.rfind("tensor_mma_", 0) == 0 || s.probe == "fp32_tensor") {
         EXPECT_EQ(s.reason, "needs compute capability 8.0");
       }
+      if (s.probe.rfind("tensor_wgmma_", 0) == 0) {
+        EXPECT_EQ(s.reason, "needs sm_90a (compute capability 9.0)");
+      }
     }
-    EXPECT_TRUE(skipped_probes.count("tensor_mma_f16") && skipped_probes.count("fp32_tensor")) << g->key;
+    EXPECT_TRUE(skipped_probes.count("tensor_mma_f16") && skipped_probes.count("tensor_wgmma_f16") &&
+                skipped_probes.count("fp32_tensor"))
+        << g->key;
     for (const auto& p : analyze("pipes", rows, meta)) EXPECT_NE(p.name.rfind("tensor_", 0), 0u) << g->key << " " << p.name;
     for (const auto& p : analyze("dual_issue", pairs, meta)) EXPECT_NE(p.name, "dual_issue_fp32_tensor") << g->key;
   }
@@ -245,11 +250,12 @@ TEST(ModelFamilies, SkippedPipesReachTheReportAsNotMeasured) {
   for (const std::string family : {"pipes", "dual_issue"}) {
     auto rows = generate(g, family, 0, &meta, &skipped);
     meta.push_back({"run_id", dir.filename().string()});
+    meta.push_back({"gpuprobe_version", "model"});
     write(family + ".csv", format_observations(meta, rows));
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : skipped) rows.push_back({s.family, s.probe, s.reason});
-  write("skipped.csv", format_csv({{"gpu", g.name}, {"run_id", dir.filename().string()}}, {"family", "probe", "reason"}, rows));
+  write("skipped.csv", format_csv({{"gpu", g.name}, {"run_id", dir.filename().string()}, {"gpuprobe_version", "model"}}, {"family", "probe", "reason"}, rows));
   const RunAnalysis a = analyze_run_dir(dir.string());
   EXPECT_TRUE(a.errors.empty());
   for (const auto& p : a.params) EXPECT_NE(p.name.rfind("tensor_", 0), 0u) << p.name;
@@ -259,11 +265,11 @@ TEST(ModelFamilies, SkippedPipesReachTheReportAsNotMeasured) {
   const std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t section = md.find("Skipped probes");
   ASSERT_NE(section, std::string::npos) << md;
-  for (const char* probe : {"tensor_mma_f16", "int32_logic", "fp16x2_fma", "fp32_tensor", "fp32_int32"}) {
+  for (const char* probe : {"tensor_mma_f16", "tensor_wgmma_f16", "int32_logic", "fp16x2_fma", "fp32_tensor", "fp32_int32"}) {
     const size_t at = md.find(std::string("| ") + probe + " |", section);
     ASSERT_NE(at, std::string::npos) << probe << " not listed as skipped";
     const std::string line = md.substr(at, md.find('\n', at) - at);
-    EXPECT_NE(line.find("needs compute capability"), std::string::npos) << line;
+    EXPECT_NE(line.find("compute capability"), std::string::npos) << line;
   }
   EXPECT_EQ(md.find("tensor_mma_f16_throughput_per_sm"), std::string::npos);
 }
