@@ -15,6 +15,7 @@
 #include "core/data_paths.hpp"
 #include "core/report.hpp"
 #include "committed_runs.hpp"
+#include "shared_render.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -81,20 +82,18 @@ bool has_absolute_path(const std::string& text, std::string* found) {
   return true;
 }
 
+// Reads the report rendered once for several tests (tests/shared_render.hpp).
 TEST(ReportLayout, CommittedH100RunReadsAsASummary) {
-  fs::path run = newest_full_run("nvidia-h100-80gb-hbm3");
-  if (run.empty()) GTEST_SKIP() << "no full H100 run committed";
-  TempDir tmp;
-  fs::path copy = tmp.path / run.filename();
-  fs::copy(run, copy, fs::copy_options::recursive);
-  fs::remove_all(copy / "figures");
-  ASSERT_EQ(report_main({copy.string()}), 0);
+  if (newest_full_run("nvidia-h100-80gb-hbm3").empty()) GTEST_SKIP() << "no full H100 run committed";
+  std::string why;
+  const fs::path copy = shared_h100_render(&why);
+  ASSERT_FALSE(copy.empty()) << why;
   std::string md = slurp(copy / "report.md");
   EXPECT_LE(md.size(), kReportMaxBytes);
   for (size_t w : table_widths(md)) EXPECT_LE(w, kMaxColumns);
   std::string path;
   EXPECT_FALSE(has_absolute_path(md, &path)) << path;
-  EXPECT_EQ(md.find(tmp.path.string()), std::string::npos);
+  EXPECT_EQ(md.find(copy.parent_path().string()), std::string::npos);
   // The headline comes first, metadata last.
   size_t headline = md.find("## Headline"), families = md.find("## Parameters by family"),
          metadata = md.find("## Device and run");
