@@ -160,9 +160,10 @@ class TlbFamily : public ProbeFamily {
       const std::vector<double> strides = tlb::entry_strides(ctx.quick());
       for (double s : strides) sweep(s, true);
       // Coverage at the largest stride still below the entry size, so that it is the
-      // footprint in bytes; without a first step anywhere, at the middle stride.
+      // footprint in bytes (but not below kMinCoverageStride, which bounds its longest
+      // chase); without a first step anywhere, at the middle stride.
       pe = tlb::fit_page_entry(tlb::first_tlb_steps(rows_));
-      sweep(pe ? pe->sweep_stride : strides[strides.size() / 2], false);
+      sweep(pe ? std::max(pe->sweep_stride, tlb::kMinCoverageStride) : strides[strides.size() / 2], false);
       buf_ = DeviceBuffer<char>();
     }
     if (ctx.enabled("chase_aliased") && !ctx.quick() &&

@@ -127,7 +127,8 @@ std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* met
   for (double st : strides)
     s.sweep("chase", st, bytes, true, std::max(tlb::kFirstStepSlots, std::floor(tlb::kFirstStepBytes / st)), 1);
   const auto pe = tlb::fit_page_entry(tlb::first_tlb_steps(s.rows));
-  s.sweep("chase", pe ? pe->sweep_stride : strides[strides.size() / 2], bytes, false, bytes, 1);
+  s.sweep("chase", pe ? std::max(pe->sweep_stride, tlb::kMinCoverageStride) : strides[strides.size() / 2], bytes,
+          false, bytes, 1);
   const double entry = pe && pe->entry_size > 0 ? pe->entry_size : 2 * MiB;
   for (double st : {entry, 2 * entry, 4 * entry})
     s.sweep("chase_aliased", st, kAliasSpace, false, std::floor(kAliasChunk / kLine), kAliasMinN);

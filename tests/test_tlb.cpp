@@ -197,6 +197,49 @@ TEST(Tlb, PageEntryFitIgnoresALoneStep) {
   EXPECT_FALSE(f->entry_at_or_below_smallest);
 }
 
+// No step in the plain chase at all (an L1 TLB miss lost in the noise): no L1 reach is
+// reported; the aliased chase's first step is taken for the L2 TLB's, in doubt, and the miss
+// cost beyond the last level is read all the same.
+TEST(Tlb, NoPlainStepLeavesTheL1ReachOut) {
+  auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 0, 0.5);
+  std::mt19937 rng(5);
+  std::normal_distribution<double> noise(0, 0.5);
+  for (double stride : {16 * kMiB, 32 * kMiB})
+    for (double k = 12; std::round(std::exp2(k / 2)) * stride <= 1024 * kGiB; ++k) {
+      const double n = std::round(std::exp2(k / 2)), fp = n * stride;
+      const double y = 294 + (fp > 4096 * stride ? 90 : 0) + (fp > 256 * kGiB ? 750 : 0) + noise(rng);
+      obs.push_back(row("tlb", "chase_aliased", {{"stride_bytes", num(stride)}, {"footprint_bytes", num(fp)}}, y,
+                        "cycles"));
+    }
+  const auto ps = analyze("tlb", obs);
+  EXPECT_FALSE(find(ps, "tlb_l1_coverage"));
+  const Parameter *l2 = find(ps, "tlb_l2_coverage"), *miss = find(ps, "tlb_miss_latency");
+  ASSERT_TRUE(l2 && miss);
+  EXPECT_LT(l2->confidence, 0.5);
+  EXPECT_NE(l2->method.find("no TLB step in the plain chase"), std::string::npos) << l2->method;
+  EXPECT_NEAR(miss->value, 840, 10);
+  expect_sane(*l2);
+}
+
+// The two smallest strides agree on a step that is no TLB's (an artefact at 128 MiB): it anchors
+// the fit, but the strides above it then count different entries each, so the reach read is in
+// doubt.
+TEST(Tlb, AnArtefactAtTheSmallStridesIsInDoubt) {
+  auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 10, 0.5);
+  for (double stride : {64 * kKiB, 128 * kKiB})
+    for (double k = 0; std::round(std::exp2(k / 4)) * stride <= 512 * kMiB; ++k) {
+      const double fp = std::round(std::exp2(k / 4)) * stride;
+      obs.push_back(row("tlb", "chase", {{"stride_bytes", num(stride)}, {"footprint_bytes", num(fp)}},
+                        290 + (fp > 128 * kMiB ? 10 : 0) + (fp > 256 * kMiB ? 10 : 0), "cycles"));
+    }
+  const auto ps = analyze("tlb", obs);
+  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  ASSERT_TRUE(l1);
+  EXPECT_EQ(l1->value, 128 * kMiB);  // the artefact, anchored by the two strides
+  EXPECT_LT(l1->confidence, 0.5) << l1->method;
+  EXPECT_NE(l1->method.find("of the strides above the entry size agree"), std::string::npos) << l1->method;
+}
+
 TEST(Tlb, PageEntryFit) {
   auto f = fit_page_entry({{256 * kKiB, 32 * kMiB},
                            {1 * kMiB, 32 * kMiB},

@@ -243,6 +243,9 @@ std::vector<size_t> inner_members(const LogCurve& c, const std::vector<size_t>& 
       inner.push_back(i);
   return inner.size() >= 3 ? inner : members;
 }
+// Stripping leaves a shelf at least this many members: the sparse tail puts two or three
+// points on DRAM, the first of them often still in the last cache's transition.
+constexpr size_t kShelfKeeps = 2;
 std::vector<size_t> level_members(const LogCurve& c, const std::vector<size_t>& members) {
   auto z = [&](size_t k) { return c.z[members[k]]; };
   size_t lo = 0, hi = members.size();
@@ -253,16 +256,47 @@ std::vector<size_t> level_members(const LogCurve& c, const std::vector<size_t>& 
                                    members.begin() + static_cast<std::ptrdiff_t>(hi));
     const double core = even_level(c, inner_members(c, left), Centre::median);
     const size_t was_lo = lo, was_hi = hi;
-    while (hi - lo > 3 && z(lo) < z(lo + 1) && z(lo) < core + std::log1p(-kApproach)) ++lo;
-    while (hi - lo > 3 && z(hi - 1) > z(hi - 2) && z(hi - 1) > core + std::log1p(kApproach)) --hi;
+    while (hi - lo > kShelfKeeps && z(lo) < z(lo + 1) && z(lo) < core + std::log1p(-kApproach)) ++lo;
+    while (hi - lo > kShelfKeeps && z(hi - 1) > z(hi - 2) && z(hi - 1) > core + std::log1p(kApproach))
+      --hi;
     stripped = lo != was_lo || hi != was_hi;
   }
   return std::vector<size_t>(members.begin() + static_cast<std::ptrdiff_t>(lo),
                              members.begin() + static_cast<std::ptrdiff_t>(hi));
 }
 
+// The members a level is read from without shelf_levels (SegmentOptions): a plateau of at
+// least kTrimMembers away from its ends (kEdgeTrim of its span in log footprint at either end);
+// a shorter one without the members that still climb towards its median from the step before
+// (each below the next and more than kApproach below it) or on to the step after (each above
+// the one before and as far above).
+std::vector<size_t> median_members(const LogCurve& c, const std::vector<size_t>& members) {
+  if (members.size() >= kTrimMembers) return inner_members(c, members);
+  const double level = c.median_z(members);
+  auto z = [&](size_t k) { return c.z[members[k]]; };
+  size_t lo = 0, hi = members.size();
+  while (hi - lo > 3 && z(lo) < z(lo + 1) && z(lo) < level + std::log1p(-kApproach)) ++lo;
+  while (hi - lo > 3 && z(hi - 1) > z(hi - 2) && z(hi - 1) > level + std::log1p(kApproach)) --hi;
+  return std::vector<size_t>(members.begin() + static_cast<std::ptrdiff_t>(lo),
+                             members.begin() + static_cast<std::ptrdiff_t>(hi));
+}
+
+// The members a shelf's level is read from (shelf_levels): the transitions' members stripped
+// (level_members), and a point the run skipped as an outlier while it grew taken back when it
+// lies within the run's band of the level read without them: it was judged against a median
+// that the transition's members pulled towards them (a wobble's crest); beyond it, a slow load.
+std::vector<size_t> shelf_members(const LogCurve& c, const Run& r) {
+  const std::vector<size_t> kept = level_members(c, r.members);
+  const double core = std::log(even_level(c, kept, Centre::median));
+  std::vector<size_t> with;
+  for (size_t i = kept.front(); i <= kept.back(); ++i)
+    if (std::binary_search(kept.begin(), kept.end(), i) || std::fabs(c.z[i] - core) <= r.tol)
+      with.push_back(i);
+  return with;
+}
+
 Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r,
-                     bool first_level) {
+                     bool first_level, bool shelf) {
   Plateau pl;
   pl.first = r.first;
   pl.last = r.last;
@@ -274,23 +308,15 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   // from the members between them, as the (trimmed) mean of their curve (a shelf's slow wobble
   // over a swing or two averages out in a mean; a median of a swing and a half is off by a
   // third of its amplitude, the mean by a fifth at most).
-  std::vector<size_t> kept = level_members(c, r.members);
-  // A point the run skipped as an outlier while it grew was judged against a median that the
-  // transition's members pulled towards them: it counts if it lies within the run's band of
-  // the level read without them (a wobble's crest), and stays out if beyond (a slow load).
-  const double core = std::log(even_level(c, kept, Centre::median));
-  std::vector<size_t> with;
-  for (size_t i = kept.front(); i <= kept.back(); ++i)
-    if (std::binary_search(kept.begin(), kept.end(), i) || std::fabs(c.z[i] - core) <= r.tol)
-      with.push_back(i);
-  kept = std::move(with);
-  pl.level = even_level(c, kept, Centre::mean);
+  const std::vector<size_t> kept = shelf ? shelf_members(c, r) : median_members(c, r.members);
+  pl.level = even_level(c, kept, shelf ? Centre::mean : Centre::median);
   // A first level that climbs (cold misses spread over the chase, fewer the smaller the
   // footprint) hits at the climb's start: the members' line there.
   if (first_level) {
     const LogCurve::Line line = c.fit(kept);
     const Climb up = climb(c, kept);
-    if (up.rise > kFirstLevelClimb && up.rise > kClimbErrors * up.error)
+    if (shelf ? up.rise > kFirstLevelClimb && up.rise > kClimbErrors * up.error
+              : up.rise > kLevelTolerance)
       pl.level = std::exp(line.at(c.lx[r.members.front()]));
   }
   // the range of the members, and the level (a climb's start may lie just below them)
@@ -408,7 +434,12 @@ bool one_level(const LogCurve& c, const Run& a, const Run& b, double jump) {
   const bool short_shelf = c.lx[b.last] - c.lx[a.first] < std::log(kShelfMaxSpan);
   const double apart =
       short_shelf ? std::min(std::log(kMergeMax), std::max(jump, a.tol + b.tol)) : jump;
-  return std::fabs(za - zb) < apart && (b.first - a.last <= 3 || between);
+  // ... or, on a level that wobbles, their members together keep within the wider of the two
+  // bands they were grown with, without climbing through it: one run that the wobble broke
+  std::vector<size_t> both = a.members;
+  both.insert(both.end(), b.members.begin(), b.members.end());
+  const bool one_band = c.level(both, band) && c.rise(both) <= kRunMaxRise * band;
+  return (std::fabs(za - zb) < apart || one_band) && (b.first - a.last <= 3 || between);
 }
 
 // 3. Neighbouring plateaus that are one level are merged.
@@ -531,7 +562,7 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
   std::vector<bool> shelf = insert_shelves(p, c, plateaus, jump, opt);
   drop_ramps(c, plateaus, shelf);
   for (size_t k = 0; k < plateaus.size(); ++k) {
-    s.plateaus.push_back(make_plateau(p, c, plateaus[k], k == 0 && opt.first_level_climbs));
+    s.plateaus.push_back(make_plateau(p, c, plateaus[k], k == 0 && opt.first_level_climbs, opt.shelf_levels));
     // a shelf's level is a median over a swing: less sure than a flat plateau's
     if (shelf[k]) s.plateaus.back().confidence *= kShelfConfidence;
   }
@@ -702,23 +733,28 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
   const Plateau& hi = s.plateaus[k.lower + 1];
   if (hi.level <= lo.level) return k;
   const double zlo = std::log(lo.level), dz = std::log(hi.level / lo.level);
-  // The transition read on its lower envelope from the right (each point at most the ones after
-  // it): latency does not fall as the footprint grows, and an outlier is a slow load, which
-  // would put the crossing early.
-  std::vector<double> env(s.points.size());
-  env[hi.first] = s.points[hi.first].y;
-  for (size_t i = hi.first; i-- > lo.last;) env[i] = std::min(s.points[i].y, env[i + 1]);
-  auto done = [&](size_t i) { return (std::log(env[i]) - zlo) / dz; };
+  // The transition read on the points that are not above any point after them: latency does
+  // not fall as the footprint grows, so such a point is a slow load (an outlier), which would
+  // put the crossing early.
+  std::vector<size_t> on;  // those points, from lo.last to hi.first
+  double below = s.points[hi.first].y;
+  for (size_t i = hi.first + 1; i-- > lo.last;)
+    if (s.points[i].y <= below || i == lo.last) {
+      on.insert(on.begin(), i);
+      below = std::min(below, s.points[i].y);
+    }
+  auto done = [&](size_t j) { return (std::log(s.points[on[j]].y) - zlo) / dz; };
   Knee c = k;
-  size_t cross = hi.first;
+  size_t cross = on.size() - 1;
   // the point after the last one below half the step
-  for (size_t i = hi.first; i > lo.last; --i)
-    if (done(i - 1) < 0.5) {
-      cross = i;
+  for (size_t j = on.size() - 1; j > 0; --j)
+    if (done(j - 1) < 0.5) {
+      cross = j;
       break;
     }
-  const CurvePoint& a = s.points[cross - 1];
-  const CurvePoint& b = s.points[cross];
+  if (cross == 0) return k;
+  const CurvePoint& a = s.points[on[cross - 1]];
+  const CurvePoint& b = s.points[on[cross]];
   const double t = done(cross) > done(cross - 1)
                        ? std::clamp((0.5 - done(cross - 1)) / (done(cross) - done(cross - 1)), 0.0, 1.0)
                        : 0.5;
@@ -726,12 +762,12 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
   // The interval spans the transition: from the last point within kTransitionEdge of the lower
   // level to the first within it of the upper one (for a cliff, the points around the crossing).
   c.low = s.points[lo.last].x;
-  for (size_t i = lo.last; i < cross; ++i)
-    if (done(i) <= kTransitionEdge) c.low = s.points[i].x;
+  for (size_t j = 0; j < cross; ++j)
+    if (done(j) <= kTransitionEdge) c.low = s.points[on[j]].x;
   c.high = b.x;
-  for (size_t i = cross; i <= hi.first; ++i)
-    if (done(i) >= 1 - kTransitionEdge) {
-      c.high = s.points[i].x;
+  for (size_t j = cross; j < on.size(); ++j)
+    if (done(j) >= 1 - kTransitionEdge) {
+      c.high = s.points[on[j]].x;
       break;
     }
   // A transition that spans more than a factor of two in footprint leaves the size uncertain
@@ -740,6 +776,10 @@ Knee capacity_knee(const Segmentation& s, const Knee& k) {
   return c;
 }
 
+// An L2 step read this far from the device's L2 size (or farther) leaves the reading in doubt:
+// at half of it is where a split L2 whose far partition was missed steps (its near partition's
+// end), and a gradual step read at its middle lies well within it.
+constexpr double kL2SizeFit = 1.5;
 // A far L2 partition ends at about twice the footprint the near one does.
 constexpr double kSplitMin = 1.5, kSplitMax = 2.8;
 // ... and is this much slower at least (the H100's far/near is 1.9, the A100's about 1.8): a
@@ -795,7 +835,7 @@ std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2
           std::fabs(std::log(size_at(seg) / (l2_bytes / 2))))
         seg = k;
     l.l2_end = end;
-    l.fit = std::fabs(std::log(size_at(end) / l2_bytes)) <= std::log(2.0) ? 1.0 : 0.5;
+    l.fit = std::fabs(std::log(size_at(end) / l2_bytes)) < std::log(kL2SizeFit) ? 1.0 : 0.5;
     if (partitions(seg, end)) {
       l.segment = seg;
       l.far = end;
@@ -863,6 +903,7 @@ Curves segment_probes(const std::vector<Observation>& obs, const Metadata& meta)
     if (curve.size() < 3) return std::nullopt;
     SegmentOptions opt;
     opt.first_level_climbs = curve.size() == all;
+    opt.shelf_levels = true;
     return segment_curve(curve, opt);
   };
   v.g = segment("ld_global", 0);
@@ -956,9 +997,12 @@ void add_past_l2(const Curves& v, const Ladder& l, const std::string& probe, siz
   if (l.llc) {
     const Plateau& llc = s.plateaus[*l.llc];
     const Knee llc_step = capacity_knee(s, s.knees[*l.llc]);
-    out.push_back(level_param("llc_hit_latency", llc, llc.confidence * l.fit,
+    // the level is an LLC only by the DRAM plateau after it (a lone slow point at the sweep's end
+    // may be an outlier): no surer than that plateau
+    const double named = std::min(llc.confidence, s.plateaus[l.dram].confidence);
+    out.push_back(level_param("llc_hit_latency", llc, named * l.fit,
                               v.method(probe, "plateau past the L2 followed by a cache miss's step (>= 1.5x)")));
-    out.push_back(size_param("llc_size", llc_step, llc_step.confidence * l.fit,
+    out.push_back(size_param("llc_size", llc_step, std::min(llc_step.confidence, named) * l.fit,
                              v.method(probe, "footprint where that plateau ends" + kCapacityText)));
   }
   const Plateau& dram = s.plateaus[l.dram];

@@ -45,6 +45,11 @@ struct SegmentOptions {
   // footprint) and is then read at the climb's start; off for a curve cut inside its first
   // level (ld.cg from L2/64), whose first point is no such start.
   bool first_level_climbs = true;
+  // Levels read as shelves that wobble (the latency ladder's): the (trimmed) mean of the flat
+  // part, the transitions' members stripped, a first level's climb taken when it passes its
+  // standard error. Off: the median of the members away from the ends, as the TLB family's
+  // steps are read.
+  bool shelf_levels = false;
 };
 
 // A run of points at one level. Indices are into Segmentation::points (sorted by x), inclusive;

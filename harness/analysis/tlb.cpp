@@ -49,6 +49,8 @@ struct TlbRules {
   //   run: 16), L2 TLBs thousands (the H100's 2048): a smaller first step lost in the noise is
   //   likelier than an L1 TLB that large;
   double most_l1_entries = 512, beyond_l1_size = 0.3;
+  // - the plain chase shows no step at all (the aliased chase's first step may be the L1's);
+  double no_first_step = 0.3;
   // - few of the strides that went past it see it (support: the strides whose step is at the
   //   reach, over those and the ones whose sweep went past it without a step there or whose
   //   step fits nothing): the confidence is at most the support.
@@ -285,7 +287,10 @@ std::optional<Sweep> coverage_sweep(const std::map<double, std::vector<latency::
     auto seg = latency::segment_curve(curves.at(stride), tlb_segment_options());
     if (!seg.knees.empty()) return Sweep{stride, longest, std::move(seg)};
   }
-  return std::nullopt;
+  // none shows a step: the longest, for the level of L1 TLB hits
+  if (by_length.empty()) return std::nullopt;
+  const double stride = by_length.front().second;
+  return Sweep{stride, by_length.front().first, latency::segment_curve(curves.at(stride), tlb_segment_options())};
 }
 
 // How sure it is that the step read as the L1 TLB's is that (1: no doubt), and why not:
@@ -313,6 +318,11 @@ Identity l1_identity(double reach, double stride, const std::optional<PageEntryF
   if (pe && pe->entry_at_or_below_smallest)
     other_step(kRules.upper_bound_only, "an upper bound: the step moves with every stride above the smallest (" +
                                        bytes_text(pe->sweep_stride) + "), so the entry may be smaller still");
+  // above the entry size every stride's step should count the same entries: where they do
+  // not, what stayed put below may be something other than the L1 TLB's reach
+  if (pe && pe->strides_above >= 2 && pe->above_agree < 1)
+    doubt(pe->above_agree, num(pe->above_agree) + " of the strides above the entry size agree on " + num(pe->entries) +
+                               " entries");
   if (pe && support < 1)
     doubt(support, num(pe->strides_below) + " of the strides that went past the reach see the step there (support " +
                        num(support) + ")");
@@ -457,15 +467,25 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
   const double support = pe ? fit_support(curves, steps, *pe) : 0;
   if (auto p = page_entry_size(pe, support, ev)) out.push_back(*p);
   const auto cov = coverage_sweep(curves, pe);
-  if (!cov) return out;
+  if (!cov || cov->seg.plateaus.empty()) return out;
   const Sweep& sw = *cov;
   const auto& seg = sw.seg;
   const std::string how = "one-thread ld.global.cg chase, one access per " + bytes_text(sw.stride) +
                           " (TLB and L2 warmed by a first pass), footprint swept to " +
                           bytes_text(sw.longest);
-  const double l1_reach = pe && pe->strides_below >= 2 ? pe->reach : seg.knees.front().low;
-  const Identity id = l1_identity(l1_reach, sw.stride, pe, support);
-  out.push_back(l1_coverage(seg, pe, id, how, ev));
+  double l1_reach = 0;
+  Identity id;
+  if (seg.knees.empty()) {
+    // No step in the plain chase (the first one lost in the noise): the aliased chase's first
+    // step may be the L2 TLB's or the L1's; its miss cost is what it is either way.
+    id.cap = id.which = kRules.no_first_step;
+    id.why = "; in doubt: no TLB step in the plain chase up to " + bytes_text(sw.longest) +
+             ", so the first step of the aliased chase is taken for the L2 TLB's";
+  } else {
+    l1_reach = pe && pe->strides_below >= 2 ? pe->reach : seg.knees.front().low;
+    id = l1_identity(l1_reach, sw.stride, pe, support);
+    out.push_back(l1_coverage(seg, pe, id, how, ev));
+  }
   std::string others;
   const auto beyond = clearest_step_beyond(obs, l1_reach, &others);
   if (beyond) {
@@ -481,7 +501,7 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
     out.push_back(param("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high, std::min(id.which, kn.confidence),
                         how + "; steps: " + steps_text(seg, 0) + id.why, ev));
   }
-  out.push_back(miss_latency(seg, beyond, how, sw.longest, ev));
+  if (beyond || !seg.knees.empty()) out.push_back(miss_latency(seg, beyond, how, sw.longest, ev));
   return out;
 }
 

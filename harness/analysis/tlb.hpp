@@ -23,6 +23,10 @@ inline constexpr double kFirstStepBytes = 512.0 * 1024 * 1024;
 // of Kepler's and Maxwell's L1 TLBs (Jia et al. 2018), so that the first step stays put at two
 // strides at least.
 std::vector<double> entry_strides(bool quick);
+// The coverage sweep (over most of device memory) runs at the largest stride still below the
+// entry size, but at no smaller stride than this: its longest chase stays at most the
+// 320 Ki accesses (80 GB / 256 KiB) it could take before the strides went down to 64 KiB.
+inline constexpr double kMinCoverageStride = 256.0 * 1024;
 
 // TLB curves are cut into plateaus and knees by the latency family's segmentation; a TLB
 // step may be as small as 2 % of an L2 hit.
