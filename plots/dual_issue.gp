@@ -80,7 +80,7 @@ do for [ext in "svg png pdf"] {
   labelfont = sprintf(",%d", ext eq "png" ? 12 : (ext eq "svg" ? 7 : 5))
   set key top right font keyfont
   unset label
-  set label 1 "separate pipes (above 1: co-issued)" at graph 0.01, first 1.3 left font labelfont
+  set label 1 "separate pipes (above 1: beyond the fastest stream)" at graph 0.01, first 1.3 left font labelfont
   set label 2 "shared pipe" at graph 0.01, first -0.05 left font labelfont
   set label 4 "partial" at graph 0.995, first 0.5 right font labelfont
   ticfont = sprintf(",%d", ext eq "png" ? 15 : (ext eq "svg" ? 9 : 6))
