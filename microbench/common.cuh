@@ -104,6 +104,27 @@ class Event {
   cudaEvent_t e_{};
 };
 
+// Work on two streams at once, inside the timing of the first (`main`): the side stream waits
+// for a fork recorded on `main` before either's work is enqueued (a fork after main's work would
+// start the side only when that is done, and time the two one after the other), and `main` then
+// waits for the side's join. Each stream is used on its own device (the same one, or two).
+template <class A, class B>
+void fork_join(cudaStream_t main, int main_device, cudaStream_t side, int side_device, A&& on_main,
+               B&& on_side) {
+  CUDA_CHECK(cudaSetDevice(main_device));
+  Event fork;
+  CUDA_CHECK(cudaEventRecord(fork.get(), main));
+  CUDA_CHECK(cudaSetDevice(side_device));
+  Event join;
+  CUDA_CHECK(cudaStreamWaitEvent(side, fork.get(), 0));
+  on_side();
+  CUDA_CHECK(cudaEventRecord(join.get(), side));
+  CUDA_CHECK(cudaSetDevice(main_device));
+  on_main();
+  CUDA_CHECK(cudaSetDevice(main_device));
+  CUDA_CHECK(cudaStreamWaitEvent(main, join.get(), 0));
+}
+
 // Times the work `launch` enqueues on `stream` with events; checks the launch and the run.
 template <class F>
 double time_seconds(F&& launch, cudaStream_t stream = nullptr) {

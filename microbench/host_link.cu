@@ -111,7 +111,6 @@ class HostLinkFamily : public ProbeFamily {
     DeviceBuffer<char> d1(max_bytes), d2(max_bytes);
     PinnedBuffer h1(max_bytes);
     Stream s1, s2;
-    Event fork, join;
 
     auto sweep = [&](const std::string& probe, const std::function<void(size_t, cudaStream_t)>& copy,
                      bool both_ways) {
@@ -136,15 +135,11 @@ class HostLinkFamily : public ProbeFamily {
     }, false);
     if (ctx.enabled("ce_bidir_pinned")) {
       PinnedBuffer h2(max_bytes);
-      // The second stream joins the timed one: its D2H copy starts after the start event and
-      // the stop event waits for it.
+      // Both directions at once, the D2H copy on a second stream inside the timed one's span.
       sweep("ce_bidir_pinned", [&](size_t n, cudaStream_t s) {
-        CUDA_CHECK(cudaEventRecord(fork.get(), s));
-        CUDA_CHECK(cudaStreamWaitEvent(s2.get(), fork.get(), 0));
-        CUDA_CHECK(cudaMemcpyAsync(d1.get(), h1.get(), n, cudaMemcpyHostToDevice, s));
-        CUDA_CHECK(cudaMemcpyAsync(h2.get(), d2.get(), n, cudaMemcpyDeviceToHost, s2.get()));
-        CUDA_CHECK(cudaEventRecord(join.get(), s2.get()));
-        CUDA_CHECK(cudaStreamWaitEvent(s, join.get(), 0));
+        fork_join(s, dev.ordinal, s2.get(), dev.ordinal,
+                  [&] { CUDA_CHECK(cudaMemcpyAsync(d1.get(), h1.get(), n, cudaMemcpyHostToDevice, s)); },
+                  [&] { CUDA_CHECK(cudaMemcpyAsync(h2.get(), d2.get(), n, cudaMemcpyDeviceToHost, s2.get())); });
       }, true);
     }
     if (ctx.enabled("ce_h2d_pageable") || ctx.enabled("ce_d2h_pageable")) {

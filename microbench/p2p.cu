@@ -131,23 +131,10 @@ class P2pFamily : public ProbeFamily {
     return time_seconds(work, a.stream);
   }
 
-  // a's and b's work at once: b's stream waits for a fork recorded on a's stream before a's
-  // work is enqueued (a fork after it would start b only when a's work is done, and time the
-  // two one after the other), and a's stream then waits for b's.
+  // a's and b's work at once, timed on a's stream.
   template <class A, class B>
   static void concurrently(Gpu& a, Gpu& b, A&& on_a, B&& on_b) {
-    CUDA_CHECK(cudaSetDevice(a.ordinal));
-    Event fork;
-    CUDA_CHECK(cudaEventRecord(fork.get(), a.stream));
-    CUDA_CHECK(cudaSetDevice(b.ordinal));
-    Event join;
-    CUDA_CHECK(cudaStreamWaitEvent(b.stream, fork.get(), 0));
-    on_b();
-    CUDA_CHECK(cudaEventRecord(join.get(), b.stream));
-    CUDA_CHECK(cudaSetDevice(a.ordinal));
-    on_a();
-    CUDA_CHECK(cudaSetDevice(a.ordinal));
-    CUDA_CHECK(cudaStreamWaitEvent(a.stream, join.get(), 0));
+    fork_join(a.stream, a.ordinal, b.stream, b.ordinal, on_a, on_b);
   }
 
   static void sm_read_on(Gpu& reader, Gpu& owner) {

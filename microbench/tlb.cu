@@ -31,8 +31,6 @@ constexpr double kGiB = 1 << 30;
 // rounds, so that the mix of near and far L2 slices averages out as it does for large ones.
 constexpr uint64_t kMinAccesses = 512;
 constexpr double kLine = 128;  // spacing of those rounds inside a page; any line size works
-// The first step is an L1 TLB running out: looked for up to this many pages.
-constexpr double kFirstStepSlots = 2048;
 // The aliased space: one physical chunk (holding a distinct line for each access up to
 // kAliasChunk / kLine of them) mapped over kAliasSpace bytes of virtual addresses.
 constexpr double kAliasChunk = 32 * kMiB;
@@ -159,16 +157,13 @@ class TlbFamily : public ProbeFamily {
     if (ctx.enabled("chase") && sass_allows(ctx, "chase", tlb::kernels("chase"))) {
       allocate();
       space_ = {buf_.get(), bytes_, 0, "chase"};
-      const std::vector<double> strides =
-          ctx.quick() ? std::vector<double>{1 * kMiB, 2 * kMiB, 4 * kMiB}
-                      : std::vector<double>{256 * 1024, 512 * 1024, 1 * kMiB,  2 * kMiB,
-                                            4 * kMiB,   8 * kMiB,   16 * kMiB, 32 * kMiB,
-                                            64 * kMiB,  128 * kMiB};
+      const std::vector<double> strides = tlb::entry_strides(ctx.quick());
       for (double s : strides) sweep(s, true);
       // Coverage at the largest stride still below the entry size, so that it is the
-      // footprint in bytes; without a first step anywhere, at the middle stride.
+      // footprint in bytes (but not below kMinCoverageStride, which bounds its longest
+      // chase); without a first step anywhere, at the middle stride.
       pe = tlb::fit_page_entry(tlb::first_tlb_steps(rows_));
-      sweep(pe ? pe->sweep_stride : strides[strides.size() / 2], false);
+      sweep(pe ? std::max(pe->sweep_stride, tlb::kMinCoverageStride) : strides[strides.size() / 2], false);
       buf_ = DeviceBuffer<char>();
     }
     if (ctx.enabled("chase_aliased") && !ctx.quick() &&
@@ -263,7 +258,8 @@ class TlbFamily : public ProbeFamily {
   // bracketed to a few %.
   void sweep(double stride, bool first_only) {
     ctx_->progress(space_.probe + ": stride " + format_number(stride / kMiB) + " MiB");
-    double max_n = std::min(std::floor(space_.bytes / stride), first_only ? kFirstStepSlots : space_.bytes);
+    const double first_n = std::max(tlb::kFirstStepSlots, std::floor(tlb::kFirstStepBytes / stride));
+    double max_n = std::min(std::floor(space_.bytes / stride), first_only ? first_n : space_.bytes);
     // In the aliased space only the levels beyond the L1 TLB are sought: few accesses there
     // would each find a different mix of near and far L2 slices (no rounds to average them).
     double min_n = 1;

@@ -350,6 +350,7 @@ std::vector<Gpu> declare() {
     usual_banks(g);
     v.push_back(g);
   }
+  for (auto& g : v) declare_family_figures(g);
   return v;
 }
 

@@ -47,6 +47,23 @@ struct TlbLevel {
   Figure reach, entry, miss;
 };
 
+// What the families bench (tests/model_families.cpp) models beside the hierarchy: fetch
+// granularity, execution pipes and instruction issue. A figure of value 0 is not declared, and
+// what needs it is not generated (a probe the model's GPU cannot run is recorded as skipped).
+struct FamilyFigures {
+  Figure l1_fetch;     // bytes an L1 miss fetches: the whole 128 B line (Kepler) or a 32 B sector
+  Figure l2_fetch;     // bytes an L2 miss fetches at the driver's default fetch-granularity limit
+  Figure l2_sector;    // ... and at the smallest limit (32 B): the L2 sector
+  Figure l2_line;      // the L2's allocation unit (bytes), as the l2_capacity probe sees it
+  // Results per clock per SM as pipes.csv counts them (fp16x2: two per lane).
+  Figure fp32, fp64, int32_logic, sfu, fp16x2, ldst, ld_global, tensor_f16;
+  Figure schedulers;   // warp schedulers per SM
+  Figure issue_width;  // instructions a scheduler issues per clock (2: dual issue)
+  bool dual_issue_same_pipe = false;  // the second instruction may go to the first one's pipe
+  bool fp32_int32_shared = false;     // fp32 and int32 run on the same cores (before Volta)
+  bool declared() const { return fp32.value > 0; }
+};
+
 struct Gpu {
   std::string key;   // short name used in test output and the calibration table
   std::string name;  // the part modelled
@@ -68,6 +85,7 @@ struct Gpu {
   // chase adds), and the device memory its plain chase may sweep.
   std::vector<TlbLevel> tlb_levels;
   Figure memory_bytes;
+  FamilyFigures fam;  // set by declare_family_figures (tests/model_families.cpp)
 };
 
 // The model GPUs of the bench (at least 14).
@@ -99,7 +117,7 @@ Run generate(const Gpu& g, unsigned seed);
 double chase_latency(const Gpu& g, double footprint, bool skip_l1);
 
 // The tlb.csv rows a full run on the model writes (microbench/tlb.cu's sweeps: the first step
-// at ten strides, the coverage sweep over most of device memory, the aliased sweeps over 1 TiB
+// at twelve strides, the coverage sweep over most of device memory, the aliased sweeps over 1 TiB
 // of virtual addresses), and the parameters the TLB analysis should report from them.
 std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* meta);
 // The noise-free cycles per access of a chase `stride` bytes apart over `footprint` bytes.
@@ -122,6 +140,33 @@ std::vector<Truth> tlb_truths(const Gpu& g);
 // The names of parameters the latency and bandwidth analyses may write for a hierarchy: any
 // such name not in truths() is invented.
 std::vector<std::string> ladder_names();
+
+// ---- The families bench (tests/model_families.cpp) ---------------------------------------
+// The documented fetch, pipe and issue figures of `g` (by its key), into g.fam.
+void declare_family_figures(Gpu& g);
+// Models on the pipes and dual-issue benches only (more fp64 rates: GK104 1:24, GP104 1:32),
+// their hierarchies not modelled.
+const std::vector<Gpu>& pipe_only_models();
+
+// A probe the model's GPU cannot run, as the run's skipped.csv records it.
+struct Skip {
+  std::string family, probe, reason;
+};
+// granularity.csv (the stride probe's l1 and l2 paths, as microbench/granularity.cu records
+// them), pipes.csv (microbench/pipes.cu) and dual_issue.csv (microbench/dual_issue.cu) rows of a
+// run on the model, with seeded noise; `skipped` gets what the probes would skip.
+std::vector<Observation> generate_granularity(const Gpu& g, unsigned seed, Metadata* meta);
+std::vector<Observation> generate_pipes(const Gpu& g, unsigned seed, Metadata* meta,
+                                        std::vector<Skip>* skipped);
+std::vector<Observation> generate_dual_issue(const Gpu& g, unsigned seed, Metadata* meta,
+                                             std::vector<Skip>* skipped);
+// Noise-free paired and solo rates (warp instructions/clk/SM) of two streams of `a` and `b`
+// instructions per round under the model's pipes and issue.
+double issue_rate(const Gpu& g, const std::string& op_a, double a, const std::string& op_b, double b);
+// What the analyses should report from them, per family; `absent`: names they must not write
+// (a pipe the model lacks).
+std::vector<Truth> family_truths(const Gpu& g, const std::string& family);
+std::vector<std::string> family_absent(const Gpu& g, const std::string& family);
 
 }  // namespace model
 }  // namespace gpuprobe

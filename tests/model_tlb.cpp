@@ -17,9 +17,9 @@ namespace model {
 namespace {
 
 constexpr double MiB = 1024.0 * 1024, GiB = 1024 * MiB;
-// microbench/tlb.cu's sweep: the first step looked for up to this many pages; the aliased
-// space of one 32 MiB chunk over 1 TiB, a line of the chunk per access, at least 64 accesses.
-constexpr double kFirstStepSlots = 2048;
+// microbench/tlb.cu's sweep: the first step looked for up to tlb::kFirstStepSlots pages or
+// tlb::kFirstStepBytes, whichever is more; the aliased space of one 32 MiB chunk over 1 TiB, a
+// line of the chunk per access, at least 64 accesses.
 constexpr double kAliasChunk = 32 * MiB, kAliasSpace = 1024 * GiB, kLine = 128, kAliasMinN = 64;
 constexpr int kRefineRounds = 6;
 constexpr int kRepeats = 3;  // a full run's repeats per point; the median is recorded
@@ -123,11 +123,12 @@ std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* met
   Sweeper s{g, n, std::mt19937_64(0x71bULL + seed * 2654435761ULL + std::hash<std::string>{}(g.key)), {}, {}};
   if (meta) *meta = {{"gpu", g.name}, {"compute_capability", g.cc}, {"family", "tlb"}};
   const double bytes = chase_bytes(g);
-  std::vector<double> strides;
-  for (double st = 256 * 1024; st <= 128 * MiB; st *= 2) strides.push_back(st);
-  for (double st : strides) s.sweep("chase", st, bytes, true, kFirstStepSlots, 1);
+  const std::vector<double> strides = tlb::entry_strides(false);
+  for (double st : strides)
+    s.sweep("chase", st, bytes, true, std::max(tlb::kFirstStepSlots, std::floor(tlb::kFirstStepBytes / st)), 1);
   const auto pe = tlb::fit_page_entry(tlb::first_tlb_steps(s.rows));
-  s.sweep("chase", pe ? pe->sweep_stride : strides[strides.size() / 2], bytes, false, bytes, 1);
+  s.sweep("chase", pe ? std::max(pe->sweep_stride, tlb::kMinCoverageStride) : strides[strides.size() / 2], bytes,
+          false, bytes, 1);
   const double entry = pe && pe->entry_size > 0 ? pe->entry_size : 2 * MiB;
   for (double st : {entry, 2 * entry, 4 * entry})
     s.sweep("chase_aliased", st, kAliasSpace, false, std::floor(kAliasChunk / kLine), kAliasMinN);

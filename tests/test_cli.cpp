@@ -366,7 +366,15 @@ TEST(Figures, AKilledReportTakesItsGnuplotWithIt) {
     if (e.path().filename().string().rfind(".figures.tmp-", 0) == 0) fs::remove_all(e.path());
 }
 
+// Only the markdown is read: no figures drawn (the committed runs' figures are drawn by
+// CommittedRuns in test_report.cpp).
 TEST(Figures, AnInterruptedRunIsReportedAsIncomplete) {
+  struct NoGnuplot {
+    const char* was = std::getenv("GNUPLOT");
+    std::string old = was ? was : "";
+    NoGnuplot() { setenv("GNUPLOT", "/nonexistent/gnuplot", 1); }
+    ~NoGnuplot() { was ? setenv("GNUPLOT", old.c_str(), 1) : unsetenv("GNUPLOT"); }
+  } no_gnuplot;
   fs::path dir = copy_run("gpuprobe_cli_incomplete");
   std::string params = slurp(dir / "parameters.csv");
   std::ofstream(dir / "parameters.csv") << "# run_status=interrupted\n# interrupted=SIGINT during tlb\n" << params;

@@ -17,6 +17,7 @@
 #include "core/data_paths.hpp"
 #include "core/observation.hpp"
 #include "core/report.hpp"
+#include "shared_render.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -43,29 +44,20 @@ std::string value_text(double v) { return fmt(v >= 100 ? "%.0f" : v >= 10 ? "%.1
 class FigureMarks : public ::testing::Test {
  protected:
   static inline fs::path dir;
+  static inline std::string why;
   static inline std::vector<Parameter> params;
 
+  // One rendering for the whole suite: under ctest the fixture test's, run by hand its own
+  // (tests/shared_render.hpp).
   static void SetUpTestSuite() {
-    if (resolve_paths().gnuplot.empty()) return;
-    fs::path run = newest_full_run("nvidia-h100-80gb-hbm3");
-    if (run.empty()) return;
-    std::string tmpl = (fs::temp_directory_path() / "gpuprobe-figures-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) return;
-    dir = fs::path(tmpl) / "run";
-    fs::create_directories(dir);
-    for (const auto& e : fs::directory_iterator(run))
-      if (e.path().extension() == ".csv") fs::copy_file(e.path(), dir / e.path().filename());
-    if (report_main({dir.string()}) != 0) dir.clear();
-    else params = read_parameters((dir / "parameters.csv").string());
-  }
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir.parent_path(), ec);
+    if (resolve_paths().gnuplot.empty() || newest_full_run("nvidia-h100-80gb-hbm3").empty()) return;
+    dir = shared_h100_render(&why);
+    if (!dir.empty()) params = read_parameters((dir / "parameters.csv").string());
   }
   void SetUp() override {
     if (resolve_paths().gnuplot.empty()) GTEST_SKIP() << "gnuplot not on PATH";
     if (newest_full_run("nvidia-h100-80gb-hbm3").empty()) GTEST_SKIP() << "no full H100 run committed";
-    ASSERT_FALSE(dir.empty()) << "report of the committed H100 run failed";
+    ASSERT_FALSE(dir.empty()) << "report of the committed H100 run failed: " << why;
   }
   // The value of a parameter the run must have.
   double value(const std::string& name) {
@@ -88,6 +80,17 @@ class FigureMarks : public ::testing::Test {
       EXPECT_NE(svg.find(whole ? ">" + m + "<" : m), std::string::npos) << figure << ".svg lacks the label '" << m << "'";
   }
 };
+
+// Renders the copy that FigureMarks and ReportLayout.CommittedH100RunReadsAsASummary read, once
+// per ctest invocation, into $GPUPROBE_SHARED_RENDER (tests/CMakeLists.txt); outside ctest
+// there is nothing to share.
+TEST(SharedRender, H100Report) {
+  const std::string root = shared_render_root();
+  if (root.empty()) GTEST_SKIP() << "not under ctest: each test binary renders its own copy";
+  if (newest_full_run("nvidia-h100-80gb-hbm3").empty()) GTEST_SKIP() << "no full H100 run committed";
+  std::string why;
+  EXPECT_FALSE(render_h100_copy(root, &why).empty()) << why;
+}
 
 TEST_F(FigureMarks, LatencyMarksPlateausKneesAndDocumentedTicks) {
   expect_marks("latency", {fmt("L1 %.0f", value("l1_hit_latency")), fmt("DRAM %.0f", value("dram_latency")),

@@ -116,7 +116,9 @@ std::vector<Parameter> expect_structure(Cache c, const std::string& replacement)
 
 TEST(FineGrained, LruCacheWithFewSets) {
   const auto ps = expect_structure(Cache{4, 48, 128, true}, "LRU-like");
-  if (const Parameter* ways = find(ps, "l1_ways")) EXPECT_GT(ways->confidence, 0.7);
+  const Parameter* ways = find(ps, "l1_ways");
+  ASSERT_NE(ways, nullptr);
+  EXPECT_GT(ways->confidence, 0.7);
 }
 
 TEST(FineGrained, RandomReplacementWithManySets) {

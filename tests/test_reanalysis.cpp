@@ -81,6 +81,10 @@ const std::vector<Changed> kChanged = {
      "partitions are numbered by the lowest SM near each since the quick and full runs of one "
      "H100 named them in opposite order (62/70 against 70/62); before, in the order found"},
     {"l2_near_sm_count_1", "", "", Differs::everything, "the same numbering as l2_near_sm_count_0"},
+    {"fp64_fp32_throughput_ratio", "", "pipes.csv", Differs::added,
+     "a parameter issue 14's families bench added: fp64 over fp32 FMA rate, with interval"},
+    {"dual_issue_gain", "", "dual_issue.csv", Differs::added,
+     "a parameter issue 14's families bench added: fastest pair over fastest solo stream"},
 };
 
 std::string renamed(const Parameter& p) {

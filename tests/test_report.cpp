@@ -4,6 +4,7 @@
 // names the file and line, and nothing crashes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -129,8 +130,14 @@ TEST_F(ReportTest, CompareWritesTableAndEveryFigure) {
   expect_figures(out / "figures", "fixture");
 }
 
-// The committed runs and their comparisons, with the real figure scripts: what CI renders.
-TEST(CommittedRuns, ReportAndCompareRenderEveryFigure) {
+// The committed runs and their comparison, with the real figure scripts: what CI renders.
+// ctest runs each test in a process of its own: the reports are split into kCommittedShards
+// tests (run i in shard i % kCommittedShards) and the comparison is one more, so that they run
+// side by side instead of one after another in one long test.
+constexpr int kCommittedShards = 4;
+
+// results/<gpu>/<run-id>/ with parameters.csv, sorted.
+std::vector<fs::path> committed_runs() {
   fs::path results = fs::path(GPUPROBE_SOURCE_DIR) / "results";
   std::vector<fs::path> runs;
   if (fs::is_directory(results))
@@ -140,32 +147,68 @@ TEST(CommittedRuns, ReportAndCompareRenderEveryFigure) {
       for (const auto& run : fs::directory_iterator(gpu.path()))
         if (fs::exists(run.path() / "parameters.csv")) runs.push_back(run.path());
     }
+  std::sort(runs.begin(), runs.end());
+  return runs;
+}
+
+// A scratch folder, removed with its contents at the end of the scope.
+struct Scratch {
+  fs::path path;
+  explicit Scratch(const char* name) {
+    std::string tmpl = (fs::temp_directory_path() / (std::string(name) + "-XXXXXX")).string();
+    if (mkdtemp(tmpl.data())) path = tmpl;
+  }
+  ~Scratch() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
+
+// A copy of a committed run's CSV files in `tmp`, named <gpu>-<run-id>.
+fs::path copy_of(const fs::path& run, const fs::path& tmp) {
+  fs::path copy = tmp / (run.parent_path().filename().string() + "-" + run.filename().string());
+  fs::create_directories(copy);
+  for (const auto& e : fs::directory_iterator(run))
+    if (e.path().extension() == ".csv") fs::copy_file(e.path(), copy / e.path().filename());
+  return copy;
+}
+
+class CommittedRunReports : public ::testing::TestWithParam<int> {};
+
+TEST_P(CommittedRunReports, RenderEveryFigure) {
+  const std::vector<fs::path> runs = committed_runs();
   if (runs.empty()) GTEST_SKIP() << "no run committed under results/ yet";
   if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
-  std::string tmpl = (fs::temp_directory_path() / "gpuprobe-committed-XXXXXX").string();
-  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-  fs::path tmp = tmpl;
+  Scratch tmp("gpuprobe-committed");
+  ASSERT_FALSE(tmp.path.empty());
   Diagnostics quiet;
-  std::vector<FigureScript> scripts =
-      figure_scripts((fs::path(GPUPROBE_SOURCE_DIR) / "plots").string(), quiet);
-  std::vector<std::string> copies;
-  for (const auto& run : runs) {
-    fs::path copy = tmp / (run.parent_path().filename().string() + "-" + run.filename().string());
-    fs::copy(run, copy, fs::copy_options::recursive);
-    copies.push_back(copy.string());
-    EXPECT_EQ(report_main({copy.string()}), 0) << run;
+  const std::vector<FigureScript> scripts = figure_scripts((fs::path(GPUPROBE_SOURCE_DIR) / "plots").string(), quiet);
+  for (size_t i = static_cast<size_t>(GetParam()); i < runs.size(); i += kCommittedShards) {
+    const fs::path copy = copy_of(runs[i], tmp.path);
+    EXPECT_EQ(report_main({copy.string()}), 0) << runs[i];
     for (const auto& s : scripts)
       if (fs::exists(copy / (s.family + ".csv"))) expect_figures(copy / "figures", s.name);
   }
-  if (copies.size() >= 2) {
-    std::vector<std::string> args = copies;
-    args.insert(args.end(), {"--out", (tmp / "cmp").string()});
-    EXPECT_EQ(compare_main(args), 0);
-    for (const auto& s : scripts)
-      for (const auto& c : copies)
-        if (fs::exists(fs::path(c) / (s.family + ".csv"))) expect_figures(tmp / "cmp" / "figures", s.name);
-  }
-  fs::remove_all(tmp);
+}
+
+INSTANTIATE_TEST_SUITE_P(CommittedRuns, CommittedRunReports, ::testing::Range(0, kCommittedShards));
+
+TEST(CommittedRuns, CompareRendersEveryFigure) {
+  const std::vector<fs::path> runs = committed_runs();
+  if (runs.size() < 2) GTEST_SKIP() << "fewer than two runs committed under results/";
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  Scratch tmp("gpuprobe-committed-compare");
+  ASSERT_FALSE(tmp.path.empty());
+  Diagnostics quiet;
+  const std::vector<FigureScript> scripts = figure_scripts((fs::path(GPUPROBE_SOURCE_DIR) / "plots").string(), quiet);
+  std::vector<std::string> args;
+  for (const auto& run : runs) args.push_back(copy_of(run, tmp.path).string());
+  const std::vector<std::string> copies = args;
+  args.insert(args.end(), {"--out", (tmp.path / "cmp").string()});
+  EXPECT_EQ(compare_main(args), 0);
+  for (const auto& s : scripts)
+    for (const auto& c : copies)
+      if (fs::exists(fs::path(c) / (s.family + ".csv"))) expect_figures(tmp.path / "cmp" / "figures", s.name);
 }
 
 TEST_F(ReportTest, MissingColumnNamesFileAndHeaderLine) {

@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "core/compare.hpp"
+#include "core/csv.hpp"
 #include "core/data_paths.hpp"
 #include "core/report.hpp"
 #include "committed_runs.hpp"
+#include "shared_render.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -81,20 +83,18 @@ bool has_absolute_path(const std::string& text, std::string* found) {
   return true;
 }
 
+// Reads the report rendered once for several tests (tests/shared_render.hpp).
 TEST(ReportLayout, CommittedH100RunReadsAsASummary) {
-  fs::path run = newest_full_run("nvidia-h100-80gb-hbm3");
-  if (run.empty()) GTEST_SKIP() << "no full H100 run committed";
-  TempDir tmp;
-  fs::path copy = tmp.path / run.filename();
-  fs::copy(run, copy, fs::copy_options::recursive);
-  fs::remove_all(copy / "figures");
-  ASSERT_EQ(report_main({copy.string()}), 0);
+  if (newest_full_run("nvidia-h100-80gb-hbm3").empty()) GTEST_SKIP() << "no full H100 run committed";
+  std::string why;
+  const fs::path copy = shared_h100_render(&why);
+  ASSERT_FALSE(copy.empty()) << why;
   std::string md = slurp(copy / "report.md");
   EXPECT_LE(md.size(), kReportMaxBytes);
   for (size_t w : table_widths(md)) EXPECT_LE(w, kMaxColumns);
   std::string path;
   EXPECT_FALSE(has_absolute_path(md, &path)) << path;
-  EXPECT_EQ(md.find(tmp.path.string()), std::string::npos);
+  EXPECT_EQ(md.find(copy.parent_path().string()), std::string::npos);
   // The headline comes first, metadata last.
   size_t headline = md.find("## Headline"), families = md.find("## Parameters by family"),
          metadata = md.find("## Device and run");
@@ -192,6 +192,50 @@ TEST_F(UnusualRun, WithoutGnuplotTheReportIsStillWritten) {
   EXPECT_NE(md.find("| fixture | gnuplot not found |"), std::string::npos) << md;
   EXPECT_NE(md.find("install gnuplot"), std::string::npos);
   EXPECT_NE(md.find("## Headline"), std::string::npos);
+}
+
+// A headline quantity without a value says why: its family was not in this run (a filtered
+// run), a quick run leaves it out, its family failed, or the family ran and did not give it.
+TEST_F(UnusualRun, HeadlineTellsAFamilyNotRunFromOneThatRanWithoutAValue) {
+  std::string params = slurp(run / "parameters.csv");
+  params.replace(params.find("# quick=0"), 9, "# quick=1");
+  std::ofstream(run / "parameters.csv") << params;
+  std::ofstream(run / "families.csv", std::ios::app) << "pipes,failed,0.10,1755.0,0,cudaErrorLaunchFailure\n"
+                                                        "shared_banks,ok,0.10,1755.0,0,\n"
+                                                        "bytes_in_flight,ok,0.10,1755.0,0,\n";
+  ScopedEnv no_gnuplot("GNUPLOT", (tmp.path / "no-gnuplot-here").string());
+  ASSERT_EQ(report_main({run.string(), "--plots", plots.string()}), 0);
+  const std::string md = slurp(run / "report.md");
+  for (const char* row : {"| L1 size | not in this run |", "| DRAM read bandwidth | not in this run |",
+                          "| fp64 FMA rate | not measured (pipes failed) |",
+                          "| shared memory bank width | not measured |",
+                          "| bytes in flight per SM for 90 % of DRAM peak | not measured by a quick run |",
+                          "| L1 hit latency (`l1_hit_latency`) | 33 cycles |"})
+    EXPECT_NE(md.find(row), std::string::npos) << row << "\n" << md.substr(0, md.find("## Parameters by family"));
+}
+
+// The committed runs filtered to some families (--filter) say "not in this run" for the
+// headline quantities of the families they left out, never "not measured".
+TEST(ReportLayout, CommittedFilteredRunsSayWhatWasNotInTheRun) {
+  int filtered = 0;
+  for (const auto& dir : committed_run_dirs()) {
+    const CsvTable t = read_csv(dir + "/parameters.csv");
+    if (fs::exists(fs::path(dir) / "latency.csv") || t.meta_value("filter").empty()) continue;
+    SCOPED_TRACE(dir);
+    ++filtered;
+    TempDir tmp;
+    fs::path copy = tmp.path / fs::path(dir).filename();
+    fs::create_directories(copy);
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".csv") fs::copy_file(e.path(), copy / e.path().filename());
+    ScopedEnv no_gnuplot("GNUPLOT", (tmp.path / "no-gnuplot-here").string());
+    ASSERT_EQ(report_main({copy.string()}), 0);
+    const std::string md = slurp(copy / "report.md");
+    EXPECT_NE(md.find("| L1 hit latency | not in this run |"), std::string::npos);
+    EXPECT_NE(md.find("| SM clock (measured) (`sm_clock_measured`) | "), std::string::npos);
+    EXPECT_EQ(md.find("| not measured |"), std::string::npos) << md.substr(0, md.find("## Parameters by family"));
+  }
+  EXPECT_GE(filtered, 1) << "no committed run filtered to families without latency";
 }
 
 bool have_gnuplot() {

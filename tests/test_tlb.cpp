@@ -29,7 +29,10 @@ void expect_reach(const Parameter& p, double truth) {
 // L1 TLB of e1 entries, L2 TLB of e2 entries, each entry covering `entry` bytes; an L1 TLB
 // miss costs `l1_miss` cycles, a walk 520 more.
 std::vector<Observation> tlb_rows(double entry, double e1, double e2, double max_bytes,
-                                  double l1_miss = 110, double sigma = 3) {
+                                  double l1_miss = 110, double sigma = 3,
+                                  std::vector<double> strides = {256 * kKiB, 512 * kKiB, 1 * kMiB, 2 * kMiB,
+                                                                 4 * kMiB, 8 * kMiB, 16 * kMiB, 32 * kMiB,
+                                                                 64 * kMiB}) {
   std::mt19937 rng(9);
   std::normal_distribution<double> noise(0, sigma);
   std::vector<Observation> out;
@@ -43,10 +46,8 @@ std::vector<Observation> tlb_rows(double entry, double e1, double e2, double max
                         "cycles"));
     }
   };
-  for (double s : {256 * kKiB, 512 * kKiB, 1 * kMiB, 2 * kMiB, 4 * kMiB, 8 * kMiB, 16 * kMiB,
-                   32 * kMiB, 64 * kMiB})
-    sweep(s, std::min(max_bytes, e1 * std::max(s, entry) * 4));
-  sweep(entry, max_bytes);
+  for (double s : strides) sweep(s, std::min(max_bytes, e1 * std::max(s, entry) * 4));
+  sweep(std::max(entry, strides.front()), max_bytes);
   return out;
 }
 
@@ -136,6 +137,107 @@ TEST(Tlb, SecondLevelInTheAliasedSpace) {
   EXPECT_NE(l2->method.find("4096 entries of 16 MiB"), std::string::npos) << l2->method;
   EXPECT_NEAR(miss->value, 850, 5);
   expect_sane(*l2);
+}
+
+// Kepler's and Maxwell's L1 TLB: 16 entries of 128 KiB (Jia et al. 2018). The sweep from 64 KiB
+// sees the step stay put at 64 and 128 KiB.
+TEST(Tlb, SmallEntriesSeenFromTheSmallestStrides) {
+  const auto ps = analyze("tlb", tlb_rows(128 * kKiB, 16, 1024, 8 * kGiB, 20, 1, entry_strides(false)));
+  const Parameter *entry = find(ps, "tlb_page_entry_size"), *l1 = find(ps, "tlb_l1_coverage");
+  ASSERT_TRUE(entry && l1);
+  EXPECT_EQ(entry->value, 128 * kKiB);
+  expect_reach(*l1, 2 * kMiB);
+  EXPECT_GE(l1->confidence, 0.5);
+}
+
+// The same TLB swept from 256 KiB only (the sweep before it started at 64 KiB): the step moves
+// with every stride, so the reach read is only an upper bound: said so, with low confidence and
+// an interval down to what the smallest pages would give.
+TEST(Tlb, EntryBelowEveryStrideIsAnUpperBound) {
+  const auto ps = analyze("tlb", tlb_rows(128 * kKiB, 16, 1024, 8 * kGiB, 20, 1));
+  const Parameter *entry = find(ps, "tlb_page_entry_size"), *l1 = find(ps, "tlb_l1_coverage");
+  ASSERT_TRUE(entry && l1);
+  EXPECT_LT(l1->confidence, 0.5);
+  EXPECT_LE(l1->low, 2 * kMiB);
+  EXPECT_GE(l1->high, 2 * kMiB);
+  EXPECT_NE(l1->method.find("upper bound"), std::string::npos) << l1->method;
+  EXPECT_LT(entry->confidence, 0.5);
+  EXPECT_LE(entry->low, 128 * kKiB);
+  for (const auto* p : {entry, l1}) expect_sane(*p);
+}
+
+// A first step too small to see (1 cycle on 290, in 3 cycles of noise): the first step found
+// is the next level's, thousands of entries out. It is reported in doubt, and so is the level
+// read past it.
+TEST(Tlb, StepPastAnL1TlbsSizeIsInDoubt) {
+  auto obs = tlb_rows(2 * kMiB, 16, 4096, 64 * kGiB, 1, 3);
+  const auto ps = analyze("tlb", obs);
+  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  ASSERT_TRUE(l1);
+  EXPECT_GT(l1->value, 1 * kGiB);  // the 4096-entry level's step
+  EXPECT_LT(l1->confidence, 0.5);
+  EXPECT_NE(l1->method.find("more than an L1 TLB holds"), std::string::npos) << l1->method;
+  if (const Parameter* l2 = find(ps, "tlb_l2_coverage")) EXPECT_LT(l2->confidence, 0.5);
+}
+
+// A lone step that noise made at the smallest stride does not anchor the reach: the next pair
+// of strides that agree does, and the lone one is counted astray.
+TEST(Tlb, PageEntryFitIgnoresALoneStep) {
+  auto f = fit_page_entry({{256 * kKiB, 90 * kMiB},
+                           {512 * kKiB, 32 * kMiB},
+                           {1 * kMiB, 32 * kMiB},
+                           {2 * kMiB, 32 * kMiB},
+                           {4 * kMiB, 64 * kMiB},
+                           {8 * kMiB, 128 * kMiB}});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->reach, 32 * kMiB);
+  EXPECT_EQ(f->entry_size, 2 * kMiB);
+  EXPECT_EQ(f->entries, 16);
+  EXPECT_EQ(f->strides_astray, 1);
+  EXPECT_FALSE(f->entry_at_or_below_smallest);
+}
+
+// No step in the plain chase at all (an L1 TLB miss lost in the noise): no L1 reach is
+// reported; the aliased chase's first step is taken for the L2 TLB's, in doubt, and the miss
+// cost beyond the last level is read all the same.
+TEST(Tlb, NoPlainStepLeavesTheL1ReachOut) {
+  auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 0, 0.5);
+  std::mt19937 rng(5);
+  std::normal_distribution<double> noise(0, 0.5);
+  for (double stride : {16 * kMiB, 32 * kMiB})
+    for (double k = 12; std::round(std::exp2(k / 2)) * stride <= 1024 * kGiB; ++k) {
+      const double n = std::round(std::exp2(k / 2)), fp = n * stride;
+      const double y = 294 + (fp > 4096 * stride ? 90 : 0) + (fp > 256 * kGiB ? 750 : 0) + noise(rng);
+      obs.push_back(row("tlb", "chase_aliased", {{"stride_bytes", num(stride)}, {"footprint_bytes", num(fp)}}, y,
+                        "cycles"));
+    }
+  const auto ps = analyze("tlb", obs);
+  EXPECT_FALSE(find(ps, "tlb_l1_coverage"));
+  const Parameter *l2 = find(ps, "tlb_l2_coverage"), *miss = find(ps, "tlb_miss_latency");
+  ASSERT_TRUE(l2 && miss);
+  EXPECT_LT(l2->confidence, 0.5);
+  EXPECT_NE(l2->method.find("no TLB step in the plain chase"), std::string::npos) << l2->method;
+  EXPECT_NEAR(miss->value, 840, 10);
+  expect_sane(*l2);
+}
+
+// The two smallest strides agree on a step that is no TLB's (an artefact at 128 MiB): it anchors
+// the fit, but the strides above it then count different entries each, so the reach read is in
+// doubt.
+TEST(Tlb, AnArtefactAtTheSmallStridesIsInDoubt) {
+  auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 10, 0.5);
+  for (double stride : {64 * kKiB, 128 * kKiB})
+    for (double k = 0; std::round(std::exp2(k / 4)) * stride <= 512 * kMiB; ++k) {
+      const double fp = std::round(std::exp2(k / 4)) * stride;
+      obs.push_back(row("tlb", "chase", {{"stride_bytes", num(stride)}, {"footprint_bytes", num(fp)}},
+                        290 + (fp > 128 * kMiB ? 10 : 0) + (fp > 256 * kMiB ? 10 : 0), "cycles"));
+    }
+  const auto ps = analyze("tlb", obs);
+  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  ASSERT_TRUE(l1);
+  EXPECT_EQ(l1->value, 128 * kMiB);  // the artefact, anchored by the two strides
+  EXPECT_LT(l1->confidence, 0.5) << l1->method;
+  EXPECT_NE(l1->method.find("of the strides above the entry size agree"), std::string::npos) << l1->method;
 }
 
 TEST(Tlb, PageEntryFit) {

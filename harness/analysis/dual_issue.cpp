@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "analysis/analyzer.hpp"
 #include "analysis/util.hpp"
@@ -55,8 +56,10 @@ constexpr double kSharedBelow = 0.2;
 constexpr double kNearBoundary = 0.05;
 constexpr double kNearBoundaryFactor = 0.7;
 
-// A pair faster than one issue slot allows, past the timing's noise (3 %), issues two at once.
+// A pair faster than the fastest solo stream, past the timing's noise (3 %), issues more than
+// it: two at once (dual issue) or in slots that stream leaves free.
 constexpr double kCoIssueMargin = 1.03;
+const char* const kBeyondFastest = "beyond the fastest stream";
 // When taking turns and running side by side differ by less than this share, the issue rate
 // decides both and the overlap tells nothing.
 constexpr double kIssueBoundGap = 0.1;
@@ -81,7 +84,7 @@ Verdict judge(double rate_a, double rate_b, double a_per_round, double b_per_rou
   v.ratio = rate_pair / std::max(rate_a, rate_b);
   v.overlap = (in_turn - tp) / (in_turn - side_by_side);
   if (rate_pair > kCoIssueMargin * issue_rate) {
-    v.verdict = "co-issued";
+    v.verdict = kBeyondFastest;
   } else if (in_turn - side_by_side < kIssueBoundGap * in_turn) {
     v.verdict = "issue-bound";
     v.overlap = std::numeric_limits<double>::quiet_NaN();  // 0/0 in effect: nothing to tell
@@ -120,6 +123,42 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(dual_issue_expectations);
 
 }  // namespace dual_issue
 
+namespace {
+
+// A pair this much faster than the fastest solo stream, past the timing's noise, issues more
+// than that stream alone (the co-issue margin of judge()).
+constexpr double kGainNamed = dual_issue::kCoIssueMargin;
+
+// The fastest paired rate over the fastest solo stream: how much more two independent streams
+// issue than the fastest one alone. The interval divides each rate's p05/p95 by the other's
+// opposite end; the confidence is the weaker row's.
+std::optional<Parameter> dual_issue_gain(const std::vector<Observation>& obs) {
+  const Observation *solo = nullptr, *pair = nullptr;
+  for (const auto& o : obs) {
+    const std::string s = o.param_text("stream");
+    if ((s == "a" || s == "b") && (!solo || o.value > solo->value)) solo = &o;
+    if (s == "pair" && (!pair || o.value > pair->value)) pair = &o;
+  }
+  if (!solo || !pair || !(solo->value > 0) || !(pair->value > 0)) return std::nullopt;
+  const std::string ev = "dual_issue.csv";
+  Parameter p = analysis::ratio_of("dual_issue_gain", analysis::measured("", *pair, "", ev),
+                                   analysis::measured("", *solo, "", ev), "", ev);
+  const std::string solo_op = solo->param_text("stream") == "a" ? "first" : "second";
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "fastest pair (%s, %.3g inst/clk/SM) over the fastest solo stream (the %s of %s, %.3g); %s",
+                pair->probe.c_str(), pair->value, solo_op.c_str(), solo->probe.c_str(), solo->value,
+                p.value > kGainNamed
+                    ? "above 1: two independent streams issue more than the fastest alone: dual issue, "
+                      "or an issue slot wider than the fastest pipe (a 16-lane FP32 pipe takes a "
+                      "scheduler's slot every other clock)"
+                    : "about 1: the fastest stream already fills the issue slot");
+  p.method = buf;
+  return p;
+}
+
+}  // namespace
+
 std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
   double issue = 0;
@@ -150,7 +189,7 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
                                  analysis::spread_confidence(*p)});
     // An overlap next to a verdict's boundary could have fallen either side.
     using dual_issue::kNearBoundary, dual_issue::kSeparateAbove, dual_issue::kSharedBelow;
-    if (v.verdict != "co-issued" && (std::fabs(v.overlap - kSeparateAbove) < kNearBoundary ||
+    if (v.verdict != dual_issue::kBeyondFastest && (std::fabs(v.overlap - kSeparateAbove) < kNearBoundary ||
                                      std::fabs(v.overlap - kSharedBelow) < kNearBoundary))
       out_p.confidence *= dual_issue::kNearBoundaryFactor;
     char buf[320];
@@ -166,6 +205,7 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
     out_p.evidence = "dual_issue.csv";
     out.push_back(out_p);
   }
+  if (auto gain = dual_issue_gain(obs)) out.push_back(*gain);
   return out;
 }
 

@@ -4,8 +4,11 @@
 // the slower stream alone; if they share a pipe, as long as both in turn. The issue slot bounds
 // the first case: a scheduler that issues one instruction per clock can overlap two pipes only
 // up to that rate, so the pair can at best take (a + b) / issue rate. The issue rate is the
-// fastest solo stream of the family (fp32 FMA fills it on every GPU since Maxwell). Verdicts:
-//   co-issued       the pair beats the issue rate: more than one instruction per clock (Kepler)
+// fastest solo stream of the family: fp32 FMA fills it where an SM's FP32 lanes match its
+// schedulers' slots (Maxwell, GP100, GA102 on), not where a 16-lane FP32 pipe takes a slot every
+// other clock (Volta, Turing, GA100). Verdicts:
+//   beyond the fastest stream  the pair beats that rate: dual issue (Kepler to Pascal), or an
+//                   issue slot wider than the fastest pipe; the rates alone cannot tell which
 //   separate pipes  overlap >= 0.8 of what single issue allows
 //   partial         in between
 //   shared pipe     overlap <= 0.2: the streams take turns

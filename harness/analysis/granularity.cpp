@@ -39,6 +39,15 @@ constexpr double kLevelsApart = 1.2;
 // L2 line size confidence: floor + weight x separation, taken down by kWideFactor when the
 // estimates span more than kNarrowSpan.
 constexpr double kLineFloor = 0.4;
+// A smaller L2 fetch-granularity limit was measured but none of its widths fitted: the value
+// comes from a larger limit, whose fetch may be more than a sector.
+constexpr double kSmallerLimitUnfit = 0.4;
+// A footprint past a stride's first miss that still fits: the miss (or the fit) was noise, so
+// the capacity read at that stride is in doubt.
+constexpr double kFitAfterMiss = 0.5;
+// A line fit that beats its runner-up by less than kClearSeparation leaves the runner-up
+// possible: it joins the interval, and the confidence is taken down by this factor.
+constexpr double kAmbiguousLine = 0.6;
 constexpr double kNarrowSpan = 1.3;
 constexpr double kWideFactor = 0.7;
 
@@ -165,6 +174,46 @@ const PathInfo kPaths[] = {
 
 }  // namespace
 
+namespace {
+
+// Line (allocation) size of L2: the footprint at which cycles per access pass half-way from the
+// L2 hit level to the DRAM level (both read off the smallest stride), per stride.
+std::optional<Parameter> l2_line_size(const std::vector<Observation>& obs, const std::string& ev) {
+  auto l2 = grouped(obs, "l2_capacity", "cycles", {}, "stride_bytes", "footprint_bytes");
+  XY caps;
+  bool fit_after_miss = false;
+  if (!l2.empty()) {
+    const XY& first = l2.begin()->second;
+    double lo = first.front().second, hi = lo;
+    for (const auto& pt : first) lo = std::min(lo, pt.second), hi = std::max(hi, pt.second);
+    const double mid = 0.5 * (lo + hi);
+    for (const auto& [stride, pts] : l2) {
+      auto b = hi > kLevelsApart * lo ? first_miss_bracket(pts, mid) : std::nullopt;
+      if (!b || !b->found()) continue;
+      caps.emplace_back(stride, b->fit);
+      for (const auto& [x, y] : pts) fit_after_miss = fit_after_miss || (x > b->miss && y < mid);
+    }
+  }
+  if (auto f = fit_line_size(caps)) {
+    double conf = (kLineFloor + kSeparationWeight * f->separation) * (f->high / f->low < kNarrowSpan ? 1.0 : kWideFactor) *
+                  (fit_after_miss ? kFitAfterMiss : 1.0);
+    if (f->separation < kClearSeparation && f->runner_up > 0) {
+      conf *= kAmbiguousLine;
+      f->low = std::min(f->low, f->runner_up);
+      f->high = std::max(f->high, f->runner_up);
+    }
+    std::string method = "many ld.global.cg chases (one lane per warp, all SMs), footprint bisected to the "
+                         "half-way latency between L2 and DRAM at " + std::to_string(caps.size()) +
+                         " strides; capacity grows as stride/line above the line";
+    if (f->separation < kClearSeparation) method += "; " + num(f->runner_up) + " B fits almost as well";
+    if (fit_after_miss) method += "; a footprint past a stride's first miss still fits";
+    return param("l2_line_size", f->line, "bytes", f->low, f->high, conf, method, ev);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::vector<Parameter> analyze_granularity(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
   const std::string ev = "granularity.csv";
@@ -179,6 +228,7 @@ std::vector<Parameter> analyze_granularity(const std::vector<Observation>& obs, 
           o.param("stride_bytes"), o.value);
     }
     double chosen_limit = kNaN;
+    const double smallest_limit = by_limit_width.empty() ? kNaN : by_limit_width.begin()->first.first;
     std::vector<GranularityFit> fits;
     for (const auto& [key, pts] : by_limit_width) {
       if (!fits.empty() && key.first != chosen_limit) break;  // smallest limit that fits
@@ -217,31 +267,14 @@ std::vector<Parameter> analyze_granularity(const std::vector<Observation>& obs, 
                          " access widths agree";
     if (std::string(p.path) == "l2" && chosen_limit > 0)
       method += "; cudaLimitMaxL2FetchGranularity " + num(chosen_limit) + " B";
+    if (chosen_limit > smallest_limit) {
+      conf *= kSmallerLimitUnfit;
+      method += "; no width fitted at the smaller limit " + num(smallest_limit) + " B";
+    }
     out.push_back(param(p.parameter, g, "bytes", lo, hi, conf, method, ev));
   }
 
-  // Line (allocation) size of L2: the footprint at which cycles per access pass half-way
-  // from the L2 hit level to the DRAM level (both read off the smallest stride), per stride.
-  auto l2 = grouped(obs, "l2_capacity", "cycles", {}, "stride_bytes", "footprint_bytes");
-  XY caps;
-  if (!l2.empty()) {
-    const XY& first = l2.begin()->second;
-    double lo = first.front().second, hi = lo;
-    for (const auto& pt : first) lo = std::min(lo, pt.second), hi = std::max(hi, pt.second);
-    for (const auto& [stride, pts] : l2) {
-      auto b = hi > kLevelsApart * lo ? first_miss_bracket(pts, 0.5 * (lo + hi)) : std::nullopt;
-      if (b && b->found()) caps.emplace_back(stride, b->fit);
-    }
-  }
-  if (auto f = fit_line_size(caps)) {
-    double conf = (kLineFloor + kSeparationWeight * f->separation) * (f->high / f->low < kNarrowSpan ? 1.0 : kWideFactor);
-    out.push_back(param("l2_line_size", f->line, "bytes", f->low, f->high, conf,
-                        "many ld.global.cg chases (one lane per warp, all SMs), footprint "
-                        "bisected to the half-way latency between L2 and DRAM at " +
-                            std::to_string(caps.size()) +
-                            " strides; capacity grows as stride/line above the line",
-                        ev));
-  }
+  if (auto line = l2_line_size(obs, ev)) out.push_back(*line);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "analysis/analyzer.hpp"
 #include "analysis/util.hpp"
@@ -191,6 +192,31 @@ double family_clock_mhz(const Metadata& meta) {
   return mhz > 0 ? mhz : meta_number(meta, "sm_clock_mhz");
 }
 
+const Parameter* find_param(const std::vector<Parameter>& ps, const std::string& name) {
+  for (const auto& p : ps)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// fp64 FMA results per fp32 FMA result, from the two measured rates (never from a table of
+// GPUs): the interval divides each rate's p05/p95 by the other's opposite end, the confidence
+// is the weaker rate's. The nearest 1:n is named for the reader, not snapped to.
+std::optional<Parameter> fp64_fp32_ratio(const std::vector<Parameter>& rates) {
+  const Parameter* f64 = find_param(rates, "fp64_fma_throughput_per_sm");
+  const Parameter* f32 = find_param(rates, "fp32_fma_throughput_per_sm");
+  if (!f64 || !f32 || !(f64->value > 0) || !(f32->value > 0)) return std::nullopt;
+  Parameter p = analysis::ratio_of("fp64_fp32_throughput_ratio", *f64, *f32, "", "pipes.csv");
+  const double n = std::max(1.0, std::round(1 / p.value));
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "fp64_fma_throughput_per_sm / fp32_fma_throughput_per_sm (%.4g / %.4g results/clk/SM, "
+                "both 8 independent chains per thread, whole chip, per-SM clock64); nearest 1:%.0f, "
+                "%.1f %% from it",
+                f64->value, f32->value, n, 100 * std::fabs(p.value * n - 1));
+  p.method = buf;
+  return p;
+}
+
 }  // namespace
 
 std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const Metadata& meta) {
@@ -250,6 +276,7 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
       out.push_back(p);
     }
   }
+  if (auto r = fp64_fp32_ratio(out)) out.push_back(*r);
   return out;
 }
 

@@ -41,6 +41,19 @@ struct TlbRules {
   double moves_with_stride = 0.25;
   // A miss cost seen without a step beyond the L1 TLB is only the L1 miss's: less certain.
   double shallow_miss_factor = 0.7;
+  // Which step is the L1 TLB's is in doubt (a confidence under 0.5) when:
+  // - only the smallest stride saw the step stay put (the entry may be smaller still, the
+  //   reach less); the reach then lies down to entries x the smallest page a GPU maps;
+  double upper_bound_only = 0.3, smallest_page = 4096;
+  // - the step lies past this many entries: L1 TLBs hold 16-32 (Jia et al. 2018; the H100
+  //   run: 16), L2 TLBs thousands (the H100's 2048): a smaller first step lost in the noise is
+  //   likelier than an L1 TLB that large;
+  double most_l1_entries = 512, beyond_l1_size = 0.3;
+  // - the plain chase shows no step at all (the aliased chase's first step may be the L1's);
+  double no_first_step = 0.3;
+  // - few of the strides that went past it see it (support: the strides whose step is at the
+  //   reach, over those and the ones whose sweep went past it without a step there or whose
+  //   step fits nothing): the confidence is at most the support.
 };
 constexpr TlbRules kRules{};
 
@@ -136,21 +149,48 @@ std::vector<std::pair<double, double>> first_tlb_steps(const std::vector<Observa
   return first_tlb_steps_of(tlb_curves(obs, "chase"));
 }
 
+std::vector<double> entry_strides(bool quick) {
+  constexpr double KiB = 1024, MiB = 1024 * KiB;
+  if (quick) return {1 * MiB, 2 * MiB, 4 * MiB};
+  std::vector<double> out;
+  for (double s = 64 * KiB; s <= 128 * MiB; s *= 2) out.push_back(s);
+  return out;
+}
+
+namespace {
+
+bool same_reach(double a, double b) {
+  return a <= kRules.same_reach * b && a >= b / kRules.same_reach;
+}
+
+// The reach the fit is anchored at: the first step that the next stride's confirms, else the
+// smallest stride's.
+double anchor_reach(const XY& sorted_steps) {
+  for (size_t i = 0; i + 1 < sorted_steps.size(); ++i)
+    if (same_reach(sorted_steps[i].second, sorted_steps[i + 1].second)) return sorted_steps[i].second;
+  return sorted_steps.front().second;
+}
+
+}  // namespace
+
 std::optional<PageEntryFit> fit_page_entry(const XY& in) {
   XY steps = in;
   std::sort(steps.begin(), steps.end());
   if (steps.empty()) return std::nullopt;
   PageEntryFit f;
-  const double k0 = steps.front().second;
+  const double k0 = anchor_reach(steps);
   std::vector<double> below, entries;
-  for (const auto& [stride, reach] : steps) {
-    if (reach <= kRules.same_reach * k0 && reach >= k0 / kRules.same_reach) {
+  for (const auto& [stride, reach] : steps)
+    if (same_reach(reach, k0)) {
       below.push_back(reach);
       f.sweep_stride = stride;
-    } else if (reach > kRules.same_reach * k0) {
-      entries.push_back(reach / stride);
     }
-  }
+  // Above the entry size: a larger stride than every one at the reach, and a step beyond it.
+  for (const auto& [stride, reach] : steps)
+    if (stride > f.sweep_stride && reach > kRules.same_reach * k0) entries.push_back(reach / stride);
+  f.strides_astray = static_cast<int>(steps.size() - below.size() - entries.size());
+  f.entry_at_or_below_smallest =
+      below.size() == 1 && f.sweep_stride == steps.front().first && !entries.empty();
   f.strides_below = static_cast<int>(below.size());
   f.strides_above = static_cast<int>(entries.size());
   f.reach = median(below);
@@ -163,6 +203,10 @@ std::optional<PageEntryFit> fit_page_entry(const XY& in) {
   if (!entries.empty()) {
     f.entries = std::round(median(entries));
     if (f.entries >= 1) f.entry_size = round_pow2(f.reach / f.entries);
+    f.above_agree = static_cast<double>(std::count_if(entries.begin(), entries.end(), [&](double e) {
+                      return std::fabs(e / f.entries - 1) <= kRules.moves_with_stride;
+                    })) /
+                    static_cast<double>(entries.size());
   }
   return f;
 }
@@ -179,11 +223,45 @@ std::string steps_text(const latency::Segmentation& sg, size_t from) {
   return t;
 }
 
-std::optional<Parameter> page_entry_size(const std::optional<PageEntryFit>& pe, const std::string& ev) {
+// Whether a stride's curve shows no rise across where the fit puts the step (median level well
+// past it against well before it): a sweep that went past the step and did not see it. A rise
+// that the segmentation cut no knee into (a ramp through noisy points) is no such miss.
+bool misses_step(const std::vector<latency::CurvePoint>& pts, double expected) {
+  std::vector<double> before, past;
+  for (const auto& p : pts) {
+    if (p.x * kRules.same_reach <= expected) before.push_back(p.y);
+    if (p.x >= kRules.same_reach * expected) past.push_back(p.y);
+  }
+  return !before.empty() && !past.empty() &&
+         median(past) <= (1 + tlb_segment_options().min_jump) * median(before);
+}
+
+// How far the strides bear the fit out: those whose first step is at the reach, over those and
+// the ones whose sweep went past where the fit puts the step (its reach below the entry size,
+// entries x stride above) without a rise there, and those whose step fits neither.
+double fit_support(const std::map<double, std::vector<latency::CurvePoint>>& curves, const XY& steps,
+                   const PageEntryFit& pe) {
+  int missed = 0;
+  for (const auto& [stride, pts] : curves) {
+    const bool has_step = std::any_of(steps.begin(), steps.end(), [&](const auto& st) { return st.first == stride; });
+    const bool above = pe.entry_size > 0 && stride > pe.entry_size;
+    if (has_step || (!above && stride > pe.sweep_stride && pe.entry_size <= 0)) continue;
+    if (misses_step(pts, above ? pe.entries * stride : pe.reach)) ++missed;
+  }
+  const int against = missed + pe.strides_astray;
+  return static_cast<double>(pe.strides_below) / static_cast<double>(pe.strides_below + against);
+}
+
+std::optional<Parameter> page_entry_size(const std::optional<PageEntryFit>& pe, double support,
+                                         const std::string& ev) {
   if (!pe || pe->entry_size <= 0 || pe->strides_below <= 0) return std::nullopt;
-  const double conf = pe->strides_above >= 2 && pe->strides_below >= 2 ? kRules.entry_confident
-                                                                       : kRules.entry_one_sided;
-  return param("tlb_page_entry_size", pe->entry_size, "bytes", pe->entry_size, pe->entry_size, conf,
+  double conf = pe->strides_above >= 2 && pe->strides_below >= 2 ? kRules.entry_confident
+                                                                 : kRules.entry_one_sided;
+  // the strides above must agree on the entry count, and those below bear out the reach
+  conf = std::min({conf, support, pe->above_agree});
+  if (pe->entry_at_or_below_smallest) conf = std::min(conf, kRules.upper_bound_only);
+  return param("tlb_page_entry_size", pe->entry_size, "bytes",
+               pe->entry_at_or_below_smallest ? kRules.smallest_page : pe->entry_size, pe->entry_size, conf,
                "first TLB step of ld.global.cg chases at " +
                    std::to_string(pe->strides_below + pe->strides_above) + " strides: reach stays at " +
                    bytes_text(pe->reach) + " below the entry size and grows as " + num(pe->entries) +
@@ -191,36 +269,83 @@ std::optional<Parameter> page_entry_size(const std::optional<PageEntryFit>& pe, 
                ev);
 }
 
-// The plain sweep to read coverage from: the longest whose stride is not above the entry size.
+// The plain sweep to read coverage from: the longest with a step whose stride is not above the
+// entry size (a longer one may show no step where the noise hides it).
 struct Sweep {
   double stride = 0, longest = 0;
+  latency::Segmentation seg;
 };
-Sweep coverage_sweep(const std::map<double, std::vector<latency::CurvePoint>>& curves,
-                     const std::optional<PageEntryFit>& pe) {
-  Sweep sw;
-  for (const auto& [stride, pts] : curves) {
-    bool ok = !pe || pe->entry_size <= 0 || stride <= pe->entry_size;
-    if (ok && pts.back().x > sw.longest) sw.longest = pts.back().x, sw.stride = stride;
+std::optional<Sweep> coverage_sweep(const std::map<double, std::vector<latency::CurvePoint>>& curves,
+                                    const std::optional<PageEntryFit>& pe) {
+  std::vector<std::pair<double, double>> by_length;  // (longest footprint, stride)
+  for (const auto& [stride, pts] : curves)
+    if (!pe || pe->entry_size <= 0 || stride <= pe->entry_size) by_length.emplace_back(pts.back().x, stride);
+  std::sort(by_length.begin(), by_length.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
+  for (const auto& [longest, stride] : by_length) {
+    auto seg = latency::segment_curve(curves.at(stride), tlb_segment_options());
+    if (!seg.knees.empty()) return Sweep{stride, longest, std::move(seg)};
   }
-  return sw;
+  // none shows a step: the longest, for the level of L1 TLB hits
+  if (by_length.empty()) return std::nullopt;
+  const double stride = by_length.front().second;
+  return Sweep{stride, by_length.front().first, latency::segment_curve(curves.at(stride), tlb_segment_options())};
+}
+
+// How sure it is that the step read as the L1 TLB's is that (1: no doubt), and why not:
+// `which` doubts that it is the first level's step at all (and so that the next one is the
+// L2's), `cap` adds the doubt about where it lies (the strides' support).
+struct Identity {
+  double cap = 1, which = 1;
+  std::string why;
+};
+Identity l1_identity(double reach, double stride, const std::optional<PageEntryFit>& pe, double support) {
+  Identity id;
+  auto doubt = [&](double cap, const std::string& why) {
+    id.cap = std::min(id.cap, cap);
+    id.why += "; " + why;
+  };
+  auto other_step = [&](double cap, const std::string& why) {
+    id.which = std::min(id.which, cap);
+    doubt(cap, why);
+  };
+  const double entry = pe && pe->entry_size > 0 ? std::max(stride, pe->entry_size) : stride;
+  if (reach / entry > kRules.most_l1_entries)
+    other_step(kRules.beyond_l1_size,
+          "in doubt: the step lies at " + num(std::round(reach / entry)) + " entries, more than an L1 TLB holds; "
+          "a smaller first step may be lost in the noise");
+  if (pe && pe->entry_at_or_below_smallest)
+    other_step(kRules.upper_bound_only, "an upper bound: the step moves with every stride above the smallest (" +
+                                       bytes_text(pe->sweep_stride) + "), so the entry may be smaller still");
+  // above the entry size every stride's step should count the same entries: where they do
+  // not, what stayed put below may be something other than the L1 TLB's reach
+  if (pe && pe->strides_above >= 2 && pe->above_agree < 1)
+    doubt(pe->above_agree, num(pe->above_agree) + " of the strides above the entry size agree on " + num(pe->entries) +
+                               " entries");
+  if (pe && support < 1)
+    doubt(support, num(pe->strides_below) + " of the strides that went past the reach see the step there (support " +
+                       num(support) + ")");
+  return id;
 }
 
 Parameter l1_coverage(const latency::Segmentation& seg, const std::optional<PageEntryFit>& pe,
-                      const std::string& how, const std::string& ev) {
+                      const Identity& id, const std::string& how, const std::string& ev) {
   if (pe && pe->strides_below >= 2)
     // The first step at every stride below the entry size: one sweep's transition points
     // may sit on either side of the level, the median over strides does not.
     return param("tlb_l1_coverage", pe->reach, "bytes", pe->reach_low, pe->reach_high,
-                 std::max(seg.knees.front().confidence,
-                          kRules.reach_floor + kRules.reach_per_agreement * pe->agree),
+                 std::min(id.cap, std::max(seg.knees.front().confidence,
+                                           kRules.reach_floor + kRules.reach_per_agreement * pe->agree)),
                  how + "; steps: " + steps_text(seg, 0) + "; reach " + bytes_text(pe->reach) +
                      " = median of the first steps at " + std::to_string(pe->strides_below) +
                      " strides up to the entry size (" + bytes_text(pe->reach_low) + " to " +
-                     bytes_text(pe->reach_high) + ")",
+                     bytes_text(pe->reach_high) + ")" + id.why,
                  ev);
   const auto& kn = seg.knees.front();
-  return param("tlb_l1_coverage", kn.low, "bytes", kn.low, kn.high, kn.confidence,
-               how + "; steps: " + steps_text(seg, 0), ev);
+  const double low = pe && pe->entry_at_or_below_smallest ? pe->entries * kRules.smallest_page : kn.low;
+  return param("tlb_l1_coverage", kn.low, "bytes", low, kn.high, std::min(id.cap, kn.confidence),
+               how + "; steps: " + steps_text(seg, 0) + id.why, ev);
 }
 
 // One aliased stride's first step past the L1 reach.
@@ -337,32 +462,46 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
   const std::string ev = "tlb.csv";
   const auto curves = tlb_curves(obs, "chase");
   if (curves.empty()) return out;
-  auto pe = fit_page_entry(first_tlb_steps_of(curves));
-  if (auto p = page_entry_size(pe, ev)) out.push_back(*p);
-  const Sweep sw = coverage_sweep(curves, pe);
-  if (sw.stride <= 0) return out;
-  const auto seg = latency::segment_curve(curves.at(sw.stride), tlb_segment_options());
-  if (seg.knees.empty()) return out;
+  const XY steps = first_tlb_steps_of(curves);
+  auto pe = fit_page_entry(steps);
+  const double support = pe ? fit_support(curves, steps, *pe) : 0;
+  if (auto p = page_entry_size(pe, support, ev)) out.push_back(*p);
+  const auto cov = coverage_sweep(curves, pe);
+  if (!cov || cov->seg.plateaus.empty()) return out;
+  const Sweep& sw = *cov;
+  const auto& seg = sw.seg;
   const std::string how = "one-thread ld.global.cg chase, one access per " + bytes_text(sw.stride) +
                           " (TLB and L2 warmed by a first pass), footprint swept to " +
                           bytes_text(sw.longest);
-  out.push_back(l1_coverage(seg, pe, how, ev));
-  const double l1_reach = pe && pe->strides_below >= 2 ? pe->reach : seg.knees.front().low;
+  double l1_reach = 0;
+  Identity id;
+  if (seg.knees.empty()) {
+    // No step in the plain chase (the first one lost in the noise): the aliased chase's first
+    // step may be the L2 TLB's or the L1's; its miss cost is what it is either way.
+    id.cap = id.which = kRules.no_first_step;
+    id.why = "; in doubt: no TLB step in the plain chase up to " + bytes_text(sw.longest) +
+             ", so the first step of the aliased chase is taken for the L2 TLB's";
+  } else {
+    l1_reach = pe && pe->strides_below >= 2 ? pe->reach : seg.knees.front().low;
+    id = l1_identity(l1_reach, sw.stride, pe, support);
+    out.push_back(l1_coverage(seg, pe, id, how, ev));
+  }
   std::string others;
   const auto beyond = clearest_step_beyond(obs, l1_reach, &others);
   if (beyond) {
     const auto& kn = beyond->seg.knees[beyond->first];
+    // the step past the L1 TLB's reach is the L2 TLB's only as surely as that reach is the L1's
     out.push_back(param("tlb_l2_coverage", beyond->reach, "bytes", beyond->reach, beyond->above,
-                        kn.confidence,
+                        std::min(id.which, kn.confidence),
                         aliased_how(*beyond) + "; steps past the L1 TLB's reach: " +
-                            steps_text(beyond->seg, beyond->first) + others,
+                            steps_text(beyond->seg, beyond->first) + others + id.why,
                         ev));
   } else if (seg.knees.size() >= 2) {
     const auto& kn = seg.knees[1];
-    out.push_back(param("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high, kn.confidence,
-                        how + "; steps: " + steps_text(seg, 0), ev));
+    out.push_back(param("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high, std::min(id.which, kn.confidence),
+                        how + "; steps: " + steps_text(seg, 0) + id.why, ev));
   }
-  out.push_back(miss_latency(seg, beyond, how, sw.longest, ev));
+  if (beyond || !seg.knees.empty()) out.push_back(miss_latency(seg, beyond, how, sw.longest, ev));
   return out;
 }
 

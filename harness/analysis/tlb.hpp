@@ -13,6 +13,21 @@
 
 namespace gpuprobe::tlb {
 
+// microbench/tlb.cu looks for the first step (an L1 TLB running out) at each stride up to
+// kFirstStepSlots pages, or kFirstStepBytes at the small strides (what 2048 pages of the
+// 256 KiB stride reach, past the H100's 256 MiB first step), whichever is more. A first step
+// past kFirstStepSlots entries is not an L1 TLB's that the sweep was made to find.
+inline constexpr double kFirstStepSlots = 2048;
+inline constexpr double kFirstStepBytes = 512.0 * 1024 * 1024;
+// The strides of the plain chase (microbench/tlb.cu), from 64 KiB: below the 128 KiB entries
+// of Kepler's and Maxwell's L1 TLBs (Jia et al. 2018), so that the first step stays put at two
+// strides at least.
+std::vector<double> entry_strides(bool quick);
+// The coverage sweep (over most of device memory) runs at the largest stride still below the
+// entry size, but at no smaller stride than this: its longest chase stays at most the
+// 320 Ki accesses (80 GB / 256 KiB) it could take before the strides went down to 64 KiB.
+inline constexpr double kMinCoverageStride = 256.0 * 1024;
+
 // TLB curves are cut into plateaus and knees by the latency family's segmentation; a TLB
 // step may be as small as 2 % of an L2 hit.
 latency::SegmentOptions tlb_segment_options();
@@ -27,6 +42,8 @@ std::vector<std::pair<double, double>> first_tlb_steps(const std::vector<Observa
 // Page-entry size from the first step at several strides: reach is entries * max(stride,
 // entry size), so it stays put while the stride is below the entry size and grows with it
 // above. Also the stride to sweep coverage at: the largest one still below the entry size.
+// The reach is anchored at the smallest stride whose step the next stride's confirms (the
+// smallest stride's when none is): a lone step that noise made does not anchor it.
 struct PageEntryFit {
   double entry_size = 0;
   double entries = 0;
@@ -35,6 +52,11 @@ struct PageEntryFit {
   double agree = 0;         // fraction of those within 10 % of `reach`
   double sweep_stride = 0;  // largest stride whose first step is at `reach`
   int strides_below = 0, strides_above = 0;
+  double above_agree = 0;  // fraction of the strides above whose entry count is within 25 % of `entries`
+  int strides_astray = 0;  // steps that fit neither: at the reach nor above the entry size
+  // Only the smallest stride is below the entry size, and larger ones move the step: the entry
+  // may be that stride or any smaller size, the reach that step or any less.
+  bool entry_at_or_below_smallest = false;
 };
 std::optional<PageEntryFit> fit_page_entry(const std::vector<std::pair<double, double>>& steps);
 

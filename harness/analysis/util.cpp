@@ -35,6 +35,13 @@ Parameter measured(const std::string& name, const Observation& o, const std::str
   return {name, o.value, o.unit, o.p05, o.p95, spread_confidence(o), method, evidence};
 }
 
+Parameter ratio_of(const std::string& name, const Parameter& num, const Parameter& den,
+                   const std::string& method, const std::string& evidence) {
+  const double v = num.value / den.value;
+  return {name, v, "ratio", den.high > 0 ? num.low / den.high : v, den.low > 0 ? num.high / den.low : v,
+          std::min(num.confidence, den.confidence), method, evidence};
+}
+
 std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
                                      const std::string& unit) {
   std::vector<Observation> out;

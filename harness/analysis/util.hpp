@@ -38,6 +38,11 @@ double spread_confidence(const Observation& o);
 Parameter measured(const std::string& name, const Observation& o, const std::string& method,
                    const std::string& evidence);
 
+// The ratio of two measured parameters (unit "ratio"): the interval divides each end of the
+// numerator's by the other end of the denominator's, the confidence is the weaker one's.
+Parameter ratio_of(const std::string& name, const Parameter& num, const Parameter& den,
+                   const std::string& method, const std::string& evidence);
+
 // The rows of `probe` in `unit` with a finite value.
 std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
                                      const std::string& unit);

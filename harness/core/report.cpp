@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "core/catalog.hpp"
 #include "core/cli_parse.hpp"
 #include "core/csv.hpp"
 #include "core/report_detail.hpp"
@@ -218,13 +219,39 @@ std::string report_intro(const RunData& run) {
   return md;
 }
 
-std::string headline_markdown(const RunData& run, Documenting& doc) {
+// Why a headline quantity has no value: its family was not in this run (a run filtered to
+// other families, an older run); a quick run leaves it out on purpose; its family did not run
+// as asked (families.csv says how); or the family ran and did not give it.
+std::string absent_text(const RunData& run, const CsvTable& families, const QuantityRow& row) {
+  bool in_run = false, left_out_by_quick = false;
+  std::string status;  // of the first of the row's families that did not run as asked
+  for (const char* name : row.names) {
+    left_out_by_quick = left_out_by_quick || catalog().not_in_quick.count(name);
+    const CatalogEntry* entry = find_parameter(name);
+    // The runner's own parameters (family "run") and names the catalog lacks: in every run.
+    if (!entry || entry->family == "run") {
+      in_run = true;
+      continue;
+    }
+    in_run = in_run || fs::exists(fs::path(run.dir) / (entry->family + ".csv"));
+    for (const auto& r : families.rows)
+      if (r.size() > 1 && r[0] == entry->family) {
+        in_run = true;
+        if (status.empty() && r[1] != "ok") status = entry->family + " " + r[1];
+      }
+  }
+  if (!in_run) return "not in this run";
+  if (left_out_by_quick && run.meta_value("quick") == "1") return "not measured by a quick run";
+  return status.empty() ? "not measured" : "not measured (" + status + ")";
+}
+
+std::string headline_markdown(const RunData& run, const CsvTable& families, Documenting& doc) {
   std::vector<std::vector<std::string>> head = {{"quantity", "value", "interval", "conf.", "documented (this GPU)"}};
   for (const auto& h : headline_rows()) {
     size_t index = 0;
     const Parameter* p = first_present(run, h, &index);
     if (!p) {
-      head.push_back({h.label, "not measured", "", "", ""});
+      head.push_back({h.label, absent_text(run, families, h), "", "", ""});
       continue;
     }
     head.push_back({std::string(h.label) + " (`" + p->name + "`)", human(p->value, p->unit), interval_text(*p),
@@ -370,7 +397,7 @@ int report_run(const ReportPaths& paths, const std::string& dir, const std::stri
   Documenting doc{run, ref, diag, {}, {}, {}};
   std::string methods = "# Methods: " + run.gpu + "\n\nHow each parameter of run `" + run.meta_value("run_id") +
                         "` was measured and inferred, in full (report.md shows a label).\n\n";
-  std::string md = report_intro(run) + headline_markdown(run, doc);
+  std::string md = report_intro(run) + headline_markdown(run, families, doc);
   md += families_markdown(run, doc, methods);
   md += figures_section(fig, !paths.gnuplot.empty());
   md += sources_markdown(doc, ref, methods);
