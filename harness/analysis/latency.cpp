@@ -229,11 +229,8 @@ double even_level(const LogCurve& c, const std::vector<size_t>& idx, Centre cent
   return std::exp(sum / double(z.size() - 2 * cut));
 }
 
-// The members a level is read from. First a core level: the median over the members away from
-// the ends (kEdgeTrim of the span in log footprint at either end, in a run of at least
-// kTrimMembers). Then, at either end, members that still climb towards the level from the step
-// before (each below the next and more than kApproach below the core level) or on to the step
-// after (each above the one before and as far above) are a transition's, and are left out.
+// The members of a run of at least kTrimMembers away from its ends (kEdgeTrim of its span in
+// log footprint at either end), if three or more.
 std::vector<size_t> inner_members(const LogCurve& c, const std::vector<size_t>& members) {
   if (members.size() < kTrimMembers) return members;
   const double x0 = c.lx[members.front()], x1 = c.lx[members.back()];
@@ -246,6 +243,11 @@ std::vector<size_t> inner_members(const LogCurve& c, const std::vector<size_t>& 
 // Stripping leaves a shelf at least this many members: the sparse tail puts two or three
 // points on DRAM, the first of them often still in the last cache's transition.
 constexpr size_t kShelfKeeps = 2;
+// The members a level is read from. First a core level: the median over the members away from
+// the ends (kEdgeTrim of the span in log footprint at either end, in a run of at least
+// kTrimMembers). Then, at either end, members that still climb towards the level from the step
+// before (each below the next and more than kApproach below the core level) or on to the step
+// after (each above the one before and as far above) are a transition's, and are left out.
 std::vector<size_t> level_members(const LogCurve& c, const std::vector<size_t>& members) {
   auto z = [&](size_t k) { return c.z[members[k]]; };
   size_t lo = 0, hi = members.size();
