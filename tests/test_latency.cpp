@@ -221,6 +221,24 @@ TEST(Segmentation, RampIsNotAPlateau) {
   EXPECT_GT(s.knees[0].arrive / s.knees[0].high, 5.0);  // a gradual knee
 }
 
+// A short shelf that wobbles (the far L2 partition: 1.5 swings of +-8 % between the near level
+// and DRAM), at any phase of its swing: read as a shelf (shelf_levels), its level is the mean of
+// its swings, within the 3 % a latency is held to.
+TEST(Segmentation, WobblingShelfIsReadWithinTheTolerance) {
+  for (double phase = 0; phase < 2 * M_PI; phase += M_PI / 8) {
+    std::vector<CurvePoint> pts;
+    for (double e = 10; e <= 20.01; e += 1.0 / 6) pts.push_back({std::exp2(e), 200});
+    for (double e = 20.25; e <= 21.01; e += 1.0 / 12)
+      pts.push_back({std::exp2(e), 400 * (1 + 0.08 * std::sin(2 * M_PI * (e - 20.25) / 0.5 + phase))});
+    for (double e = 21.5; e <= 25.01; e += 1.0 / 6) pts.push_back({std::exp2(e), 700});
+    SegmentOptions shelf;
+    shelf.shelf_levels = true;
+    const Segmentation s = segment_curve(pts, shelf);
+    ASSERT_EQ(s.plateaus.size(), 3u) << phase;
+    EXPECT_NEAR(s.plateaus[1].level, 400, 0.03 * 400) << phase;
+  }
+}
+
 TEST(Segmentation, NoiseIsEstimatedRobustly) {
   std::mt19937 rng(3);
   std::normal_distribution<double> n(0, 0.02);

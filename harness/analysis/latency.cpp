@@ -229,11 +229,8 @@ double even_level(const LogCurve& c, const std::vector<size_t>& idx, Centre cent
   return std::exp(sum / double(z.size() - 2 * cut));
 }
 
-// The members a level is read from. First a core level: the median over the members away from
-// the ends (kEdgeTrim of the span in log footprint at either end, in a run of at least
-// kTrimMembers). Then, at either end, members that still climb towards the level from the step
-// before (each below the next and more than kApproach below the core level) or on to the step
-// after (each above the one before and as far above) are a transition's, and are left out.
+// The members of a run of at least kTrimMembers away from its ends (kEdgeTrim of its span in
+// log footprint at either end), if three or more.
 std::vector<size_t> inner_members(const LogCurve& c, const std::vector<size_t>& members) {
   if (members.size() < kTrimMembers) return members;
   const double x0 = c.lx[members.front()], x1 = c.lx[members.back()];
@@ -246,6 +243,11 @@ std::vector<size_t> inner_members(const LogCurve& c, const std::vector<size_t>& 
 // Stripping leaves a shelf at least this many members: the sparse tail puts two or three
 // points on DRAM, the first of them often still in the last cache's transition.
 constexpr size_t kShelfKeeps = 2;
+// The members a level is read from. First a core level: the median over the members away from
+// the ends (kEdgeTrim of the span in log footprint at either end, in a run of at least
+// kTrimMembers). Then, at either end, members that still climb towards the level from the step
+// before (each below the next and more than kApproach below the core level) or on to the step
+// after (each above the one before and as far above) are a transition's, and are left out.
 std::vector<size_t> level_members(const LogCurve& c, const std::vector<size_t>& members) {
   auto z = [&](size_t k) { return c.z[members[k]]; };
   size_t lo = 0, hi = members.size();
@@ -426,7 +428,7 @@ void take_neighbours(const LogCurve& c, std::vector<Run>& plateaus) {
 // between); points above it are slow loads (outliers), for a latency that climbs to another
 // level does not come back. Two long flat levels a clean step apart (a TLB reach on DRAM) stay
 // two.
-bool one_level(const LogCurve& c, const Run& a, const Run& b, double jump) {
+bool one_level(const LogCurve& c, const Run& a, const Run& b, double jump, bool shelf) {
   const double za = c.median_z(a.members), zb = c.median_z(b.members);
   const double band = std::max(a.tol, b.tol);
   bool between = true;
@@ -434,20 +436,20 @@ bool one_level(const LogCurve& c, const Run& a, const Run& b, double jump) {
   const bool short_shelf = c.lx[b.last] - c.lx[a.first] < std::log(kShelfMaxSpan);
   const double apart =
       short_shelf ? std::min(std::log(kMergeMax), std::max(jump, a.tol + b.tol)) : jump;
-  // ... or, on a level that wobbles, their members together keep within the wider of the two
-  // bands they were grown with, without climbing through it: one run that the wobble broke
+  // ... or, with shelf_levels, their members together keep within the wider of the two bands
+  // they were grown with, without climbing through it: one run that a wobble broke
   std::vector<size_t> both = a.members;
   both.insert(both.end(), b.members.begin(), b.members.end());
-  const bool one_band = c.level(both, band) && c.rise(both) <= kRunMaxRise * band;
+  const bool one_band = shelf && c.level(both, band) && c.rise(both) <= kRunMaxRise * band;
   return (std::fabs(za - zb) < apart || one_band) && (b.first - a.last <= 3 || between);
 }
 
 // 3. Neighbouring plateaus that are one level are merged.
-void merge_split_levels(const LogCurve& c, std::vector<Run>& plateaus, double jump) {
+void merge_split_levels(const LogCurve& c, std::vector<Run>& plateaus, double jump, bool shelf) {
   for (size_t k = 0; k + 1 < plateaus.size();) {
     Run& a = plateaus[k];
     const Run& b = plateaus[k + 1];
-    if (!one_level(c, a, b, jump)) {
+    if (!one_level(c, a, b, jump, shelf)) {
       ++k;
       continue;
     }
@@ -558,7 +560,7 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
   const double jump = std::log1p(opt.min_jump);
   std::vector<Run> plateaus = greedy_runs(p, c, tol, opt);
   take_neighbours(c, plateaus);
-  merge_split_levels(c, plateaus, jump);
+  merge_split_levels(c, plateaus, jump, opt.shelf_levels);
   std::vector<bool> shelf = insert_shelves(p, c, plateaus, jump, opt);
   drop_ramps(c, plateaus, shelf);
   for (size_t k = 0; k < plateaus.size(); ++k) {
