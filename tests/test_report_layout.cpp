@@ -142,6 +142,19 @@ TEST(ReportLayout, RelativeTextHidesMachinePaths) {
   EXPECT_EQ(relative_text("32 results/clk/SM, 1/2 rate", ""), "32 results/clk/SM, 1/2 rate");
 }
 
+// A message repeated (a gnuplot warning, once per output format and series) is listed once,
+// with its count; errors come first, and distinct messages keep their order.
+TEST(ReportLayout, RepeatedMessagesAreListedOnceWithTheirCount) {
+  Diagnostics d;
+  for (int i = 0; i < 3; ++i) d.warn("/a/run/plots/x.gp: no valid points");
+  d.warn("pipes not drawn: no data");
+  d.error("bad.csv: malformed");
+  EXPECT_EQ(messages_markdown(d, "/a/run"),
+            "## Messages\n\n- error: bad.csv: malformed\n"
+            "- warning (3 times): plots/x.gp: no valid points\n"
+            "- warning: pipes not drawn: no data\n\n");
+}
+
 // A run gpuprobe never saw the like of: another vendor's compute capability, a figure whose
 // probe is missing, and no gnuplot at all. The report is written and the exit code is 0.
 class UnusualRun : public ::testing::Test {

@@ -1,5 +1,6 @@
 // The markdown report.md and compare.md share: tables, messages, values in their units, the
 // documented figures' cells, and paths shortened so that no file names the machine that wrote it.
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <filesystem>
@@ -88,12 +89,31 @@ std::string figure_markdown(const FigureScript& s, const std::string& rel_dir) {
          base + ".svg)\n\n";
 }
 
+namespace {
+
+// One line per distinct message, in order of first appearance, with how often it came: a
+// figure script drawn in three formats repeats each gnuplot warning three times per series.
+std::string message_lines(const std::string& kind, const std::vector<std::string>& messages,
+                          const std::string& dir) {
+  std::vector<std::pair<std::string, int>> distinct;
+  for (const auto& m : messages) {
+    auto it = std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) { return d.first == m; });
+    if (it == distinct.end()) distinct.emplace_back(m, 1);
+    else ++it->second;
+  }
+  std::string out;
+  for (const auto& [m, n] : distinct)
+    out += "- " + kind + (n > 1 ? " (" + std::to_string(n) + " times)" : "") + ": " +
+           md_escape(relative_text(m, dir)) + "\n";
+  return out;
+}
+
+}  // namespace
+
 std::string messages_markdown(const Diagnostics& diag, const std::string& dir) {
   if (diag.warnings.empty() && diag.errors.empty()) return "";
-  std::string out = "## Messages\n\n";
-  for (const auto& e : diag.errors) out += "- error: " + md_escape(relative_text(e, dir)) + "\n";
-  for (const auto& w : diag.warnings) out += "- warning: " + md_escape(relative_text(w, dir)) + "\n";
-  return out + "\n";
+  return "## Messages\n\n" + message_lines("error", diag.errors, dir) +
+         message_lines("warning", diag.warnings, dir) + "\n";
 }
 
 const Parameter* first_present(const RunData& run, const QuantityRow& row, size_t* index) {
