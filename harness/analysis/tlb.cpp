@@ -242,7 +242,8 @@ bool misses_step(const std::vector<latency::CurvePoint>& pts, double expected) {
 double fit_support(const std::map<double, std::vector<latency::CurvePoint>>& curves, const XY& steps,
                    const PageEntryFit& pe) {
   int missed = 0;
-  for (const auto& [stride, pts] : curves) {
+  for (const auto& [key, pts] : curves) {
+    const double stride = key;  // a copy: lambdas capture no structured binding before C++20 in clang 14
     const bool has_step = std::any_of(steps.begin(), steps.end(), [&](const auto& st) { return st.first == stride; });
     const bool above = pe.entry_size > 0 && stride > pe.entry_size;
     if (has_step || (!above && stride > pe.sweep_stride && pe.entry_size <= 0)) continue;
