@@ -9,7 +9,9 @@ if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 if [ ! -x /usr/bin/nvcc ] || ! /usr/bin/nvcc --version | grep -q "release 11.8"; then
   if ! apt-cache policy nvidia-cuda-toolkit | grep -q "Candidate: 11.8"; then
     . /etc/os-release
-    echo "deb http://deb.debian.org/debian $VERSION_CODENAME main contrib non-free non-free-firmware" |
+    # apt refuses one source named with two keyrings: take the one debian.sources names, if any.
+    keyring=$(sed -n 's/^Signed-By: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
+    echo "deb ${keyring:+[signed-by=$keyring] }http://deb.debian.org/debian $VERSION_CODENAME main contrib non-free non-free-firmware" |
       $SUDO tee /etc/apt/sources.list.d/gpuprobe-non-free.list > /dev/null
     $SUDO apt-get update -qq
   fi
