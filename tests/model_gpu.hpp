@@ -115,13 +115,17 @@ Run generate(const Gpu& g, unsigned seed);
 
 // The noise-free latency a chase over `footprint` bytes sees; `skip_l1` for ld.global.cg.
 double chase_latency(const Gpu& g, double footprint, bool skip_l1);
+// The same with the data's pages always translated (the ladder's TLB steps `tlb` left out): what
+// the TLB family's chase sees at the footprint of the lines it touches, before its own TLB levels.
+double cache_latency(const Gpu& g, double footprint, bool skip_l1);
 
 // The tlb.csv rows a full run on the model writes (microbench/tlb.cu's sweeps: the first step
 // at twelve strides, the coverage sweep over most of device memory, the aliased sweeps over 1 TiB
 // of virtual addresses), and the parameters the TLB analysis should report from them.
 std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* meta);
-// The noise-free cycles per access of a chase `stride` bytes apart over `footprint` bytes.
-double tlb_latency(const Gpu& g, double footprint, double stride);
+// The noise-free cycles per access of a chase `stride` bytes apart over `footprint` bytes,
+// touching `data_bytes` of distinct lines.
+double tlb_latency(const Gpu& g, double footprint, double stride, double data_bytes);
 
 // A parameter the analysis should report, and what counts as right.
 struct Truth {
