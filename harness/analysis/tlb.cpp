@@ -56,7 +56,9 @@ struct TlbRules {
   double no_first_step = 0.3;
   // - few of the strides that went past it see it (support: the strides whose step is at the
   //   reach, over those and the ones whose sweep went past it without a step there or whose
-  //   step fits nothing): the confidence is at most the support.
+  //   step fits nothing): the confidence is at most the support, and where as many strides
+  //   contradict the fit as bear it out (support 0.5 or less), a guess between hypotheses:
+  double contested = 0.3;
 };
 constexpr TlbRules kRules{};
 
@@ -288,13 +290,18 @@ double fit_support(const std::map<double, std::vector<latency::CurvePoint>>& cur
   return static_cast<double>(pe.strides_below) / static_cast<double>(pe.strides_below + against);
 }
 
+// The most confidence the strides' support allows.
+double support_cap(double support) {
+  return support > 0.5 ? support : std::min(support, kRules.contested);
+}
+
 std::optional<Parameter> page_entry_size(const std::optional<PageEntryFit>& pe, double support,
                                          const std::string& ev) {
   if (!pe || pe->entry_size <= 0 || pe->strides_below <= 0) return std::nullopt;
   double conf = pe->strides_above >= 2 && pe->strides_below >= 2 ? kRules.entry_confident
                                                                  : kRules.entry_one_sided;
   // the strides above must agree on the entry count, and those below bear out the reach
-  conf = std::min({conf, support, pe->above_agree});
+  conf = std::min({conf, support_cap(support), pe->above_agree});
   if (pe->entry_at_or_below_smallest) conf = std::min(conf, kRules.upper_bound_only);
   return param("tlb_page_entry_size", pe->entry_size, "bytes",
                pe->entry_at_or_below_smallest ? kRules.smallest_page : pe->entry_size, pe->entry_size, conf,
@@ -366,8 +373,8 @@ Identity l1_identity(double reach, double stride, const std::optional<PageEntryF
     doubt(pe->above_agree, num(pe->above_agree) + " of the strides above the entry size agree on " + num(pe->entries) +
                                " entries");
   if (pe && support < 1)
-    doubt(support, num(pe->strides_below) + " of the strides that went past the reach see the step there (support " +
-                       num(support) + ")");
+    doubt(support_cap(support), num(pe->strides_below) + " of the strides that went past the reach see the step there (support " +
+                       num(support) + (support > 0.5 ? ")" : ": contested)"));
   return id;
 }
 
