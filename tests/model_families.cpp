@@ -5,10 +5,12 @@
 // pipes.cu and dual_issue.cu record them.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 
 #include "analysis/dual_issue.hpp"
+#include "analysis/granularity.hpp"
 #include "analysis/memory_chase.hpp"
 #include "analysis/pipes.hpp"
 #include "core/csv.hpp"
@@ -259,12 +261,12 @@ double issue_rate(const Gpu& g, const std::string& op_a, double a, const std::st
 namespace {
 
 // The l2_capacity probe (microbench/granularity.cu): many chains at strides of odd multiples of
-// 32 B; at each stride the footprint is bisected (BoundarySearch, as the probe does) to where
-// cycles per access pass half-way from the L2 hit to DRAM, both read off the smallest stride.
+// 32 B; at each stride the footprint is bisected (granularity::search_capacity, the probe's own
+// search) to where cycles per access pass half-way from the L2 hit to DRAM, both read off the
+// smallest stride.
 // A chase `stride` bytes apart over F bytes holds F * line / max(stride, line) bytes of L2
 // lines: the capacity grows as stride / line above the line.
-constexpr double kCapacityStrides[] = {32, 96, 160, 224, 352};
-constexpr double kCapacityChains = 8 * 100;  // 8 chains per SM, about 100 SMs
+constexpr double kCapacityChains = granularity::kCapacityChainsPerSm * 100;  // about 100 SMs
 
 template <class Noisy>
 void l2_capacity_rows(const Gpu& g, Noisy& noisy, std::vector<Observation>& out) {
@@ -277,7 +279,8 @@ void l2_capacity_rows(const Gpu& g, Noisy& noisy, std::vector<Observation>& out)
   const double hit_cycles = l2->split() ? 0.5 * (l2->latency.value + l2->far_latency.value) : l2->latency.value;
   const double l2_bytes = g.l2_bytes_meta > 0 ? g.l2_bytes_meta : c;
   double limit = 0;
-  for (double stride : kCapacityStrides) {
+  const std::vector<double> strides = granularity::capacity_strides(false);
+  for (double stride : strides) {
     const double quantum = stride * kCapacityChains;
     auto cycles_at = [&](double f) {
       const double held = f * line / std::max(stride, line);
@@ -288,15 +291,8 @@ void l2_capacity_rows(const Gpu& g, Noisy& noisy, std::vector<Observation>& out)
                              v, "cycles", 0.001));
       return v;
     };
-    const double lo = std::ceil(l2_bytes / 4 / quantum) * quantum;
-    const double hi = std::floor(4 * l2_bytes * stride / kCapacityStrides[0] / quantum) * quantum;
-    const double y_lo = cycles_at(lo), y_hi = cycles_at(hi);
-    if (limit == 0) limit = 0.5 * (y_lo + y_hi);
-    if (!(y_lo < limit && y_hi > limit)) continue;
-    BoundarySearch search(lo, lo, hi, 2.0, quantum, 0.03);
-    search.add(lo, true);
-    search.add(hi, false);
-    while (auto f = search.next()) search.add(*f, cycles_at(*f) < limit);
+    granularity::search_capacity(l2_bytes, std::numeric_limits<double>::infinity(), stride, strides.front(),
+                                 quantum, limit, cycles_at);
   }
 }
 
@@ -321,8 +317,8 @@ std::vector<Observation> generate_granularity(const Gpu& g, unsigned seed, Metad
   // The walk: accesses that start a new fetch unit miss to the next level (a share
   // min(1, stride / fetch) of them), the rest hit; the resident walk only hits.
   auto walk = [&](const char* path, double hit, double miss, double fetch, double limit) {
-    for (int w : {4, 8, 16})
-      for (double s = w; s <= 1024; s *= 2) {
+    for (int w : granularity::kWalkWidths)
+      for (double s = w; s <= granularity::kMaxWalkStride; s *= 2) {
         Params p = {{"path", path}, {"width_bytes", std::to_string(w)}, {"stride_bytes", format_number(s)}};
         if (limit > 0) p.emplace_back("l2_fetch_limit_bytes", format_number(limit));
         for (const char* residency : {"cold", "resident"}) {
