@@ -143,8 +143,9 @@ TEST(ModelFamilies, EveryDeclaredFigureHasASource) {
   int declared = 0;
   for (const Gpu* g : bench_models()) {
     const FamilyFigures& f = g->fam;
-    for (const Figure* x : {&f.l1_fetch, &f.l2_fetch, &f.l2_sector, &f.l2_line, &f.fp32, &f.fp64, &f.int32_logic, &f.sfu,
-                            &f.fp16x2, &f.ldst, &f.ld_global, &f.tensor_f16, &f.schedulers, &f.issue_width})
+    for (const Figure* x : {&f.l1_fetch, &f.l2_fetch, &f.l2_sector, &f.l2_line, &f.readonly_fetch, &f.constant_fetch,
+                            &f.constant_hit, &f.constant_miss, &f.fp32, &f.fp64, &f.int32_logic, &f.sfu, &f.fp16x2,
+                            &f.ldst, &f.ld_global, &f.tensor_f16, &f.schedulers, &f.issue_width})
       if (x->value > 0) {
         ++declared;
         EXPECT_FALSE(x->source.empty()) << g->key << ": a figure without a source";
@@ -292,8 +293,8 @@ TEST(ModelFamilies, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
   EXPECT_GT(per_family["dual_issue"].second, 0);
 }
 
-// The gates can fail: a Kepler whose L1 fetched 32 B sectors, or an fp64 rate of 1:2 where the
-// rows say 1:3, is caught.
+// The gates can fail: a Kepler whose L1 fetched 32 B sectors, whose read-only path fetched its
+// L1's 128 B lines, or an fp64 rate of 1:2 where the rows say 1:3, is caught.
 TEST(ModelFamilies, TheGatesCatchAWrongTruth) {
   Gpu g = model_gpus().front();
   ASSERT_EQ(g.key, "kepler");
@@ -301,6 +302,7 @@ TEST(ModelFamilies, TheGatesCatchAWrongTruth) {
   const auto rows = generate_granularity(g, 0, &meta);
   const auto pipes_rows = generate_pipes(g, 0, &meta, nullptr);
   g.fam.l1_fetch.value = 32;
+  g.fam.readonly_fetch.value = 128;
   g.fam.fp64.value = g.fam.fp32.value / 2;
   std::map<std::string, Parameter> got;
   for (const auto& p : analyze("granularity", rows, meta)) got[p.name] = p;
@@ -308,11 +310,11 @@ TEST(ModelFamilies, TheGatesCatchAWrongTruth) {
   int wrong = 0;
   for (const char* family : {"granularity", "pipes"})
     for (const auto& t : family_truths(g, family))
-      if (t.name == "l1_sector_size" || t.name == "fp64_fp32_throughput_ratio") {
+      if (t.name == "l1_sector_size" || t.name == "readonly_line_size" || t.name == "fp64_fp32_throughput_ratio") {
         ASSERT_TRUE(got.count(t.name)) << t.name;
         wrong += !right(t, got[t.name]);
       }
-  EXPECT_EQ(wrong, 2);
+  EXPECT_EQ(wrong, 3);
 }
 
 namespace {
