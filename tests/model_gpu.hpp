@@ -55,6 +55,9 @@ struct FamilyFigures {
   Figure l2_fetch;     // bytes an L2 miss fetches at the driver's default fetch-granularity limit
   Figure l2_sector;    // ... and at the smallest limit (32 B): the L2 sector
   Figure l2_line;      // the L2's allocation unit (bytes), as the l2_capacity probe sees it
+  Figure readonly_fetch;  // bytes a read-only (ld.global.nc) miss fetches; 0: the path not modelled
+  // The constant cache (ld.const): its line, and the cycles of a hit and of a miss to the L1.5.
+  Figure constant_fetch, constant_hit, constant_miss;
   // Results per clock per SM as pipes.csv counts them (fp16x2: two per lane).
   Figure fp32, fp64, int32_logic, sfu, fp16x2, ldst, ld_global, tensor_f16;
   Figure schedulers;   // warp schedulers per SM

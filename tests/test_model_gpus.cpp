@@ -5,6 +5,7 @@
 // failures are listed below with their reason and printed; any other failure fails the test.
 // With GPUPROBE_CALIBRATION_OUT=DIR set, the calibration table is written there
 // (results/model-gpus/ holds the committed one).
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,6 +20,7 @@
 #include "analysis/analyzer.hpp"
 #include "core/csv.hpp"
 #include "core/observation.hpp"
+#include "model_bench.hpp"
 #include "model_gpu.hpp"
 
 using namespace gpuprobe;
@@ -88,14 +90,7 @@ std::vector<Answer> bench(const Gpu& g, unsigned seed) {
   return out;
 }
 
-// Failures known and not yet fixed: each (model, parameter) with the exact seeds it fails on
-// and why. The list is exact: a failure not listed fails the test, and so does a listed case
-// that now passes (remove it, the list only shrinks).
-struct Known {
-  std::string model, parameter;
-  std::vector<unsigned> seeds;
-  std::string reason;
-};
+// Failures known and not yet fixed (model_bench.hpp: the list is exact and only shrinks).
 const std::string kFarShelf = "far L2 shelf's mean off by > 3 % under its wobble";
 const std::string kFarLost = "far L2 partition lost in a wide wobbling transition";
 const std::string kLlcSplit = "LLC shelf split by its wobble: a piece read as DRAM";
@@ -250,6 +245,20 @@ TEST(ModelGpus, AtLeastFourteenModelsWithSourcedFigures) {
         EXPECT_FALSE(f->source.empty()) << g.key << " " << l.name << ": figure without a source";
 }
 
+// The known lists are exact both ways: an unlisted failure and a listed case that passes now
+// each fail the bench.
+TEST(ModelBench, KnownListIsExact) {
+  const std::vector<Known> list = {{"volta", "dram_latency", {11}, "why"}};
+  EXPECT_NE(find_known(list, "volta", "dram_latency", 11), nullptr);
+  EXPECT_EQ(find_known(list, "volta", "dram_latency", 12), nullptr);
+  EXPECT_EQ(find_known(list, "volta", "l2_size", 11), nullptr);
+  check_known_failures(list, {{"volta", "dram_latency", 11, "listed"}});
+  EXPECT_NONFATAL_FAILURE(check_known_failures(list, {}), "passes now");
+  EXPECT_NONFATAL_FAILURE(
+      check_known_failures(list, {{"volta", "dram_latency", 11, "listed"}, {"volta", "l2_size", 3, "new one"}}),
+      "unexpected failure: new one");
+}
+
 TEST(ModelGpus, GenerationIsSeededAndRepeatable) {
   const Gpu& g = model_gpus().front();
   const model::Run a = generate(g, 3), b = generate(g, 3), c = generate(g, 4);
@@ -270,32 +279,10 @@ TEST(ModelGpus, NoConfidentlyWrongValue) {
 }
 
 TEST(ModelGpus, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
-  std::map<std::pair<std::string, std::string>, std::set<unsigned>> got;
-  for (const auto& a : all_answers()) {
-    if (!failed(a)) continue;
-    got[{a.model, a.name}].insert(a.seed);
-    const auto k = std::find_if(kKnownFailures.begin(), kKnownFailures.end(), [&](const Known& x) {
-      return x.model == a.model && x.parameter == a.name &&
-             std::count(x.seeds.begin(), x.seeds.end(), a.seed);
-    });
-    if (k != kKnownFailures.end())
-      std::cout << "  EXPECTED FAILURE " << describe(a) << " -- " << k->reason << "\n";
-    else
-      ADD_FAILURE() << "unexpected failure: " << describe(a);
-  }
-  for (const auto& k : kKnownFailures)
-    for (unsigned seed : k.seeds)
-      EXPECT_TRUE(got[std::make_pair(k.model, k.parameter)].count(seed))
-          << k.model << " seed " << seed << " " << k.parameter
-          << " is listed as failing but passes now: remove it from the known failures";
-  if (::testing::Test::HasFailure()) {
-    std::cout << "the failures as the list would hold them:\n";
-    for (const auto& [key, seeds] : got) {
-      std::cout << "    {\"" << key.first << "\", \"" << key.second << "\", {";
-      for (unsigned s : seeds) std::cout << s << (s == *seeds.rbegin() ? "" : ", ");
-      std::cout << "}, ...},\n";
-    }
-  }
+  std::vector<Failure> failures;
+  for (const auto& a : all_answers())
+    if (failed(a)) failures.push_back({a.model, a.name, a.seed, describe(a)});
+  check_known_failures(kKnownFailures, failures);
   std::cout << "model-GPU bench per model:\n" << models_csv(all_answers())
             << "confidence bins:\n" << bins_csv(all_answers());
 }

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "analysis/analyzer.hpp"
+#include "model_bench.hpp"
 #include "model_gpu.hpp"
 
 using namespace gpuprobe;
@@ -64,11 +65,6 @@ const std::vector<TlbAnswer>& all_tlb_answers() {
   return out;
 }
 
-struct Known {
-  std::string model, parameter;
-  std::vector<unsigned> seeds;
-  std::string reason;
-};
 // Failures known and not yet fixed, with the exact seeds and why. None is confidently wrong:
 // where the first step is not seen, the analysis says the step it read instead is in doubt.
 // (Kepler's and Maxwell's 128 KiB L1 TLB entries, below the sweep's smallest stride until it
@@ -76,13 +72,6 @@ struct Known {
 // of the Hopper and Blackwell models, lost in jitter on a base that was the mean of the near
 // and far L2 partitions (1.7-2.4 %), is 3-3.4 % of the near one the chase really sees: fixed.)
 const std::vector<Known> kKnownTlbFailures = {};
-
-const Known* known(const TlbAnswer& a) {
-  for (const auto& k : kKnownTlbFailures)
-    if (k.model == a.model && k.parameter == a.name && std::count(k.seeds.begin(), k.seeds.end(), a.seed))
-      return &k;
-  return nullptr;
-}
 
 }  // namespace
 
@@ -125,29 +114,13 @@ TEST(ModelGpuTlb, NoConfidentlyWrongValue) {
 }
 
 TEST(ModelGpuTlb, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
-  std::map<std::pair<std::string, std::string>, std::set<unsigned>> got;
+  std::vector<Failure> failures;
   int right = 0, total = 0;
   for (const auto& a : all_tlb_answers()) {
     ++total;
-    if (a.ok) {
-      ++right;
-      continue;
-    }
-    got[{a.model, a.name}].insert(a.seed);
-    if (const Known* k = known(a))
-      std::cout << "  EXPECTED FAILURE " << describe(a) << " -- " << k->reason << "\n";
-    else
-      ADD_FAILURE() << "unexpected failure: " << describe(a);
+    if (a.ok) ++right;
+    else failures.push_back({a.model, a.name, a.seed, describe(a)});
   }
-  for (const auto& k : kKnownTlbFailures)
-    for (unsigned seed : k.seeds)
-      EXPECT_TRUE(got[std::make_pair(k.model, k.parameter)].count(seed))
-          << k.model << " seed " << seed << " " << k.parameter << " is listed as failing but passes now";
-  if (::testing::Test::HasFailure())
-    for (const auto& [key, seeds] : got) {
-      std::cout << "    {\"" << key.first << "\", \"" << key.second << "\", {";
-      for (unsigned s : seeds) std::cout << s << (s == *seeds.rbegin() ? "" : ", ");
-      std::cout << "}, ...},\n";
-    }
+  check_known_failures(kKnownTlbFailures, failures);
   std::cout << "TLB bench: " << right << " of " << total << " answers right\n";
 }
