@@ -260,14 +260,16 @@ std::string steps_text(const latency::Segmentation& sg, size_t from) {
   return t;
 }
 
-// Whether a stride's curve shows no rise across where the fit puts the step (median level well
-// past it against well before it): a sweep that went past the step and did not see it. A rise
-// that the segmentation cut no knee into (a ramp through noisy points) is no such miss.
+// Whether a stride's curve shows no rise across where the fit puts the step (median level
+// past it against before it, each within kStepWindow of it): a sweep that went past the step
+// and did not see it there. A rise that the segmentation cut no knee into (a ramp through noisy
+// points) is no such miss; a rise well before it (another step) does not bear it out.
+constexpr double kStepWindow = 4;
 bool misses_step(const std::vector<latency::CurvePoint>& pts, double expected) {
   std::vector<double> before, past;
   for (const auto& p : pts) {
-    if (p.x * kRules.same_reach <= expected) before.push_back(p.y);
-    if (p.x >= kRules.same_reach * expected) past.push_back(p.y);
+    if (p.x * kRules.same_reach <= expected && p.x * kStepWindow >= expected) before.push_back(p.y);
+    if (p.x >= kRules.same_reach * expected && p.x <= kStepWindow * expected) past.push_back(p.y);
   }
   return !before.empty() && !past.empty() &&
          median(past) <= (1 + tlb_segment_options().min_jump) * median(before);
