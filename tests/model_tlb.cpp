@@ -47,9 +47,17 @@ double chase_bytes(const Gpu& g) {
   return std::floor((m - std::max(1 * GiB, m / 64)) / (32 * MiB)) * 32 * MiB;
 }
 
+// The L2 size a run reports: the model's metadata figure, else its L2 level's size.
+double l2_reported(const Gpu& g) {
+  if (g.l2_bytes_meta > 0) return g.l2_bytes_meta;
+  for (const auto& l : g.levels)
+    if (l.name == "l2") return l.size.value;
+  return 0;
+}
+
 // How far the aliased sweep reaches at `stride`, as the analysis reads it (its data in L2).
 double aliased_reach(const Gpu& g, double stride) {
-  const double accesses = std::min(std::floor(kAliasChunk / kLine), tlb::max_accesses_in_l2(g.l2_bytes_meta));
+  const double accesses = std::min(std::floor(kAliasChunk / kLine), tlb::max_accesses_in_l2(l2_reported(g)));
   return std::min(std::floor(kAliasSpace / stride), accesses) * stride;
 }
 
@@ -132,8 +140,9 @@ std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* met
   Sweeper s{g, n, std::mt19937_64(0x71bULL + seed * 2654435761ULL + std::hash<std::string>{}(g.key)), {}, {}};
   if (meta) {
     *meta = {{"gpu", g.name}, {"compute_capability", g.cc}, {"family", "tlb"}};
-    // every CSV of a run carries the L2 size the runtime reports (absent from a converted curve)
-    if (g.l2_bytes_meta > 0) meta->push_back({"l2_bytes", format_printf("%.0f", g.l2_bytes_meta)});
+    // every CSV of a run carries the L2 size the runtime reports; tlb.csv is only ever written
+    // by a run (a model without l2_bytes_meta stands for a converted latency curve)
+    meta->push_back({"l2_bytes", format_printf("%.0f", l2_reported(g))});
   }
   const double bytes = chase_bytes(g);
   const std::vector<double> strides = tlb::entry_strides(false);
