@@ -275,9 +275,22 @@ bool misses_step(const std::vector<latency::CurvePoint>& pts, double expected) {
          median(past) <= (1 + tlb_segment_options().min_jump) * median(before);
 }
 
+// Whether a stride's curve rises before where the fit puts its first step (the level within
+// kStepWindow before it above the level further back): its first step is earlier, whether or not
+// the segmentation cut a knee into it.
+bool rises_before(const std::vector<latency::CurvePoint>& pts, double expected) {
+  std::vector<double> back, near;
+  for (const auto& p : pts) {
+    if (p.x * kStepWindow <= expected) back.push_back(p.y);
+    else if (p.x * kRules.same_reach <= expected) near.push_back(p.y);
+  }
+  return !back.empty() && !near.empty() && median(near) > (1 + tlb_segment_options().min_jump) * median(back);
+}
+
 // How far the strides bear the fit out: those whose first step is at the reach, over those and
 // the ones whose sweep went past where the fit puts the step (its reach below the entry size,
-// entries x stride above) without a rise there, and those whose step fits neither.
+// entries x stride above) without a rise there or rose before it, and those whose step fits
+// neither.
 double fit_support(const std::map<double, std::vector<latency::CurvePoint>>& curves, const XY& steps,
                    const PageEntryFit& pe) {
   int missed = 0;
@@ -286,7 +299,8 @@ double fit_support(const std::map<double, std::vector<latency::CurvePoint>>& cur
     const bool has_step = std::any_of(steps.begin(), steps.end(), [&](const auto& st) { return st.first == stride; });
     const bool above = pe.entry_size > 0 && stride > pe.entry_size;
     if (has_step || (!above && stride > pe.sweep_stride && pe.entry_size <= 0)) continue;
-    if (misses_step(pts, above ? pe.entries * stride : pe.reach)) ++missed;
+    const double expected = above ? pe.entries * stride : pe.reach;
+    if (misses_step(pts, expected) || rises_before(pts, expected)) ++missed;
   }
   const int against = missed + pe.strides_astray;
   return static_cast<double>(pe.strides_below) / static_cast<double>(pe.strides_below + against);
