@@ -338,42 +338,14 @@ std::string families_bins_csv(const std::vector<Answer>& all) {
     if (a.verdict == "missing") continue;
     auto& [n, r] = bins[a.family];
     n.resize(10), r.resize(10);
-    const int b = std::min(9, int(a.confidence * 10));
+    const int b = confidence_bin(a.confidence);
     ++n[b];
     r[b] += a.verdict == "right";
   }
   std::string out = "family,bin_low,bin_high,answers,right,fraction_right\n";
   for (const auto& [family, nr] : bins)
-    for (int b = 0; b < 10; ++b)
-      out += family + "," + format_printf("%.1f", b / 10.0) + "," + format_printf("%.1f", (b + 1) / 10.0) + "," +
-             std::to_string(nr.first[b]) + "," + std::to_string(nr.second[b]) + "," +
-             (nr.first[b] ? format_printf("%.3f", double(nr.second[b]) / nr.first[b]) : std::string()) + "\n";
+    for (int b = 0; b < 10; ++b) out += family + "," + bin_row(b, nr.first[b], nr.second[b]) + "\n";
   return out;
-}
-
-// Fields equal, numbers within 1e-6 relative (a libm's last digit may differ).
-bool same_csv(const std::string& a, const std::string& b, std::string* where) {
-  std::istringstream ia(a), ib(b);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    const bool ga = bool(std::getline(ia, la)), gb = bool(std::getline(ib, lb));
-    if (!ga || !gb) {
-      if (ga != gb) *where = "line " + std::to_string(line) + ": one file ends";
-      return ga == gb;
-    }
-    const auto fa = split_csv_line(la), fb = split_csv_line(lb);
-    bool same = fa.size() == fb.size();
-    for (size_t i = 0; same && i < fa.size(); ++i) {
-      char *ea = nullptr, *eb = nullptr;
-      const double x = std::strtod(fa[i].c_str(), &ea), y = std::strtod(fb[i].c_str(), &eb);
-      const bool numbers = !fa[i].empty() && !fb[i].empty() && *ea == 0 && *eb == 0;
-      same = numbers ? std::fabs(x - y) <= 1e-6 * std::max(1.0, std::fabs(x)) : fa[i] == fb[i];
-    }
-    if (!same) {
-      *where = "line " + std::to_string(line) + ": " + la + " / " + lb;
-      return false;
-    }
-  }
 }
 
 }  // namespace
@@ -382,19 +354,7 @@ bool same_csv(const std::string& a, const std::string& b, std::string* where) {
 // GPUPROBE_CALIBRATION_OUT=results/model-gpus build/tests/gpuprobe_tests
 //   --gtest_filter='ModelFamilies.Committed*'
 TEST(ModelFamilies, CommittedCalibrationIsTheBenchs) {
-  const std::vector<std::pair<std::string, std::string>> tables = {
-      {"calibration_families.csv", families_calibration_csv(all_answers())},
-      {"calibration_families_bins.csv", families_bins_csv(all_answers())}};
-  if (const char* dir = std::getenv("GPUPROBE_CALIBRATION_OUT"))
-    for (const auto& [name, text] : tables) std::ofstream(std::string(dir) + "/" + name) << text;
-  for (const auto& [name, text] : tables) {
-    const std::string path = std::string(GPUPROBE_SOURCE_DIR) + "/results/model-gpus/" + name;
-    std::ifstream in(path);
-    ASSERT_TRUE(in.good()) << path;
-    const std::string committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::string where;
-    EXPECT_TRUE(same_csv(committed, text, &where))
-        << path << " is not what the bench gives now (" << where << "); regenerate: GPUPROBE_CALIBRATION_OUT="
-        << "results/model-gpus build/tests/gpuprobe_tests --gtest_filter='ModelFamilies.Committed*'";
-  }
+  check_committed_tables({{"calibration_families.csv", families_calibration_csv(all_answers())},
+                          {"calibration_families_bins.csv", families_bins_csv(all_answers())}},
+                         "ModelFamilies.Committed*");
 }

@@ -130,12 +130,6 @@ const std::vector<Known> kKnownFailures = {
 
 std::string fmt(double v) { return std::isfinite(v) ? format_printf("%.6g", v) : ""; }
 
-std::string bin_text(int b, int n, int r) {
-  return format_printf("%.1f", b / 10.0) + "," + format_printf("%.1f", (b + 1) / 10.0) + "," +
-         std::to_string(n) + "," + std::to_string(r) + "," +
-         (n ? format_printf("%.3f", double(r) / n) : std::string());
-}
-
 bool failed(const Answer& a) { return a.verdict != "right"; }
 
 // Every model x seed, analysed once for all the tests below.
@@ -171,12 +165,12 @@ std::string bins_csv(const std::vector<Answer>& all) {
   int right[10] = {}, answers[10] = {};
   for (const auto& a : all) {
     if (a.verdict == "missing") continue;
-    const int b = std::min(9, int(a.confidence * 10));
+    const int b = confidence_bin(a.confidence);
     answers[b]++;
     right[b] += a.verdict == "right";
   }
   std::string out = "bin_low,bin_high,answers,right,fraction_right\n";
-  for (int i = 0; i < 10; ++i) out += bin_text(i, answers[i], right[i]) + "\n";
+  for (int i = 0; i < 10; ++i) out += bin_row(i, answers[i], right[i]) + "\n";
   return out;
 }
 
@@ -198,41 +192,6 @@ std::string models_csv(const std::vector<Answer>& all) {
            std::to_string(seed_pass[g.key].size()) + "\n";
   }
   return out;
-}
-
-const std::string kCalibrationDir = std::string(GPUPROBE_SOURCE_DIR) + "/results/model-gpus";
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// Two CSV texts agree: the same lines, fields equal as text or as numbers within 1e-6
-// (relative), so that a last printed digit does not fail the check on another machine.
-bool same_table(const std::string& a, const std::string& b, std::string* where) {
-  std::istringstream sa(a), sb(b);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    const bool ga = bool(std::getline(sa, la)), gb = bool(std::getline(sb, lb));
-    if (!ga && !gb) return true;
-    if (ga != gb) {
-      *where = "line " + std::to_string(line) + ": one table ends";
-      return false;
-    }
-    const auto fa = split_csv_line(la), fb = split_csv_line(lb);
-    bool same = fa.size() == fb.size();
-    for (size_t i = 0; same && i < fa.size(); ++i) {
-      double x = 0, y = 0;
-      same = fa[i] == fb[i] || (parse_number(fa[i], &x) && parse_number(fb[i], &y) &&
-                                std::fabs(x - y) <= 1e-6 * std::max(std::fabs(x), std::fabs(y)));
-    }
-    if (!same) {
-      *where = "line " + std::to_string(line) + ": committed '" + la + "', bench '" + lb + "'";
-      return false;
-    }
-  }
 }
 
 }  // namespace
@@ -291,21 +250,10 @@ TEST(ModelGpus, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
 // GPUPROBE_CALIBRATION_OUT=DIR set, the tables are written there first (to refresh them:
 // DIR=results/model-gpus, then gnuplot results/model-gpus/reliability.gp).
 TEST(ModelGpus, CommittedCalibrationIsTheBenchs) {
-  const std::vector<std::pair<std::string, std::string>> tables = {
-      {"calibration.csv", calibration_csv(all_answers())},
-      {"calibration_bins.csv", bins_csv(all_answers())},
-      {"calibration_models.csv", models_csv(all_answers())}};
-  if (const char* dir = std::getenv("GPUPROBE_CALIBRATION_OUT"))
-    for (const auto& [name, text] : tables) std::ofstream(std::string(dir) + "/" + name) << text;
-  for (const auto& [name, text] : tables) {
-    const std::string path = kCalibrationDir + "/" + name;
-    ASSERT_TRUE(std::filesystem::exists(path)) << path;
-    std::string where;
-    EXPECT_TRUE(same_table(read_text(path), text, &where))
-        << path << " is not what the bench gives now (" << where
-        << "); regenerate: GPUPROBE_CALIBRATION_OUT=results/model-gpus build/tests/gpuprobe_tests "
-           "--gtest_filter='ModelGpus.Committed*'";
-  }
+  check_committed_tables({{"calibration.csv", calibration_csv(all_answers())},
+                          {"calibration_bins.csv", bins_csv(all_answers())},
+                          {"calibration_models.csv", models_csv(all_answers())}},
+                         "ModelGpus.Committed*");
 }
 
 // Sizes the 20261122 runs read at 10 % of the step, the rule issue 14 replaced with the
