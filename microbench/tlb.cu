@@ -27,9 +27,6 @@ namespace {
 using CgLoad = GlobalLoader<Path::l2, 8>;
 constexpr double kMiB = 1 << 20;
 constexpr double kGiB = 1 << 30;
-// Accesses per pass at least: small footprints visit other lines of each page in further
-// rounds, so that the mix of near and far L2 slices averages out as it does for large ones.
-constexpr uint64_t kMinAccesses = 512;
 constexpr double kLine = 128;  // spacing of those rounds inside a page; any line size works
 // The aliased space: one physical chunk (holding a distinct line for each access up to
 // kAliasChunk / kLine of them) mapped over kAliasSpace bytes of virtual addresses.
@@ -208,7 +205,7 @@ class TlbFamily : public ProbeFamily {
     c.n = static_cast<uint64_t>(n);
     c.step = coprime_step(c.n);
     c.stride = static_cast<uint64_t>(stride);
-    c.rounds = std::min<uint64_t>((kMinAccesses + c.n - 1) / c.n,
+    c.rounds = std::min<uint64_t>((static_cast<uint64_t>(tlb::kMinAccesses) + c.n - 1) / c.n,
                                   static_cast<uint64_t>(stride / kLine));
     c.rounds = std::max<uint64_t>(1, c.rounds);
     c.round_offset = static_cast<uint64_t>(std::floor(stride / c.rounds / kLine) * kLine);

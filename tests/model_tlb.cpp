@@ -22,9 +22,6 @@ constexpr double MiB = 1024.0 * 1024, GiB = 1024 * MiB;
 // line of the chunk per access, at least 64 accesses.
 constexpr double kAliasChunk = 32 * MiB, kAliasSpace = 1024 * GiB, kAliasMinN = 64;
 constexpr double kLine = tlb::kChaseLine;
-// microbench/tlb.cu's plain chase makes at least this many accesses a pass: a short chain goes
-// round again through other lines of its pages (as many rounds as a stride holds lines).
-constexpr double kMinAccesses = 512;
 constexpr int kRefineRounds = 6;
 constexpr int kRepeats = 3;  // a full run's repeats per point; the median is recorded
 // A chase cycling over more entries than an LRU-like TLB holds misses on every access: a cliff
@@ -36,7 +33,7 @@ constexpr double kTlbSharpness = 100;
 // chase's one line of the chunk per access).
 double data_bytes(const std::string& probe, double stride, double count) {
   if (probe == "chase_aliased") return count * kLine;
-  const double rounds = std::max(1.0, std::min(std::ceil(kMinAccesses / count), std::floor(stride / kLine)));
+  const double rounds = std::max(1.0, std::min(std::ceil(tlb::kMinAccesses / count), std::floor(stride / kLine)));
   return count * rounds * kLine;
 }
 
@@ -73,8 +70,8 @@ struct Sweeper {
     std::uniform_real_distribution<double> u(0, 1);
     std::vector<double> r;
     for (int i = 0; i < kRepeats; ++i) {
-      double y = tlb_latency(g, count * stride, stride, data_bytes(probe, stride, count)) * (1 + n.clock_offset) *
-                 (1 + n.jitter * gauss(rng));
+      // clock64 cycles as the chase records them: no clock conversion, so no clock error
+      double y = tlb_latency(g, count * stride, stride, data_bytes(probe, stride, count)) * (1 + n.jitter * gauss(rng));
       if (u(rng) < n.outlier_rate) y *= 1.2 + 0.6 * u(rng);
       r.push_back(y);
     }

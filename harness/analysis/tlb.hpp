@@ -34,6 +34,10 @@ inline constexpr double kMinCoverageStride = 256.0 * 1024;
 // the reported L2 are read: a split L2 serves past half of it from the far partition, and a
 // gradual (non-LRU) L2 misses a few % already at half of it.
 inline constexpr double kChaseLine = 128;
+// The plain chase makes at least this many accesses a pass: small footprints visit other lines
+// of each page in further rounds, so that the mix of near and far L2 slices averages out as it
+// does for large ones (microbench/tlb.cu; the model bench's generator copies its rounds).
+inline constexpr double kMinAccesses = 512;
 inline constexpr double kL2ShareForData = 0.25;
 // The most accesses a point may make and be read (infinite where the L2 size is unknown).
 double max_accesses_in_l2(double l2_bytes);
