@@ -476,8 +476,12 @@ size_t strides_within_entry(const std::vector<Beyond>& aliased, std::string* tex
 // past device memory): of its strides within the L2 TLB's entry, the one whose first step past
 // the L1 reach is clearest. Its first such step is the L2 TLB's reach; any later one a further
 // level. `others` says where the step lies at the other strides.
+// `deepest`: a sweep of those strides whose last step lies past where the clearest one ended
+// (the data limit stops the smaller strides' sweeps first), the longest such; the clearest's
+// deepest plateau cannot be the last level's. Empty where none is.
 std::optional<Beyond> clearest_step_beyond(const std::vector<Observation>& obs, double max_accesses,
-                                           double l1_reach, std::string* others) {
+                                           double l1_reach, std::string* others,
+                                           std::optional<Beyond>* deepest) {
   std::vector<Beyond> aliased;
   for (const auto& [stride, pts] : tlb_curves(obs, "chase_aliased", max_accesses))
     if (auto bd = step_beyond(stride, pts, l1_reach)) aliased.push_back(std::move(*bd));
@@ -488,6 +492,10 @@ std::optional<Beyond> clearest_step_beyond(const std::vector<Observation>& obs, 
     if (!beyond || aliased[i].seg.knees[aliased[i].first].confidence >
                        beyond->seg.knees[beyond->first].confidence)
       beyond = aliased[i];
+  for (size_t i = 0; beyond && i < within; ++i)
+    if (aliased[i].seg.knees.back().low > beyond->longest &&
+        (!*deepest || aliased[i].longest > (*deepest)->longest))
+      *deepest = aliased[i];
   // At the same footprint whatever the stride, the level covers a range of addresses; at a
   // footprint growing with the stride, it holds a count of entries of one stride each.
   if (beyond)
@@ -578,7 +586,8 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
     out.push_back(l1_coverage(seg, pe, id, how, ev));
   }
   std::string others;
-  const auto beyond = clearest_step_beyond(obs, max_accesses, l1_reach, &others);
+  std::optional<Beyond> deepest;
+  const auto beyond = clearest_step_beyond(obs, max_accesses, l1_reach, &others, &deepest);
   if (beyond) {
     const auto& kn = beyond->seg.knees[beyond->first];
     // the step past the L1 TLB's reach is the L2 TLB's only as surely as that reach is the L1's
@@ -592,7 +601,8 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
     out.push_back(param("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high, std::min(id.which, kn.confidence),
                         how + "; steps: " + steps_text(seg, 0) + id.why, ev));
   }
-  if (beyond || !seg.knees.empty()) out.push_back(miss_latency(seg, beyond, how, sw.longest, ev));
+  if (beyond || !seg.knees.empty())
+    out.push_back(miss_latency(seg, deepest ? deepest : beyond, how, sw.longest, ev));
   return out;
 }
 
