@@ -59,6 +59,10 @@ struct TlbRules {
   //   step fits nothing): the confidence is at most the support, and where as many strides
   //   contradict the fit as bear it out (support 0.5 or less), a guess between hypotheses:
   double contested = 0.3;
+  // - the reach is the mean of two steps (median_of_few), either of which may be misread, and
+  //   at most this share of the strides swept saw any step to check them: about even odds (on
+  //   the bench such reaches, a 9-cycle H100 step in the noise, were right 7 times in 11):
+  double few_strides_share = 1.0 / 3, two_step_reach = 0.45;
 };
 constexpr TlbRules kRules{};
 
@@ -365,7 +369,8 @@ struct Identity {
   double cap = 1, which = 1;
   std::string why;
 };
-Identity l1_identity(double reach, double stride, const std::optional<PageEntryFit>& pe, double support) {
+Identity l1_identity(double reach, double stride, const std::optional<PageEntryFit>& pe, double support,
+                     size_t strides_swept) {
   Identity id;
   auto doubt = [&](double cap, const std::string& why) {
     id.cap = std::min(id.cap, cap);
@@ -388,6 +393,11 @@ Identity l1_identity(double reach, double stride, const std::optional<PageEntryF
   if (pe && pe->strides_above >= 2 && pe->above_agree < 1)
     doubt(pe->above_agree, num(pe->above_agree) + " of the strides above the entry size agree on " + num(pe->entries) +
                                " entries");
+  if (pe && pe->strides_below <= kRules.median_of_few &&
+      pe->strides_below + pe->strides_above <= kRules.few_strides_share * static_cast<double>(strides_swept))
+    doubt(kRules.two_step_reach, "the reach rests on " + std::to_string(pe->strides_below) + " steps; only " +
+                                     std::to_string(pe->strides_below + pe->strides_above) + " of " +
+                                     std::to_string(strides_swept) + " strides saw a step");
   if (pe && support < 1)
     doubt(support_cap(support), num(pe->strides_below) + " of the strides that went past the reach see the step there (support " +
                        num(support) + (support > 0.5 ? ")" : ": contested)"));
@@ -582,7 +592,7 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
              ", so the first step of the aliased chase is taken for the L2 TLB's";
   } else {
     l1_reach = pe && pe->strides_below >= 2 ? pe->reach : seg.knees.front().low;
-    id = l1_identity(l1_reach, sw.stride, pe, support);
+    id = l1_identity(l1_reach, sw.stride, pe, support, curves.size());
     out.push_back(l1_coverage(seg, pe, id, how, ev));
   }
   std::string others;
