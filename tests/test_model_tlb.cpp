@@ -130,6 +130,44 @@ TEST(ModelGpuTlb, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
   std::cout << "TLB bench: " << right << " of " << total << " answers right\n";
 }
 
+namespace {
+
+// Every answer of the TLB bench (seeds 0-19), and the answers and fraction right in each
+// confidence bin (results/model-gpus/, beside the ladder's and the families' calibration).
+std::string tlb_calibration_csv(const std::vector<TlbAnswer>& all) {
+  auto g = [](double v) { return std::isfinite(v) ? format_printf("%.6g", v) : std::string(); };
+  std::string out = "model,seed,parameter,truth,value,low,high,confidence,verdict\n";
+  for (const auto& a : all)
+    out += a.model + "," + std::to_string(a.seed) + "," + a.name + "," + g(a.truth) + "," + g(a.value) + "," +
+           g(a.low) + "," + g(a.high) + "," + format_printf("%.3f", a.confidence) + "," +
+           (a.missing ? "missing" : a.ok ? "right" : "wrong") + "\n";
+  return out;
+}
+
+std::string tlb_bins_csv(const std::vector<TlbAnswer>& all) {
+  std::vector<int> answers(10), right(10);
+  for (const auto& a : all) {
+    if (a.missing) continue;
+    const int b = confidence_bin(a.confidence);
+    ++answers[b];
+    right[b] += a.ok;
+  }
+  std::string out = "bin_low,bin_high,answers,right,fraction_right\n";
+  for (int b = 0; b < 10; ++b) out += bin_row(b, answers[b], right[b]) + "\n";
+  return out;
+}
+
+}  // namespace
+
+// results/model-gpus/calibration_tlb*.csv are what the bench gives now. Regenerate:
+// GPUPROBE_CALIBRATION_OUT=results/model-gpus build/tests/gpuprobe_tests
+//   --gtest_filter='ModelGpuTlb.Committed*'
+TEST(ModelGpuTlb, CommittedCalibrationIsTheBenchs) {
+  check_committed_tables({{"calibration_tlb.csv", tlb_calibration_csv(all_tlb_answers())},
+                          {"calibration_tlb_bins.csv", tlb_bins_csv(all_tlb_answers())}},
+                         "ModelGpuTlb.Committed*");
+}
+
 // The gates on seeds kSeeds..kExtraSeedsEnd, printed, not enforced: how the rules made on the
 // gated seeds hold on others (run with --gtest_also_run_disabled_tests).
 TEST(ModelGpuTlb, DISABLED_ExtraSeeds) {
