@@ -491,7 +491,7 @@ size_t strides_within_entry(const std::vector<Beyond>& aliased, std::string* tex
 // deepest plateau cannot be the last level's. Empty where none is.
 std::optional<Beyond> clearest_step_beyond(const std::vector<Observation>& obs, double max_accesses,
                                            double l1_reach, std::string* others,
-                                           std::optional<Beyond>* deepest) {
+                                           std::optional<Beyond>* deepest, std::vector<Beyond>* within_sweeps) {
   std::vector<Beyond> aliased;
   for (const auto& [stride, pts] : tlb_curves(obs, "chase_aliased", max_accesses))
     if (auto bd = step_beyond(stride, pts, l1_reach)) aliased.push_back(std::move(*bd));
@@ -502,6 +502,7 @@ std::optional<Beyond> clearest_step_beyond(const std::vector<Observation>& obs, 
     if (!beyond || aliased[i].seg.knees[aliased[i].first].confidence >
                        beyond->seg.knees[beyond->first].confidence)
       beyond = aliased[i];
+  within_sweeps->assign(aliased.begin(), aliased.begin() + static_cast<std::ptrdiff_t>(within));
   for (size_t i = 0; beyond && i < within; ++i)
     if (aliased[i].seg.knees.back().low > beyond->longest &&
         (!*deepest || aliased[i].longest > (*deepest)->longest))
@@ -531,11 +532,9 @@ double level_error(const latency::Segmentation& sg, const latency::Plateau& p) {
 
 // How likely a difference of two plateaus' levels is within `tolerance` of itself, from the
 // levels' errors (normal): a small miss cost between noisy plateaus is not known to 3 %.
-double difference_confidence(const latency::Segmentation& a, const latency::Plateau& pa,
-                             const latency::Segmentation& b, const latency::Plateau& pb, double tolerance) {
-  const double diff = std::fabs(pb.level - pa.level);
-  const double sd = std::hypot(level_error(a, pa), level_error(b, pb));
-  return sd > 0 ? std::erf(tolerance * diff / (sd * std::sqrt(2.0))) : 1.0;
+double difference_confidence(double diff, double error_a, double error_b, double tolerance) {
+  const double sd = std::hypot(error_a, error_b);
+  return sd > 0 ? std::erf(tolerance * std::fabs(diff) / (sd * std::sqrt(2.0))) : 1.0;
 }
 
 double miss_tolerance() {
@@ -545,19 +544,50 @@ double miss_tolerance() {
 }
 
 // The cost of the deepest miss seen: the last plateau over the L1 TLB hits.
+// The deepest level where several strides' sweeps show it (the same steps past the L1 reach, the
+// last at the same footprint): their levels' mean weighted by each one's inverse variance, and
+// its error; else the one sweep's.
+struct Level {
+  double level = 0, error = 0;
+  int sweeps = 0;
+};
+Level deepest_level(const latency::Segmentation& last, const std::optional<Beyond>& beyond,
+                    const std::vector<Beyond>& within) {
+  const latency::Plateau& p = last.plateaus.back();
+  Level one{p.level, level_error(last, p), 1};
+  if (!beyond || one.error <= 0) return one;
+  const size_t steps = beyond->seg.knees.size() - beyond->first;
+  double sum = 0, weight = 0;
+  int n = 0;
+  for (const auto& w : within) {
+    const latency::Plateau& q = w.seg.plateaus.back();
+    const double e = level_error(w.seg, q);
+    const bool same_steps = w.seg.knees.size() - w.first == steps &&
+                            same_reach(w.seg.knees.back().low, beyond->seg.knees.back().low);
+    if (!same_steps || !(e > 0)) continue;
+    sum += q.level / (e * e), weight += 1 / (e * e), ++n;
+  }
+  if (n < 2) return one;
+  return {sum / weight, 1 / std::sqrt(weight), n};
+}
+
 Parameter miss_latency(const latency::Segmentation& seg, const std::optional<Beyond>& beyond,
-                       const std::string& how, double longest, const std::string& ev) {
+                       const std::vector<Beyond>& within, const std::string& how, double longest,
+                       const std::string& ev) {
   const auto& last = beyond ? beyond->seg : seg;
   const bool deep = beyond || seg.knees.size() >= 2;
-  const latency::Plateau& deepest = last.plateaus.back();
-  const double penalty = deepest.level - seg.plateaus.front().level;
+  const Level lv = deepest_level(last, beyond, within);
+  const latency::Plateau& base = seg.plateaus.front();
+  const double penalty = lv.level - base.level;
   double conf = 0;
   for (const auto& kn : last.knees) conf = std::max(conf, kn.confidence);
-  conf = std::min(conf, difference_confidence(seg, seg.plateaus.front(), last, deepest, miss_tolerance()));
+  conf = std::min(conf, difference_confidence(penalty, level_error(seg, base), lv.error, miss_tolerance()));
   std::string what =
       deep ? "cycles added per access beyond the last TLB level's reach (" +
                  bytes_text(last.knees.back().high) + "): a page walk"
            : "cycles added per access by an L1 TLB miss; no further step up to " + bytes_text(longest);
+  if (lv.sweeps > 1)
+    what += "; its level the mean of " + std::to_string(lv.sweeps) + " strides' (weighed by their noise)";
   return param("tlb_miss_latency", penalty, "cycles", penalty, penalty,
                conf * (deep ? 1.0 : kRules.shallow_miss_factor),
                (beyond ? aliased_how(*beyond) : how) + "; " + what, ev);
@@ -597,7 +627,8 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
   }
   std::string others;
   std::optional<Beyond> deepest;
-  const auto beyond = clearest_step_beyond(obs, max_accesses, l1_reach, &others, &deepest);
+  std::vector<Beyond> within;
+  const auto beyond = clearest_step_beyond(obs, max_accesses, l1_reach, &others, &deepest, &within);
   if (beyond) {
     const auto& kn = beyond->seg.knees[beyond->first];
     // the step past the L1 TLB's reach is the L2 TLB's only as surely as that reach is the L1's
@@ -612,7 +643,7 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
                         how + "; steps: " + steps_text(seg, 0) + id.why, ev));
   }
   if (beyond || !seg.knees.empty())
-    out.push_back(miss_latency(seg, deepest ? deepest : beyond, how, sw.longest, ev));
+    out.push_back(miss_latency(seg, deepest ? deepest : beyond, within, how, sw.longest, ev));
   return out;
 }
 
