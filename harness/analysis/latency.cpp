@@ -256,7 +256,8 @@ std::vector<size_t> level_members(const LogCurve& c, const std::vector<size_t>& 
   for (bool stripped = true; stripped;) {
     const std::vector<size_t> left(members.begin() + static_cast<std::ptrdiff_t>(lo),
                                    members.begin() + static_cast<std::ptrdiff_t>(hi));
-    const double core = even_level(c, inner_members(c, left), Centre::median);
+    // in log, as the members are compared with it
+    const double core = std::log(even_level(c, inner_members(c, left), Centre::median));
     const size_t was_lo = lo, was_hi = hi;
     while (hi - lo > kShelfKeeps && z(lo) < z(lo + 1) && z(lo) < core + std::log1p(-kApproach)) ++lo;
     while (hi - lo > kShelfKeeps && z(hi - 1) > z(hi - 2) && z(hi - 1) > core + std::log1p(kApproach))
