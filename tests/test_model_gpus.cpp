@@ -99,7 +99,6 @@ struct Known {
 const std::string kFarShelf = "far L2 shelf's mean off by > 3 % under its wobble";
 const std::string kFarLost = "far L2 partition lost in a wide wobbling transition";
 const std::string kLlcSplit = "LLC shelf split by its wobble: a piece read as DRAM";
-const std::string kDramIntoTlb = "DRAM plateau climbing into a TLB step not taken as a level";
 const std::vector<Known> kKnownFailures = {
     // A shelf's level is the trimmed mean of its flat part (latency.cpp, shelf_levels). The far
     // L2 partition's flat part spans 0.6-0.8 of an octave, 1.2-1.6 swings of its wobble, sampled
@@ -122,9 +121,6 @@ const std::vector<Known> kKnownFailures = {
     {"rdna2", "llc_size", {14, 15}, kLlcSplit},
     {"rdna2", "dram_latency", {14, 15}, kLlcSplit},
     {"rdna2", "cache_levels", {14, 15}, kLlcSplit},
-    // Volta seed 11: DRAM's plateau (8-25 MiB) runs straight into a TLB step's climb; the run
-    // is rejected as climbing and the TLB plateau (1.15x DRAM) is read as DRAM
-    {"volta", "dram_latency", {11}, kDramIntoTlb},
 };
 
 std::string fmt(double v) { return std::isfinite(v) ? format_printf("%.6g", v) : ""; }

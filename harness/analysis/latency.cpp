@@ -286,14 +286,16 @@ std::vector<size_t> median_members(const LogCurve& c, const std::vector<size_t>&
 
 // The members a shelf's level is read from (shelf_levels): the transitions' members stripped
 // (level_members), and a point the run skipped as an outlier while it grew taken back when it
-// lies within the run's band of the level read without them: it was judged against a median
-// that the transition's members pulled towards them (a wobble's crest); beyond it, a slow load.
+// lies below the level read without them or within the run's band above it: it was judged
+// against a median that the transition's members or a wobble's crests pulled away from it (a
+// load is never faster than its level: a point below it is the wobble's trough, however deep);
+// beyond the band above, a slow load.
 std::vector<size_t> shelf_members(const LogCurve& c, const Run& r) {
   const std::vector<size_t> kept = level_members(c, r.members);
   const double core = std::log(even_level(c, kept, Centre::median));
   std::vector<size_t> with;
   for (size_t i = kept.front(); i <= kept.back(); ++i)
-    if (std::binary_search(kept.begin(), kept.end(), i) || std::fabs(c.z[i] - core) <= r.tol)
+    if (std::binary_search(kept.begin(), kept.end(), i) || c.z[i] - core <= r.tol)
       with.push_back(i);
   return with;
 }
@@ -511,15 +513,47 @@ std::vector<bool> insert_shelves(const std::vector<CurvePoint>& p, const LogCurv
 
 // 5. A run inside a transition that the wide band let pass (it climbs more across itself than
 //    the step left from it to the next level) is the ramp into that level, not a level.
-void drop_ramps(const LogCurve& c, std::vector<Run>& plateaus, std::vector<bool>& shelf) {
+//    With shelf_levels, a run that a ramp's points joined (a piece of the transition grown with a
+//    wide band and merged into the level after it) keeps the level left when the transitions'
+//    members are stripped (level_members), if that is still a run: flat, and wide enough; it
+//    joins the next plateau when the two are one level.
+std::optional<Run> stripped_run(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r,
+                                const Run& next, const SegmentOptions& opt) {
+  if (!opt.shelf_levels) return std::nullopt;
+  const std::vector<size_t> kept = level_members(c, r.members);
+  if (kept.size() == r.members.size() || kept.size() < opt.min_points ||
+      p[kept.back()].x < opt.min_span * p[kept.front()].x)
+    return std::nullopt;
+  const double up = c.median_z(next.members) - c.median_z(kept);
+  if (c.rise(kept) > up || c.rise(kept) > kRunMaxRise * r.tol) return std::nullopt;
+  Run out = r;
+  out.members = kept;
+  out.first = kept.front();
+  out.last = kept.back();
+  return out;
+}
+
+void drop_ramps(const std::vector<CurvePoint>& p, const LogCurve& c, std::vector<Run>& plateaus,
+                std::vector<bool>& shelf, double jump, const SegmentOptions& opt) {
   for (size_t k = 1; k + 1 < plateaus.size();) {
-    const double up = c.median_z(plateaus[k + 1].members) - c.median_z(plateaus[k].members);
-    if (c.rise(plateaus[k].members) > up) {
-      plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k));
-      shelf.erase(shelf.begin() + static_cast<std::ptrdiff_t>(k));
-    } else {
+    Run& next = plateaus[k + 1];
+    const double up = c.median_z(next.members) - c.median_z(plateaus[k].members);
+    if (c.rise(plateaus[k].members) <= up) {
       ++k;
+      continue;
     }
+    const std::optional<Run> level = stripped_run(p, c, plateaus[k], next, opt);
+    if (level && !one_level(c, *level, next, jump, opt.shelf_levels)) {
+      plateaus[k] = *level;
+      ++k;
+      continue;
+    }
+    if (level) {  // the start of the next level
+      next.members.insert(next.members.begin(), level->members.begin(), level->members.end());
+      next.first = level->first;
+    }
+    plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k));
+    shelf.erase(shelf.begin() + static_cast<std::ptrdiff_t>(k));
   }
 }
 
@@ -563,7 +597,7 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
   take_neighbours(c, plateaus);
   merge_split_levels(c, plateaus, jump, opt.shelf_levels);
   std::vector<bool> shelf = insert_shelves(p, c, plateaus, jump, opt);
-  drop_ramps(c, plateaus, shelf);
+  drop_ramps(p, c, plateaus, shelf, jump, opt);
   for (size_t k = 0; k < plateaus.size(); ++k) {
     s.plateaus.push_back(make_plateau(p, c, plateaus[k], k == 0 && opt.first_level_climbs, opt.shelf_levels));
     // a shelf's level is a median over a swing: less sure than a flat plateau's
