@@ -97,7 +97,6 @@ struct Known {
   std::string reason;
 };
 const std::string kFarShelf = "far L2 shelf's mean off by > 3 % under its wobble";
-const std::string kFarLost = "far L2 partition lost in a wide wobbling transition";
 const std::string kLlcSplit = "LLC shelf split by its wobble: a piece read as DRAM";
 const std::vector<Known> kKnownFailures = {
     // A shelf's level is the trimmed mean of its flat part (latency.cpp, shelf_levels). The far
@@ -105,14 +104,6 @@ const std::vector<Known> kKnownFailures = {
     // at about 3 points a swing: the mean may be off by a fifth of the wobble's amplitude, and
     // with the clock's error (up to 1 %) by more than 3 % (GH200 seed 2: 6.6 %, -6.2 %)
     {"gh200", "l2_far_hit_latency", {2}, kFarShelf},
-    // B200 seed 15: the far partition's shelf is lost in a wide transition that wobbles by 5 %;
-    // the L2 is read as unsplit, ending at the near partition (its step half the L2 reported,
-    // so at most 0.26 confidence)
-    {"b200", "l2_near_hit_latency", {15}, kFarLost},
-    {"b200", "l2_segment_size", {15}, kFarLost},
-    {"b200", "l2_far_hit_latency", {15}, kFarLost},
-    {"b200", "l2_size", {15}, kFarLost},
-    {"b200", "l2_hit_latency", {15}, kFarLost},
     // the LLC's shelf wobbles (7 %) on a small step from the L2 (1.5x): a run that the wide band
     // let take the L2->LLC transition's last points and the LLC's first ones stays a level of
     // its own (it climbs less than the step left to the LLC) and is read as DRAM (at low

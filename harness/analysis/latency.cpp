@@ -520,7 +520,15 @@ std::vector<bool> insert_shelves(const std::vector<CurvePoint>& p, const LogCurv
 std::optional<Run> stripped_run(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r,
                                 const Run& next, const SegmentOptions& opt) {
   if (!opt.shelf_levels) return std::nullopt;
-  const std::vector<size_t> kept = level_members(c, r.members);
+  // Members at either end beyond the run's band of its core level are another level's (a merge
+  // took them in); level_members strips what still climbs towards it.
+  std::vector<size_t> within = r.members;
+  const double core = std::log(even_level(c, inner_members(c, within), Centre::median));
+  while (within.size() > kShelfKeeps && std::fabs(c.z[within.back()] - core) > r.tol)
+    within.pop_back();
+  while (within.size() > kShelfKeeps && std::fabs(c.z[within.front()] - core) > r.tol)
+    within.erase(within.begin());
+  const std::vector<size_t> kept = level_members(c, within);
   if (kept.size() == r.members.size() || kept.size() < opt.min_points ||
       p[kept.back()].x < opt.min_span * p[kept.front()].x)
     return std::nullopt;
