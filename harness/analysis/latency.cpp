@@ -565,6 +565,33 @@ void drop_ramps(const std::vector<CurvePoint>& p, const LogCurve& c, std::vector
   }
 }
 
+// 6. With shelf_levels, neighbouring plateaus whose levels as read (the transitions' members
+//    stripped) are closer than `jump` are one level: a knee must step by more. A run that took a
+//    transition's points has its median, by which step 3 judged it, a jump below the level after
+//    it, while its level is not (an LLC's shelf split by its wobble, RDNA 2 seed 14).
+void merge_close_levels(const std::vector<CurvePoint>& p, const LogCurve& c,
+                        std::vector<Run>& plateaus, std::vector<bool>& shelf, double jump,
+                        const SegmentOptions& opt) {
+  if (!opt.shelf_levels) return;
+  auto level = [&](size_t k) {
+    return std::log(make_plateau(p, c, plateaus[k], k == 0 && opt.first_level_climbs, true).level);
+  };
+  for (size_t k = 0; k + 1 < plateaus.size();) {
+    if (std::fabs(level(k + 1) - level(k)) >= jump) {
+      ++k;
+      continue;
+    }
+    Run& a = plateaus[k];
+    const Run& b = plateaus[k + 1];
+    a.members.insert(a.members.end(), b.members.begin(), b.members.end());
+    a.last = b.last;
+    a.tol = std::max(a.tol, b.tol);
+    shelf[k] = shelf[k] && shelf[k + 1];
+    plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1));
+    shelf.erase(shelf.begin() + static_cast<std::ptrdiff_t>(k + 1));
+  }
+}
+
 // The knee from plateau k to k + 1; `jump` and `tol` (log) scale what a clear step is.
 Knee make_knee(const Segmentation& s, size_t k, double jump, double tol) {
   const auto& p = s.points;
@@ -606,6 +633,7 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
   merge_split_levels(c, plateaus, jump, opt.shelf_levels);
   std::vector<bool> shelf = insert_shelves(p, c, plateaus, jump, opt);
   drop_ramps(p, c, plateaus, shelf, jump, opt);
+  merge_close_levels(p, c, plateaus, shelf, jump, opt);
   for (size_t k = 0; k < plateaus.size(); ++k) {
     s.plateaus.push_back(make_plateau(p, c, plateaus[k], k == 0 && opt.first_level_climbs, opt.shelf_levels));
     // a shelf's level is a median over a swing: less sure than a flat plateau's
