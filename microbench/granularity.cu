@@ -165,7 +165,7 @@ class GranularityFamily : public ProbeFamily {
     CUDA_CHECK(cudaMemset(l1_flush_.get(), 0, l1_flush_.bytes()));
     l2_flush_ = DeviceBuffer<uint4>(static_cast<size_t>(3 * d.l2_bytes / sizeof(uint4)));
     CUDA_CHECK(cudaMemset(l2_flush_.get(), 0, l2_flush_.bytes()));
-    slot_bytes_ = kColdAccesses * 1024.0;
+    slot_bytes_ = kColdAccesses * granularity::kMaxWalkStride;
     walk_ = DeviceBuffer<char>(static_cast<size_t>((kSlots + 1) * slot_bytes_));
     out_ = DeviceBuffer<unsigned long long>(2);
 
@@ -194,9 +194,9 @@ class GranularityFamily : public ProbeFamily {
           if (applied == limit_default) continue;
         }
         const size_t shown = pc.path == Path::l2 && has_limit ? applied : 0;
-        for (int w : pc.constant ? std::vector<int>{4} : std::vector<int>{4, 8, 16})
-          if (!ctx_->quick() || w == 8 || pc.constant)
-            for (double s = w; s <= 1024; s *= 2)
+        for (int w : granularity::kWalkWidths)
+          if (pc.constant ? w == 4 : !ctx_->quick() || w == 8)
+            for (double s = w; s <= granularity::kMaxWalkStride; s *= 2)
               if (!ctx_->quick() || s >= 8) walk(pc, w, s, shown);
       }
       if (limits.size() > 1)
@@ -377,11 +377,8 @@ class GranularityFamily : public ProbeFamily {
 
   void l2_capacity() {
     const DeviceInfo& d = ctx_->device();
-    // Odd multiples of 32 B, as for the L1 (fine_grained): no set aliasing whatever the index.
-    const std::vector<double> strides = ctx_->quick()
-                                            ? std::vector<double>{32, 160, 352}
-                                            : std::vector<double>{32, 96, 160, 224, 352};
-    const uint32_t chains = static_cast<uint32_t>(d.sm_count) * 8;
+    const std::vector<double> strides = granularity::capacity_strides(ctx_->quick());
+    const uint32_t chains = static_cast<uint32_t>(d.sm_count) * granularity::kCapacityChainsPerSm;
     const double l2 = static_cast<double>(d.l2_bytes);
     // Past the L2 at every stride even if a line were as small as the smallest stride.
     const double want = 4 * l2 * strides.back() / strides.front();
@@ -415,17 +412,7 @@ class GranularityFamily : public ProbeFamily {
                }).value;
       };
       ctx_->progress("L2 capacity, stride " + format_number(stride) + " B");
-      const double lo = std::ceil(l2 / 4 / quantum) * quantum;
-      const double hi = std::floor(std::min(4 * l2 * stride / strides.front(), bytes) / quantum) *
-                        quantum;
-      const double y_lo = cycles_at(lo), y_hi = cycles_at(hi);
-      // Half-way between hit and miss, both read off the smallest stride (as the analysis does).
-      if (limit == 0) limit = 0.5 * (y_lo + y_hi);
-      if (!(y_lo < limit && y_hi > limit)) continue;
-      BoundarySearch search(lo, lo, hi, 2.0, quantum, 0.03);
-      search.add(lo, true);
-      search.add(hi, false);
-      while (auto f = search.next()) search.add(*f, cycles_at(*f) < limit);
+      granularity::search_capacity(l2, bytes, stride, strides.front(), quantum, limit, cycles_at);
     }
   }
 

@@ -290,7 +290,7 @@ def main(argv):
     rows.extend(derived_tensor_rows(raw_rows))
     # Rows in final form (canonical names and units) that the raw collection lacks.
     with open(os.path.join(root, "scripts", "reference_additions.csv"), newline="", encoding="utf-8") as f:
-        rows.extend({k: r.get(k, "") for k in COLUMNS} for r in csv.DictReader(f))
+        rows.extend({k: r.get(k, "") for k in OUT_COLUMNS} for r in csv.DictReader(f))
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=OUT_COLUMNS, lineterminator="\n")
     w.writeheader()

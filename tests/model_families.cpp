@@ -5,10 +5,12 @@
 // pipes.cu and dual_issue.cu record them.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 
 #include "analysis/dual_issue.hpp"
+#include "analysis/granularity.hpp"
 #include "analysis/memory_chase.hpp"
 #include "analysis/pipes.hpp"
 #include "core/csv.hpp"
@@ -33,6 +35,9 @@ const std::string kVoltaWp = "NVIDIA Tesla V100 whitepaper: 4 processing blocks,
 const std::string kSingleIssue = "4 processing blocks of one scheduler and one dispatch unit each, as Volta's (whitepaper)";
 const std::string kH100Run = "measured: gpuprobe run results/nvidia-h100-80gb-hbm3/20261122T082310Z";
 const std::string kA100Wp = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (reference_additions.csv)";
+const std::string kMicikevicius13 =
+    "Micikevicius, 'Performance Optimization', GTC 2013: the read-only cache caches at 32 B granularity "
+    "(reference_additions.csv)";
 
 Figure doc(double v, const std::string& src) { return {v, src}; }
 Figure assumed(double v, const std::string& why) { return {v, "assumed: " + why}; }
@@ -74,47 +79,75 @@ void fetch(FamilyFigures& f, Figure l1, Figure l2_default) {
 }
 Figure sector32(const std::string& why) { return assumed(32, why); }
 
+// The read-only path (ld.global.nc): Kepler's separate 48 KB read-only cache fetches 32 B
+// (Micikevicius 2013); from Maxwell on it is the unified L1/texture cache, with its sectors.
+void readonly(FamilyFigures& f, Figure fetch) { f.readonly_fetch = std::move(fetch); }
+
+// The constant cache: Jia et al. 2018 for Kepler to Volta (64 B lines; hit and L1.5 latencies
+// per GPU); later GPUs as the H100 run (64 B; about 28 cycles a hit, 95 an L1.5 hit).
+void constant(FamilyFigures& f, double hit, double miss) {
+  const std::string doc_src = kJia18 + " (constant cache: 64 B line, hit and L1.5 latencies)";
+  f.constant_fetch = hit > 0 ? doc(64, doc_src) : assumed(64, "64 B constant-cache lines, as Volta's and the H100 run's");
+  f.constant_hit = hit > 0 ? doc(hit, doc_src) : assumed(28, "as the H100 run's constant walk at small strides");
+  f.constant_miss = miss > 0 ? doc(miss, doc_src) : assumed(95, "as the H100 run's constant walk at 64 B and over");
+}
+
 }  // namespace
 
 void declare_family_figures(Gpu& g) {
   FamilyFigures& f = g.fam;
   const std::string later = "32 B sectors, as every NVIDIA L1 since Maxwell (Jia et al. 2018)";
   const std::string l2_64 = "64 B at the default limit, as the H100 run";
+  const std::string unified = "ld.global.nc through the unified L1/texture cache since Maxwell: its 32 B sectors";
   if (g.key == "kepler") {  // GK210, cc 3.7
     guide(f, 192, 64, 160, 32, 0);
     issue(f, doc(4, kKeplerWp), doc(2, kKeplerWp));
     f.dual_issue_same_pipe = true;  // 192 FP32 lanes on 4 schedulers need two FFMAs a clock
     f.fp32_int32_shared = true;
     fetch(f, doc(128, kJia18 + " (L1 load granularity 128 B)"), doc(32, kJia18 + " (L2 line 32 B)"));
+    readonly(f, doc(32, kMicikevicius13));
+    constant(f, 30, 92);
   } else if (g.key == "maxwell") {  // GM204, cc 5.2
     guide(f, 128, 4, 128, 32, 0);
     issue(f, doc(4, kMaxwellWp), doc(2, kMaxwellWp));
     f.fp32_int32_shared = true;
     fetch(f, doc(32, kJia18 + " (L1 load granularity 32 B)"), doc(32, kJia18 + " (L2 line 32 B)"));
+    readonly(f, sector32(unified));
+    constant(f, 25, 81);
   } else if (g.key == "pascal") {  // GP100, cc 6.0
     guide(f, 64, 32, 64, 16, 128);
     issue(f, doc(2, kPascalWp), doc(2, kPascalWp));
     f.fp32_int32_shared = true;
     fetch(f, doc(32, kJia18 + " (L1 load granularity 32 B)"), doc(32, kJia18 + " (L2 line 32 B)"));
+    readonly(f, sector32(unified));
+    constant(f, 24, 96);
   } else if (g.key == "volta") {
     guide(f, 64, 32, 64, 16, 128);
     issue(f, doc(4, kVoltaWp), doc(1, kVoltaWp));
     fetch(f, doc(32, kJia18 + " (L1 load granularity 32 B)"), assumed(64, l2_64));
     f.l2_line = doc(64, kJia18 + " (L2 line 64 B)");
+    readonly(f, sector32(unified));
+    constant(f, 27, 89);
   } else if (g.key == "turing") {
     guide(f, 64, 2, 64, 16, 128);
     issue(f, assumed(4, kSingleIssue), assumed(1, kSingleIssue));
     fetch(f, sector32(later), assumed(64, l2_64));
+    readonly(f, sector32(unified));
+    constant(f, 0, 0);
   } else if (g.key == "ga100") {
     guide(f, 64, 32, 64, 16, 256);
     f.tensor_f16 = doc(1024, kA100Wp + " (312 TFLOPS dense fp16 on 108 SMs at 1410 MHz)");
     issue(f, assumed(4, kSingleIssue), assumed(1, kSingleIssue));
     fetch(f, sector32(later), assumed(64, l2_64));
+    readonly(f, sector32(unified));
+    constant(f, 0, 0);
   } else if (g.key == "ga102" || g.key == "ada") {
     guide(f, 128, 2, 64, 16, g.key == "ga102" ? 256 : 128);
     f.tensor_f16 = assumed(256, "GeForce tensor cores at half rate with fp32 accumulation");
     issue(f, assumed(4, kSingleIssue), assumed(1, kSingleIssue));
     fetch(f, sector32(later), assumed(64, l2_64));
+    readonly(f, sector32(unified));
+    constant(f, 0, 0);
   } else if (g.key == "h100" || g.key == "gh200" || g.key == "b200") {
     const bool run = g.key == "h100";
     guide(f, 128, 64, 64, 16, 256);
@@ -126,6 +159,8 @@ void declare_family_figures(Gpu& g) {
     issue(f, assumed(4, kSingleIssue), assumed(1, kSingleIssue));
     fetch(f, run ? doc(32, kH100Run) : sector32(later), run ? doc(64, kH100Run) : assumed(64, l2_64));
     if (run) f.l2_line = doc(128, kH100Run + " (l2_line_size)");
+    readonly(f, run ? doc(32, kH100Run + " (readonly_line_size)") : sector32(unified));
+    constant(f, 0, 0);
   }
   // AMD models: no CUDA run writes these families (no pipes, dual_issue or granularity rows).
 }
@@ -259,12 +294,12 @@ double issue_rate(const Gpu& g, const std::string& op_a, double a, const std::st
 namespace {
 
 // The l2_capacity probe (microbench/granularity.cu): many chains at strides of odd multiples of
-// 32 B; at each stride the footprint is bisected (BoundarySearch, as the probe does) to where
-// cycles per access pass half-way from the L2 hit to DRAM, both read off the smallest stride.
+// 32 B; at each stride the footprint is bisected (granularity::search_capacity, the probe's own
+// search) to where cycles per access pass half-way from the L2 hit to DRAM, both read off the
+// smallest stride.
 // A chase `stride` bytes apart over F bytes holds F * line / max(stride, line) bytes of L2
 // lines: the capacity grows as stride / line above the line.
-constexpr double kCapacityStrides[] = {32, 96, 160, 224, 352};
-constexpr double kCapacityChains = 8 * 100;  // 8 chains per SM, about 100 SMs
+constexpr double kCapacityChains = granularity::kCapacityChainsPerSm * 100;  // about 100 SMs
 
 template <class Noisy>
 void l2_capacity_rows(const Gpu& g, Noisy& noisy, std::vector<Observation>& out) {
@@ -277,7 +312,8 @@ void l2_capacity_rows(const Gpu& g, Noisy& noisy, std::vector<Observation>& out)
   const double hit_cycles = l2->split() ? 0.5 * (l2->latency.value + l2->far_latency.value) : l2->latency.value;
   const double l2_bytes = g.l2_bytes_meta > 0 ? g.l2_bytes_meta : c;
   double limit = 0;
-  for (double stride : kCapacityStrides) {
+  const std::vector<double> strides = granularity::capacity_strides(false);
+  for (double stride : strides) {
     const double quantum = stride * kCapacityChains;
     auto cycles_at = [&](double f) {
       const double held = f * line / std::max(stride, line);
@@ -288,15 +324,8 @@ void l2_capacity_rows(const Gpu& g, Noisy& noisy, std::vector<Observation>& out)
                              v, "cycles", 0.001));
       return v;
     };
-    const double lo = std::ceil(l2_bytes / 4 / quantum) * quantum;
-    const double hi = std::floor(4 * l2_bytes * stride / kCapacityStrides[0] / quantum) * quantum;
-    const double y_lo = cycles_at(lo), y_hi = cycles_at(hi);
-    if (limit == 0) limit = 0.5 * (y_lo + y_hi);
-    if (!(y_lo < limit && y_hi > limit)) continue;
-    BoundarySearch search(lo, lo, hi, 2.0, quantum, 0.03);
-    search.add(lo, true);
-    search.add(hi, false);
-    while (auto f = search.next()) search.add(*f, cycles_at(*f) < limit);
+    granularity::search_capacity(l2_bytes, std::numeric_limits<double>::infinity(), stride, strides.front(),
+                                 quantum, limit, cycles_at);
   }
 }
 
@@ -321,8 +350,9 @@ std::vector<Observation> generate_granularity(const Gpu& g, unsigned seed, Metad
   // The walk: accesses that start a new fetch unit miss to the next level (a share
   // min(1, stride / fetch) of them), the rest hit; the resident walk only hits.
   auto walk = [&](const char* path, double hit, double miss, double fetch, double limit) {
-    for (int w : {4, 8, 16})
-      for (double s = w; s <= 1024; s *= 2) {
+    const bool constant = std::string(path) == "constant";  // the probe walks it 4 B wide only
+    for (int w : granularity::kWalkWidths)
+      for (double s = w; s <= granularity::kMaxWalkStride && (!constant || w == 4); s *= 2) {
         Params p = {{"path", path}, {"width_bytes", std::to_string(w)}, {"stride_bytes", format_number(s)}};
         if (limit > 0) p.emplace_back("l2_fetch_limit_bytes", format_number(limit));
         for (const char* residency : {"cold", "resident"}) {
@@ -336,6 +366,11 @@ std::vector<Observation> generate_granularity(const Gpu& g, unsigned seed, Metad
       }
   };
   walk("l1", l1, l2, g.fam.l1_fetch.value, 0);
+  // Kepler's read-only cache is not its L1, but the fetch granularity does not depend on the
+  // hit latency: the L1's stands in.
+  if (g.fam.readonly_fetch.value > 0) walk("readonly", l1, l2, g.fam.readonly_fetch.value, 0);
+  if (g.fam.constant_fetch.value > 0)
+    walk("constant", g.fam.constant_hit.value, g.fam.constant_miss.value, g.fam.constant_fetch.value, 0);
   const double dflt = g.fam.l2_fetch.value;
   walk("l2", l2, dram, dflt, dflt);
   if (dflt > g.fam.l2_sector.value) walk("l2", l2, dram, g.fam.l2_sector.value, g.fam.l2_sector.value);
@@ -438,6 +473,10 @@ std::vector<Truth> family_truths(const Gpu& g, const std::string& family) {
     t.push_back({"l1_sector_size", f.l1_fetch.value, "bytes", 0, false, f.l1_fetch.source});
     t.push_back({"l2_sector_size", f.l2_sector.value, "bytes", 0, false, f.l2_sector.source});
     if (f.l2_line.value > 0) t.push_back({"l2_line_size", f.l2_line.value, "bytes", 0, false, f.l2_line.source});
+    if (f.readonly_fetch.value > 0)
+      t.push_back({"readonly_line_size", f.readonly_fetch.value, "bytes", 0, false, f.readonly_fetch.source});
+    if (f.constant_fetch.value > 0)
+      t.push_back({"constant_line_size", f.constant_fetch.value, "bytes", 0, false, f.constant_fetch.source});
   }
   if (!f.declared()) return t;
   const int cc = cc_number(g.cc);

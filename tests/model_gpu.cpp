@@ -363,11 +363,13 @@ bool skips(const Level& l, bool skip_l1) {
   return skip_l1 && (l.name == "l1" || l.name == "mid_cache");
 }
 
-// Latency with each level's own multiplier (wobble, climb) applied to its hits.
+// Latency with each level's own multiplier (wobble, climb) applied to its hits; `walks`: with
+// the ladder's TLB steps.
 double chase_latency_with(const Gpu& g, double f, bool skip_l1,
-                          const std::vector<double>& factor) {
+                          const std::vector<double>& factor, bool walks = true) {
   double walk = 0;
-  for (const auto& t : g.tlb) walk += t.walk.value * (1 - hit(f, t.reach.value, 8));
+  if (walks)
+    for (const auto& t : g.tlb) walk += t.walk.value * (1 - hit(f, t.reach.value, 8));
   double lat = g.dram_latency.value + walk;
   for (size_t i = g.levels.size(); i-- > 0;) {
     const Level& l = g.levels[i];
@@ -395,6 +397,10 @@ const std::vector<Gpu>& model_gpus() {
 
 double chase_latency(const Gpu& g, double f, bool skip_l1) {
   return chase_latency_with(g, f, skip_l1, std::vector<double>(g.levels.size(), 1.0));
+}
+
+double cache_latency(const Gpu& g, double f, bool skip_l1) {
+  return chase_latency_with(g, f, skip_l1, std::vector<double>(g.levels.size(), 1.0), false);
 }
 
 Noise noise_for(const Gpu& g, unsigned seed) {

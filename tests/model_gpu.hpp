@@ -55,6 +55,9 @@ struct FamilyFigures {
   Figure l2_fetch;     // bytes an L2 miss fetches at the driver's default fetch-granularity limit
   Figure l2_sector;    // ... and at the smallest limit (32 B): the L2 sector
   Figure l2_line;      // the L2's allocation unit (bytes), as the l2_capacity probe sees it
+  Figure readonly_fetch;  // bytes a read-only (ld.global.nc) miss fetches; 0: the path not modelled
+  // The constant cache (ld.const): its line, and the cycles of a hit and of a miss to the L1.5.
+  Figure constant_fetch, constant_hit, constant_miss;
   // Results per clock per SM as pipes.csv counts them (fp16x2: two per lane).
   Figure fp32, fp64, int32_logic, sfu, fp16x2, ldst, ld_global, tensor_f16;
   Figure schedulers;   // warp schedulers per SM
@@ -115,13 +118,17 @@ Run generate(const Gpu& g, unsigned seed);
 
 // The noise-free latency a chase over `footprint` bytes sees; `skip_l1` for ld.global.cg.
 double chase_latency(const Gpu& g, double footprint, bool skip_l1);
+// The same with the data's pages always translated (the ladder's TLB steps `tlb` left out): what
+// the TLB family's chase sees at the footprint of the lines it touches, before its own TLB levels.
+double cache_latency(const Gpu& g, double footprint, bool skip_l1);
 
 // The tlb.csv rows a full run on the model writes (microbench/tlb.cu's sweeps: the first step
 // at twelve strides, the coverage sweep over most of device memory, the aliased sweeps over 1 TiB
 // of virtual addresses), and the parameters the TLB analysis should report from them.
 std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* meta);
-// The noise-free cycles per access of a chase `stride` bytes apart over `footprint` bytes.
-double tlb_latency(const Gpu& g, double footprint, double stride);
+// The noise-free cycles per access of a chase `stride` bytes apart over `footprint` bytes,
+// touching `data_bytes` of distinct lines.
+double tlb_latency(const Gpu& g, double footprint, double stride, double data_bytes);
 
 // A parameter the analysis should report, and what counts as right.
 struct Truth {

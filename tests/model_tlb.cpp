@@ -20,19 +20,24 @@ constexpr double MiB = 1024.0 * 1024, GiB = 1024 * MiB;
 // microbench/tlb.cu's sweep: the first step looked for up to tlb::kFirstStepSlots pages or
 // tlb::kFirstStepBytes, whichever is more; the aliased space of one 32 MiB chunk over 1 TiB, a
 // line of the chunk per access, at least 64 accesses.
-constexpr double kAliasChunk = 32 * MiB, kAliasSpace = 1024 * GiB, kLine = 128, kAliasMinN = 64;
+constexpr double kAliasChunk = 32 * MiB, kAliasSpace = 1024 * GiB, kAliasMinN = 64;
+constexpr double kLine = tlb::kChaseLine;
+// microbench/tlb.cu's plain chase makes at least this many accesses a pass: a short chain goes
+// round again through other lines of its pages (as many rounds as a stride holds lines).
+constexpr double kMinAccesses = 512;
 constexpr int kRefineRounds = 6;
 constexpr int kRepeats = 3;  // a full run's repeats per point; the median is recorded
 // A chase cycling over more entries than an LRU-like TLB holds misses on every access: a cliff
 // at the reach (the H100's steps rise within a few % of footprint).
 constexpr double kTlbSharpness = 100;
 
-// The data stays in L2: the chase's base is the L2 hit (the near partition's and the far
-// one's averaged over the rounds of a split L2).
-double l2_hit(const Gpu& g) {
-  for (const auto& l : g.levels)
-    if (l.name == "l2") return l.split() ? (l.latency.value + l.far_latency.value) / 2 : l.latency.value;
-  return g.levels.back().latency.value;
+// The bytes of distinct lines a chase of `count` accesses `stride` apart touches
+// (microbench/tlb.cu: the plain chase's rounds through further lines of each page; the aliased
+// chase's one line of the chunk per access).
+double data_bytes(const std::string& probe, double stride, double count) {
+  if (probe == "chase_aliased") return count * kLine;
+  const double rounds = std::max(1.0, std::min(std::ceil(kMinAccesses / count), std::floor(stride / kLine)));
+  return count * rounds * kLine;
 }
 
 // The device memory the plain chase allocates (microbench/tlb.cu: free memory less headroom,
@@ -42,9 +47,18 @@ double chase_bytes(const Gpu& g) {
   return std::floor((m - std::max(1 * GiB, m / 64)) / (32 * MiB)) * 32 * MiB;
 }
 
-// How far the aliased sweep reaches at `stride`.
-double aliased_reach(double stride) {
-  return std::min(std::floor(kAliasSpace / stride), std::floor(kAliasChunk / kLine)) * stride;
+// The L2 size a run reports: the model's metadata figure, else its L2 level's size.
+double l2_reported(const Gpu& g) {
+  if (g.l2_bytes_meta > 0) return g.l2_bytes_meta;
+  for (const auto& l : g.levels)
+    if (l.name == "l2") return l.size.value;
+  return 0;
+}
+
+// How far the aliased sweep reaches at `stride`, as the analysis reads it (its data in L2).
+double aliased_reach(const Gpu& g, double stride) {
+  const double accesses = std::min(std::floor(kAliasChunk / kLine), tlb::max_accesses_in_l2(l2_reported(g)));
+  return std::min(std::floor(kAliasSpace / stride), accesses) * stride;
 }
 
 struct Sweeper {
@@ -59,7 +73,8 @@ struct Sweeper {
     std::uniform_real_distribution<double> u(0, 1);
     std::vector<double> r;
     for (int i = 0; i < kRepeats; ++i) {
-      double y = tlb_latency(g, count * stride, stride) * (1 + n.clock_offset) * (1 + n.jitter * gauss(rng));
+      double y = tlb_latency(g, count * stride, stride, data_bytes(probe, stride, count)) * (1 + n.clock_offset) *
+                 (1 + n.jitter * gauss(rng));
       if (u(rng) < n.outlier_rate) y *= 1.2 + 0.6 * u(rng);
       r.push_back(y);
     }
@@ -107,8 +122,10 @@ struct Sweeper {
 
 }  // namespace
 
-double tlb_latency(const Gpu& g, double footprint, double stride) {
-  double y = l2_hit(g);
+// The chase's base is the latency ladder's at the data it touches (a few lines per page: on a
+// split L2 the near partition's, as the H100 and H200 runs show), its TLB levels' misses on top.
+double tlb_latency(const Gpu& g, double footprint, double stride, double data) {
+  double y = cache_latency(g, data, true);
   for (const auto& t : g.tlb_levels) {
     // entries the chase needs: one per access above the entry size, one per entry below it
     const double need = footprint / std::max(stride, t.entry.value);
@@ -121,7 +138,12 @@ double tlb_latency(const Gpu& g, double footprint, double stride) {
 std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* meta) {
   const Noise n = noise_for(g, seed);
   Sweeper s{g, n, std::mt19937_64(0x71bULL + seed * 2654435761ULL + std::hash<std::string>{}(g.key)), {}, {}};
-  if (meta) *meta = {{"gpu", g.name}, {"compute_capability", g.cc}, {"family", "tlb"}};
+  if (meta) {
+    *meta = {{"gpu", g.name}, {"compute_capability", g.cc}, {"family", "tlb"}};
+    // every CSV of a run carries the L2 size the runtime reports; tlb.csv is only ever written
+    // by a run (a model without l2_bytes_meta stands for a converted latency curve)
+    meta->push_back({"l2_bytes", format_printf("%.0f", l2_reported(g))});
+  }
   const double bytes = chase_bytes(g);
   const std::vector<double> strides = tlb::entry_strides(false);
   for (double st : strides)
@@ -141,7 +163,7 @@ std::vector<Truth> tlb_truths(const Gpu& g) {
   const auto& l1 = g.tlb_levels[0];
   t.push_back({"tlb_l1_coverage", l1.reach.value, "bytes", 0.10, true, l1.reach.source});
   // the aliased sweeps reach at least this far (their smallest stride is the L1 TLB's entry)
-  const double reach = aliased_reach(l1.entry.value);
+  const double reach = aliased_reach(g, l1.entry.value);
   if (g.tlb_levels.size() > 1 && 2 * g.tlb_levels[1].reach.value <= reach)
     t.push_back({"tlb_l2_coverage", g.tlb_levels[1].reach.value, "bytes", 0.10, true,
                  g.tlb_levels[1].reach.source});

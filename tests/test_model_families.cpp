@@ -22,6 +22,7 @@
 #include "core/csv.hpp"
 #include "core/report.hpp"
 #include "core/run_analysis.hpp"
+#include "model_bench.hpp"
 #include "model_gpu.hpp"
 
 using namespace gpuprobe;
@@ -104,13 +105,7 @@ const std::vector<Answer>& all_answers() {
   return out;
 }
 
-struct Known {
-  std::string model, parameter;
-  std::vector<unsigned> seeds;
-  std::string reason;
-};
-// Failures known and not yet fixed, with the exact seeds and why. The list only shrinks: a
-// listed case that passes fails the test.
+// Failures known and not yet fixed (model_bench.hpp: the list is exact and only shrinks).
 // Every one of them is a disturbed repetition set (model_families.cpp's RateNoise: 12 % spread,
 // median up to 10 % low): the value is off, and its confidence (0.2-0.3) says so.
 const std::string kDisturbed = "a disturbed repetition set (12 % spread, median up to 10 % low): wrong at confidence < 0.3";
@@ -138,12 +133,7 @@ const std::vector<Known> kKnownFailures = {
     {"volta", "fp64_fp32_throughput_ratio", {8, 18}, kDisturbed},
 };
 
-const Known* known(const Answer& a) {
-  for (const auto& k : kKnownFailures)
-    if (k.model == a.model && k.parameter == a.name && std::count(k.seeds.begin(), k.seeds.end(), a.seed))
-      return &k;
-  return nullptr;
-}
+const Known* known(const Answer& a) { return find_known(kKnownFailures, a.model, a.name, a.seed); }
 
 int cc_of(const Gpu& g) { return static_cast<int>(std::lround(std::strtod(g.cc.c_str(), nullptr) * 10)); }
 
@@ -153,8 +143,9 @@ TEST(ModelFamilies, EveryDeclaredFigureHasASource) {
   int declared = 0;
   for (const Gpu* g : bench_models()) {
     const FamilyFigures& f = g->fam;
-    for (const Figure* x : {&f.l1_fetch, &f.l2_fetch, &f.l2_sector, &f.l2_line, &f.fp32, &f.fp64, &f.int32_logic, &f.sfu,
-                            &f.fp16x2, &f.ldst, &f.ld_global, &f.tensor_f16, &f.schedulers, &f.issue_width})
+    for (const Figure* x : {&f.l1_fetch, &f.l2_fetch, &f.l2_sector, &f.l2_line, &f.readonly_fetch, &f.constant_fetch,
+                            &f.constant_hit, &f.constant_miss, &f.fp32, &f.fp64, &f.int32_logic, &f.sfu, &f.fp16x2,
+                            &f.ldst, &f.ld_global, &f.tensor_f16, &f.schedulers, &f.issue_width})
       if (x->value > 0) {
         ++declared;
         EXPECT_FALSE(x->source.empty()) << g->key << ": a figure without a source";
@@ -286,31 +277,15 @@ TEST(ModelFamilies, NoConfidentlyWrongValueBeyondTheKnown) {
 }
 
 TEST(ModelFamilies, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
-  std::map<std::pair<std::string, std::string>, std::set<unsigned>> got;
+  std::vector<Failure> failures;
   std::map<std::string, std::pair<int, int>> per_family;  // right, total
   for (const auto& a : all_answers()) {
     auto& c = per_family[a.family];
     ++c.second;
-    if (a.verdict == "right") {
-      ++c.first;
-      continue;
-    }
-    got[{a.model, a.name}].insert(a.seed);
-    if (const Known* k = known(a))
-      std::cout << "  EXPECTED FAILURE " << describe(a) << " -- " << k->reason << "\n";
-    else
-      ADD_FAILURE() << "unexpected failure: " << describe(a);
+    if (a.verdict == "right") ++c.first;
+    else failures.push_back({a.model, a.name, a.seed, describe(a)});
   }
-  for (const auto& k : kKnownFailures)
-    for (unsigned seed : k.seeds)
-      EXPECT_TRUE(got[std::make_pair(k.model, k.parameter)].count(seed))
-          << k.model << " seed " << seed << " " << k.parameter << " is listed as failing but passes now";
-  if (::testing::Test::HasFailure())
-    for (const auto& [key, seeds] : got) {
-      std::cout << "    {\"" << key.first << "\", \"" << key.second << "\", {";
-      for (unsigned s : seeds) std::cout << s << (s == *seeds.rbegin() ? "" : ", ");
-      std::cout << "}, ...},\n";
-    }
+  check_known_failures(kKnownFailures, failures);
   for (const auto& [family, c] : per_family)
     std::cout << "families bench, " << family << ": " << c.first << " of " << c.second << " answers right\n";
   EXPECT_GT(per_family["granularity"].second, 0);
@@ -318,8 +293,8 @@ TEST(ModelFamilies, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
   EXPECT_GT(per_family["dual_issue"].second, 0);
 }
 
-// The gates can fail: a Kepler whose L1 fetched 32 B sectors, or an fp64 rate of 1:2 where the
-// rows say 1:3, is caught.
+// The gates can fail: a Kepler whose L1 fetched 32 B sectors, whose read-only path fetched its
+// L1's 128 B lines, or an fp64 rate of 1:2 where the rows say 1:3, is caught.
 TEST(ModelFamilies, TheGatesCatchAWrongTruth) {
   Gpu g = model_gpus().front();
   ASSERT_EQ(g.key, "kepler");
@@ -327,6 +302,7 @@ TEST(ModelFamilies, TheGatesCatchAWrongTruth) {
   const auto rows = generate_granularity(g, 0, &meta);
   const auto pipes_rows = generate_pipes(g, 0, &meta, nullptr);
   g.fam.l1_fetch.value = 32;
+  g.fam.readonly_fetch.value = 128;
   g.fam.fp64.value = g.fam.fp32.value / 2;
   std::map<std::string, Parameter> got;
   for (const auto& p : analyze("granularity", rows, meta)) got[p.name] = p;
@@ -334,11 +310,11 @@ TEST(ModelFamilies, TheGatesCatchAWrongTruth) {
   int wrong = 0;
   for (const char* family : {"granularity", "pipes"})
     for (const auto& t : family_truths(g, family))
-      if (t.name == "l1_sector_size" || t.name == "fp64_fp32_throughput_ratio") {
+      if (t.name == "l1_sector_size" || t.name == "readonly_line_size" || t.name == "fp64_fp32_throughput_ratio") {
         ASSERT_TRUE(got.count(t.name)) << t.name;
         wrong += !right(t, got[t.name]);
       }
-  EXPECT_EQ(wrong, 2);
+  EXPECT_EQ(wrong, 3);
 }
 
 namespace {
@@ -362,42 +338,14 @@ std::string families_bins_csv(const std::vector<Answer>& all) {
     if (a.verdict == "missing") continue;
     auto& [n, r] = bins[a.family];
     n.resize(10), r.resize(10);
-    const int b = std::min(9, int(a.confidence * 10));
+    const int b = confidence_bin(a.confidence);
     ++n[b];
     r[b] += a.verdict == "right";
   }
   std::string out = "family,bin_low,bin_high,answers,right,fraction_right\n";
   for (const auto& [family, nr] : bins)
-    for (int b = 0; b < 10; ++b)
-      out += family + "," + format_printf("%.1f", b / 10.0) + "," + format_printf("%.1f", (b + 1) / 10.0) + "," +
-             std::to_string(nr.first[b]) + "," + std::to_string(nr.second[b]) + "," +
-             (nr.first[b] ? format_printf("%.3f", double(nr.second[b]) / nr.first[b]) : std::string()) + "\n";
+    for (int b = 0; b < 10; ++b) out += family + "," + bin_row(b, nr.first[b], nr.second[b]) + "\n";
   return out;
-}
-
-// Fields equal, numbers within 1e-6 relative (a libm's last digit may differ).
-bool same_csv(const std::string& a, const std::string& b, std::string* where) {
-  std::istringstream ia(a), ib(b);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    const bool ga = bool(std::getline(ia, la)), gb = bool(std::getline(ib, lb));
-    if (!ga || !gb) {
-      if (ga != gb) *where = "line " + std::to_string(line) + ": one file ends";
-      return ga == gb;
-    }
-    const auto fa = split_csv_line(la), fb = split_csv_line(lb);
-    bool same = fa.size() == fb.size();
-    for (size_t i = 0; same && i < fa.size(); ++i) {
-      char *ea = nullptr, *eb = nullptr;
-      const double x = std::strtod(fa[i].c_str(), &ea), y = std::strtod(fb[i].c_str(), &eb);
-      const bool numbers = !fa[i].empty() && !fb[i].empty() && *ea == 0 && *eb == 0;
-      same = numbers ? std::fabs(x - y) <= 1e-6 * std::max(1.0, std::fabs(x)) : fa[i] == fb[i];
-    }
-    if (!same) {
-      *where = "line " + std::to_string(line) + ": " + la + " / " + lb;
-      return false;
-    }
-  }
 }
 
 }  // namespace
@@ -406,19 +354,7 @@ bool same_csv(const std::string& a, const std::string& b, std::string* where) {
 // GPUPROBE_CALIBRATION_OUT=results/model-gpus build/tests/gpuprobe_tests
 //   --gtest_filter='ModelFamilies.Committed*'
 TEST(ModelFamilies, CommittedCalibrationIsTheBenchs) {
-  const std::vector<std::pair<std::string, std::string>> tables = {
-      {"calibration_families.csv", families_calibration_csv(all_answers())},
-      {"calibration_families_bins.csv", families_bins_csv(all_answers())}};
-  if (const char* dir = std::getenv("GPUPROBE_CALIBRATION_OUT"))
-    for (const auto& [name, text] : tables) std::ofstream(std::string(dir) + "/" + name) << text;
-  for (const auto& [name, text] : tables) {
-    const std::string path = std::string(GPUPROBE_SOURCE_DIR) + "/results/model-gpus/" + name;
-    std::ifstream in(path);
-    ASSERT_TRUE(in.good()) << path;
-    const std::string committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::string where;
-    EXPECT_TRUE(same_csv(committed, text, &where))
-        << path << " is not what the bench gives now (" << where << "); regenerate: GPUPROBE_CALIBRATION_OUT="
-        << "results/model-gpus build/tests/gpuprobe_tests --gtest_filter='ModelFamilies.Committed*'";
-  }
+  check_committed_tables({{"calibration_families.csv", families_calibration_csv(all_answers())},
+                          {"calibration_families_bins.csv", families_bins_csv(all_answers())}},
+                         "ModelFamilies.Committed*");
 }

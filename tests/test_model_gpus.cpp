@@ -5,6 +5,7 @@
 // failures are listed below with their reason and printed; any other failure fails the test.
 // With GPUPROBE_CALIBRATION_OUT=DIR set, the calibration table is written there
 // (results/model-gpus/ holds the committed one).
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,6 +20,7 @@
 #include "analysis/analyzer.hpp"
 #include "core/csv.hpp"
 #include "core/observation.hpp"
+#include "model_bench.hpp"
 #include "model_gpu.hpp"
 
 using namespace gpuprobe;
@@ -88,14 +90,7 @@ std::vector<Answer> bench(const Gpu& g, unsigned seed) {
   return out;
 }
 
-// Failures known and not yet fixed: each (model, parameter) with the exact seeds it fails on
-// and why. The list is exact: a failure not listed fails the test, and so does a listed case
-// that now passes (remove it, the list only shrinks).
-struct Known {
-  std::string model, parameter;
-  std::vector<unsigned> seeds;
-  std::string reason;
-};
+// Failures known and not yet fixed (model_bench.hpp: the list is exact and only shrinks).
 const std::string kFarShelf = "far L2 shelf's mean off by > 3 % under its wobble";
 const std::string kLlcSplit = "LLC shelf split by its wobble: a piece read as DRAM";
 const std::vector<Known> kKnownFailures = {
@@ -115,12 +110,6 @@ const std::vector<Known> kKnownFailures = {
 };
 
 std::string fmt(double v) { return std::isfinite(v) ? format_printf("%.6g", v) : ""; }
-
-std::string bin_text(int b, int n, int r) {
-  return format_printf("%.1f", b / 10.0) + "," + format_printf("%.1f", (b + 1) / 10.0) + "," +
-         std::to_string(n) + "," + std::to_string(r) + "," +
-         (n ? format_printf("%.3f", double(r) / n) : std::string());
-}
 
 bool failed(const Answer& a) { return a.verdict != "right"; }
 
@@ -157,12 +146,12 @@ std::string bins_csv(const std::vector<Answer>& all) {
   int right[10] = {}, answers[10] = {};
   for (const auto& a : all) {
     if (a.verdict == "missing") continue;
-    const int b = std::min(9, int(a.confidence * 10));
+    const int b = confidence_bin(a.confidence);
     answers[b]++;
     right[b] += a.verdict == "right";
   }
   std::string out = "bin_low,bin_high,answers,right,fraction_right\n";
-  for (int i = 0; i < 10; ++i) out += bin_text(i, answers[i], right[i]) + "\n";
+  for (int i = 0; i < 10; ++i) out += bin_row(i, answers[i], right[i]) + "\n";
   return out;
 }
 
@@ -186,41 +175,6 @@ std::string models_csv(const std::vector<Answer>& all) {
   return out;
 }
 
-const std::string kCalibrationDir = std::string(GPUPROBE_SOURCE_DIR) + "/results/model-gpus";
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// Two CSV texts agree: the same lines, fields equal as text or as numbers within 1e-6
-// (relative), so that a last printed digit does not fail the check on another machine.
-bool same_table(const std::string& a, const std::string& b, std::string* where) {
-  std::istringstream sa(a), sb(b);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    const bool ga = bool(std::getline(sa, la)), gb = bool(std::getline(sb, lb));
-    if (!ga && !gb) return true;
-    if (ga != gb) {
-      *where = "line " + std::to_string(line) + ": one table ends";
-      return false;
-    }
-    const auto fa = split_csv_line(la), fb = split_csv_line(lb);
-    bool same = fa.size() == fb.size();
-    for (size_t i = 0; same && i < fa.size(); ++i) {
-      double x = 0, y = 0;
-      same = fa[i] == fb[i] || (parse_number(fa[i], &x) && parse_number(fb[i], &y) &&
-                                std::fabs(x - y) <= 1e-6 * std::max(std::fabs(x), std::fabs(y)));
-    }
-    if (!same) {
-      *where = "line " + std::to_string(line) + ": committed '" + la + "', bench '" + lb + "'";
-      return false;
-    }
-  }
-}
-
 }  // namespace
 
 TEST(ModelGpus, AtLeastFourteenModelsWithSourcedFigures) {
@@ -229,6 +183,20 @@ TEST(ModelGpus, AtLeastFourteenModelsWithSourcedFigures) {
     for (const auto& l : g.levels)
       for (const Figure* f : {&l.size, &l.latency})
         EXPECT_FALSE(f->source.empty()) << g.key << " " << l.name << ": figure without a source";
+}
+
+// The known lists are exact both ways: an unlisted failure and a listed case that passes now
+// each fail the bench.
+TEST(ModelBench, KnownListIsExact) {
+  const std::vector<Known> list = {{"volta", "dram_latency", {11}, "why"}};
+  EXPECT_NE(find_known(list, "volta", "dram_latency", 11), nullptr);
+  EXPECT_EQ(find_known(list, "volta", "dram_latency", 12), nullptr);
+  EXPECT_EQ(find_known(list, "volta", "l2_size", 11), nullptr);
+  check_known_failures(list, {{"volta", "dram_latency", 11, "listed"}});
+  EXPECT_NONFATAL_FAILURE(check_known_failures(list, {}), "passes now");
+  EXPECT_NONFATAL_FAILURE(
+      check_known_failures(list, {{"volta", "dram_latency", 11, "listed"}, {"volta", "l2_size", 3, "new one"}}),
+      "unexpected failure: new one");
 }
 
 TEST(ModelGpus, GenerationIsSeededAndRepeatable) {
@@ -251,32 +219,10 @@ TEST(ModelGpus, NoConfidentlyWrongValue) {
 }
 
 TEST(ModelGpus, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
-  std::map<std::pair<std::string, std::string>, std::set<unsigned>> got;
-  for (const auto& a : all_answers()) {
-    if (!failed(a)) continue;
-    got[{a.model, a.name}].insert(a.seed);
-    const auto k = std::find_if(kKnownFailures.begin(), kKnownFailures.end(), [&](const Known& x) {
-      return x.model == a.model && x.parameter == a.name &&
-             std::count(x.seeds.begin(), x.seeds.end(), a.seed);
-    });
-    if (k != kKnownFailures.end())
-      std::cout << "  EXPECTED FAILURE " << describe(a) << " -- " << k->reason << "\n";
-    else
-      ADD_FAILURE() << "unexpected failure: " << describe(a);
-  }
-  for (const auto& k : kKnownFailures)
-    for (unsigned seed : k.seeds)
-      EXPECT_TRUE(got[std::make_pair(k.model, k.parameter)].count(seed))
-          << k.model << " seed " << seed << " " << k.parameter
-          << " is listed as failing but passes now: remove it from the known failures";
-  if (::testing::Test::HasFailure()) {
-    std::cout << "the failures as the list would hold them:\n";
-    for (const auto& [key, seeds] : got) {
-      std::cout << "    {\"" << key.first << "\", \"" << key.second << "\", {";
-      for (unsigned s : seeds) std::cout << s << (s == *seeds.rbegin() ? "" : ", ");
-      std::cout << "}, ...},\n";
-    }
-  }
+  std::vector<Failure> failures;
+  for (const auto& a : all_answers())
+    if (failed(a)) failures.push_back({a.model, a.name, a.seed, describe(a)});
+  check_known_failures(kKnownFailures, failures);
   std::cout << "model-GPU bench per model:\n" << models_csv(all_answers())
             << "confidence bins:\n" << bins_csv(all_answers());
 }
@@ -285,21 +231,10 @@ TEST(ModelGpus, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
 // GPUPROBE_CALIBRATION_OUT=DIR set, the tables are written there first (to refresh them:
 // DIR=results/model-gpus, then gnuplot results/model-gpus/reliability.gp).
 TEST(ModelGpus, CommittedCalibrationIsTheBenchs) {
-  const std::vector<std::pair<std::string, std::string>> tables = {
-      {"calibration.csv", calibration_csv(all_answers())},
-      {"calibration_bins.csv", bins_csv(all_answers())},
-      {"calibration_models.csv", models_csv(all_answers())}};
-  if (const char* dir = std::getenv("GPUPROBE_CALIBRATION_OUT"))
-    for (const auto& [name, text] : tables) std::ofstream(std::string(dir) + "/" + name) << text;
-  for (const auto& [name, text] : tables) {
-    const std::string path = kCalibrationDir + "/" + name;
-    ASSERT_TRUE(std::filesystem::exists(path)) << path;
-    std::string where;
-    EXPECT_TRUE(same_table(read_text(path), text, &where))
-        << path << " is not what the bench gives now (" << where
-        << "); regenerate: GPUPROBE_CALIBRATION_OUT=results/model-gpus build/tests/gpuprobe_tests "
-           "--gtest_filter='ModelGpus.Committed*'";
-  }
+  check_committed_tables({{"calibration.csv", calibration_csv(all_answers())},
+                          {"calibration_bins.csv", bins_csv(all_answers())},
+                          {"calibration_models.csv", models_csv(all_answers())}},
+                         "ModelGpus.Committed*");
 }
 
 // Sizes the 20261122 runs read at 10 % of the step, the rule issue 14 replaced with the

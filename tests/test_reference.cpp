@@ -287,6 +287,19 @@ TEST(Reference, CuratedMethodsInVocabulary) {
   EXPECT_GT(vocabulary.size(), 10u);
   for (const auto& f : curated().figures)
     EXPECT_TRUE(vocabulary.count(f.method)) << "line " << f.line << ": method '" << f.method << "'";
+  // Every curated row states its label, `unknown` included: an empty column would load as
+  // `unknown` silently (scripts/curate_reference.py once dropped the additions' labels so).
+  // The first seven fields hold no comma or quote (the script checks), so a split finds the 7th.
+  std::ifstream csv(std::string(GPUPROBE_SOURCE_DIR) + "/results/reference/documented_figures.csv");
+  int line_no = 0;
+  for (std::string line; std::getline(csv, line);) {
+    ++line_no;
+    size_t at = 0;
+    for (int i = 0; i < 6 && at != std::string::npos; ++i) at = line.find(',', at + 1);
+    ASSERT_NE(at, std::string::npos) << "line " << line_no;
+    EXPECT_NE(line.compare(at + 1, 1, ","), 0) << "line " << line_no << ": empty method";
+  }
+  EXPECT_GT(line_no, 700);
 }
 
 }  // namespace

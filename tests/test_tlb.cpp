@@ -182,8 +182,8 @@ TEST(Tlb, StepPastAnL1TlbsSizeIsInDoubt) {
   }
 }
 
-// A lone step that noise made at the smallest stride does not anchor the reach: the next pair
-// of strides that agree does, and the lone one is counted astray.
+// A lone step that noise made at the smallest stride does not anchor the reach: the step most
+// strides agree on does, and the lone one is counted astray.
 TEST(Tlb, PageEntryFitIgnoresALoneStep) {
   auto f = fit_page_entry({{256 * kKiB, 90 * kMiB},
                            {512 * kKiB, 32 * kMiB},
@@ -223,10 +223,10 @@ TEST(Tlb, NoPlainStepLeavesTheL1ReachOut) {
   expect_sane(*l2);
 }
 
-// The two smallest strides agree on a step that is no TLB's (an artefact at 128 MiB): it anchors
-// the fit, but the strides above it then count different entries each, so the reach read is in
-// doubt.
-TEST(Tlb, AnArtefactAtTheSmallStridesIsInDoubt) {
+// The two smallest strides agree on a step that is no TLB's (an artefact at 128 MiB): the fit is
+// anchored where most strides agree (the seven at 256 MiB), not at the smallest strides that
+// confirm each other; the two astray lower the support.
+TEST(Tlb, AnArtefactAtTheSmallStridesIsOutvoted) {
   auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 10, 0.5);
   for (double stride : {64 * kKiB, 128 * kKiB})
     for (double k = 0; std::round(std::exp2(k / 4)) * stride <= 512 * kMiB; ++k) {
@@ -237,9 +237,89 @@ TEST(Tlb, AnArtefactAtTheSmallStridesIsInDoubt) {
   const auto ps = analyze("tlb", obs);
   const Parameter* l1 = find(ps, "tlb_l1_coverage");
   ASSERT_TRUE(l1);
-  EXPECT_EQ(l1->value, 128 * kMiB);  // the artefact, anchored by the two strides
+  EXPECT_EQ(l1->value, 256 * kMiB);
+  EXPECT_LT(l1->confidence, 0.8) << l1->method;
+  EXPECT_NE(l1->method.find("(support 0.778)"), std::string::npos) << l1->method;
+}
+
+// A stride above the entry size whose first step lies past what an L1 TLB holds saw a later
+// level's (the L1 TLB's step lost in the noise there): it is astray, and does not count entries
+// (two strides above would otherwise give a median of 16 and 125 000 entries, and an entry
+// smaller than every stride swept).
+TEST(Tlb, PageEntryFitSetsALaterLevelsStepAside) {
+  auto f = fit_page_entry({{128 * kKiB, 267 * kMiB}, {512 * kKiB, 61 * kGiB}, {32 * kMiB, 512 * kMiB}});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->reach, 267 * kMiB);
+  EXPECT_EQ(f->entries, 16);
+  EXPECT_EQ(f->entry_size, 16 * kMiB);
+  EXPECT_EQ(f->strides_astray, 1);
+}
+
+// Two strides below the entry size disagree (362 and 264 MiB: a median of two is their mean,
+// 313 MiB); the strides above count 16 entries of 16 MiB, 256 MiB, which one of them agrees
+// with: that one is the reach, the other is astray.
+TEST(Tlb, PageEntryFitTakesTheStepTheEntriesAboveBearOut) {
+  auto f = fit_page_entry(
+      {{512 * kKiB, 362 * kMiB}, {8 * kMiB, 264 * kMiB}, {64 * kMiB, 1 * kGiB}, {128 * kMiB, 1920 * kMiB}});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->reach, 264 * kMiB);
+  EXPECT_EQ(f->entries, 16);
+  EXPECT_EQ(f->entry_size, 16 * kMiB);
+  EXPECT_EQ(f->strides_below, 1);
+  EXPECT_EQ(f->strides_astray, 1);
+}
+
+// On a small L2 the chase's lines (one per access) outgrow it: the rise of the data's misses past
+// kL2ShareForData of the reported L2 is not read as a TLB step, nor added to the miss cost.
+TEST(Tlb, DataPastTheL2IsNotATlbStep) {
+  const double l2 = 2 * kMiB, cap = max_accesses_in_l2(l2);
+  EXPECT_EQ(cap, 4096);
+  std::vector<Observation> obs = tlb_rows(2 * kMiB, 16, 1e9, 64 * kGiB, 20, 0.3);
+  for (double stride : {2 * kMiB, 4 * kMiB})
+    for (double k = 12; std::round(std::exp2(k / 4)) <= 32 * kMiB / kChaseLine; ++k) {
+      const double n = std::round(std::exp2(k / 4)), fp = n * stride;
+      // the L2 TLB's 2048 entries, and past the L2 the data's misses
+      const double y = 310 + (n > 2048 ? 60 : 0) + (n * kChaseLine > l2 / 2 ? 150 : 0);
+      obs.push_back(row("tlb", "chase_aliased", {{"stride_bytes", num(stride)}, {"footprint_bytes", num(fp)}}, y,
+                        "cycles"));
+    }
+  const auto with = analyze("tlb", obs, {{"l2_bytes", num(l2)}});
+  const Parameter* miss = find(with, "tlb_miss_latency");
+  ASSERT_TRUE(miss);
+  EXPECT_NEAR(miss->value, 80, 1) << miss->method;
+  // without the L2's size every point is read, and the data's misses with them
+  const Parameter* blind = find(analyze("tlb", obs), "tlb_miss_latency");
+  ASSERT_TRUE(blind);
+  EXPECT_GT(blind->value, 200);
+}
+
+// The miss cost is a difference of two plateaus' levels: between noisy plateaus a small one is
+// not known to its 3 %, and says so.
+TEST(Tlb, ASmallMissBetweenNoisyPlateausIsLessSure) {
+  auto conf = [](double sigma) {
+    const Parameter* m = find(analyze("tlb", tlb_rows(2 * kMiB, 16, 2048, 64 * kGiB, 20, sigma)), "tlb_miss_latency");
+    return m ? m->confidence : -1.0;
+  };
+  EXPECT_GT(conf(0.3), 0.8);
+  EXPECT_LT(conf(6), 0.5);
+}
+
+// Half the strides bear the fit out and half contradict it (B200 model, a 1.2 % jitter seed:
+// steps at 512 MiB for 1 MiB and 480 MiB for 32 MiB, at 304 MiB for 8 MiB and 61 GiB for 16 MiB):
+// a guess between hypotheses, in doubt whichever it is.
+TEST(Tlb, AContestedFitIsInDoubt) {
+  auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 10, 0.3, {1 * kMiB, 8 * kMiB, 16 * kMiB, 32 * kMiB});
+  // the 1 MiB stride's step misread at 512 MiB, the 16 MiB one's lost: only a later rise
+  for (auto& o : obs) {
+    const double stride = o.param("stride_bytes"), fp = o.param("footprint_bytes");
+    if (stride == 1 * kMiB) o.value = 290 + (fp > 512 * kMiB ? 10 : 0);
+    if (stride == 16 * kMiB && fp <= 60 * kGiB) o.value = 290;
+  }
+  const auto ps = analyze("tlb", obs);
+  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  ASSERT_TRUE(l1);
   EXPECT_LT(l1->confidence, 0.5) << l1->method;
-  EXPECT_NE(l1->method.find("of the strides above the entry size agree"), std::string::npos) << l1->method;
+  EXPECT_NE(l1->method.find("contested"), std::string::npos) << l1->method;
 }
 
 TEST(Tlb, PageEntryFit) {

@@ -301,6 +301,23 @@ std::vector<CodeExpectation> expectations() {
 
 }  // namespace
 
+std::vector<double> capacity_strides(bool quick) {
+  return quick ? std::vector<double>{32, 160, 352} : std::vector<double>{32, 96, 160, 224, 352};
+}
+
+void search_capacity(double l2_bytes, double max_bytes, double stride, double first_stride, double quantum,
+                     double& limit, const std::function<double(double)>& cycles_at) {
+  const double lo = std::ceil(l2_bytes / 4 / quantum) * quantum;
+  const double hi = std::floor(std::min(4 * l2_bytes * stride / first_stride, max_bytes) / quantum) * quantum;
+  const double y_lo = cycles_at(lo), y_hi = cycles_at(hi);
+  if (limit == 0) limit = 0.5 * (y_lo + y_hi);
+  if (!(y_lo < limit && y_hi > limit)) return;
+  BoundarySearch search(lo, lo, hi, 2.0, quantum, 0.03);
+  search.add(lo, true);
+  search.add(hi, false);
+  while (auto f = search.next()) search.add(*f, cycles_at(*f) < limit);
+}
+
 std::vector<std::string> kernels(const std::string& probe) {
   if (probe == "stride") {
     std::vector<std::string> k = {kConstWalk, "granularity::flush_l2", kWriteChain32, kWriteChain64};

@@ -1,6 +1,7 @@
 #pragma once
 // Fetch granularity (sector) and allocation granularity (line) of each load path, from
 // cold chases at strides 4 B .. 1 KiB.
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -43,6 +44,25 @@ std::optional<LineFit> fit_line_size(const std::vector<std::pair<double, double>
 
 std::vector<Parameter> analyze_granularity(const std::vector<Observation>& obs,
                                            const Metadata& meta);
+
+// The probe's shapes (microbench/granularity.cu), shared with the model-GPU generator so that
+// neither drifts from the other.
+// The walk: each load width, at strides from the width up to kMaxWalkStride, doubling.
+inline constexpr int kWalkWidths[] = {4, 8, 16};
+inline constexpr double kMaxWalkStride = 1024;
+// The capacity chase's strides: odd multiples of 32 B, as for the L1 (fine_grained), so that no
+// stride aliases sets whatever the index; a quick run measures three.
+std::vector<double> capacity_strides(bool quick);
+// Chains per SM of the capacity chase: enough requests in flight to see the L2, not DRAM, turn.
+inline constexpr unsigned kCapacityChainsPerSm = 8;
+// The capacity search at one stride, as the probe runs it (and the model GPUs mimic it):
+// footprints in whole quanta (stride x chains) from a quarter of `l2_bytes` to 4x it times
+// stride / first_stride (past the L2 even if a line were as small as the first stride), capped at
+// `max_bytes`, bisected to where `cycles_at(footprint)` crosses `limit`. A `limit` of 0 is set
+// half-way between the ends' cycles (call at the first stride first: the analysis reads hit and
+// miss off the smallest stride). A stride whose ends do not straddle the limit is left there.
+void search_capacity(double l2_bytes, double max_bytes, double stride, double first_stride, double quantum,
+                     double& limit, const std::function<double(double)>& cycles_at);
 
 // Code checks (core/code_check.hpp): the kernels that measure `probe` as the checks name them;
 // empty for an unknown probe. Each has a registered expectation.

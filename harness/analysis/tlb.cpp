@@ -8,6 +8,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/util.hpp"
+#include "core/catalog.hpp"
 #include "core/code_check.hpp"
 #include "core/stats.hpp"
 
@@ -37,6 +38,8 @@ struct TlbRules {
   // The last point on the lower level before an aliased ramp: under this fraction of the way
   // up the step, and within this fraction of the level.
   double ramp_step_fraction = 0.15, ramp_level_fraction = 0.05;
+  // A median of this many steps or fewer is pulled by one misread step (of two: their mean).
+  int median_of_few = 2;
   // Two strides' steps "move with the stride" when their ratio matches the strides' to 25 %.
   double moves_with_stride = 0.25;
   // A miss cost seen without a step beyond the L1 TLB is only the L1 miss's: less certain.
@@ -53,7 +56,9 @@ struct TlbRules {
   double no_first_step = 0.3;
   // - few of the strides that went past it see it (support: the strides whose step is at the
   //   reach, over those and the ones whose sweep went past it without a step there or whose
-  //   step fits nothing): the confidence is at most the support.
+  //   step fits nothing): the confidence is at most the support, and where as many strides
+  //   contradict the fit as bear it out (support 0.5 or less), a guess between hypotheses:
+  double contested = 0.3;
 };
 constexpr TlbRules kRules{};
 
@@ -102,14 +107,16 @@ std::vector<latency::CurvePoint> medians_of_groups(const std::vector<latency::Cu
 
 // Every stride's curve of `probe`, in one pass over the rows: sorted by footprint, repeated
 // footprints merged into their median, and at most kMaxTlbCurvePoints points, so that
-// analysis stays linear in the rows however many a file holds.
-std::map<double, std::vector<latency::CurvePoint>> tlb_curves(const std::vector<Observation>& obs,
-                                                             const std::string& probe) {
+// analysis stays linear in the rows however many a file holds; points of more than
+// `max_accesses` accesses (their data past the L2) left out.
+std::map<double, std::vector<latency::CurvePoint>> tlb_curves(
+    const std::vector<Observation>& obs, const std::string& probe,
+    double max_accesses = std::numeric_limits<double>::infinity()) {
   std::map<double, std::vector<latency::CurvePoint>> out;
   for (const auto& o : obs) {
     if (o.probe != probe || o.unit != "cycles") continue;
     const double stride = o.param("stride_bytes"), x = o.param("footprint_bytes");
-    if (std::isfinite(stride) && std::isfinite(x) && std::isfinite(o.value))
+    if (std::isfinite(stride) && std::isfinite(x) && std::isfinite(o.value) && x <= max_accesses * stride)
       out[stride].push_back({x, o.value});
   }
   for (auto& [stride, pts] : out) {
@@ -138,6 +145,11 @@ std::vector<std::pair<double, double>> first_tlb_steps_of(
 
 }  // namespace
 
+double max_accesses_in_l2(double l2_bytes) {
+  return std::isfinite(l2_bytes) && l2_bytes > 0 ? std::floor(kL2ShareForData * l2_bytes / kChaseLine)
+                                                 : std::numeric_limits<double>::infinity();
+}
+
 std::vector<latency::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
                                           const std::string& probe) {
   auto curves = tlb_curves(obs, probe);
@@ -163,31 +175,35 @@ bool same_reach(double a, double b) {
   return a <= kRules.same_reach * b && a >= b / kRules.same_reach;
 }
 
-// The reach the fit is anchored at: the first step that the next stride's confirms, else the
-// smallest stride's.
+// The reach the fit is anchored at: the step that most other strides' steps agree with (within
+// reach_agrees), the smallest stride's among equals. Below the entry size every stride sees the
+// same reach, so a step read wrong at one stride (a ramp, noise) has the fewest others at it.
 double anchor_reach(const XY& sorted_steps) {
-  for (size_t i = 0; i + 1 < sorted_steps.size(); ++i)
-    if (same_reach(sorted_steps[i].second, sorted_steps[i + 1].second)) return sorted_steps[i].second;
-  return sorted_steps.front().second;
+  auto agreeing = [&](double r) {
+    return std::count_if(sorted_steps.begin(), sorted_steps.end(),
+                         [&](const auto& st) { return std::fabs(st.second / r - 1) <= kRules.reach_agrees; });
+  };
+  double best = sorted_steps.front().second;
+  for (const auto& st : sorted_steps)
+    if (agreeing(st.second) > agreeing(best)) best = st.second;
+  return best;
 }
 
-}  // namespace
-
-std::optional<PageEntryFit> fit_page_entry(const XY& in) {
-  XY steps = in;
-  std::sort(steps.begin(), steps.end());
-  if (steps.empty()) return std::nullopt;
+// The fit anchored at reach k0: the steps within `within` of it are below the entry size.
+PageEntryFit fit_at(const XY& steps, double k0, double within) {
   PageEntryFit f;
-  const double k0 = anchor_reach(steps);
   std::vector<double> below, entries;
   for (const auto& [stride, reach] : steps)
-    if (same_reach(reach, k0)) {
+    if (reach <= within * k0 && reach >= k0 / within) {
       below.push_back(reach);
       f.sweep_stride = stride;
     }
-  // Above the entry size: a larger stride than every one at the reach, and a step beyond it.
+  // Above the entry size: a larger stride than every one at the reach, and a step beyond it of
+  // no more entries than an L1 TLB holds (one further out is a later level's step, the first one
+  // lost in the noise at that stride).
   for (const auto& [stride, reach] : steps)
-    if (stride > f.sweep_stride && reach > kRules.same_reach * k0) entries.push_back(reach / stride);
+    if (stride > f.sweep_stride && reach > within * k0 && reach / stride <= kRules.most_l1_entries)
+      entries.push_back(reach / stride);
   f.strides_astray = static_cast<int>(steps.size() - below.size() - entries.size());
   f.entry_at_or_below_smallest =
       below.size() == 1 && f.sweep_stride == steps.front().first && !entries.empty();
@@ -211,6 +227,27 @@ std::optional<PageEntryFit> fit_page_entry(const XY& in) {
   return f;
 }
 
+}  // namespace
+
+std::optional<PageEntryFit> fit_page_entry(const XY& in) {
+  XY steps = in;
+  std::sort(steps.begin(), steps.end());
+  if (steps.empty()) return std::nullopt;
+  PageEntryFit f = fit_at(steps, anchor_reach(steps), kRules.same_reach);
+  // Strides above the entry size count the entries, and entries are a power of two in size:
+  // where the median of the few steps below (of two: their mean, which one misread step pulls
+  // halfway) disagrees with entries x entry size, those that agree with it are the reach.
+  if (f.entry_size > 0 && f.strides_above >= 2 && f.strides_below <= kRules.median_of_few) {
+    const double predicted = f.entries * f.entry_size;
+    const bool some_agree = std::any_of(steps.begin(), steps.end(), [&](const auto& st) {
+      return st.first <= f.sweep_stride && std::fabs(st.second / predicted - 1) <= kRules.reach_agrees;
+    });
+    if (std::fabs(f.reach / predicted - 1) > kRules.reach_agrees && some_agree)
+      f = fit_at(steps, predicted, 1 + kRules.reach_agrees);
+  }
+  return f;
+}
+
 namespace {
 
 
@@ -223,22 +260,37 @@ std::string steps_text(const latency::Segmentation& sg, size_t from) {
   return t;
 }
 
-// Whether a stride's curve shows no rise across where the fit puts the step (median level well
-// past it against well before it): a sweep that went past the step and did not see it. A rise
-// that the segmentation cut no knee into (a ramp through noisy points) is no such miss.
+// Whether a stride's curve shows no rise across where the fit puts the step (median level
+// past it against before it, each within kStepWindow of it): a sweep that went past the step
+// and did not see it there. A rise that the segmentation cut no knee into (a ramp through noisy
+// points) is no such miss; a rise well before it (another step) does not bear it out.
+constexpr double kStepWindow = 4;
 bool misses_step(const std::vector<latency::CurvePoint>& pts, double expected) {
   std::vector<double> before, past;
   for (const auto& p : pts) {
-    if (p.x * kRules.same_reach <= expected) before.push_back(p.y);
-    if (p.x >= kRules.same_reach * expected) past.push_back(p.y);
+    if (p.x * kRules.same_reach <= expected && p.x * kStepWindow >= expected) before.push_back(p.y);
+    if (p.x >= kRules.same_reach * expected && p.x <= kStepWindow * expected) past.push_back(p.y);
   }
   return !before.empty() && !past.empty() &&
          median(past) <= (1 + tlb_segment_options().min_jump) * median(before);
 }
 
+// Whether a stride's curve rises before where the fit puts its first step (the level within
+// kStepWindow before it above the level further back): its first step is earlier, whether or not
+// the segmentation cut a knee into it.
+bool rises_before(const std::vector<latency::CurvePoint>& pts, double expected) {
+  std::vector<double> back, near;
+  for (const auto& p : pts) {
+    if (p.x * kStepWindow <= expected) back.push_back(p.y);
+    else if (p.x * kRules.same_reach <= expected) near.push_back(p.y);
+  }
+  return !back.empty() && !near.empty() && median(near) > (1 + tlb_segment_options().min_jump) * median(back);
+}
+
 // How far the strides bear the fit out: those whose first step is at the reach, over those and
 // the ones whose sweep went past where the fit puts the step (its reach below the entry size,
-// entries x stride above) without a rise there, and those whose step fits neither.
+// entries x stride above) without a rise there or rose before it, and those whose step fits
+// neither.
 double fit_support(const std::map<double, std::vector<latency::CurvePoint>>& curves, const XY& steps,
                    const PageEntryFit& pe) {
   int missed = 0;
@@ -247,10 +299,16 @@ double fit_support(const std::map<double, std::vector<latency::CurvePoint>>& cur
     const bool has_step = std::any_of(steps.begin(), steps.end(), [&](const auto& st) { return st.first == stride; });
     const bool above = pe.entry_size > 0 && stride > pe.entry_size;
     if (has_step || (!above && stride > pe.sweep_stride && pe.entry_size <= 0)) continue;
-    if (misses_step(pts, above ? pe.entries * stride : pe.reach)) ++missed;
+    const double expected = above ? pe.entries * stride : pe.reach;
+    if (misses_step(pts, expected) || rises_before(pts, expected)) ++missed;
   }
   const int against = missed + pe.strides_astray;
   return static_cast<double>(pe.strides_below) / static_cast<double>(pe.strides_below + against);
+}
+
+// The most confidence the strides' support allows.
+double support_cap(double support) {
+  return support > 0.5 ? support : std::min(support, kRules.contested);
 }
 
 std::optional<Parameter> page_entry_size(const std::optional<PageEntryFit>& pe, double support,
@@ -259,7 +317,7 @@ std::optional<Parameter> page_entry_size(const std::optional<PageEntryFit>& pe, 
   double conf = pe->strides_above >= 2 && pe->strides_below >= 2 ? kRules.entry_confident
                                                                  : kRules.entry_one_sided;
   // the strides above must agree on the entry count, and those below bear out the reach
-  conf = std::min({conf, support, pe->above_agree});
+  conf = std::min({conf, support_cap(support), pe->above_agree});
   if (pe->entry_at_or_below_smallest) conf = std::min(conf, kRules.upper_bound_only);
   return param("tlb_page_entry_size", pe->entry_size, "bytes",
                pe->entry_at_or_below_smallest ? kRules.smallest_page : pe->entry_size, pe->entry_size, conf,
@@ -271,7 +329,9 @@ std::optional<Parameter> page_entry_size(const std::optional<PageEntryFit>& pe, 
 }
 
 // The plain sweep to read coverage from: the longest with a step whose stride is not above the
-// entry size (a longer one may show no step where the noise hides it).
+// entry size (a longer one may show no step where the noise hides it), and whose first step is
+// at the fit's reach where one is (a sweep whose first step lies elsewhere missed the L1 TLB's);
+// else the longest with a step.
 struct Sweep {
   double stride = 0, longest = 0;
   latency::Segmentation seg;
@@ -284,10 +344,14 @@ std::optional<Sweep> coverage_sweep(const std::map<double, std::vector<latency::
   std::sort(by_length.begin(), by_length.end(), [](const auto& a, const auto& b) {
     return a.first > b.first || (a.first == b.first && a.second < b.second);
   });
+  std::optional<Sweep> any_step;
   for (const auto& [longest, stride] : by_length) {
     auto seg = latency::segment_curve(curves.at(stride), tlb_segment_options());
-    if (!seg.knees.empty()) return Sweep{stride, longest, std::move(seg)};
+    if (seg.knees.empty()) continue;
+    if (!pe || same_reach(seg.knees.front().low, pe->reach)) return Sweep{stride, longest, std::move(seg)};
+    if (!any_step) any_step = Sweep{stride, longest, std::move(seg)};
   }
+  if (any_step) return any_step;
   // none shows a step: the longest, for the level of L1 TLB hits
   if (by_length.empty()) return std::nullopt;
   const double stride = by_length.front().second;
@@ -325,8 +389,8 @@ Identity l1_identity(double reach, double stride, const std::optional<PageEntryF
     doubt(pe->above_agree, num(pe->above_agree) + " of the strides above the entry size agree on " + num(pe->entries) +
                                " entries");
   if (pe && support < 1)
-    doubt(support, num(pe->strides_below) + " of the strides that went past the reach see the step there (support " +
-                       num(support) + ")");
+    doubt(support_cap(support), num(pe->strides_below) + " of the strides that went past the reach see the step there (support " +
+                       num(support) + (support > 0.5 ? ")" : ": contested)"));
   return id;
 }
 
@@ -412,10 +476,10 @@ size_t strides_within_entry(const std::vector<Beyond>& aliased, std::string* tex
 // past device memory): of its strides within the L2 TLB's entry, the one whose first step past
 // the L1 reach is clearest. Its first such step is the L2 TLB's reach; any later one a further
 // level. `others` says where the step lies at the other strides.
-std::optional<Beyond> clearest_step_beyond(const std::vector<Observation>& obs, double l1_reach,
-                                           std::string* others) {
+std::optional<Beyond> clearest_step_beyond(const std::vector<Observation>& obs, double max_accesses,
+                                           double l1_reach, std::string* others) {
   std::vector<Beyond> aliased;
-  for (const auto& [stride, pts] : tlb_curves(obs, "chase_aliased"))
+  for (const auto& [stride, pts] : tlb_curves(obs, "chase_aliased", max_accesses))
     if (auto bd = step_beyond(stride, pts, l1_reach)) aliased.push_back(std::move(*bd));
   std::string entries_text;
   const size_t within = strides_within_entry(aliased, &entries_text);
@@ -439,14 +503,39 @@ std::string aliased_how(const Beyond& b) {
          " of virtual addresses mapped onto one physical chunk again and again";
 }
 
+// A plateau's level is the median of its members: off by about sqrt(pi / 2) sigma / sqrt(n),
+// sigma the curve's point-to-point noise (relative).
+constexpr double kMedianError = 1.2533;
+
+double level_error(const latency::Segmentation& sg, const latency::Plateau& p) {
+  return kMedianError * sg.noise * p.level / std::sqrt(static_cast<double>(std::max<size_t>(1, p.members)));
+}
+
+// How likely a difference of two plateaus' levels is within `tolerance` of itself, from the
+// levels' errors (normal): a small miss cost between noisy plateaus is not known to 3 %.
+double difference_confidence(const latency::Segmentation& a, const latency::Plateau& pa,
+                             const latency::Segmentation& b, const latency::Plateau& pb, double tolerance) {
+  const double diff = std::fabs(pb.level - pa.level);
+  const double sd = std::hypot(level_error(a, pa), level_error(b, pb));
+  return sd > 0 ? std::erf(tolerance * diff / (sd * std::sqrt(2.0))) : 1.0;
+}
+
+double miss_tolerance() {
+  double t = 0;
+  const CatalogEntry* e = find_parameter("tlb_miss_latency");
+  return e && tolerance_fraction(e->tolerance, &t) ? t : 0;
+}
+
 // The cost of the deepest miss seen: the last plateau over the L1 TLB hits.
 Parameter miss_latency(const latency::Segmentation& seg, const std::optional<Beyond>& beyond,
                        const std::string& how, double longest, const std::string& ev) {
   const auto& last = beyond ? beyond->seg : seg;
   const bool deep = beyond || seg.knees.size() >= 2;
-  const double penalty = last.plateaus.back().level - seg.plateaus.front().level;
+  const latency::Plateau& deepest = last.plateaus.back();
+  const double penalty = deepest.level - seg.plateaus.front().level;
   double conf = 0;
   for (const auto& kn : last.knees) conf = std::max(conf, kn.confidence);
+  conf = std::min(conf, difference_confidence(seg, seg.plateaus.front(), last, deepest, miss_tolerance()));
   std::string what =
       deep ? "cycles added per access beyond the last TLB level's reach (" +
                  bytes_text(last.knees.back().high) + "): a page walk"
@@ -458,10 +547,11 @@ Parameter miss_latency(const latency::Segmentation& seg, const std::optional<Bey
 
 }  // namespace
 
-std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Metadata&) {
+std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Metadata& meta) {
   std::vector<Parameter> out;
   const std::string ev = "tlb.csv";
-  const auto curves = tlb_curves(obs, "chase");
+  const double max_accesses = max_accesses_in_l2(analysis::meta_number(meta, "l2_bytes"));
+  const auto curves = tlb_curves(obs, "chase", max_accesses);
   if (curves.empty()) return out;
   const XY steps = first_tlb_steps_of(curves);
   auto pe = fit_page_entry(steps);
@@ -488,7 +578,7 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
     out.push_back(l1_coverage(seg, pe, id, how, ev));
   }
   std::string others;
-  const auto beyond = clearest_step_beyond(obs, l1_reach, &others);
+  const auto beyond = clearest_step_beyond(obs, max_accesses, l1_reach, &others);
   if (beyond) {
     const auto& kn = beyond->seg.knees[beyond->first];
     // the step past the L1 TLB's reach is the L2 TLB's only as surely as that reach is the L1's

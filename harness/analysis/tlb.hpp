@@ -28,6 +28,16 @@ std::vector<double> entry_strides(bool quick);
 // 320 Ki accesses (80 GB / 256 KiB) it could take before the strides went down to 64 KiB.
 inline constexpr double kMinCoverageStride = 256.0 * 1024;
 
+// The chases touch a line (kChaseLine bytes apart) per access, so that the data outgrows the L2
+// where a small L2 meets a long chase (the aliased one touches up to 32 MiB): a rise past that is
+// the data's misses, not translation's. Only the points whose lines fill at most this share of
+// the reported L2 are read: a split L2 serves past half of it from the far partition, and a
+// gradual (non-LRU) L2 misses a few % already at half of it.
+inline constexpr double kChaseLine = 128;
+inline constexpr double kL2ShareForData = 0.25;
+// The most accesses a point may make and be read (infinite where the L2 size is unknown).
+double max_accesses_in_l2(double l2_bytes);
+
 // TLB curves are cut into plateaus and knees by the latency family's segmentation; a TLB
 // step may be as small as 2 % of an L2 hit.
 latency::SegmentOptions tlb_segment_options();

@@ -15,6 +15,7 @@
 #include "core/fleet.hpp"
 #include "core/report.hpp"
 #include "core/run_dir.hpp"
+#include "core/version.hpp"
 
 namespace gpuprobe {
 
@@ -265,7 +266,7 @@ SideBySide side_by_side(const std::vector<Row>& rows, const Compared& c, Diagnos
 }
 
 void write_compare_csv(const Compared& c, const SideBySide& t, const std::string& out_dir) {
-  Metadata csv_meta = {{"gpuprobe_version", GPUPROBE_VERSION}, {"reference", shown_path(c.ref.path)}};
+  Metadata csv_meta = {{"gpuprobe_version", gpuprobe_version()}, {"reference", shown_path(c.ref.path)}};
   for (size_t k = 0; k < c.runs.size(); ++k) {
     std::string n = std::to_string(k + 1);
     csv_meta.insert(csv_meta.end(), {{"run_" + n, shown_path(c.runs[k].dir)}, {"gpu_" + n, c.runs[k].gpu},
@@ -325,7 +326,7 @@ std::string compare_markdown(const Compared& c, SideBySide& t, const std::string
                              const std::string& out_dir, const Diagnostics& diag) {
   std::string title;
   for (const auto& l : c.labels) title += (title.empty() ? "" : " vs ") + l;
-  std::string md = "# gpuprobe compare: " + title + "\n\nMade by gpuprobe " + GPUPROBE_VERSION +
+  std::string md = "# gpuprobe compare: " + title + "\n\nMade by gpuprobe " + gpuprobe_version() +
                    " from the CSV files alone: `gpuprobe compare";
   for (const auto& d : c.dirs) md += " " + shown_path(d);
   md += "`. Side-by-side values are in `parameters.csv`.\n\n## Runs\n\n";

@@ -12,6 +12,7 @@
 #include "core/csv.hpp"
 #include "core/json.hpp"
 #include "core/run_dir.hpp"
+#include "core/version.hpp"
 
 namespace gpuprobe {
 
@@ -38,7 +39,7 @@ std::string export_json(const RunData& run) {
   Json root;
   root["schema"] = "gpuprobe-run";
   root["schema_version"] = kExportSchemaVersion;
-  root["exported_by"] = std::string("gpuprobe ") + GPUPROBE_VERSION;
+  root["exported_by"] = std::string("gpuprobe ") + gpuprobe_version();
   Json meta = Json::object();
   for (const auto& [k, v] : run.meta) meta[k] = relative_text(v, run.dir);  // as report.md shows them
   root["metadata"] = meta;
@@ -180,7 +181,7 @@ void sim_pipes(SimConfig& c) {
 
 std::string export_accel_sim(const RunData& run) {
   SimConfig c{run, "", ""};
-  c.out = "# gpgpusim.config fragment for Accel-Sim / GPGPU-Sim, written by gpuprobe " + std::string(GPUPROBE_VERSION) +
+  c.out = "# gpgpusim.config fragment for Accel-Sim / GPGPU-Sim, written by gpuprobe " + std::string(gpuprobe_version()) +
           "\n# from run " + run.meta_value("run_id") + " of " + run.gpu +
           ": measured values only. Put it after a base config of the same\n# architecture; every line "
           "names the parameter of parameters.csv behind it.\n";
@@ -267,7 +268,7 @@ std::string export_mt4g(const RunData& run) {
     if (!v.empty()) kept[k] = v;
   }
   mem = kept;
-  root["meta"]["tool"] = std::string("gpuprobe ") + GPUPROBE_VERSION;
+  root["meta"]["tool"] = std::string("gpuprobe ") + gpuprobe_version();
   root["meta"]["runId"] = run.meta_value("run_id");
   if (double d = meta_number(run, "cuda_driver_api"); std::isfinite(d)) root["meta"]["driver"] = num(d);
   if (double r = meta_number(run, "runtime_version"); std::isfinite(r)) root["meta"]["runtime"] = num(r);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/csv.hpp"
+#include "core/version.hpp"
 
 namespace gpuprobe {
 
@@ -148,7 +149,7 @@ PaperTable build_table(const std::vector<RunData>& runs, const std::vector<std::
 }
 
 std::string csv_table(const PaperTable& t, const std::vector<std::string>& labels) {
-  Metadata meta = {{"table", "gpuprobe compare --table csv"}, {"gpuprobe_version", GPUPROBE_VERSION}};
+  Metadata meta = {{"table", "gpuprobe compare --table csv"}, {"gpuprobe_version", gpuprobe_version()}};
   for (size_t k = 0; k < t.sources.size(); ++k) meta.push_back({"source_" + std::to_string(k + 1), t.sources[k]});
   std::vector<std::string> cols = {"parameter", "name"};
   for (const auto& l : labels) cols.insert(cols.end(), {l, l + "_confidence"});
@@ -195,7 +196,7 @@ std::string markdown_paper_table(const PaperTable& t) {
     }
     out += "\n";
   }
-  out += "\nMeasured by gpuprobe " + std::string(GPUPROBE_VERSION) + "; documented figures after them.";
+  out += "\nMeasured by gpuprobe " + std::string(gpuprobe_version()) + "; documented figures after them.";
   if (t.any_low) out += " \\* " + kLowNote + ".";
   if (t.any_other) out += " † " + kOtherNote + ".";
   out += "\n\n";
@@ -206,7 +207,7 @@ std::string markdown_paper_table(const PaperTable& t) {
 // LaTeX with booktabs: measured columns, then the documented ones under one rule.
 std::string latex_table(const PaperTable& t) {
   const size_t n_runs = t.n_runs, n_doc = representative_gpus().size();
-  std::string out = "% gpuprobe compare --table latex (gpuprobe " + std::string(GPUPROBE_VERSION) +
+  std::string out = "% gpuprobe compare --table latex (gpuprobe " + std::string(gpuprobe_version()) +
                     "); needs \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n\\footnotesize\n"
                     "\\begin{tabular}{l" + std::string(n_runs + n_doc, 'r') + "}\n\\toprule\n";
   out += " & \\multicolumn{" + std::to_string(n_runs) + "}{c}{Measured (gpuprobe)} & \\multicolumn{" +

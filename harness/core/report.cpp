@@ -16,6 +16,7 @@
 #include "core/run_dir.hpp"
 #include "core/signals.hpp"
 #include "core/summary.hpp"
+#include "core/version.hpp"
 
 namespace gpuprobe {
 
@@ -208,7 +209,7 @@ std::string report_intro(const RunData& run) {
   std::string id = run.meta_value("run_id");
   std::string version = run.meta_value("gpuprobe_version");
   md += "Run " + (id.empty() ? std::string("(no run-id)") : "`" + id + "`") + " (gpuprobe " +
-        (version.empty() ? "unknown" : version) + "), reported by gpuprobe " + GPUPROBE_VERSION +
+        (version.empty() ? "unknown" : version) + "), reported by gpuprobe " + gpuprobe_version() +
         " from its CSV files. Methods in full: [methods.md](methods.md). Documented figures: "
         "(xR) is measured / documented, [N] their source. Metadata at the end.\n\n";
   const std::string status = run.meta_value("run_status");

@@ -28,6 +28,7 @@
 #include "core/signals.hpp"
 #include "core/stats.hpp"
 #include "core/summary.hpp"
+#include "core/version.hpp"
 #include "gpu/device.hpp"
 #include "gpu/nvml.hpp"
 #include "gpu/sass_check.hpp"
@@ -562,7 +563,7 @@ int run_suite(const Options& opt, int argc, char** argv) {
                dev.name.c_str(), dev.sm_count, clk0.mhz, dir.c_str());
 
   Metadata base = device_metadata(dev, nv0);
-  base.emplace_back("gpuprobe_version", GPUPROBE_VERSION);
+  base.emplace_back("gpuprobe_version", gpuprobe_version());
   base.emplace_back("command_line", command_line(argc, argv));
   base.emplace_back("run_id", rid);
   base.emplace_back("quick", opt.quick ? "1" : "0");
