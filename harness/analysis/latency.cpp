@@ -256,7 +256,8 @@ std::vector<size_t> level_members(const LogCurve& c, const std::vector<size_t>& 
   for (bool stripped = true; stripped;) {
     const std::vector<size_t> left(members.begin() + static_cast<std::ptrdiff_t>(lo),
                                    members.begin() + static_cast<std::ptrdiff_t>(hi));
-    const double core = even_level(c, inner_members(c, left), Centre::median);
+    // in log, as the members are compared with it
+    const double core = std::log(even_level(c, inner_members(c, left), Centre::median));
     const size_t was_lo = lo, was_hi = hi;
     while (hi - lo > kShelfKeeps && z(lo) < z(lo + 1) && z(lo) < core + std::log1p(-kApproach)) ++lo;
     while (hi - lo > kShelfKeeps && z(hi - 1) > z(hi - 2) && z(hi - 1) > core + std::log1p(kApproach))
@@ -285,14 +286,16 @@ std::vector<size_t> median_members(const LogCurve& c, const std::vector<size_t>&
 
 // The members a shelf's level is read from (shelf_levels): the transitions' members stripped
 // (level_members), and a point the run skipped as an outlier while it grew taken back when it
-// lies within the run's band of the level read without them: it was judged against a median
-// that the transition's members pulled towards them (a wobble's crest); beyond it, a slow load.
+// lies below the level read without them or within the run's band above it: it was judged
+// against a median that the transition's members or a wobble's crests pulled away from it (a
+// load is never faster than its level: a point below it is the wobble's trough, however deep);
+// beyond the band above, a slow load.
 std::vector<size_t> shelf_members(const LogCurve& c, const Run& r) {
   const std::vector<size_t> kept = level_members(c, r.members);
   const double core = std::log(even_level(c, kept, Centre::median));
   std::vector<size_t> with;
   for (size_t i = kept.front(); i <= kept.back(); ++i)
-    if (std::binary_search(kept.begin(), kept.end(), i) || std::fabs(c.z[i] - core) <= r.tol)
+    if (std::binary_search(kept.begin(), kept.end(), i) || c.z[i] - core <= r.tol)
       with.push_back(i);
   return with;
 }
@@ -510,15 +513,82 @@ std::vector<bool> insert_shelves(const std::vector<CurvePoint>& p, const LogCurv
 
 // 5. A run inside a transition that the wide band let pass (it climbs more across itself than
 //    the step left from it to the next level) is the ramp into that level, not a level.
-void drop_ramps(const LogCurve& c, std::vector<Run>& plateaus, std::vector<bool>& shelf) {
+//    With shelf_levels, a run that a ramp's points joined (a piece of the transition grown with a
+//    wide band and merged into the level after it) keeps the level left when the transitions'
+//    members are stripped (level_members), if that is still a run: flat, and wide enough; it
+//    joins the next plateau when the two are one level.
+std::optional<Run> stripped_run(const std::vector<CurvePoint>& p, const LogCurve& c, const Run& r,
+                                const Run& next, const SegmentOptions& opt) {
+  if (!opt.shelf_levels) return std::nullopt;
+  // Members at either end beyond the run's band of its core level are another level's (a merge
+  // took them in); level_members strips what still climbs towards it.
+  std::vector<size_t> within = r.members;
+  const double core = std::log(even_level(c, inner_members(c, within), Centre::median));
+  while (within.size() > kShelfKeeps && std::fabs(c.z[within.back()] - core) > r.tol)
+    within.pop_back();
+  while (within.size() > kShelfKeeps && std::fabs(c.z[within.front()] - core) > r.tol)
+    within.erase(within.begin());
+  const std::vector<size_t> kept = level_members(c, within);
+  if (kept.size() == r.members.size() || kept.size() < opt.min_points ||
+      p[kept.back()].x < opt.min_span * p[kept.front()].x)
+    return std::nullopt;
+  const double up = c.median_z(next.members) - c.median_z(kept);
+  if (c.rise(kept) > up || c.rise(kept) > kRunMaxRise * r.tol) return std::nullopt;
+  Run out = r;
+  out.members = kept;
+  out.first = kept.front();
+  out.last = kept.back();
+  return out;
+}
+
+void drop_ramps(const std::vector<CurvePoint>& p, const LogCurve& c, std::vector<Run>& plateaus,
+                std::vector<bool>& shelf, double jump, const SegmentOptions& opt) {
   for (size_t k = 1; k + 1 < plateaus.size();) {
-    const double up = c.median_z(plateaus[k + 1].members) - c.median_z(plateaus[k].members);
-    if (c.rise(plateaus[k].members) > up) {
-      plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k));
-      shelf.erase(shelf.begin() + static_cast<std::ptrdiff_t>(k));
-    } else {
+    Run& next = plateaus[k + 1];
+    const double up = c.median_z(next.members) - c.median_z(plateaus[k].members);
+    if (c.rise(plateaus[k].members) <= up) {
       ++k;
+      continue;
     }
+    const std::optional<Run> level = stripped_run(p, c, plateaus[k], next, opt);
+    if (level && !one_level(c, *level, next, jump, opt.shelf_levels)) {
+      plateaus[k] = *level;
+      ++k;
+      continue;
+    }
+    if (level) {  // the start of the next level
+      next.members.insert(next.members.begin(), level->members.begin(), level->members.end());
+      next.first = level->first;
+    }
+    plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k));
+    shelf.erase(shelf.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+}
+
+// 6. With shelf_levels, neighbouring plateaus whose levels as read (the transitions' members
+//    stripped) are closer than `jump` are one level: a knee must step by more. A run that took a
+//    transition's points has its median, by which step 3 judged it, a jump below the level after
+//    it, while its level is not (an LLC's shelf split by its wobble, RDNA 2 seed 14).
+void merge_close_levels(const std::vector<CurvePoint>& p, const LogCurve& c,
+                        std::vector<Run>& plateaus, std::vector<bool>& shelf, double jump,
+                        const SegmentOptions& opt) {
+  if (!opt.shelf_levels) return;
+  auto level = [&](size_t k) {
+    return std::log(make_plateau(p, c, plateaus[k], k == 0 && opt.first_level_climbs, true).level);
+  };
+  for (size_t k = 0; k + 1 < plateaus.size();) {
+    if (std::fabs(level(k + 1) - level(k)) >= jump) {
+      ++k;
+      continue;
+    }
+    Run& a = plateaus[k];
+    const Run& b = plateaus[k + 1];
+    a.members.insert(a.members.end(), b.members.begin(), b.members.end());
+    a.last = b.last;
+    a.tol = std::max(a.tol, b.tol);
+    shelf[k] = shelf[k] && shelf[k + 1];
+    plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1));
+    shelf.erase(shelf.begin() + static_cast<std::ptrdiff_t>(k + 1));
   }
 }
 
@@ -562,7 +632,8 @@ Segmentation segment_curve(std::vector<CurvePoint> points, const SegmentOptions&
   take_neighbours(c, plateaus);
   merge_split_levels(c, plateaus, jump, opt.shelf_levels);
   std::vector<bool> shelf = insert_shelves(p, c, plateaus, jump, opt);
-  drop_ramps(c, plateaus, shelf);
+  drop_ramps(p, c, plateaus, shelf, jump, opt);
+  merge_close_levels(p, c, plateaus, shelf, jump, opt);
   for (size_t k = 0; k < plateaus.size(); ++k) {
     s.plateaus.push_back(make_plateau(p, c, plateaus[k], k == 0 && opt.first_level_climbs, opt.shelf_levels));
     // a shelf's level is a median over a swing: less sure than a flat plateau's
