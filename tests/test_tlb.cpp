@@ -294,14 +294,18 @@ TEST(Tlb, DataPastTheL2IsNotATlbStep) {
 }
 
 // The miss cost is a difference of two plateaus' levels: between noisy plateaus a small one is
-// not known to its 3 %, and says so.
+// not known to its 3 %, and says so, in its confidence and its interval.
 TEST(Tlb, ASmallMissBetweenNoisyPlateausIsLessSure) {
-  auto conf = [](double sigma) {
+  auto miss = [](double sigma) {
     const Parameter* m = find(analyze("tlb", tlb_rows(2 * kMiB, 16, 2048, 64 * kGiB, 20, sigma)), "tlb_miss_latency");
-    return m ? m->confidence : -1.0;
+    return m ? *m : Parameter{};
   };
-  EXPECT_GT(conf(0.3), 0.8);
-  EXPECT_LT(conf(6), 0.5);
+  const Parameter quiet = miss(0.3), noisy = miss(6);
+  EXPECT_GT(quiet.confidence, 0.8);
+  EXPECT_LT(noisy.confidence, 0.5);
+  EXPECT_LT(quiet.low, quiet.value);
+  EXPECT_GT(quiet.high, quiet.value);
+  EXPECT_GT(noisy.high - noisy.low, 4 * (quiet.high - quiet.low));
 }
 
 // Half the strides bear the fit out and half contradict it (B200 model, a 1.2 % jitter seed:

@@ -537,6 +537,9 @@ double difference_confidence(double diff, double error_a, double error_b, double
   return sd > 0 ? std::erf(tolerance * std::fabs(diff) / (sd * std::sqrt(2.0))) : 1.0;
 }
 
+// The miss cost's interval: the two levels' errors (above) at about 95 % (normal).
+constexpr double kMissInterval = 2;
+
 double miss_tolerance() {
   double t = 0;
   const CatalogEntry* e = find_parameter("tlb_miss_latency");
@@ -581,6 +584,7 @@ Parameter miss_latency(const latency::Segmentation& seg, const std::optional<Bey
   const double penalty = lv.level - base.level;
   double conf = 0;
   for (const auto& kn : last.knees) conf = std::max(conf, kn.confidence);
+  const double sd = std::hypot(level_error(seg, base), lv.error);
   conf = std::min(conf, difference_confidence(penalty, level_error(seg, base), lv.error, miss_tolerance()));
   std::string what =
       deep ? "cycles added per access beyond the last TLB level's reach (" +
@@ -588,7 +592,7 @@ Parameter miss_latency(const latency::Segmentation& seg, const std::optional<Bey
            : "cycles added per access by an L1 TLB miss; no further step up to " + bytes_text(longest);
   if (lv.sweeps > 1)
     what += "; its level the mean of " + std::to_string(lv.sweeps) + " strides' (weighed by their noise)";
-  return param("tlb_miss_latency", penalty, "cycles", penalty, penalty,
+  return param("tlb_miss_latency", penalty, "cycles", penalty - kMissInterval * sd, penalty + kMissInterval * sd,
                conf * (deep ? 1.0 : kRules.shallow_miss_factor),
                (beyond ? aliased_how(*beyond) : how) + "; " + what, ev);
 }
