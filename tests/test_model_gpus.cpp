@@ -92,21 +92,12 @@ std::vector<Answer> bench(const Gpu& g, unsigned seed) {
 
 // Failures known and not yet fixed (model_bench.hpp: the list is exact and only shrinks).
 const std::string kFarShelf = "far L2 shelf's mean off by > 3 % under its wobble";
-const std::string kLlcSplit = "LLC shelf split by its wobble: a piece read as DRAM";
 const std::vector<Known> kKnownFailures = {
     // A shelf's level is the trimmed mean of its flat part (latency.cpp, shelf_levels). The far
     // L2 partition's flat part spans 0.6-0.8 of an octave, 1.2-1.6 swings of its wobble, sampled
     // at about 3 points a swing: the mean may be off by a fifth of the wobble's amplitude, and
     // with the clock's error (up to 1 %) by more than 3 % (GH200 seed 2: 6.6 %, -6.2 %)
     {"gh200", "l2_far_hit_latency", {2}, kFarShelf},
-    // RDNA 2 seed 15: the LLC's shelf wobbles (7 %) on a small step from the L2 (1.5x) and is
-    // split in two levels 11 % apart (more than a jump), the second with the first points of the
-    // ramp to DRAM: the first is read as DRAM (at low confidence), the LLC and DRAM (two points
-    // on it in the sparse tail) go unnamed
-    {"rdna2", "llc_hit_latency", {15}, kLlcSplit},
-    {"rdna2", "llc_size", {15}, kLlcSplit},
-    {"rdna2", "dram_latency", {15}, kLlcSplit},
-    {"rdna2", "cache_levels", {15}, kLlcSplit},
 };
 
 std::string fmt(double v) { return std::isfinite(v) ? format_printf("%.6g", v) : ""; }

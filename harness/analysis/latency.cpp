@@ -565,10 +565,31 @@ void drop_ramps(const std::vector<CurvePoint>& p, const LogCurve& c, std::vector
   }
 }
 
+// How far apart two touching wobbly pieces' levels may lie and still be one level: within the
+// band the wobblier of the two was grown with (its own swing), when no point lies between them
+// and the step across their boundary (the medians of kBoundaryMembers members either side) is
+// less than kBoundaryShare of the levels' difference: a knee steps where the pieces meet, a
+// wobble's swing split the level anywhere. 0 when they do not qualify.
+constexpr size_t kBoundaryMembers = 3;
+constexpr double kBoundaryShare = 0.5;
+double within_wobble(const LogCurve& c, const Run& a, const Run& b) {
+  if (b.first != a.last + 1 || a.members.size() < kBoundaryMembers ||
+      b.members.size() < kBoundaryMembers)
+    return 0;
+  const std::vector<size_t> end(a.members.end() - kBoundaryMembers, a.members.end());
+  const std::vector<size_t> start(b.members.begin(), b.members.begin() + kBoundaryMembers);
+  const double across = std::fabs(c.median_z(start) - c.median_z(end));
+  const double apart = std::fabs(c.median_z(b.members) - c.median_z(a.members));
+  if (across >= kBoundaryShare * apart) return 0;
+  return std::max(a.tol, b.tol);
+}
+
 // 6. With shelf_levels, neighbouring plateaus whose levels as read (the transitions' members
 //    stripped) are closer than `jump` are one level: a knee must step by more. A run that took a
 //    transition's points has its median, by which step 3 judged it, a jump below the level after
-//    it, while its level is not (an LLC's shelf split by its wobble, RDNA 2 seed 14).
+//    it, while its level is not (an LLC's shelf split by its wobble, RDNA 2 seed 14). Two
+//    touching pieces that no knee separates are one level when closer than the wobblier one's
+//    band (within_wobble: RDNA 2 seed 15, an LLC swinging 7 % read as two levels 11 % apart).
 void merge_close_levels(const std::vector<CurvePoint>& p, const LogCurve& c,
                         std::vector<Run>& plateaus, std::vector<bool>& shelf, double jump,
                         const SegmentOptions& opt) {
@@ -577,7 +598,8 @@ void merge_close_levels(const std::vector<CurvePoint>& p, const LogCurve& c,
     return std::log(make_plateau(p, c, plateaus[k], k == 0 && opt.first_level_climbs, true).level);
   };
   for (size_t k = 0; k + 1 < plateaus.size();) {
-    if (std::fabs(level(k + 1) - level(k)) >= jump) {
+    const double apart = std::fabs(level(k + 1) - level(k));
+    if (apart >= std::max(jump, within_wobble(c, plateaus[k], plateaus[k + 1]))) {
       ++k;
       continue;
     }
