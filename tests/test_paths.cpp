@@ -62,6 +62,23 @@ TEST(HostLink, PlateauIgnoresSmallCopies) {
   EXPECT_FALSE(host_link::plateau({}, &p));
 }
 
+// A quick run's sizes stop at 64 MiB: where a link with a large cost per copy is still rising
+// there, its best is one point at the largest size, less sure and said to be so.
+TEST(HostLink, ABestAtTheLargestSizeMayStillRise) {
+  std::vector<Observation> rows;
+  for (const auto& o : link_rows("ce_d2h_pageable", 17, 3000))
+    if (o.param("bytes") <= 64 * 1048576.0) rows.push_back(o);
+  host_link::Plateau p;
+  ASSERT_TRUE(host_link::plateau(rows, &p));
+  EXPECT_TRUE(p.at_largest);
+  EXPECT_LT(p.confidence, 0.65);
+  const Parameter* d2h = find(analyze("host_link", rows), "d2h_bandwidth_pageable");
+  ASSERT_NE(d2h, nullptr);
+  EXPECT_NE(d2h->method.find("may still rise"), std::string::npos) << d2h->method;
+  ASSERT_TRUE(host_link::plateau(link_rows("ce_d2h_pageable", 17, 5), &p));
+  EXPECT_FALSE(p.at_largest);
+}
+
 // Links of 10..60 GB/s with 1..20 us per copy and 3 % noise: the plateau lands within 5 %.
 TEST(HostLink, PlateauOverModelLinksAndSeeds) {
   int right = 0, trials = 0;

@@ -1,7 +1,7 @@
-// Quick is a faithful subset: every parameter a committed --quick run writes overlaps the
-// interval of every full run of the same gpuprobe version on the same GPU, widened by the
-// parameter's tolerance (docs/parameters.md, the one table: tolerance_of below), and none of
-// those a quick run leaves out. Every committed quick run must have such a full run.
+// Quick is a faithful subset: every parameter a committed --quick run writes with confidence 0.5
+// or more overlaps the interval of every full run of the same gpuprobe version on the same GPU,
+// widened by the parameter's tolerance (docs/parameters.md, the one table: tolerance_of below),
+// and none of those a quick run leaves out. Every committed quick run must have such a full run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -111,6 +111,9 @@ bool tolerance_of(const std::string& name, double* tol) {
   return entry && tolerance_fraction(entry->tolerance, tol);
 }
 
+// The confidence from which a value must be right (issue 14's gate: no wrong value at 0.5 or more).
+constexpr double kStandsBehind = 0.5;
+
 // Both runs as this gpuprobe analyses their committed observations (what each wrote itself is
 // held to that by tests/test_reanalysis.cpp): a quick run's subset is today's catalog's.
 void expect_quick_agrees(const RunInfo& q, const RunInfo& f) {
@@ -126,6 +129,10 @@ void expect_quick_agrees(const RunInfo& q, const RunInfo& f) {
       ADD_FAILURE() << p.name << ": written by the quick run, not by the full run";
       continue;
     }
+    // A value the quick run is unsure of (confidence under kStandsBehind) may miss, and says so
+    // (H100 014039Z: pageable D2H copies only up to 64 MiB, still rising there on that host,
+    // 10.6 GB/s at 0.28 against the full run's 17.2).
+    if (p.confidence < kStandsBehind) continue;
     EXPECT_EQ(disagreement(p, it->second, tol), "");
   }
 }

@@ -49,6 +49,9 @@ bool plateau(const std::vector<Observation>& rows, Plateau* out) {
   p.value = median(on);
   // One point on the plateau could be the start of a curve still rising: less sure.
   if (p.points < 2) p.confidence *= kOnePointFactor;
+  long long largest = 0;
+  for (const auto& o : rows) largest = std::max(largest, static_cast<long long>(o.param("bytes")));
+  p.at_largest = p.points < 2 && p.first_size == largest;
   // Larger copies that fall off the plateau (pageable staging, a host memory limit) widen the
   // range to what they got, and a wide range is a less certain figure.
   for (const auto& o : rows)
@@ -108,7 +111,9 @@ std::vector<Parameter> analyze_host_link(const std::vector<Observation>& obs, co
                   "%s; median of the %d transfer sizes within %.0f %% of the best, from %lld bytes "
                   "on; events around the copies",
                   l.method, p.points, 100 * (1 - host_link::kPlateauFraction), p.first_size);
-    out.push_back({l.name, p.value, "GB/s", p.low, p.high, p.confidence, buf, "host_link.csv"});
+    std::string method = buf;
+    if (p.at_largest) method += "; the best is the largest transfer measured: the curve may still rise past it";
+    out.push_back({l.name, p.value, "GB/s", p.low, p.high, p.confidence, method, "host_link.csv"});
   }
   for (const auto& o : select(obs, "mapped_latency", "ns")) {
     char buf[240];

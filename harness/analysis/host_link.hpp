@@ -22,6 +22,7 @@ struct Plateau {
                                         // on (larger copies may fall off it), highest
   int points = 0;
   long long first_size = 0;  // smallest transfer on the plateau
+  bool at_largest = false;   // one point on it, the largest transfer measured: may still rise
   double confidence = 0;
 };
 constexpr double kPlateauFraction = 0.9;  // within 10 %: run-to-run noise of a PCIe/C2C link
