@@ -29,6 +29,9 @@ using namespace gpuprobe::model;
 namespace {
 
 constexpr unsigned kSeeds = 20;
+// Seeds past the gated ones, for ModelGpus.DISABLED_ExtraSeeds: rules made on seeds 1-20 are
+// checked on others there (not gated).
+constexpr unsigned kExtraSeedsEnd = 61;
 // A value this confident must be right (the gate).
 constexpr double kConfidentWrong = 0.5;
 
@@ -304,4 +307,25 @@ TEST(ModelGpus, RecordedH100RunWithTheTailKeepsItsLadder) {
   EXPECT_NEAR(p["l2_segment_size"].value, 25.0 * 1024 * 1024, 0.1 * 25 * 1024 * 1024);
   EXPECT_EQ(p["cache_levels"].value, 2);
   EXPECT_GT(p["dram_latency"].value, p["l2_far_hit_latency"].value);
+}
+
+// The gates on seeds kSeeds+1..kExtraSeedsEnd-1, printed, not enforced: how the rules made on the
+// gated seeds hold on others (run with --gtest_also_run_disabled_tests; about 15 s).
+TEST(ModelGpus, DISABLED_ExtraSeeds) {
+  int seeds = 0, passing = 0, confident_wrong = 0;
+  for (const auto& g : model_gpus())
+    for (unsigned seed = kSeeds + 1; seed < kExtraSeedsEnd; ++seed, ++seeds) {
+      bool pass = true;
+      for (const auto& a : bench(g, seed)) {
+        if (!failed(a)) continue;
+        pass = false;
+        const bool confident = a.verdict != "missing" && a.confidence >= kConfidentWrong;
+        confident_wrong += confident;
+        std::cout << (confident ? "  CONFIDENTLY WRONG " : "  failed ") << describe(a) << "\n";
+      }
+      passing += pass;
+    }
+  std::cout << "ladder bench, seeds " << kSeeds + 1 << "-" << kExtraSeedsEnd - 1 << ": " << passing << " of " << seeds
+            << " seeds pass every gate, " << confident_wrong << " answers wrong with confidence >= "
+            << kConfidentWrong << "\n";
 }
