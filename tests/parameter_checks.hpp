@@ -16,6 +16,9 @@ inline const Parameter* find(const std::vector<Parameter>& ps, const std::string
     if (p.name == name) return &p;
   return nullptr;
 }
+// Not of a temporary: the pointer would outlive the parameters it points into (keep the
+// vector in a variable first).
+const Parameter* find(std::vector<Parameter>&& ps, const std::string& name) = delete;
 
 // What every parameter an analyzer returns must be, whatever its family: a finite value inside
 // ordered bounds, a confidence in [0, 1], a method and a unit (and, when given, its evidence).

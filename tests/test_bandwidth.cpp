@@ -214,8 +214,9 @@ TEST(AnalyzeBandwidth, OnlyTheLargestFootprintCountsAsDram) {
   std::vector<Observation> small;
   for (const auto& o : obs)
     if (o.param("l2_fraction") < 8) small.push_back(o);
-  EXPECT_FALSE(find(analyze("bandwidth", small), "dram_read_bandwidth"));
-  EXPECT_TRUE(find(analyze("bandwidth", small), "l2_read_bandwidth"));
+  const auto from_small = analyze("bandwidth", small);
+  EXPECT_FALSE(find(from_small, "dram_read_bandwidth"));
+  EXPECT_TRUE(find(from_small, "l2_read_bandwidth"));
 }
 
 TEST(AnalyzeBandwidth, WarpSlicesCountAmongTheDramReads) {

@@ -72,7 +72,8 @@ TEST(HostLink, ABestAtTheLargestSizeMayStillRise) {
   ASSERT_TRUE(host_link::plateau(rows, &p));
   EXPECT_TRUE(p.at_largest);
   EXPECT_LT(p.confidence, 0.65);
-  const Parameter* d2h = find(analyze("host_link", rows), "d2h_bandwidth_pageable");
+  const auto ps = analyze("host_link", rows);
+  const Parameter* d2h = find(ps, "d2h_bandwidth_pageable");
   ASSERT_NE(d2h, nullptr);
   EXPECT_NE(d2h->method.find("may still rise"), std::string::npos) << d2h->method;
   ASSERT_TRUE(host_link::plateau(link_rows("ce_d2h_pageable", 17, 5), &p));

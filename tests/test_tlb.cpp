@@ -288,7 +288,8 @@ TEST(Tlb, DataPastTheL2IsNotATlbStep) {
   ASSERT_TRUE(miss);
   EXPECT_NEAR(miss->value, 80, 1) << miss->method;
   // without the L2's size every point is read, and the data's misses with them
-  const Parameter* blind = find(analyze("tlb", obs), "tlb_miss_latency");
+  const auto without = analyze("tlb", obs);
+  const Parameter* blind = find(without, "tlb_miss_latency");
   ASSERT_TRUE(blind);
   EXPECT_GT(blind->value, 200);
 }
@@ -297,7 +298,8 @@ TEST(Tlb, DataPastTheL2IsNotATlbStep) {
 // not known to its 3 %, and says so, in its confidence and its interval.
 TEST(Tlb, ASmallMissBetweenNoisyPlateausIsLessSure) {
   auto miss = [](double sigma) {
-    const Parameter* m = find(analyze("tlb", tlb_rows(2 * kMiB, 16, 2048, 64 * kGiB, 20, sigma)), "tlb_miss_latency");
+    const auto ps = analyze("tlb", tlb_rows(2 * kMiB, 16, 2048, 64 * kGiB, 20, sigma));
+    const Parameter* m = find(ps, "tlb_miss_latency");
     return m ? *m : Parameter{};
   };
   const Parameter quiet = miss(0.3), noisy = miss(6);
