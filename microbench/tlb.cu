@@ -27,11 +27,7 @@ namespace {
 using CgLoad = GlobalLoader<Path::l2, 8>;
 constexpr double kMiB = 1 << 20;
 constexpr double kGiB = 1 << 30;
-constexpr double kLine = 128;  // spacing of those rounds inside a page; any line size works
-// The aliased space: one physical chunk (holding a distinct line for each access up to
-// kAliasChunk / kLine of them) mapped over kAliasSpace bytes of virtual addresses.
-constexpr double kAliasChunk = 32 * kMiB;
-constexpr double kAliasSpace = 1024 * kGiB;
+constexpr double kLine = tlb::kChaseLine;  // spacing of the rounds inside a page; any line size works
 
 // The virtual-memory calls of the driver API, reached through the runtime so that the
 // program does not link libcuda (it must start on machines without a GPU driver).
@@ -167,8 +163,8 @@ class TlbFamily : public ProbeFamily {
         sass_allows(ctx, "chase_aliased", tlb::kernels("chase"))) {
       // From the L1 TLB's entry size up, by doubling: while the stride is within an L2 TLB
       // entry the step stays at entries x entry size, above it it grows with the stride.
-      ctx.progress("mapping " + format_number(kAliasSpace / kGiB) + " GiB of aliases");
-      AliasedSpace alias(kAliasChunk, kAliasSpace);
+      ctx.progress("mapping " + format_number(tlb::kAliasSpace / kGiB) + " GiB of aliases");
+      AliasedSpace alias(tlb::kAliasChunk, tlb::kAliasSpace);
       space_ = {alias.base(), alias.bytes(), alias.chunk(), "chase_aliased"};
       const double entry = pe && pe->entry_size > 0 ? pe->entry_size : 2 * kMiB;
       for (double s : {entry, 2 * entry, 4 * entry}) sweep(s, false);
@@ -257,12 +253,11 @@ class TlbFamily : public ProbeFamily {
     ctx_->progress(space_.probe + ": stride " + format_number(stride / kMiB) + " MiB");
     const double first_n = std::max(tlb::kFirstStepSlots, std::floor(tlb::kFirstStepBytes / stride));
     double max_n = std::min(std::floor(space_.bytes / stride), first_only ? first_n : space_.bytes);
-    // In the aliased space only the levels beyond the L1 TLB are sought: few accesses there
-    // would each find a different mix of near and far L2 slices (no rounds to average them).
+    // In the aliased space only the levels beyond the L1 TLB are sought (tlb::kAliasMinAccesses).
     double min_n = 1;
     if (space_.alias_chunk > 0) {
       max_n = std::min(max_n, std::floor(space_.alias_chunk / kLine));
-      min_n = 64;
+      min_n = tlb::kAliasMinAccesses;
     }
     auto curve = [&] { return tlb::tlb_curve(rows_, stride, space_.probe); };
     auto knees = [&] { return latency::segment_curve(curve(), tlb::tlb_segment_options()).knees; };

@@ -18,9 +18,9 @@ namespace {
 
 constexpr double MiB = 1024.0 * 1024, GiB = 1024 * MiB;
 // microbench/tlb.cu's sweep: the first step looked for up to tlb::kFirstStepSlots pages or
-// tlb::kFirstStepBytes, whichever is more; the aliased space of one 32 MiB chunk over 1 TiB, a
-// line of the chunk per access, at least 64 accesses.
-constexpr double kAliasChunk = 32 * MiB, kAliasSpace = 1024 * GiB, kAliasMinN = 64;
+// tlb::kFirstStepBytes, whichever is more; the aliased space (tlb::kAliasChunk over
+// tlb::kAliasSpace), a line of the chunk per access.
+using tlb::kAliasChunk, tlb::kAliasSpace;
 constexpr double kLine = tlb::kChaseLine;
 constexpr int kRefineRounds = 6;
 constexpr int kRepeats = 3;  // a full run's repeats per point; the median is recorded
@@ -150,7 +150,7 @@ std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* met
           false, bytes, 1);
   const double entry = pe && pe->entry_size > 0 ? pe->entry_size : 2 * MiB;
   for (double st : {entry, 2 * entry, 4 * entry})
-    s.sweep("chase_aliased", st, kAliasSpace, false, std::floor(kAliasChunk / kLine), kAliasMinN);
+    s.sweep("chase_aliased", st, kAliasSpace, false, std::floor(kAliasChunk / kLine), tlb::kAliasMinAccesses);
   return s.rows;
 }
 

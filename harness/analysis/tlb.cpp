@@ -530,10 +530,10 @@ double level_error(const latency::Segmentation& sg, const latency::Plateau& p) {
   return kMedianError * sg.noise * p.level / std::sqrt(static_cast<double>(std::max<size_t>(1, p.members)));
 }
 
-// How likely a difference of two plateaus' levels is within `tolerance` of itself, from the
-// levels' errors (normal): a small miss cost between noisy plateaus is not known to 3 %.
-double difference_confidence(double diff, double error_a, double error_b, double tolerance) {
-  const double sd = std::hypot(error_a, error_b);
+// How likely a difference of two plateaus' levels is within `tolerance` of itself, from its
+// error `sd` (the levels' errors combined; normal): a small miss cost between noisy plateaus is
+// not known to 3 %.
+double difference_confidence(double diff, double sd, double tolerance) {
   return sd > 0 ? std::erf(tolerance * std::fabs(diff) / (sd * std::sqrt(2.0))) : 1.0;
 }
 
@@ -585,7 +585,7 @@ Parameter miss_latency(const latency::Segmentation& seg, const std::optional<Bey
   double conf = 0;
   for (const auto& kn : last.knees) conf = std::max(conf, kn.confidence);
   const double sd = std::hypot(level_error(seg, base), lv.error);
-  conf = std::min(conf, difference_confidence(penalty, level_error(seg, base), lv.error, miss_tolerance()));
+  conf = std::min(conf, difference_confidence(penalty, sd, miss_tolerance()));
   std::string what =
       deep ? "cycles added per access beyond the last TLB level's reach (" +
                  bytes_text(last.knees.back().high) + "): a page walk"

@@ -28,16 +28,22 @@ std::vector<double> entry_strides(bool quick);
 // 320 Ki accesses (80 GB / 256 KiB) it could take before the strides went down to 64 KiB.
 inline constexpr double kMinCoverageStride = 256.0 * 1024;
 
-// The chases touch a line (kChaseLine bytes apart) per access, so that the data outgrows the L2
-// where a small L2 meets a long chase (the aliased one touches up to 32 MiB): a rise past that is
-// the data's misses, not translation's. Only the points whose lines fill at most this share of
-// the reported L2 are read: a split L2 serves past half of it from the far partition, and a
-// gradual (non-LRU) L2 misses a few % already at half of it.
+// The chases touch a line (kChaseLine bytes apart) per access; the plain chase makes at least
+// kMinAccesses accesses a pass: small footprints visit other lines of each page in further
+// rounds, so that the mix of near and far L2 slices averages out as it does for large ones.
 inline constexpr double kChaseLine = 128;
-// The plain chase makes at least this many accesses a pass: small footprints visit other lines
-// of each page in further rounds, so that the mix of near and far L2 slices averages out as it
-// does for large ones (microbench/tlb.cu; the model bench's generator copies its rounds).
 inline constexpr double kMinAccesses = 512;
+// The aliased chase: one physical chunk (holding a distinct line for each access up to
+// kAliasChunk / kChaseLine of them) mapped over kAliasSpace bytes of virtual addresses, at least
+// kAliasMinAccesses accesses a pass (without rounds, fewer would each find a different mix of
+// near and far L2 slices).
+inline constexpr double kAliasChunk = 32.0 * 1024 * 1024;
+inline constexpr double kAliasSpace = 1024.0 * 1024 * 1024 * 1024;
+inline constexpr double kAliasMinAccesses = 64;
+// So the data outgrows the L2 where a small L2 meets a long chase (the aliased one touches up to
+// 32 MiB): a rise past that is the data's misses, not translation's. Only the points whose
+// lines fill at most this share of the reported L2 are read: a split L2 serves past half of it
+// from the far partition, and a gradual (non-LRU) L2 misses a few % already at half of it.
 inline constexpr double kL2ShareForData = 0.25;
 // The most accesses a point may make and be read (infinite where the L2 size is unknown).
 double max_accesses_in_l2(double l2_bytes);
