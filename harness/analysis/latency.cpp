@@ -447,19 +447,21 @@ bool one_level(const LogCurve& c, const Run& a, const Run& b, double jump, bool 
   return (std::fabs(za - zb) < apart || one_band) && (b.first - a.last <= 3 || between);
 }
 
+// Run k+1 joins run k: one level.
+void join_next(std::vector<Run>& plateaus, size_t k) {
+  Run& a = plateaus[k];
+  const Run& b = plateaus[k + 1];
+  a.members.insert(a.members.end(), b.members.begin(), b.members.end());
+  a.last = b.last;
+  a.tol = std::max(a.tol, b.tol);
+  plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1));
+}
+
 // 3. Neighbouring plateaus that are one level are merged.
 void merge_split_levels(const LogCurve& c, std::vector<Run>& plateaus, double jump, bool shelf) {
   for (size_t k = 0; k + 1 < plateaus.size();) {
-    Run& a = plateaus[k];
-    const Run& b = plateaus[k + 1];
-    if (!one_level(c, a, b, jump, shelf)) {
-      ++k;
-      continue;
-    }
-    a.members.insert(a.members.end(), b.members.begin(), b.members.end());
-    a.last = b.last;
-    a.tol = std::max(a.tol, b.tol);
-    plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1));
+    if (one_level(c, plateaus[k], plateaus[k + 1], jump, shelf)) join_next(plateaus, k);
+    else ++k;
   }
 }
 
@@ -593,24 +595,22 @@ double within_wobble(const LogCurve& c, const Run& a, const Run& b) {
 void merge_close_levels(const std::vector<CurvePoint>& p, const LogCurve& c,
                         std::vector<Run>& plateaus, std::vector<bool>& shelf, double jump,
                         const SegmentOptions& opt) {
-  if (!opt.shelf_levels) return;
+  if (!opt.shelf_levels || plateaus.empty()) return;
   auto level = [&](size_t k) {
     return std::log(make_plateau(p, c, plateaus[k], k == 0 && opt.first_level_climbs, true).level);
   };
+  double lk = level(0);  // each run's level read once, again only where runs joined
   for (size_t k = 0; k + 1 < plateaus.size();) {
-    const double apart = std::fabs(level(k + 1) - level(k));
-    if (apart >= std::max(jump, within_wobble(c, plateaus[k], plateaus[k + 1]))) {
+    const double next = level(k + 1);
+    if (std::fabs(next - lk) >= std::max(jump, within_wobble(c, plateaus[k], plateaus[k + 1]))) {
       ++k;
+      lk = next;
       continue;
     }
-    Run& a = plateaus[k];
-    const Run& b = plateaus[k + 1];
-    a.members.insert(a.members.end(), b.members.begin(), b.members.end());
-    a.last = b.last;
-    a.tol = std::max(a.tol, b.tol);
+    join_next(plateaus, k);
     shelf[k] = shelf[k] && shelf[k + 1];
-    plateaus.erase(plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1));
     shelf.erase(shelf.begin() + static_cast<std::ptrdiff_t>(k + 1));
+    lk = level(k);
   }
 }
 
