@@ -76,6 +76,16 @@ inline void check_known_failures(const std::vector<Known>& list, const std::vect
   }
 }
 
+// A number as the calibration tables print it: 6 significant digits, empty when not finite.
+inline std::string table_number(double v) { return std::isfinite(v) ? format_printf("%.6g", v) : ""; }
+
+// One answer in a calibration table: "seed,parameter,truth,value,low,high,confidence,verdict".
+inline std::string answer_fields(unsigned seed, const std::string& parameter, double truth, double value,
+                                 double low, double high, double confidence, const std::string& verdict) {
+  return std::to_string(seed) + "," + parameter + "," + table_number(truth) + "," + table_number(value) + "," +
+         table_number(low) + "," + table_number(high) + "," + format_printf("%.3f", confidence) + "," + verdict;
+}
+
 // One row of a confidence-bin table: "low,high,answers,right,fraction_right" of bin b (tenths).
 inline std::string bin_row(int b, int answers, int right) {
   return format_printf("%.1f", b / 10.0) + "," + format_printf("%.1f", (b + 1) / 10.0) + "," +

@@ -319,16 +319,13 @@ TEST(ModelFamilies, TheGatesCatchAWrongTruth) {
 
 namespace {
 
-std::string fmt(double v) { return std::isfinite(v) ? format_printf("%.6g", v) : ""; }
-
 // Every answer of the families bench, and per family the answers and fraction right in each
 // confidence bin (results/model-gpus/, beside the ladder's calibration).
 std::string families_calibration_csv(const std::vector<Answer>& all) {
   std::string out = "model,family,seed,parameter,truth,value,low,high,confidence,verdict\n";
   for (const auto& a : all)
-    out += a.model + "," + a.family + "," + std::to_string(a.seed) + "," + a.name + "," + fmt(a.truth) + "," +
-           fmt(a.value) + "," + fmt(a.low) + "," + fmt(a.high) + "," + format_printf("%.3f", a.confidence) +
-           "," + a.verdict + "\n";
+    out += a.model + "," + a.family + "," +
+           answer_fields(a.seed, a.name, a.truth, a.value, a.low, a.high, a.confidence, a.verdict) + "\n";
   return out;
 }
 

@@ -103,8 +103,6 @@ const std::vector<Known> kKnownFailures = {
     {"gh200", "l2_far_hit_latency", {2}, kFarShelf},
 };
 
-std::string fmt(double v) { return std::isfinite(v) ? format_printf("%.6g", v) : ""; }
-
 bool failed(const Answer& a) { return a.verdict != "right"; }
 
 // Every model x seed, analysed once for all the tests below.
@@ -121,8 +119,9 @@ const std::vector<Answer>& all_answers() {
 
 std::string describe(const Answer& a) {
   return a.model + " seed " + std::to_string(a.seed) + ": " + a.name + " " + a.verdict +
-         " (truth " + fmt(a.truth) + ", value " + fmt(a.value) + " [" + fmt(a.low) + ", " +
-         fmt(a.high) + "], confidence " + format_printf("%.2f", a.confidence) + ")";
+         " (truth " + table_number(a.truth) + ", value " + table_number(a.value) + " [" +
+         table_number(a.low) + ", " + table_number(a.high) + "], confidence " + format_printf("%.2f", a.confidence) +
+         ")";
 }
 
 // The calibration files: every answer; answers and fraction right per confidence bin; per
@@ -130,9 +129,8 @@ std::string describe(const Answer& a) {
 std::string calibration_csv(const std::vector<Answer>& all) {
   std::string out = "model,seed,parameter,truth,value,low,high,confidence,verdict\n";
   for (const auto& a : all)
-    out += a.model + "," + std::to_string(a.seed) + "," + a.name + "," + fmt(a.truth) + "," +
-           fmt(a.value) + "," + fmt(a.low) + "," + fmt(a.high) + "," +
-           format_printf("%.3f", a.confidence) + "," + a.verdict + "\n";
+    out += a.model + "," + answer_fields(a.seed, a.name, a.truth, a.value, a.low, a.high, a.confidence, a.verdict) +
+           "\n";
   return out;
 }
 

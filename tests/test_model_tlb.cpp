@@ -135,12 +135,12 @@ namespace {
 // Every answer of the TLB bench (seeds 0-19), and the answers and fraction right in each
 // confidence bin (results/model-gpus/, beside the ladder's and the families' calibration).
 std::string tlb_calibration_csv(const std::vector<TlbAnswer>& all) {
-  auto g = [](double v) { return std::isfinite(v) ? format_printf("%.6g", v) : std::string(); };
   std::string out = "model,seed,parameter,truth,value,low,high,confidence,verdict\n";
   for (const auto& a : all)
-    out += a.model + "," + std::to_string(a.seed) + "," + a.name + "," + g(a.truth) + "," + g(a.value) + "," +
-           g(a.low) + "," + g(a.high) + "," + format_printf("%.3f", a.confidence) + "," +
-           (a.missing ? "missing" : a.ok ? "right" : "wrong") + "\n";
+    out += a.model + "," +
+           answer_fields(a.seed, a.name, a.truth, a.value, a.low, a.high, a.confidence,
+                         a.missing ? "missing" : a.ok ? "right" : "wrong") +
+           "\n";
   return out;
 }
 
