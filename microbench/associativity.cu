@@ -15,8 +15,8 @@
 #include <tuple>
 
 #include "analysis/associativity.hpp"
-#include "core/csv.hpp"
-#include "core/stats.hpp"
+#include "base/csv.hpp"
+#include "base/stats.hpp"
 #include "gpu/sass_check.hpp"
 #include "memory_chase.cuh"
 

@@ -10,8 +10,8 @@
 #include <map>
 
 #include "analysis/bandwidth.hpp"
-#include "core/csv.hpp"
-#include "core/stats.hpp"
+#include "base/csv.hpp"
+#include "base/stats.hpp"
 #include "memory_streams.cuh"
 
 namespace gpuprobe {

@@ -1,15 +1,15 @@
 #pragma once
 // Per-SM timing of a whole-chip launch, for every family that times blocks with clock64: each
 // block records its span (record_span), the host reads them back (SpanRecorder) and forms
-// rates per SM (analysis/sm_timing.hpp); calibrate_iterations sizes a launch to a target time.
+// rates per SM (analysis/common/sm_timing.hpp); calibrate_iterations sizes a launch to a target time.
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "analysis/sm_timing.hpp"
-#include "common.cuh"
+#include "analysis/common/sm_timing.hpp"
+#include "gpu/cuda.cuh"
 
 namespace gpuprobe {
 

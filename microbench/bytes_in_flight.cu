@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "analysis/bytes_in_flight.hpp"
-#include "core/csv.hpp"
+#include "base/csv.hpp"
 #include "memory_streams.cuh"
 
 namespace gpuprobe {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "analysis/carveout.hpp"
-#include "core/csv.hpp"
+#include "base/csv.hpp"
 #include "gpu/sass_check.hpp"
 #include "memory_chase.cuh"
 

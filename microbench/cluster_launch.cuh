@@ -5,7 +5,7 @@
 // empty body (a build without sm_90 code, JIT from older PTX) is never taken for a measurement.
 #include <cuda_runtime.h>
 
-#include "common.cuh"
+#include "gpu/cuda.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define GPUPROBE_HAS_CLUSTERS 1

@@ -10,8 +10,8 @@
 #include <map>
 
 #include "analysis/coalescing.hpp"
-#include "common.cuh"
-#include "core/csv.hpp"
+#include "gpu/cuda.cuh"
+#include "base/csv.hpp"
 
 namespace gpuprobe {
 namespace {

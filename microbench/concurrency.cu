@@ -11,7 +11,7 @@
 #include <functional>
 
 #include "analysis/concurrency.hpp"
-#include "core/csv.hpp"
+#include "base/csv.hpp"
 #include "memory_streams.cuh"
 
 namespace gpuprobe {

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "analysis/dram_read_order.hpp"
-#include "core/csv.hpp"
+#include "base/csv.hpp"
 #include "gpu/sass_check.hpp"
 #include "memory_streams.cuh"
 

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "analysis/fine_grained.hpp"
-#include "core/csv.hpp"
-#include "core/stats.hpp"
+#include "base/csv.hpp"
+#include "base/stats.hpp"
 #include "gpu/sass_check.hpp"
 #include "memory_chase.cuh"
 

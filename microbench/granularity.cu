@@ -16,7 +16,7 @@
 #include <memory>
 
 #include "analysis/granularity.hpp"
-#include "core/csv.hpp"
+#include "base/csv.hpp"
 #include "gpu/sass_check.hpp"
 #include "memory_chase.cuh"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analysis/host_link.hpp"
-#include "common.cuh"
+#include "gpu/cuda.cuh"
 #include "gpu/sass_check.hpp"
 #include "memory_chase.cuh"
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "analysis/index_chase.hpp"
-#include "common.cuh"
-#include "core/catalog.hpp"
+#include "gpu/cuda.cuh"
+#include "base/catalog.hpp"
 #include "gpu/sass_check.hpp"
 
 namespace gpuprobe::index_chase {

@@ -12,7 +12,7 @@
 
 #include "analysis/l2_topology.hpp"
 #include "cluster_launch.cuh"
-#include "core/stats.hpp"
+#include "base/stats.hpp"
 #include "gpu/sass_check.hpp"
 #include "memory_chase.cuh"
 

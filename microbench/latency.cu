@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "analysis/latency.hpp"
-#include "common.cuh"
+#include "gpu/cuda.cuh"
 #include "gpu/sass_check.hpp"
 
 namespace gpuprobe {
@@ -168,8 +168,8 @@ __global__ void chase_constant(ChaseArgs a) {
 namespace {
 
 using namespace latency;
-using latency::CurvePoint;
-using latency::RefineOptions;
+using segmentation::CurvePoint;
+using segmentation::RefineOptions;
 
 // --- host side ----------------------------------------------------------------------------
 
@@ -265,7 +265,7 @@ void sweep(RunContext& ctx, const Budget& b, const Pin& pin, const Sweep& s,
     for (int round = 0; round < b.refine_rounds; ++round) {
       auto& curve = curves[probe];
       std::vector<uint64_t> next;
-      for (double x : latency::refinement_points(curve, ro)) {
+      for (double x : segmentation::refinement_points(curve, ro)) {
         const uint64_t f = latency::round_to_lines(x, s.stride);
         const bool seen = std::any_of(curve.begin(), curve.end(),
                                       [&](const CurvePoint& q) { return uint64_t(q.x) == f; });

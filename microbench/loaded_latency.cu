@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "analysis/loaded_latency.hpp"
-#include "core/csv.hpp"
-#include "core/stats.hpp"
+#include "base/csv.hpp"
+#include "base/stats.hpp"
 #include "memory_streams.cuh"
 
 namespace gpuprobe {

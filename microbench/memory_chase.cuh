@@ -8,8 +8,8 @@
 #include <numeric>
 #include <vector>
 
-#include "common.cuh"
-#include "core/observation.hpp"
+#include "gpu/cuda.cuh"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 

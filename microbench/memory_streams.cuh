@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common.cuh"
+#include "gpu/cuda.cuh"
 
 namespace gpuprobe {
 

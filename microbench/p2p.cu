@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "analysis/p2p.hpp"
-#include "common.cuh"
+#include "gpu/cuda.cuh"
 #include "gpu/nvml.hpp"
 #include "gpu/sass_check.hpp"
 #include "memory_chase.cuh"

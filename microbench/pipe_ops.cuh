@@ -25,8 +25,8 @@
 
 #include "analysis/pipes.hpp"
 #include "block_timing.cuh"
-#include "common.cuh"
-#include "core/stats.hpp"
+#include "gpu/cuda.cuh"
+#include "base/stats.hpp"
 
 namespace gpuprobe::pipes {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "analysis/pipes.hpp"
-#include "core/stats.hpp"
+#include "base/stats.hpp"
 #include "gpu/sass_check.hpp"
 #include "pipe_ops.cuh"
 

@@ -17,7 +17,7 @@
 #include <tuple>
 
 #include "analysis/tlb.hpp"
-#include "core/csv.hpp"
+#include "base/csv.hpp"
 #include "gpu/sass_check.hpp"
 #include "memory_chase.cuh"
 
@@ -260,7 +260,7 @@ class TlbFamily : public ProbeFamily {
       min_n = tlb::kAliasMinAccesses;
     }
     auto curve = [&] { return tlb::tlb_curve(rows_, stride, space_.probe); };
-    auto knees = [&] { return latency::segment_curve(curve(), tlb::tlb_segment_options()).knees; };
+    auto knees = [&] { return segmentation::segment_curve(curve(), tlb::tlb_segment_options()).knees; };
     for (double k = 0, last = 0; std::round(std::exp2(k / 2)) <= max_n; ++k) {
       const double n = std::round(std::exp2(k / 2));
       if (n == last || n < min_n) continue;
@@ -272,13 +272,13 @@ class TlbFamily : public ProbeFamily {
     }
     // The whole buffer, too: a last level reaching beyond the grid's top still shows.
     if (!first_only && !measured_.count({space_.probe, stride, max_n})) cycles_at(stride, max_n);
-    latency::RefineOptions opt;
+    segmentation::RefineOptions opt;
     opt.segment = tlb::tlb_segment_options();
     for (int round = 0; round < 6; ++round) {
       auto kn = knees();
       const double limit = first_only && !kn.empty() ? kn.front().arrive : max_n * stride;
       int added = 0;
-      for (double x : latency::refinement_points(curve(), opt)) {
+      for (double x : segmentation::refinement_points(curve(), opt)) {
         const double n = std::round(x / stride);
         if (n < min_n || n * stride > limit || measured_.count({space_.probe, stride, n})) continue;
         cycles_at(stride, n);

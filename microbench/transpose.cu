@@ -8,7 +8,7 @@
 #include <string>
 
 #include "analysis/transpose.hpp"
-#include "common.cuh"
+#include "gpu/cuda.cuh"
 
 namespace gpuprobe {
 namespace {

@@ -3,8 +3,8 @@
 # one number (a range such as "32768-131072", or text); ref_text holds the value as written
 # ("" when none), ref_method the figure's method label (ref_method_text: with spaces). ref_other_method is 1 where the third
 # argument names the method of the measurement drawn beside the figure and the figure's differs
-# (the rule of methods_comparable in harness/core/reference.cpp: "unknown" never matches); a figure
-# drawn as a reference level then says "other method". The lookup is the one harness/core/reference.cpp makes for a representative
+# (the rule of methods_comparable in harness/app/reference.cpp: "unknown" never matches); a figure
+# drawn as a reference level then says "other method". The lookup is the one harness/app/reference.cpp makes for a representative
 # part (style.gp's ref_gpu_*): the part's own first row; else the first row of its architecture
 # naming its chip, the text in parentheses ("cc 7.x (GV100)"); else the first row of its
 # architecture documented for every part of a compute capability listing the part's

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/memory_chase.hpp"
-#include "core/csv.hpp"
-#include "core/observation.hpp"
+#include "analysis/common/memory_chase.hpp"
+#include "base/csv.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe::chase_test {
 

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/csv.hpp"
+#include "base/csv.hpp"
 
 namespace gpuprobe {
 namespace model {

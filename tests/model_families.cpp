@@ -11,9 +11,9 @@
 
 #include "analysis/dual_issue.hpp"
 #include "analysis/granularity.hpp"
-#include "analysis/memory_chase.hpp"
+#include "analysis/common/memory_chase.hpp"
 #include "analysis/pipes.hpp"
-#include "core/csv.hpp"
+#include "base/csv.hpp"
 #include "model_gpu.hpp"
 #include "observation_rows.hpp"
 

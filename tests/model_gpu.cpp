@@ -6,7 +6,7 @@
 
 #include "analysis/latency.hpp"
 #include "analysis/shared_banks.hpp"
-#include "core/csv.hpp"
+#include "base/csv.hpp"
 #include "observation_rows.hpp"
 
 namespace gpuprobe {
@@ -508,17 +508,17 @@ Run generate(const Gpu& g, unsigned seed) {
   const auto coarse = latency::coarse_footprints(1024, range.max_bytes, kLine, kFineRatio, range.tail_bytes);
   for (const std::string probe : {"ld_global", "ld_cg"}) {
     const bool skip_l1 = probe == "ld_cg";
-    std::vector<latency::CurvePoint> curve;
+    std::vector<segmentation::CurvePoint> curve;
     for (uint64_t f : coarse) curve.push_back({double(f), measure(double(f), skip_l1)});
-    latency::RefineOptions ro;
+    segmentation::RefineOptions ro;
     ro.min_ratio = 1.0 + (kFineRatio - 1.0) / 16;
     ro.max_points = kRefinePoints;
     for (int r = 0; r < kRefineRounds; ++r) {
       std::vector<uint64_t> next;
-      for (double x : latency::refinement_points(curve, ro)) {
+      for (double x : segmentation::refinement_points(curve, ro)) {
         const uint64_t f = latency::round_to_lines(x, kLine);
         const bool seen = std::any_of(curve.begin(), curve.end(),
-                                      [&](const latency::CurvePoint& q) { return uint64_t(q.x) == f; });
+                                      [&](const segmentation::CurvePoint& q) { return uint64_t(q.x) == f; });
         if (!seen && f >= 1024 && f <= std::max(range.max_bytes, range.tail_bytes) &&
             std::find(next.begin(), next.end(), f) == next.end())
           next.push_back(f);

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/observation.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 namespace model {

@@ -7,7 +7,7 @@
 
 #include "analysis/latency.hpp"
 #include "analysis/tlb.hpp"
-#include "core/csv.hpp"
+#include "base/csv.hpp"
 #include "model_gpu.hpp"
 #include "observation_rows.hpp"
 
@@ -89,7 +89,7 @@ struct Sweeper {
              double min_n) {
     const double max_n = std::min(std::floor(space / stride), max_slots);
     auto curve = [&] { return tlb::tlb_curve(rows, stride, probe); };
-    auto knees = [&] { return latency::segment_curve(curve(), tlb::tlb_segment_options()).knees; };
+    auto knees = [&] { return segmentation::segment_curve(curve(), tlb::tlb_segment_options()).knees; };
     for (double k = 0, last = 0; std::round(std::exp2(k / 2)) <= max_n; ++k) {
       const double c = std::round(std::exp2(k / 2));
       if (c == last || c < min_n) continue;
@@ -100,13 +100,13 @@ struct Sweeper {
       if (!kn.empty() && c * stride >= 2 * kn.front().arrive) break;
     }
     if (!first_only && !measured.count({probe, stride, max_n})) measure(probe, stride, max_n);
-    latency::RefineOptions opt;
+    segmentation::RefineOptions opt;
     opt.segment = tlb::tlb_segment_options();
     for (int round = 0; round < kRefineRounds; ++round) {
       auto kn = knees();
       const double limit = first_only && !kn.empty() ? kn.front().arrive : max_n * stride;
       int added = 0;
-      for (double x : latency::refinement_points(curve(), opt)) {
+      for (double x : segmentation::refinement_points(curve(), opt)) {
         const double c = std::round(x / stride);
         if (c < min_n || c * stride > limit || measured.count({probe, stride, c})) continue;
         measure(probe, stride, c);

@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "core/observation.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/observation.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 

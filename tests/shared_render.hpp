@@ -13,7 +13,7 @@
 #include <system_error>
 
 #include "committed_runs.hpp"
-#include "core/report.hpp"
+#include "app/report.hpp"
 
 namespace gpuprobe {
 

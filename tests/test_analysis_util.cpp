@@ -1,10 +1,10 @@
-// The helpers every analyzer shares (harness/analysis/util.hpp): one behaviour each.
+// The helpers every analyzer shares (harness/analysis/common/util.hpp): one behaviour each.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "analysis/util.hpp"
+#include "analysis/common/util.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::analysis;

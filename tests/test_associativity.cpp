@@ -14,7 +14,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/associativity.hpp"
-#include "core/observation.hpp"
+#include "base/observation.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::associativity;

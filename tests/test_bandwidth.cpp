@@ -16,7 +16,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/bandwidth.hpp"
 #include "analysis/bytes_in_flight.hpp"
-#include "core/observation.hpp"
+#include "base/observation.hpp"
 
 using namespace gpuprobe;
 using gpuprobe::bytes_in_flight::littles_law_bytes_per_sm;

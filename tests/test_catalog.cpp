@@ -7,9 +7,9 @@
 #include <string>
 
 #include "analysis/analyzer.hpp"
-#include "core/catalog.hpp"
-#include "core/csv.hpp"
-#include "core/observation.hpp"
+#include "base/catalog.hpp"
+#include "base/csv.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 namespace {

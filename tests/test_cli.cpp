@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/observation.hpp"
+#include "base/observation.hpp"
 
 namespace fs = std::filesystem;
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/code_check.hpp"
+#include "base/code_check.hpp"
 #include "ptx_dir.hpp"
 
 namespace gpuprobe {

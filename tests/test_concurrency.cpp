@@ -10,7 +10,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/concurrency.hpp"
-#include "core/observation.hpp"
+#include "base/observation.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::concurrency;

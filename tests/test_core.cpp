@@ -10,12 +10,12 @@
 #include <stdexcept>
 
 #include "analysis/analyzer.hpp"
-#include "core/cli.hpp"
-#include "core/csv.hpp"
-#include "core/observation.hpp"
-#include "core/run_dir.hpp"
-#include "core/stats.hpp"
-#include "core/summary.hpp"
+#include "app/cli.hpp"
+#include "base/csv.hpp"
+#include "base/observation.hpp"
+#include "base/run_dir.hpp"
+#include "base/stats.hpp"
+#include "app/summary.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuprobe;

@@ -1,4 +1,4 @@
-// A family is declared once, by its descriptor (`<family>::kFamily`, core/family.hpp, in
+// A family is declared once, by its descriptor (`<family>::kFamily`, base/family.hpp, in
 // harness/analysis/<family>.hpp), which its parts name: the probe (`name()` in
 // microbench/<family>.cu), the analyzer registry (GPUPROBE_REGISTER_ANALYZER(<family>::kFamily,
 // fn)), the figure scripts it lists (`# family:` in plots/*.gp) and the rows of
@@ -19,10 +19,10 @@
 
 #include "analysis/analyzer.hpp"
 #include "committed_runs.hpp"
-#include "core/catalog.hpp"
-#include "core/code_check.hpp"
-#include "core/csv.hpp"
-#include "core/family.hpp"
+#include "base/catalog.hpp"
+#include "base/code_check.hpp"
+#include "base/csv.hpp"
+#include "base/family.hpp"
 
 using namespace gpuprobe;
 namespace fs = std::filesystem;

@@ -12,8 +12,8 @@
 #include <regex>
 #include <sstream>
 
-#include "core/catalog.hpp"
-#include "core/reference.hpp"
+#include "base/catalog.hpp"
+#include "app/reference.hpp"
 
 namespace fs = std::filesystem;
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "committed_runs.hpp"
-#include "core/data_paths.hpp"
-#include "core/observation.hpp"
-#include "core/report.hpp"
+#include "base/data_paths.hpp"
+#include "base/observation.hpp"
+#include "app/report.hpp"
 #include "shared_render.hpp"
 
 namespace gpuprobe {

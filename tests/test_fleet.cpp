@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <set>
 
-#include "core/csv.hpp"
-#include "core/fleet.hpp"
-#include "core/run_dir.hpp"
+#include "base/csv.hpp"
+#include "app/fleet.hpp"
+#include "base/run_dir.hpp"
 
 namespace gpuprobe {
 namespace {

@@ -5,7 +5,7 @@
 #include "parameter_checks.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/index_chase.hpp"
-#include "core/catalog.hpp"
+#include "base/catalog.hpp"
 
 namespace gpuprobe {
 namespace {

@@ -13,10 +13,11 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/latency.hpp"
-#include "core/observation.hpp"
+#include "base/observation.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::latency;
+using namespace gpuprobe::segmentation;
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The pieces the chase families share (analysis/memory_chase.hpp): the hit/miss split, the
+// The pieces the chase families share (analysis/common/memory_chase.hpp): the hit/miss split, the
 // boundary search, the first-miss bracket; and the latency levels of a fine-grained trace.
 #include <gtest/gtest.h>
 

@@ -19,9 +19,9 @@
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
-#include "core/csv.hpp"
-#include "core/report.hpp"
-#include "core/run_analysis.hpp"
+#include "base/csv.hpp"
+#include "app/report.hpp"
+#include "app/run_analysis.hpp"
 #include "model_bench.hpp"
 #include "model_gpu.hpp"
 

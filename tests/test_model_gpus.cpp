@@ -18,8 +18,8 @@
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
-#include "core/csv.hpp"
-#include "core/observation.hpp"
+#include "base/csv.hpp"
+#include "base/observation.hpp"
 #include "model_bench.hpp"
 #include "model_gpu.hpp"
 

@@ -17,9 +17,9 @@
 #include "analysis/host_link.hpp"
 #include "analysis/l2_topology.hpp"
 #include "analysis/p2p.hpp"
-#include "core/cli.hpp"
-#include "core/nvbandwidth_json.hpp"
-#include "core/run_dir.hpp"
+#include "app/cli.hpp"
+#include "app/nvbandwidth_json.hpp"
+#include "base/run_dir.hpp"
 #include "observation_rows.hpp"
 
 namespace gpuprobe {

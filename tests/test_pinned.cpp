@@ -17,8 +17,8 @@
 #include <string>
 
 #include "analysis/analyzer.hpp"
-#include "core/csv.hpp"
-#include "core/observation.hpp"
+#include "base/csv.hpp"
+#include "base/observation.hpp"
 #include "recorded.hpp"
 
 using namespace gpuprobe;

@@ -13,11 +13,11 @@
 #include "observation_rows.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/divergence.hpp"
-#include "analysis/sm_timing.hpp"
+#include "analysis/common/sm_timing.hpp"
 #include "analysis/dual_issue.hpp"
 #include "analysis/ilp_occupancy.hpp"
 #include "analysis/pipes.hpp"
-#include "core/code_check.hpp"
+#include "base/code_check.hpp"
 
 namespace gpuprobe {
 namespace {

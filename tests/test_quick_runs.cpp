@@ -10,9 +10,9 @@
 #include <map>
 #include <string>
 
-#include "core/catalog.hpp"
-#include "core/observation.hpp"
-#include "core/run_analysis.hpp"
+#include "base/catalog.hpp"
+#include "base/observation.hpp"
+#include "app/run_analysis.hpp"
 
 namespace fs = std::filesystem;
 

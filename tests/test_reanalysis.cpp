@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "committed_runs.hpp"
-#include "core/catalog.hpp"
-#include "core/observation.hpp"
-#include "core/run_analysis.hpp"
+#include "base/catalog.hpp"
+#include "base/observation.hpp"
+#include "app/run_analysis.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -28,7 +28,7 @@ constexpr double kRelTolerance = 1e-9;
 // "modelgpu"): their parameters are held to that gate instead, the value within 1 %
 // (latencies, sizes, bandwidths); their intervals and confidences may move with the rework.
 // The tlb family too: its steps are cut by the latency ladder's segmentation
-// (latency::segment_curve), which the rework changes (H100 tlb_miss_latency 896.6 -> 904.5).
+// (segmentation::segment_curve), which the rework changes (H100 tlb_miss_latency 896.6 -> 904.5).
 constexpr double kReworkTolerance = 0.01;
 const std::set<std::string> kReworkedEvidence = {"latency.csv", "bandwidth.csv", "tlb.csv"};
 

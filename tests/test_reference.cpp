@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "core/csv.hpp"
-#include "core/reference.hpp"
+#include "base/csv.hpp"
+#include "app/reference.hpp"
 
 namespace gpuprobe {
 namespace {

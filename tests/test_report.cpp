@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/compare.hpp"
-#include "core/report.hpp"
-#include "core/run_dir.hpp"
+#include "app/compare.hpp"
+#include "app/report.hpp"
+#include "base/run_dir.hpp"
 #include "committed_runs.hpp"
 #include "shared_render.hpp"
 

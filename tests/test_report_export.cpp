@@ -9,9 +9,9 @@
 #include <sstream>
 #include <string>
 
-#include "core/csv.hpp"
-#include "core/export.hpp"
-#include "core/json.hpp"
+#include "base/csv.hpp"
+#include "app/export.hpp"
+#include "base/json.hpp"
 #include "committed_runs.hpp"
 
 namespace gpuprobe {

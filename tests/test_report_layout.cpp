@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "core/compare.hpp"
-#include "core/csv.hpp"
-#include "core/data_paths.hpp"
-#include "core/report.hpp"
+#include "app/compare.hpp"
+#include "base/csv.hpp"
+#include "base/data_paths.hpp"
+#include "app/report.hpp"
 #include "committed_runs.hpp"
 #include "shared_render.hpp"
 

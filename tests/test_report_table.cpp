@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "core/compare.hpp"
-#include "core/paper_table.hpp"
+#include "app/compare.hpp"
+#include "app/paper_table.hpp"
 #include "committed_runs.hpp"
 
 namespace gpuprobe {

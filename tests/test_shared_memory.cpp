@@ -23,9 +23,9 @@
 #include "analysis/atomics.hpp"
 #include "analysis/shared_banks.hpp"
 #include "analysis/transpose.hpp"
-#include "core/code_check.hpp"
-#include "core/csv.hpp"
-#include "core/observation.hpp"
+#include "base/code_check.hpp"
+#include "base/csv.hpp"
+#include "base/observation.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::shared_banks;

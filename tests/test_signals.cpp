@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "core/signals.hpp"
+#include "base/signals.hpp"
 
 namespace gpuprobe {
 namespace {

@@ -1,5 +1,5 @@
 // Repeatability on record: the spread of each parameter over repeated runs against its own
-// interval (core/spread.hpp), on synthetic runs, on the committed H100 runs, through the
+// interval (app/spread.hpp), on synthetic runs, on the committed H100 runs, through the
 // subcommand's file handling and through scripts/repeat.sh with a stand-in for the GPU run.
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/cli.hpp"
-#include "core/csv.hpp"
-#include "core/spread.hpp"
+#include "app/cli.hpp"
+#include "base/csv.hpp"
+#include "app/spread.hpp"
 
 namespace fs = std::filesystem;
 

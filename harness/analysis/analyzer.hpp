@@ -1,15 +1,15 @@
 #pragma once
 // Inference is a plain function from a family's observations (and its file's metadata) to
 // parameters. Each family's analysis registers itself with the family's descriptor
-// (core/family.hpp), so that `gpuprobe run`, `gpuprobe analyze` and the tests all reach the
+// (base/family.hpp), so that `gpuprobe run`, `gpuprobe analyze` and the tests all reach the
 // same code.
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 

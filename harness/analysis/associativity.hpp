@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe::associativity {
 
@@ -107,7 +107,7 @@ std::vector<Parameter> analyze_associativity(const std::vector<Observation>& obs
 // Kernels of microbench/associativity.cu as the code checks name them.
 std::vector<std::string> kernels();
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"associativity", "associativity.gp"};
 
 }  // namespace gpuprobe::associativity

@@ -1,8 +1,8 @@
 #include "analysis/atomics.hpp"
 
 #include "analysis/analyzer.hpp"
-#include "analysis/util.hpp"
-#include "core/code_check.hpp"
+#include "analysis/common/util.hpp"
+#include "base/code_check.hpp"
 
 namespace gpuprobe::atomics {
 

@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/util.hpp"
-#include "core/csv.hpp"
+#include "analysis/common/util.hpp"
+#include "base/csv.hpp"
 
 namespace gpuprobe {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 
@@ -20,7 +20,7 @@ std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, co
 
 namespace bandwidth {
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"bandwidth", "bandwidth.gp"};
 
 }  // namespace bandwidth

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "analysis/analyzer.hpp"
-#include "core/csv.hpp"
+#include "base/csv.hpp"
 
 namespace gpuprobe::bytes_in_flight {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "analysis/bandwidth.hpp"  // CurvePoint
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe::bytes_in_flight {
 
@@ -32,7 +32,7 @@ double littles_law_bytes_per_sm(double latency_ns, double gbs, int sms);
 std::vector<Parameter> analyze_bytes_in_flight(const std::vector<Observation>& obs,
                                                const Metadata& meta);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"bytes_in_flight", "littles_law.gp"};
 
 }  // namespace gpuprobe::bytes_in_flight

@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/memory_chase.hpp"
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "analysis/common/memory_chase.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe::carveout {
 
@@ -26,11 +26,11 @@ std::vector<CarveoutCapacity> l1_capacity_by_carveout(const std::vector<Observat
 std::vector<Parameter> analyze_carveout(const std::vector<Observation>& obs,
                                         const Metadata& meta);
 
-// Code checks (core/code_check.hpp): the kernels that measure `probe` as the checks name them;
+// Code checks (base/code_check.hpp): the kernels that measure `probe` as the checks name them;
 // empty for an unknown probe. Each has a registered expectation.
 std::vector<std::string> kernels(const std::string& probe);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"carveout", "carveout.gp"};
 
 }  // namespace gpuprobe::carveout

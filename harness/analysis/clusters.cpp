@@ -5,9 +5,9 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/util.hpp"
-#include "core/code_check.hpp"
-#include "core/stats.hpp"
+#include "analysis/common/util.hpp"
+#include "base/code_check.hpp"
+#include "base/stats.hpp"
 
 namespace gpuprobe {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 
@@ -21,7 +21,7 @@ std::string latency_kernel();
 std::string bandwidth_kernel();
 std::string sync_kernel();
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"clusters", "clusters.gp"};
 
 }  // namespace clusters

@@ -1,11 +1,11 @@
 #pragma once
 // The GTC 2013 case study (microbench/coalescing.cu): an array of 12-byte structures read and
 // written as AoS, through the read-only path, staged through shared memory, and as SoA.
-#include "core/family.hpp"
+#include "base/family.hpp"
 
 namespace gpuprobe::coalescing {
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{
     "coalescing", "",
     "observations-only: the case study's speedups per layout are read from coalescing.csv as "

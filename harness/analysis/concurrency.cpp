@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/util.hpp"
-#include "core/csv.hpp"
+#include "analysis/common/util.hpp"
+#include "base/csv.hpp"
 
 namespace gpuprobe::concurrency {
 

@@ -4,8 +4,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe::concurrency {
 
@@ -33,7 +33,7 @@ std::optional<ConcurrencyLimit> concurrency_limit(const std::vector<Observation>
 std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs,
                                            const Metadata& meta);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"concurrency", "concurrency.gp waves.gp"};
 
 }  // namespace gpuprobe::concurrency

@@ -6,8 +6,8 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/util.hpp"
-#include "core/code_check.hpp"
+#include "analysis/common/util.hpp"
+#include "base/code_check.hpp"
 
 namespace gpuprobe {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 
@@ -27,7 +27,7 @@ struct Fit {
 // paths[i] distinct paths took cycles[i]; needs P = 1 and at least one P > 1.
 bool fit_paths(const std::vector<int>& paths, const std::vector<double>& cycles, Fit* out);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"divergence", "divergence.gp"};
 
 }  // namespace divergence

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/util.hpp"
-#include "core/code_check.hpp"
+#include "analysis/common/util.hpp"
+#include "base/code_check.hpp"
 
 namespace gpuprobe {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 
@@ -50,7 +50,7 @@ struct Walk {
 };
 bool walk_of(Order o, unsigned long long n, int blocks, int threads, int ilp, Walk* out);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"dram_read_order", "dram_read_order.gp"};
 
 }  // namespace dram_read_order

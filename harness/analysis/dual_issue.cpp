@@ -7,9 +7,9 @@
 #include <optional>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/util.hpp"
+#include "analysis/common/util.hpp"
 #include "analysis/pipes.hpp"
-#include "core/code_check.hpp"
+#include "base/code_check.hpp"
 
 namespace gpuprobe {
 

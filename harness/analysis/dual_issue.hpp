@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 
@@ -62,7 +62,7 @@ Verdict judge(double rate_a, double rate_b, double a_per_round, double b_per_rou
               double issue_rate);
 std::string verdict_for(double overlap);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"dual_issue", "dual_issue.gp"};
 
 }  // namespace dual_issue

@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/memory_chase.hpp"
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "analysis/common/memory_chase.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe::fine_grained {
 
@@ -67,11 +67,11 @@ std::optional<LineBound> fit_line_bound(const std::vector<std::pair<double, doub
 std::vector<Parameter> analyze_fine_grained(const std::vector<Observation>& obs,
                                             const Metadata& meta);
 
-// Code checks (core/code_check.hpp): the kernels that measure `probe` as the checks name them;
+// Code checks (base/code_check.hpp): the kernels that measure `probe` as the checks name them;
 // empty for an unknown probe. Each has a registered expectation.
 std::vector<std::string> kernels(const std::string& probe);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"fine_grained", "fine_grained.gp"};
 
 }  // namespace gpuprobe::fine_grained

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/memory_chase.hpp"
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "analysis/common/memory_chase.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe::granularity {
 
@@ -64,11 +64,11 @@ inline constexpr unsigned kCapacityChainsPerSm = 8;
 void search_capacity(double l2_bytes, double max_bytes, double stride, double first_stride, double quantum,
                      double& limit, const std::function<double(double)>& cycles_at);
 
-// Code checks (core/code_check.hpp): the kernels that measure `probe` as the checks name them;
+// Code checks (base/code_check.hpp): the kernels that measure `probe` as the checks name them;
 // empty for an unknown probe. Each has a registered expectation.
 std::vector<std::string> kernels(const std::string& probe);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"granularity", "granularity.gp"};
 
 }  // namespace gpuprobe::granularity

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 
@@ -28,7 +28,7 @@ struct Plateau {
 constexpr double kPlateauFraction = 0.9;  // within 10 %: run-to-run noise of a PCIe/C2C link
 bool plateau(const std::vector<Observation>& rows, Plateau* out);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"host_link", "host_link.gp"};
 
 }  // namespace host_link

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 
@@ -45,7 +45,7 @@ double confirmed_peak(std::vector<double> rates, double tolerance = 0.03);
 Knee knee(const std::vector<int>& warps, const std::vector<double>& rates, double peak,
           double fraction = 0.9);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"ilp_occupancy", "ilp_occupancy.gp"};
 
 }  // namespace ilp_occupancy

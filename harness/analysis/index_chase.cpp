@@ -4,8 +4,8 @@
 #include <regex>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/util.hpp"
-#include "core/catalog.hpp"
+#include "analysis/common/util.hpp"
+#include "base/catalog.hpp"
 
 namespace gpuprobe {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/code_check.hpp"
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/code_check.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 
@@ -32,7 +32,7 @@ const std::vector<Variant>& variants();
 // through the second, as "IMAD.SHL.U32 R3, R2, 0x4, RZ; LDS R2, [R3]"; "" with fewer than two.
 std::string one_step(const std::vector<Instruction>& region, const std::string& load_pattern);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"index_chase", "index_chase.gp"};
 
 }  // namespace index_chase

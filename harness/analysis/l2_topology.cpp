@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "analysis/analyzer.hpp"
-#include "core/code_check.hpp"
-#include "core/stats.hpp"
+#include "base/code_check.hpp"
+#include "base/stats.hpp"
 
 namespace gpuprobe {
 

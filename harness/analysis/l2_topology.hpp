@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 
@@ -57,7 +57,7 @@ std::vector<int> sm_order(const LatencyMap& m, const Topology& t);
 // GPC, and a GPC may show as several groups when no cluster bridged them.
 std::vector<std::vector<int>> co_scheduled_groups(const std::vector<std::vector<int>>& clusters);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"l2_topology", "l2_topology.gp"};
 
 }  // namespace l2_topology

@@ -5,8 +5,8 @@
 #include <map>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/util.hpp"
-#include "core/stats.hpp"
+#include "analysis/common/util.hpp"
+#include "base/stats.hpp"
 
 namespace gpuprobe {
 

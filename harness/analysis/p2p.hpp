@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 
@@ -36,7 +36,7 @@ struct Measure {
 };
 const std::vector<Measure>& measures();
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{
     "p2p", "", "",
     "analysis-only: a handful of link figures per GPU pair, read from the table; no committed "

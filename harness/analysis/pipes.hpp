@@ -1,12 +1,12 @@
 #pragma once
 // Execution pipes: the names of the pipe kernels (shared by the probes and their code
 // expectations), and the inference of <op>_throughput_per_sm and <op>_latency. Pure C++: the
-// probes (microbench/pipes.cu) include it too. The per-SM rates are in analysis/sm_timing.hpp.
+// probes (microbench/pipes.cu) include it too. The per-SM rates are in analysis/common/sm_timing.hpp.
 #include <string>
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 
@@ -56,7 +56,7 @@ struct WgmmaInfo {
 const std::vector<WgmmaInfo>& wgmma_ops();
 const WgmmaInfo* find_wgmma_op(const std::string& probe);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"pipes", "pipes.gp"};
 
 }  // namespace pipes

@@ -8,9 +8,9 @@
 #include <stdexcept>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/util.hpp"
-#include "core/code_check.hpp"
-#include "core/csv.hpp"
+#include "analysis/common/util.hpp"
+#include "base/code_check.hpp"
+#include "base/csv.hpp"
 
 namespace gpuprobe::shared_banks {
 

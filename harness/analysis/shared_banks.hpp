@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/util.hpp"
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "analysis/common/util.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe::shared_banks {
 
@@ -25,7 +25,7 @@ constexpr const char* kBandwidth = "bandwidth";  // B/clk/SM
 constexpr const char* kPerRequest = "cycles/request";
 
 // ld.shared per loop trip of the timed loops, and the kernels' names as the code checks
-// (core/code_check.hpp) know them.
+// (base/code_check.hpp) know them.
 constexpr int kLoadsPerTrip = 8;                    // in chase_kernel and request_kernel
 std::string chase_kernel_name(int access_bytes);    // "shared_banks::chase_kernel<4>"
 std::string request_kernel_name(int access_bytes);  // "shared_banks::request_kernel<16>"
@@ -85,7 +85,7 @@ std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs);
 std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
                                             const Metadata& meta);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"shared_banks", "shared_banks.gp shared_conflicts.gp"};
 
 }  // namespace gpuprobe::shared_banks

@@ -7,10 +7,10 @@
 #include <optional>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/util.hpp"
-#include "core/catalog.hpp"
-#include "core/code_check.hpp"
-#include "core/stats.hpp"
+#include "analysis/common/util.hpp"
+#include "base/catalog.hpp"
+#include "base/code_check.hpp"
+#include "base/stats.hpp"
 
 namespace gpuprobe::tlb {
 
@@ -68,8 +68,8 @@ constexpr TlbRules kRules{};
 
 }  // namespace
 
-latency::SegmentOptions tlb_segment_options() {
-  latency::SegmentOptions o;
+segmentation::SegmentOptions tlb_segment_options() {
+  segmentation::SegmentOptions o;
   // The H100's first step is 10 cycles on a 277-cycle L2 hit (3.7 %), on points that repeat
   // to 0.1 %: steps and plateaus are told apart more finely than cache levels are.
   o.min_jump = 0.02;
@@ -90,9 +90,9 @@ double median_of(std::vector<double>& v) {
 }
 
 // Consecutive points (sorted by x) in groups of `per`, each replaced by its median x and y.
-std::vector<latency::CurvePoint> medians_of_groups(const std::vector<latency::CurvePoint>& pts,
+std::vector<segmentation::CurvePoint> medians_of_groups(const std::vector<segmentation::CurvePoint>& pts,
                                                   size_t per, bool same_x) {
-  std::vector<latency::CurvePoint> out;
+  std::vector<segmentation::CurvePoint> out;
   std::vector<double> xs, ys;
   for (size_t i = 0; i < pts.size();) {
     size_t j = i;
@@ -113,10 +113,10 @@ std::vector<latency::CurvePoint> medians_of_groups(const std::vector<latency::Cu
 // footprints merged into their median, and at most kMaxTlbCurvePoints points, so that
 // analysis stays linear in the rows however many a file holds; points of more than
 // `max_accesses` accesses (their data past the L2) left out.
-std::map<double, std::vector<latency::CurvePoint>> tlb_curves(
+std::map<double, std::vector<segmentation::CurvePoint>> tlb_curves(
     const std::vector<Observation>& obs, const std::string& probe,
     double max_accesses = std::numeric_limits<double>::infinity()) {
-  std::map<double, std::vector<latency::CurvePoint>> out;
+  std::map<double, std::vector<segmentation::CurvePoint>> out;
   for (const auto& o : obs) {
     if (o.probe != probe || o.unit != "cycles") continue;
     const double stride = o.param("stride_bytes"), x = o.param("footprint_bytes");
@@ -125,7 +125,7 @@ std::map<double, std::vector<latency::CurvePoint>> tlb_curves(
   }
   for (auto& [stride, pts] : out) {
     std::stable_sort(pts.begin(), pts.end(),
-                     [](const latency::CurvePoint& a, const latency::CurvePoint& b) { return a.x < b.x; });
+                     [](const segmentation::CurvePoint& a, const segmentation::CurvePoint& b) { return a.x < b.x; });
     for (size_t i = 1; i < pts.size(); ++i)
       if (pts[i].x == pts[i - 1].x) {
         pts = medians_of_groups(pts, 0, true);
@@ -138,10 +138,10 @@ std::map<double, std::vector<latency::CurvePoint>> tlb_curves(
 }
 
 std::vector<std::pair<double, double>> first_tlb_steps_of(
-    const std::map<double, std::vector<latency::CurvePoint>>& chase) {
+    const std::map<double, std::vector<segmentation::CurvePoint>>& chase) {
   XY out;
   for (const auto& [stride, pts] : chase) {
-    auto seg = latency::segment_curve(pts, tlb_segment_options());
+    auto seg = segmentation::segment_curve(pts, tlb_segment_options());
     if (!seg.knees.empty()) out.emplace_back(stride, seg.knees.front().low);
   }
   return out;
@@ -154,11 +154,11 @@ double max_accesses_in_l2(double l2_bytes) {
                                                  : std::numeric_limits<double>::infinity();
 }
 
-std::vector<latency::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
+std::vector<segmentation::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
                                           const std::string& probe) {
   auto curves = tlb_curves(obs, probe);
   auto it = curves.find(stride);
-  return it == curves.end() ? std::vector<latency::CurvePoint>{} : it->second;
+  return it == curves.end() ? std::vector<segmentation::CurvePoint>{} : it->second;
 }
 
 std::vector<std::pair<double, double>> first_tlb_steps(const std::vector<Observation>& obs) {
@@ -255,7 +255,7 @@ std::optional<PageEntryFit> fit_page_entry(const XY& in) {
 namespace {
 
 
-std::string steps_text(const latency::Segmentation& sg, size_t from) {
+std::string steps_text(const segmentation::Segmentation& sg, size_t from) {
   std::string t;
   for (size_t k = from; k < sg.knees.size(); ++k)
     t += std::string(t.empty() ? "" : ", then ") + num(sg.plateaus[sg.knees[k].lower].level) +
@@ -269,7 +269,7 @@ std::string steps_text(const latency::Segmentation& sg, size_t from) {
 // and did not see it there. A rise that the segmentation cut no knee into (a ramp through noisy
 // points) is no such miss; a rise well before it (another step) does not bear it out.
 constexpr double kStepWindow = 4;
-bool misses_step(const std::vector<latency::CurvePoint>& pts, double expected) {
+bool misses_step(const std::vector<segmentation::CurvePoint>& pts, double expected) {
   std::vector<double> before, past;
   for (const auto& p : pts) {
     if (p.x * kRules.same_reach <= expected && p.x * kStepWindow >= expected) before.push_back(p.y);
@@ -282,7 +282,7 @@ bool misses_step(const std::vector<latency::CurvePoint>& pts, double expected) {
 // Whether a stride's curve rises before where the fit puts its first step (the level within
 // kStepWindow before it above the level further back): its first step is earlier, whether or not
 // the segmentation cut a knee into it.
-bool rises_before(const std::vector<latency::CurvePoint>& pts, double expected) {
+bool rises_before(const std::vector<segmentation::CurvePoint>& pts, double expected) {
   std::vector<double> back, near;
   for (const auto& p : pts) {
     if (p.x * kStepWindow <= expected) back.push_back(p.y);
@@ -295,7 +295,7 @@ bool rises_before(const std::vector<latency::CurvePoint>& pts, double expected) 
 // the ones whose sweep went past where the fit puts the step (its reach below the entry size,
 // entries x stride above) without a rise there or rose before it, and those whose step fits
 // neither.
-double fit_support(const std::map<double, std::vector<latency::CurvePoint>>& curves, const XY& steps,
+double fit_support(const std::map<double, std::vector<segmentation::CurvePoint>>& curves, const XY& steps,
                    const PageEntryFit& pe) {
   int missed = 0;
   for (const auto& [key, pts] : curves) {
@@ -338,9 +338,9 @@ std::optional<Parameter> page_entry_size(const std::optional<PageEntryFit>& pe, 
 // else the longest with a step.
 struct Sweep {
   double stride = 0, longest = 0;
-  latency::Segmentation seg;
+  segmentation::Segmentation seg;
 };
-std::optional<Sweep> coverage_sweep(const std::map<double, std::vector<latency::CurvePoint>>& curves,
+std::optional<Sweep> coverage_sweep(const std::map<double, std::vector<segmentation::CurvePoint>>& curves,
                                     const std::optional<PageEntryFit>& pe) {
   std::vector<std::pair<double, double>> by_length;  // (longest footprint, stride)
   for (const auto& [stride, pts] : curves)
@@ -350,7 +350,7 @@ std::optional<Sweep> coverage_sweep(const std::map<double, std::vector<latency::
   });
   std::optional<Sweep> any_step;
   for (const auto& [longest, stride] : by_length) {
-    auto seg = latency::segment_curve(curves.at(stride), tlb_segment_options());
+    auto seg = segmentation::segment_curve(curves.at(stride), tlb_segment_options());
     if (seg.knees.empty()) continue;
     if (!pe || same_reach(seg.knees.front().low, pe->reach)) return Sweep{stride, longest, std::move(seg)};
     if (!any_step) any_step = Sweep{stride, longest, std::move(seg)};
@@ -359,7 +359,7 @@ std::optional<Sweep> coverage_sweep(const std::map<double, std::vector<latency::
   // none shows a step: the longest, for the level of L1 TLB hits
   if (by_length.empty()) return std::nullopt;
   const double stride = by_length.front().second;
-  return Sweep{stride, by_length.front().first, latency::segment_curve(curves.at(stride), tlb_segment_options())};
+  return Sweep{stride, by_length.front().first, segmentation::segment_curve(curves.at(stride), tlb_segment_options())};
 }
 
 // How sure it is that the step read as the L1 TLB's is that (1: no doubt), and why not:
@@ -404,7 +404,7 @@ Identity l1_identity(double reach, double stride, const std::optional<PageEntryF
   return id;
 }
 
-Parameter l1_coverage(const latency::Segmentation& seg, const std::optional<PageEntryFit>& pe,
+Parameter l1_coverage(const segmentation::Segmentation& seg, const std::optional<PageEntryFit>& pe,
                       const Identity& id, const std::string& how, const std::string& ev) {
   if (pe && pe->strides_below >= 2)
     // The first step at every stride below the entry size: one sweep's transition points
@@ -426,14 +426,14 @@ Parameter l1_coverage(const latency::Segmentation& seg, const std::optional<Page
 // One aliased stride's first step past the L1 reach.
 struct Beyond {
   double stride = 0, longest = 0;
-  latency::Segmentation seg;
+  segmentation::Segmentation seg;
   size_t first = 0;  // index of the first knee past the L1 reach
   double reach = 0, above = 0;  // the last footprint below that step, the first above
 };
 
-std::optional<Beyond> step_beyond(double stride, const std::vector<latency::CurvePoint>& pts,
+std::optional<Beyond> step_beyond(double stride, const std::vector<segmentation::CurvePoint>& pts,
                                   double l1_reach) {
-  Beyond bd{stride, pts.back().x, latency::segment_curve(pts, tlb_segment_options())};
+  Beyond bd{stride, pts.back().x, segmentation::segment_curve(pts, tlb_segment_options())};
   // A knee past the L1 reach that climbs (a plateau may also split on a 1 % dip).
   auto climbs = [&](size_t k) {
     const auto& kn = bd.seg.knees[k];
@@ -526,7 +526,7 @@ std::string aliased_how(const Beyond& b) {
 // sigma the curve's point-to-point noise (relative).
 constexpr double kMedianError = 1.2533;
 
-double level_error(const latency::Segmentation& sg, const latency::Plateau& p) {
+double level_error(const segmentation::Segmentation& sg, const segmentation::Plateau& p) {
   return kMedianError * sg.noise * p.level / std::sqrt(static_cast<double>(std::max<size_t>(1, p.members)));
 }
 
@@ -554,16 +554,16 @@ struct Level {
   double level = 0, error = 0;
   int sweeps = 0;
 };
-Level deepest_level(const latency::Segmentation& last, const std::optional<Beyond>& beyond,
+Level deepest_level(const segmentation::Segmentation& last, const std::optional<Beyond>& beyond,
                     const std::vector<Beyond>& within) {
-  const latency::Plateau& p = last.plateaus.back();
+  const segmentation::Plateau& p = last.plateaus.back();
   Level one{p.level, level_error(last, p), 1};
   if (!beyond || one.error <= 0) return one;
   const size_t steps = beyond->seg.knees.size() - beyond->first;
   double sum = 0, weight = 0;
   int n = 0;
   for (const auto& w : within) {
-    const latency::Plateau& q = w.seg.plateaus.back();
+    const segmentation::Plateau& q = w.seg.plateaus.back();
     const double e = level_error(w.seg, q);
     const bool same_steps = w.seg.knees.size() - w.first == steps &&
                             same_reach(w.seg.knees.back().low, beyond->seg.knees.back().low);
@@ -574,13 +574,13 @@ Level deepest_level(const latency::Segmentation& last, const std::optional<Beyon
   return {sum / weight, 1 / std::sqrt(weight), n};
 }
 
-Parameter miss_latency(const latency::Segmentation& seg, const std::optional<Beyond>& beyond,
+Parameter miss_latency(const segmentation::Segmentation& seg, const std::optional<Beyond>& beyond,
                        const std::vector<Beyond>& within, const std::string& how, double longest,
                        const std::string& ev) {
   const auto& last = beyond ? beyond->seg : seg;
   const bool deep = beyond || seg.knees.size() >= 2;
   const Level lv = deepest_level(last, beyond, within);
-  const latency::Plateau& base = seg.plateaus.front();
+  const segmentation::Plateau& base = seg.plateaus.front();
   const double penalty = lv.level - base.level;
   double conf = 0;
   for (const auto& kn : last.knees) conf = std::max(conf, kn.confidence);

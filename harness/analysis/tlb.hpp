@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "analysis/latency.hpp"
-#include "analysis/memory_chase.hpp"
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "analysis/common/memory_chase.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe::tlb {
 
@@ -50,10 +50,10 @@ double max_accesses_in_l2(double l2_bytes);
 
 // TLB curves are cut into plateaus and knees by the latency family's segmentation; a TLB
 // step may be as small as 2 % of an L2 hit.
-latency::SegmentOptions tlb_segment_options();
+segmentation::SegmentOptions tlb_segment_options();
 // One stride's chase: footprint_bytes against cycles per access, of probe "chase" (a buffer
 // in device memory) or "chase_aliased" (one physical chunk mapped over a large virtual range).
-std::vector<latency::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
+std::vector<segmentation::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
                                           const std::string& probe = "chase");
 
 // The first TLB knee at each stride: (stride, largest footprint still on the first plateau).
@@ -82,11 +82,11 @@ std::optional<PageEntryFit> fit_page_entry(const std::vector<std::pair<double, d
 
 std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Metadata& meta);
 
-// Code checks (core/code_check.hpp): the kernels that measure `probe` as the checks name them;
+// Code checks (base/code_check.hpp): the kernels that measure `probe` as the checks name them;
 // empty for an unknown probe. Each has a registered expectation.
 std::vector<std::string> kernels(const std::string& probe);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"tlb", "tlb.gp"};
 
 }  // namespace gpuprobe::tlb

@@ -1,7 +1,7 @@
 #include "analysis/transpose.hpp"
 
 #include "analysis/analyzer.hpp"
-#include "analysis/util.hpp"
+#include "analysis/common/util.hpp"
 
 namespace gpuprobe::transpose {
 

@@ -3,8 +3,8 @@
 // of the transpose family (transpose_padding_speedup_<type>).
 #include <vector>
 
-#include "core/family.hpp"
-#include "core/observation.hpp"
+#include "base/family.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe::transpose {
 
@@ -13,7 +13,7 @@ constexpr const char* kPaddingSpeedup = "padding_speedup";  // unpadded time / p
 
 std::vector<Parameter> analyze_transpose(const std::vector<Observation>& obs, const Metadata& meta);
 
-// The family, declared once (core/family.hpp).
+// The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{
     "transpose", "", "",
     "analysis-only: two padding speedups (float, double), read from the table; a figure of "

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "common.cuh"
-#include "core/stats.hpp"
+#include "gpu/cuda.cuh"
+#include "base/stats.hpp"
 #include "gpu/device.hpp"
 
 namespace gpuprobe {

@@ -3,7 +3,7 @@
 // probe runs.
 #include <string>
 
-#include "core/probe.hpp"
+#include "base/probe.hpp"
 
 namespace gpuprobe {
 

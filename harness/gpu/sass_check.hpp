@@ -1,14 +1,14 @@
 #pragma once
 // Code checks on the GPU machine: the SASS of this very program (`cuobjdump -sass` on
 // /proc/<pid>/exe, run once and cached) against the expectations that families register in
-// core/code_check.hpp. A probe whose kernels fail is reported invalid and not measured. When
+// base/code_check.hpp. A probe whose kernels fail is reported invalid and not measured. When
 // the SASS cannot be had (no cuobjdump, no SASS for this GPU in the binary), the check says so
 // once on stderr and counts as unchecked, not failed.
 #include <string>
 #include <vector>
 
-#include "core/code_check.hpp"
-#include "core/probe.hpp"
+#include "base/code_check.hpp"
+#include "base/probe.hpp"
 
 namespace gpuprobe {
 
@@ -27,7 +27,7 @@ std::string load_sass(const DeviceInfo& dev);
 // Checks `kernel` (a kernel_name()) against its registered expectation's SASS rules.
 SassVerdict check_kernel_sass(const DeviceInfo& dev, const std::string& kernel);
 
-// The timed region of `kernel` in this program's SASS for the device (core/code_check.hpp's
+// The timed region of `kernel` in this program's SASS for the device (base/code_check.hpp's
 // timed_region), for a run's evidence; empty when the SASS cannot be had.
 std::vector<Instruction> timed_sass(const DeviceInfo& dev, const std::string& kernel);
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "analysis/analyzer.hpp"
-#include "core/csv.hpp"
-#include "core/observation.hpp"
+#include "base/csv.hpp"
+#include "base/observation.hpp"
 
 namespace gpuprobe {
 

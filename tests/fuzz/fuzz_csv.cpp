@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "core/csv.hpp"
-#include "core/observation.hpp"
-#include "core/reference.hpp"
+#include "base/csv.hpp"
+#include "base/observation.hpp"
+#include "app/reference.hpp"
 
 using namespace gpuprobe;
 

@@ -1,0 +1,88 @@
+#include "analysis/common/util.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace gpuprobe::analysis {
+
+double clamp01(double v) { return std::isfinite(v) ? std::min(1.0, std::max(0.0, v)) : 0.0; }
+
+double leading_number(const std::string& text) {
+  char* end = nullptr;
+  const double d = std::strtod(text.c_str(), &end);
+  return end == text.c_str() ? std::numeric_limits<double>::quiet_NaN() : d;
+}
+
+double meta_number(const Metadata& meta, const std::string& key) {
+  for (const auto& [k, v] : meta)
+    if (k == key) return leading_number(v);
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+double spread_confidence(double p05, double p50, double p95) {
+  if (!(p50 > 0) || !std::isfinite(p05) || !std::isfinite(p95)) return kUnknownSpreadConfidence;
+  const double spread = std::max(0.0, p95 - p05) / p50;
+  return std::clamp(1.0 / (1.0 + kSpreadScale * spread), kSpreadFloor, 1.0);
+}
+
+double spread_confidence(const Observation& o) { return spread_confidence(o.p05, o.p50, o.p95); }
+
+Parameter measured(const std::string& name, const Observation& o, const std::string& method,
+                   const std::string& evidence) {
+  return {name, o.value, o.unit, o.p05, o.p95, spread_confidence(o), method, evidence};
+}
+
+Parameter ratio_of(const std::string& name, const Parameter& num, const Parameter& den,
+                   const std::string& method, const std::string& evidence) {
+  const double v = num.value / den.value;
+  return {name, v, "ratio", den.high > 0 ? num.low / den.high : v, den.low > 0 ? num.high / den.low : v,
+          std::min(num.confidence, den.confidence), method, evidence};
+}
+
+std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
+                                     const std::string& unit) {
+  std::vector<Observation> out;
+  for (const auto& o : select(obs, probe, unit))
+    if (std::isfinite(o.value)) out.push_back(o);
+  return out;
+}
+
+const Observation* find_row(const std::vector<Observation>& rows,
+                            const std::vector<std::pair<std::string, std::string>>& want) {
+  for (const auto& o : rows) {
+    bool all = true;
+    for (const auto& [k, v] : want) all = all && o.param_text(k) == v;
+    if (all) return &o;
+  }
+  return nullptr;
+}
+
+std::string evidence_file(const std::vector<Observation>& obs, const std::string& fallback) {
+  return (obs.empty() ? fallback : obs.front().family) + ".csv";
+}
+
+std::string num(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+std::string kib(double bytes) { return num(bytes / 1024, 4) + " KiB"; }
+
+std::string bytes_text(double bytes) {
+  char buf[64];
+  if (bytes >= 1 << 30)
+    std::snprintf(buf, sizeof buf, bytes >= 1000.0 * (1 << 30) ? "%.0f GiB" : "%.3g GiB", bytes / (1 << 30));
+  else if (bytes >= 1 << 20)
+    std::snprintf(buf, sizeof buf, "%.3g MiB", bytes / (1 << 20));
+  else if (bytes >= 1 << 10)
+    std::snprintf(buf, sizeof buf, "%.4g KiB", bytes / (1 << 10));
+  else
+    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+  return buf;
+}
+
+}  // namespace gpuprobe::analysis

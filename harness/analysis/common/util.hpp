@@ -1,0 +1,61 @@
+#pragma once
+// Helpers every analyzer shares, defined once: the confidence scale (docs/parameters.md,
+// "Confidence"), metadata lookup, clamps and the small number texts of method strings.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/observation.hpp"
+
+namespace gpuprobe::analysis {
+
+// Lanes of a warp, the unit the probes build their access patterns in.
+constexpr int kWarpLanes = 32;
+
+// v limited to [0, 1]; NaN (and any non-finite v) gives 0, so that a failed computation can
+// never pass through as a confidence.
+double clamp01(double v);
+
+// The leading number of a metadata value ("2619 (cudaDevAttrMemoryClockRate, peak)" -> 2619).
+// NaN when the key is missing or its value does not start with a number: a caller tests
+// std::isfinite (or a comparison, which NaN fails) before using it, never meets a silent 0.
+double meta_number(const Metadata& meta, const std::string& key);
+// The same for one value's text.
+double leading_number(const std::string& text);
+
+// The confidence scale (docs/parameters.md, "Confidence"). The relative spread of repeated
+// measurements, (p95 - p05) / p50, gives 1 / (1 + kSpreadScale * spread): 1 for identical
+// repetitions, 0.5 at 10 % spread, never below kSpreadFloor. A measurement whose spread
+// cannot be computed (p50 <= 0, a non-finite quantile) gets kUnknownSpreadConfidence.
+constexpr double kSpreadScale = 10.0;  // 10 % spread (p05..p95) halves the confidence
+constexpr double kSpreadFloor = 0.05;  // a very noisy value is still a measurement, not nothing
+constexpr double kUnknownSpreadConfidence = 0.3;  // no usable spread: low, but not discarded
+double spread_confidence(double p05, double p50, double p95);
+double spread_confidence(const Observation& o);
+
+// A parameter read straight from one observation: its value and unit, p05..p95 as the
+// interval, the spread's confidence.
+Parameter measured(const std::string& name, const Observation& o, const std::string& method,
+                   const std::string& evidence);
+
+// The ratio of two measured parameters (unit "ratio"): the interval divides each end of the
+// numerator's by the other end of the denominator's, the confidence is the weaker one's.
+Parameter ratio_of(const std::string& name, const Parameter& num, const Parameter& den,
+                   const std::string& method, const std::string& evidence);
+
+// The rows of `probe` in `unit` with a finite value.
+std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
+                                     const std::string& unit);
+// The first row whose swept parameters have every (key, text) of `want`, or nullptr.
+const Observation* find_row(const std::vector<Observation>& rows,
+                            const std::vector<std::pair<std::string, std::string>>& want);
+// The evidence file of a family's rows: "<family>.csv" of the first row, `fallback`.csv if none.
+std::string evidence_file(const std::vector<Observation>& obs, const std::string& fallback);
+
+// Number texts for method strings: `digits` significant digits; bytes in KiB.
+std::string num(double v, int digits = 3);
+std::string kib(double bytes);
+// Bytes in the unit that reads best: "512 B", "48 KiB", "1.5 MiB", "80 GiB".
+std::string bytes_text(double bytes);
+
+}  // namespace gpuprobe::analysis

@@ -1,0 +1,46 @@
+#pragma once
+// Command line of the one gpuprobe binary, parsed with CLI11 (app/cli_parse.hpp). Parsing is
+// pure so that every bad input is tested without a GPU; each mistake is one line of text in a
+// UsageError.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpuprobe {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::string command;              // run, list, info, analyze, report, compare, export, help
+  std::string help;                 // help: the text asked for (the command's, or the overview)
+  bool quick = false;
+  std::string filter;               // regex over "family/probe"; empty selects all
+  std::string out = "results";      // root of run directories
+  int device = 0;
+  std::string reference;            // documented figures CSV; empty: the default
+  std::string benchmark_out;        // extra copy of the Google Benchmark JSON
+  std::string json_nvbandwidth;     // run/analyze: host-link and P2P results as nvbandwidth's JSON
+  std::vector<std::string> benchmark_flags;  // --benchmark_* passed to Google Benchmark
+  std::vector<std::string> positional;       // run directories of analyze/report/compare
+  bool to_stdout = false;           // analyze: print parameters.csv instead of writing it
+  bool verbose = false;             // analyze: every warning, not only their count
+  std::vector<std::string> rest;             // report/compare/export: their own flags, untouched
+};
+
+// The command and its options (CLI11); report, compare and export keep their own arguments
+// in `rest`, parsed by their *_main. Throws UsageError with one line.
+Options parse_command_line(const std::vector<std::string>& args);
+
+// For `run`: throws UsageError unless --out can hold run folders and --benchmark_out can be
+// written, so that a mistake there is found before any measurement, not after hours of it.
+// Creates nothing.
+void validate_outputs(const Options& o);
+
+// True when `name` ("family/probe") is selected by `filter` (regex search; empty: all).
+// Throws UsageError for a malformed regex.
+bool filter_matches(const std::string& filter, const std::string& name);
+
+}  // namespace gpuprobe

@@ -1,0 +1,309 @@
+#include "app/export.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+#include <utility>
+
+#include "analysis/common/util.hpp"
+#include "app/cli.hpp"
+#include "app/cli_parse.hpp"
+#include "base/csv.hpp"
+#include "base/json.hpp"
+#include "base/run_dir.hpp"
+#include "base/version.hpp"
+
+namespace gpuprobe {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Json num(double v) { return json_number(v); }
+
+const Parameter* find(const RunData& run, const std::string& name) {
+  for (const auto& p : run.params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// A metadata value's leading number ("2619 (cudaDevAttrMemoryClockRate, peak)" -> 2619).
+double meta_number(const RunData& run, const std::string& key) {
+  return analysis::leading_number(run.meta_value(key));
+}
+
+}  // namespace
+
+std::string export_json(const RunData& run) {
+  Json root;
+  root["schema"] = "gpuprobe-run";
+  root["schema_version"] = kExportSchemaVersion;
+  root["exported_by"] = std::string("gpuprobe ") + gpuprobe_version();
+  Json meta = Json::object();
+  for (const auto& [k, v] : run.meta) meta[k] = relative_text(v, run.dir);  // as report.md shows them
+  root["metadata"] = meta;
+  Json params = Json::array();
+  for (const auto& p : run.params)
+    params.push_back({{"name", p.name},
+                      {"family", family_of(p)},
+                      {"value", num(p.value)},
+                      {"unit", p.unit},
+                      {"low", num(p.low)},
+                      {"high", num(p.high)},
+                      {"confidence", num(p.confidence)},
+                      {"method", p.method},
+                      {"evidence", p.evidence}});
+  root["parameters"] = params;
+  Json families = Json::array();
+  fs::path fam = fs::path(run.dir) / "families.csv";
+  if (fs::exists(fam)) {
+    CsvTable t = read_csv(fam.string());
+    for (const auto& row : t.rows) {
+      Json j = Json::object();
+      for (size_t c = 0; c < t.header.size() && c < row.size(); ++c) j[t.header[c]] = row[c];
+      families.push_back(j);
+    }
+  }
+  root["families"] = families;
+  return json_text(root);
+}
+
+namespace {
+
+// A gpgpusim.config fragment as it is written: the lines set, and the keys left out with why.
+struct SimConfig {
+  const RunData& run;
+  std::string out, left_out;
+
+  // The parameter, when the run has it finite and trusted enough for a simulator.
+  bool usable(const std::string& name, const Parameter** p) {
+    *p = find(run, name);
+    if (!*p) return false;
+    if ((*p)->confidence < kSimulatorMinConfidence) {
+      left_out += "#   " + name + ": confidence " + format_printf("%.2f", (*p)->confidence) + " < " +
+                  format_printf("%.1f", kSimulatorMinConfidence) + "\n";
+      return false;
+    }
+    return std::isfinite((*p)->value);
+  }
+  void line(const std::string& key, const std::string& value, const std::string& why) {
+    out += key + " " + value + "  # " + why + "\n";
+  }
+};
+
+std::string cite(const Parameter& p) { return p.name + " = " + format_number(p.value) + " " + p.unit; }
+std::string cycles(double v) { return format_printf("%.0f", std::round(v)); }
+
+// SM count and clock domains; the measured SM clock, or nullptr.
+const Parameter* sim_clocks(SimConfig& c) {
+  c.out += "\n# core counts (device attribute: SM count)\n";
+  if (double sms = meta_number(c.run, "sm_count"); std::isfinite(sms)) {
+    c.line("-gpgpu_n_clusters", format_printf("%.0f", sms), "sm_count = " + format_printf("%.0f", sms) + " (metadata)");
+    c.line("-gpgpu_n_cores_per_cluster", "1", "one SM per cluster, so that clusters = SMs");
+  } else {
+    c.left_out += "#   -gpgpu_n_clusters: no sm_count in the run's metadata\n";
+  }
+  const Parameter* clk = nullptr;
+  c.out += "\n# clock domains <core>:<interconnect>:<L2>:<DRAM> in MHz, all at the measured SM clock: the\n"
+           "# latencies below were measured in SM cycles, and only the SM clock was measured\n";
+  if (c.usable("sm_clock_measured", &clk)) {
+    std::string mhz = format_printf("%.1f", clk->value);
+    c.line("-gpgpu_clock_domains", mhz + ":" + mhz + ":" + mhz + ":" + mhz, cite(*clk));
+  }
+  c.left_out += "#   separate interconnect, L2 and DRAM clocks: not measured\n";
+  return clk;
+}
+
+void sim_latencies(SimConfig& c) {
+  const Parameter *l1 = nullptr, *l2 = nullptr, *dram = nullptr, *smem = nullptr;
+  c.out += "\n# memory latencies in SM cycles (GPGPU-Sim adds them: L2 = L1 + ROP, DRAM = L2 + dram)\n";
+  bool have_l1 = c.usable("l1_hit_latency", &l1);
+  if (have_l1) c.line("-gpgpu_l1_latency", cycles(l1->value), cite(*l1));
+  if (c.usable("shared_latency", &smem)) c.line("-gpgpu_smem_latency", cycles(smem->value), cite(*smem));
+  bool have_l2 = c.usable("l2_hit_latency", &l2) || c.usable("l2_near_hit_latency", &l2);
+  if (have_l1 && have_l2)
+    c.line("-gpgpu_l2_rop_latency", cycles(l2->value - l1->value), cite(*l2) + " - " + cite(*l1));
+  else
+    c.left_out += "#   -gpgpu_l2_rop_latency: needs both L1 and L2 hit latencies\n";
+  if (have_l2 && c.usable("dram_latency", &dram))
+    c.line("-dram_latency", cycles(dram->value - l2->value), cite(*dram) + " - " + cite(*l2));
+  else
+    c.left_out += "#   -dram_latency: needs both L2 hit and DRAM latencies\n";
+}
+
+void sim_caches(SimConfig& c) {
+  c.out += "\n# L1 data cache geometry <sector>:<sets>:<line>:<ways>\n";
+  const Parameter *sets = nullptr, *ways = nullptr, *line_size = nullptr, *banks = nullptr;
+  // All three asked, so that each one left out says why.
+  const bool have_sets = c.usable("l1_sets", &sets), have_ways = c.usable("l1_ways", &ways),
+             have_line = c.usable("l1_line_size", &line_size);
+  if (have_sets && have_ways && have_line) {
+    double s = std::round(sets->value);
+    bool pow2 = s >= 1 && std::fabs(std::exp2(std::round(std::log2(s))) - s) < 0.5;
+    if (!pow2) {
+      c.left_out += "#   -gpgpu_cache:dl1: l1_sets = " + format_number(s) +
+                    " is not a power of two, which GPGPU-Sim's set index functions need\n";
+    } else {
+      const Parameter* sector = find(c.run, "l1_sector_size");
+      bool sectored = sector && sector->confidence >= kSimulatorMinConfidence && sector->value < line_size->value;
+      c.out += "# (replacement, write, allocation and MSHR fields are not measured: keep your base config's)\n";
+      c.out += "# -gpgpu_cache:dl1 " + std::string(sectored ? "S" : "N") + ":" + format_number(s) + ":" +
+               format_number(line_size->value) + ":" + format_number(std::round(ways->value)) +
+               ",<policy fields>  # " + cite(*sets) + ", " + cite(*ways) + ", " + cite(*line_size) + "\n";
+    }
+  }
+  c.left_out += "#   -gpgpu_cache:dl2: L2 sets and ways per memory sub-partition are not measured\n";
+  if (c.usable("shared_banks", &banks)) c.line("-gpgpu_shmem_num_banks", format_number(banks->value), cite(*banks));
+}
+
+void sim_pipes(SimConfig& c) {
+  c.out += "\n# -trace_opcode_latency_initiation_<unit> <latency>,<initiation interval>: the latency of a\n"
+           "# dependent chain; the interval is 32 lanes x U units / the measured rate per SM, for U = 4\n"
+           "# units per SM (a base config's -gpgpu_num_<unit>_units; scale it if yours differs)\n";
+  constexpr double kUnitsPerSm = 4, kWarp = 32;
+  const std::vector<std::pair<std::string, std::string>> pipes = {
+      {"int", "int32_add"}, {"sp", "fp32_fma"}, {"dp", "fp64_fma"}, {"sfu", "sfu_rsqrt"}};
+  for (const auto& [unit, op] : pipes) {
+    const Parameter *lat = nullptr, *rate = nullptr;
+    if (c.usable(op + "_latency", &lat) && c.usable(op + "_throughput_per_sm", &rate) && rate->value > 0) {
+      double interval = std::max(1.0, std::round(kWarp * kUnitsPerSm / rate->value));
+      c.line("-trace_opcode_latency_initiation_" + unit, cycles(lat->value) + "," + format_number(interval),
+             cite(*lat) + ", " + cite(*rate));
+    } else {
+      c.left_out += "#   -trace_opcode_latency_initiation_" + unit + ": no " + op + " latency and rate\n";
+    }
+  }
+  c.left_out += "#   -trace_opcode_latency_initiation_tensor: mma rates are in multiply-adds, not warp instructions\n";
+}
+
+}  // namespace
+
+std::string export_accel_sim(const RunData& run) {
+  SimConfig c{run, "", ""};
+  c.out = "# gpgpusim.config fragment for Accel-Sim / GPGPU-Sim, written by gpuprobe " + std::string(gpuprobe_version()) +
+          "\n# from run " + run.meta_value("run_id") + " of " + run.gpu +
+          ": measured values only. Put it after a base config of the same\n# architecture; every line "
+          "names the parameter of parameters.csv behind it.\n";
+  const Parameter* clk = sim_clocks(c);
+  sim_latencies(c);
+  sim_caches(c);
+  sim_pipes(c);
+  c.out += "\n# kernel launch latency in SM cycles (launch overhead x measured SM clock)\n";
+  const Parameter* launch = nullptr;
+  if (clk && c.usable("kernel_launch_overhead", &launch) && launch->unit == "us")
+    c.line("-gpgpu_kernel_launch_latency", cycles(launch->value * clk->value), cite(*launch) + " x " + cite(*clk));
+  else
+    c.left_out += "#   -gpgpu_kernel_launch_latency: needs kernel_launch_overhead in us and the SM clock\n";
+  return c.out + "\n# Left out (not measured, or not trusted enough):\n" + c.left_out;
+}
+
+std::string export_mt4g(const RunData& run) {
+  Json root;
+  std::string name = run.gpu;
+  root["general"]["name"] = name;
+  root["general"]["vendor"] = name.rfind("NVIDIA", 0) == 0 ? "NVIDIA" : name.rfind("AMD", 0) == 0 ? "AMD" : "unknown";
+  if (run.cc_major > 0) {
+    root["general"]["computeCapability"]["major"] = num(run.cc_major);
+    root["general"]["computeCapability"]["minor"] = num(run.cc_minor);
+  }
+  if (double sms = meta_number(run, "sm_count"); std::isfinite(sms)) root["compute"]["multiProcessorCount"] = num(sms);
+  // MT4G's measured quantities: {"mean", "p50", "method", "unit"} for latencies and
+  // {"size", "unit", "confidence", "method"} for sizes; its device attributes {"unit", "value"}.
+  auto latency = [&](Json& at, const std::string& param) {
+    if (const Parameter* p = find(run, param)) {
+      Json& j = at["latency"];
+      j["mean"] = num(p->value);
+      j["p50"] = num(p->value);
+      j["method"] = "p-chase";
+      j["unit"] = "cycles";
+    }
+  };
+  auto sized = [&](Json& at, const std::string& key, const std::string& param) {
+    if (const Parameter* p = find(run, param)) {
+      Json& j = at[key];
+      j["confidence"] = num(p->confidence);
+      j["method"] = "p-chase";
+      j["randomized"] = true;
+      j["size"] = num(p->value);
+      j["unit"] = "bytes";
+    }
+  };
+  auto valued = [&](Json& at, const std::string& key, double v, const std::string& unit) {
+    if (!std::isfinite(v)) return;
+    at[key]["unit"] = unit;
+    at[key]["value"] = num(v);
+  };
+  auto gib_per_s = [&](const std::string& param) {
+    const Parameter* p = find(run, param);
+    return p && p->unit == "GB/s" ? p->value * 1e9 / (1024.0 * 1024 * 1024) : NAN;
+  };
+  Json& mem = root["memory"];
+  latency(mem["l1"], "l1_hit_latency");
+  sized(mem["l1"], "size", "l1_size");
+  sized(mem["l1"], "lineSize", "l1_line_size");
+  sized(mem["l1"], "fetchGranularity", "l1_sector_size");
+  latency(mem["l2"], find(run, "l2_hit_latency") ? "l2_hit_latency" : "l2_near_hit_latency");
+  sized(mem["l2"], "lineSize", "l2_line_size");
+  sized(mem["l2"], "fetchGranularity", "l2_sector_size");
+  sized(mem["l2"], "segmentSize", "l2_segment_size");
+  if (const Parameter* p = find(run, "l2_size")) valued(mem["l2"], "size", p->value, "bytes");
+  valued(mem["l2"], "readBandwidth", gib_per_s("l2_read_bandwidth"), "GiB/s");
+  latency(mem["main"], "dram_latency");
+  valued(mem["main"], "readBandwidth", gib_per_s("dram_read_bandwidth"), "GiB/s");
+  valued(mem["main"], "writeBandwidth", gib_per_s("dram_write_bandwidth"), "GiB/s");
+  valued(mem["main"], "totalGlobalMem", meta_number(run, "global_mem_bytes"), "bytes");
+  valued(mem["main"], "memoryBusWidth", meta_number(run, "memory_bus_width_bits"), "bit");
+  valued(mem["main"], "memoryClockRate", meta_number(run, "memory_clock_mhz") * 1000, "kHz");
+  latency(mem["shared"], "shared_latency");
+  valued(mem["shared"], "sharedMemPerMultiProcessor", meta_number(run, "shared_per_sm_bytes"), "bytes");
+  latency(mem["readOnly"], "readonly_hit_latency");
+  sized(mem["readOnly"], "lineSize", "readonly_line_size");
+  latency(mem["constant"]["l1"], "constant_hit_latency");
+  sized(mem["constant"]["l1"], "lineSize", "constant_line_size");
+  // Drop levels the run measured nothing of.
+  Json kept = Json::object();
+  for (auto& [k, v] : mem.items()) {
+    if (k == "constant" && v["l1"].empty()) continue;
+    if (!v.empty()) kept[k] = v;
+  }
+  mem = kept;
+  root["meta"]["tool"] = std::string("gpuprobe ") + gpuprobe_version();
+  root["meta"]["runId"] = run.meta_value("run_id");
+  if (double d = meta_number(run, "cuda_driver_api"); std::isfinite(d)) root["meta"]["driver"] = num(d);
+  if (double r = meta_number(run, "runtime_version"); std::isfinite(r)) root["meta"]["runtime"] = num(r);
+  return json_text(root);
+}
+
+int export_main(const std::vector<std::string>& args) {
+  CLI::App app{"A run's inferred parameters in forms other tools read (no GPU).", "gpuprobe export"};
+  std::string dir, out;
+  bool json = false, accel_sim = false, mt4g = false;
+  app.add_option("RUN_DIR", dir, "the run directory")->required();
+  app.add_flag("--json", json, "gpuprobe's own schema (\"gpuprobe-run\", README)");
+  app.add_flag("--accel-sim", accel_sim, "a gpgpusim.config fragment for Accel-Sim / GPGPU-Sim, measured values only");
+  app.add_flag("--mt4g", mt4g, "the topology JSON of MT4G (caps-tum/mt4g), where it maps");
+  app.add_option("--out", out, "the file to write (default: stdout)")->type_name("FILE")->check(non_empty());
+  auto one_format = [&] {
+    if (json + accel_sim + mt4g != 1) throw UsageError("one of --json, --accel-sim, --mt4g");
+  };
+  if (auto code = parse_subcommand(app, args, "gpuprobe export", one_format)) return *code;
+  if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run) {
+    std::fprintf(stderr, "gpuprobe export: %s: %s, not a run folder\n", dir.c_str(), folder_kind_name(kind));
+    return 1;
+  }
+  try {
+    Diagnostics diag;
+    diag.prefix = "gpuprobe export";
+    RunData run = load_run(dir, known_families({}), diag);
+    std::string text = json ? export_json(run) : accel_sim ? export_accel_sim(run) : export_mt4g(run);
+    if (out.empty()) std::fputs(text.c_str(), stdout);
+    else write_file_atomic(out, text);
+    return diag.errors.empty() ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpuprobe export: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace gpuprobe

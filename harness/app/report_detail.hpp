@@ -1,0 +1,31 @@
+#pragma once
+// What the report's own files share (run_data.cpp, report_figures.cpp, report_markdown.cpp,
+// report.cpp); other code uses app/report.hpp.
+#include <filesystem>
+#include <string>
+
+#include "base/csv.hpp"
+#include "app/report.hpp"
+
+namespace gpuprobe {
+
+// Reads and parses one CSV file; records the error and returns false when it cannot. A
+// header without rows is worth a warning for observations, not for a list that is normally
+// empty (invalid.csv).
+bool read_table(const std::string& path, CsvTable* t, Diagnostics& diag, bool rows_expected = true);
+
+std::string trim_copy(const std::string& s);  // without leading and trailing spaces
+std::string md_escape(const std::string& s);  // a markdown table cell: '|' escaped, one line
+
+// A temporary directory, unique to this process and call (mkdtemp), that removes itself on
+// every way out: return, exception, and a stop signal (the loops look at it and return).
+struct Staging {
+  std::filesystem::path dir;
+  explicit Staging(const std::filesystem::path& parent = std::filesystem::temp_directory_path(),
+                   const std::string& prefix = "gpuprobe-render-");
+  ~Staging();
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+};
+
+}  // namespace gpuprobe

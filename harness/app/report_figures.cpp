@@ -1,0 +1,244 @@
+// The figures: where the scripts, the documented figures and gnuplot are, and one figure
+// rendered by gnuplot in a staging folder of its own, with a timeout (app/report.hpp).
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "app/cli_parse.hpp"
+#include "base/data_paths.hpp"
+#include "app/report.hpp"
+#include "app/report_detail.hpp"
+#include "base/signals.hpp"
+
+namespace gpuprobe {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kFormats[] = {"svg", "png", "pdf"};
+constexpr int kGnuplotTimeoutS = 120;
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+std::string find_on_path(const std::string& exe) {
+  if (exe.find('/') != std::string::npos) return access(exe.c_str(), X_OK) == 0 ? exe : "";
+  std::string path = env_or("PATH", "/usr/bin:/bin");
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t colon = path.find(':', start);
+    std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + exe;
+    if (access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return "";
+}
+
+// Runs argv in `cwd` with stdout and stderr into `log`; returns the exit status, or -1 when
+// it could not start or ran past the timeout (then it is killed).
+int run_process(const std::vector<std::string>& argv, const std::string& cwd,
+                const std::string& log, int timeout_s) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    // gnuplot ends with us, even when we are killed outright.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
+    int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int in = open("/dev/null", O_RDONLY);
+    if (out < 0 || in < 0 || chdir(cwd.c_str()) != 0) _exit(127);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(out, 2);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  int status = 0;
+  for (;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0) return -1;
+    if (std::chrono::steady_clock::now() > deadline || stop_signal()) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// gnuplot's own messages, one per line, without blank lines.
+std::vector<std::string> log_lines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line))
+    if (!trim_copy(line).empty()) out.push_back(trim_copy(line));
+  return out;
+}
+
+}  // namespace
+
+Staging::Staging(const fs::path& parent, const std::string& prefix) {
+  std::string tmpl = (parent / (prefix + "XXXXXX")).string();
+  if (!mkdtemp(tmpl.data()))
+    throw std::runtime_error("cannot create a temporary directory in " + parent.string() + ": " +
+                             std::strerror(errno));
+  dir = tmpl;
+}
+
+Staging::~Staging() {
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+ReportPaths resolve_paths(const std::string& plots, const std::string& reference) {
+  DataPaths found = find_data_paths();
+  const char* source = std::getenv("GPUPROBE_SOURCE_DIR");
+  if (source && *source)
+    found = {std::string(source) + "/plots", std::string(source) + "/results/reference/documented_figures.csv"};
+  ReportPaths p;
+  p.plots_dir = !plots.empty() ? plots
+                               : env_or("GPUPROBE_PLOTS_DIR", found.plots_dir.empty() ? "plots" : found.plots_dir);
+  p.reference = !reference.empty() ? reference
+                                   : env_or("GPUPROBE_REFERENCE", found.reference.empty()
+                                                                      ? "results/reference/documented_figures.csv"
+                                                                      : found.reference);
+  p.gnuplot = find_on_path(env_or("GNUPLOT", "gnuplot"));
+  return p;
+}
+
+void add_path_options(CLI::App& app, std::string* plots, std::string* reference) {
+  app.add_option("--plots", *plots, "the figure scripts (default: GPUPROBE_PLOTS_DIR, else plots/ of this gpuprobe)")
+      ->type_name("DIR")
+      ->check(non_empty());
+  app.add_option("--reference", *reference,
+                 "documented figures (default: GPUPROBE_REFERENCE, else results/reference/documented_figures.csv)")
+      ->type_name("CSV")
+      ->check(non_empty());
+}
+
+std::vector<FigureScript> figure_scripts(const std::string& plots_dir, Diagnostics& diag) {
+  std::vector<FigureScript> out;
+  std::error_code ec;
+  if (!fs::is_directory(plots_dir, ec)) {
+    diag.error(plots_dir + ": no such plots directory (set --plots DIR or GPUPROBE_PLOTS_DIR)");
+    return out;
+  }
+  for (const auto& e : fs::directory_iterator(plots_dir, ec)) {
+    if (e.path().extension() != ".gp") continue;
+    FigureScript s;
+    s.name = e.path().stem().string();
+    s.path = e.path().string();
+    std::ifstream f(s.path);
+    std::string line;
+    for (int i = 0; i < 4 && std::getline(f, line); ++i) {
+      if (line.rfind("# family:", 0) == 0) s.family = trim_copy(line.substr(9));
+      if (line.rfind("# title:", 0) == 0) s.title = trim_copy(line.substr(8));
+      if (line.rfind("# read:", 0) == 0) s.read = trim_copy(line.substr(7));
+    }
+    if (s.family.empty()) continue;
+    if (s.title.empty()) s.title = s.name;
+    out.push_back(s);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const FigureScript& a, const FigureScript& b) { return a.name < b.name; });
+  return out;
+}
+
+std::vector<std::string> render_figure(const ReportPaths& paths, const FigureScript& script,
+                                       const std::vector<std::string>& files,
+                                       const std::vector<std::string>& labels,
+                                       const std::string& out_dir, Diagnostics& diag) {
+  if (paths.gnuplot.empty() || files.empty()) return {};
+  try {
+    // gnuplot reads `files` as space-separated words and the scripts load 'plots/style.gp':
+    // a staging directory of links gives every path a safe name relative to one place.
+    Staging st;
+    fs::create_directory(st.dir / "in");
+    fs::create_directory(st.dir / "out");
+    fs::create_directory_symlink(fs::absolute(paths.plots_dir), st.dir / "plots");
+    std::string words, label_words, param_words;
+    for (size_t i = 0; i < files.size(); ++i) {
+      std::string name = "in/" + std::to_string(i + 1) + ".csv";
+      fs::create_symlink(fs::absolute(files[i]), st.dir / name);
+      words += (i ? " " : "") + name;
+      label_words += (i ? " " : "") + labels.at(i);
+      // The run's inferred parameters, for the figures to mark them ('-': none).
+      fs::path params = fs::path(files[i]).parent_path() / "parameters.csv";
+      std::string pname = "-";
+      if (fs::exists(params)) {
+        pname = "in/" + std::to_string(i + 1) + ".parameters.csv";
+        fs::create_symlink(fs::absolute(params), st.dir / pname);
+      }
+      param_words += (i ? " " : "") + pname;
+    }
+    if (fs::exists(paths.reference)) {
+      fs::create_symlink(fs::absolute(paths.reference), st.dir / "ref.csv");
+    } else {
+      // No documented figures: a reference whose one row matches no quantity keeps the
+      // scripts' reference lookups valid, and draws no reference mark.
+      std::ofstream(st.dir / "ref.csv") << "arch,gpu,cc,quantity,value,unit,method_note,source\n"
+                                        << "none,none,0.0,none,0,none,none,none\n";
+    }
+    std::string expr = "files='" + words + "'; labels='" + label_words + "'; params='" + param_words +
+                       "'; ref='ref.csv'; out='out/" + script.name + "'" +
+                       (paths.style.empty() ? "" : "; style='" + paths.style + "'");
+    std::string log = (st.dir / "gnuplot.log").string();
+    int rc = run_process({paths.gnuplot, "-e", expr, "plots/" + script.name + ".gp"},
+                         st.dir.string(), log, kGnuplotTimeoutS);
+    std::vector<std::string> lines = log_lines(log);
+    std::vector<std::string> missing, written;
+    for (const char* ext : kFormats) {
+      fs::path f = st.dir / "out" / (script.name + "." + ext);
+      std::error_code ec;
+      if (!fs::exists(f) || fs::file_size(f, ec) == 0) missing.push_back(ext);
+    }
+    if (rc != 0 || !missing.empty()) {
+      std::string why = rc == -1 ? "did not finish within " + std::to_string(kGnuplotTimeoutS) + " s"
+                                 : "exited with status " + std::to_string(rc);
+      if (rc == 0) why = "wrote no " + missing.front() + " output";
+      std::string detail;
+      for (size_t i = 0; i < lines.size() && i < 3; ++i) detail += (i ? " / " : "") + lines[i];
+      diag.error(script.path + ": gnuplot " + why + (detail.empty() ? "" : ": " + detail));
+      return {};
+    }
+    for (const auto& l : lines) diag.warn(script.path + ": gnuplot: " + l);
+    fs::create_directories(out_dir);
+    for (const char* ext : kFormats) {
+      std::string name = script.name + "." + ext;
+      fs::path tmp = fs::path(out_dir) / ("." + name + ".tmp");
+      fs::copy_file(st.dir / "out" / name, tmp, fs::copy_options::overwrite_existing);
+      fs::rename(tmp, fs::path(out_dir) / name);
+      written.push_back(name);
+    }
+    return written;
+  } catch (const std::exception& e) {
+    diag.error(script.path + ": cannot render into " + out_dir + ": " + e.what());
+    return {};
+  }
+}
+
+}  // namespace gpuprobe
