@@ -14,6 +14,7 @@
 #include "app/paper_table.hpp"
 #include "app/fleet.hpp"
 #include "app/report.hpp"
+#include "app/run_analysis.hpp"
 #include "base/run_dir.hpp"
 #include "base/version.hpp"
 
@@ -363,7 +364,8 @@ int compare_runs(const ReportPaths& paths, const std::vector<std::string>& dirs,
   c.labels = run_labels(c.runs);
   if (!table.empty()) {
     std::fputs(paper_table(c.runs, c.labels, c.ref, table).c_str(), stdout);
-    return diag.errors.empty() ? 0 : 1;
+    print_messages(diag.prefix, {}, diag.errors, false);
+    return checked_stdout(diag.prefix, diag.errors.empty() ? 0 : 1);
   }
   const std::string out_dir = comparison_folder(out, c.runs);
   const std::string figures_md = compare_figures(paths, scripts, c, out_dir, diag);
@@ -373,7 +375,7 @@ int compare_runs(const ReportPaths& paths, const std::vector<std::string>& dirs,
   write_file_atomic((fs::path(out_dir) / "compare.md").string(), compare_markdown(c, t, figures_md, out_dir, diag));
   std::printf("%s/compare.md written (%zu runs, %zu parameters)\n", out_dir.c_str(), c.runs.size(), rows.size());
   diag.print("compare.md");
-  return diag.errors.empty() ? 0 : 1;
+  return checked_stdout(diag.prefix, diag.errors.empty() ? 0 : 1);
 }
 
 }  // namespace

@@ -271,7 +271,7 @@ int print_list() {
     for (const auto& p : f->probes())
       std::cout << "  " << f->name() << "/" << p.name << "  " << p.description << "\n";
   }
-  return 0;
+  return checked_stdout("gpuprobe list", 0);
 }
 
 int print_info(const Options& opt) {
@@ -287,7 +287,7 @@ int print_info(const Options& opt) {
     std::cout << "nvml_sm_clock_mhz: " << nv.sm_clock_mhz << "\nthrottle_reasons: "
               << throttle_reason_text(nv.throttle_reasons) << "\n";
   std::cout << "theoretical_dram_bandwidth_gbs: " << fixed(d.theoretical_dram_gbs(), 1) << "\n";
-  return 0;
+  return checked_stdout("gpuprobe info", 0);
 }
 
 namespace {
@@ -379,9 +379,9 @@ class Suite {
     if (failures_) {
       std::fprintf(stderr, "gpuprobe: %d family(ies) failed; what they measured is kept in %s\n",
                    failures_, dir_.c_str());
-      return 1;
+      return checked_stdout("gpuprobe", 1);
     }
-    return 0;
+    return checked_stdout("gpuprobe", 0);
   }
 
  private:
