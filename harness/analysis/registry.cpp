@@ -18,6 +18,15 @@ bool finite_row(const Observation& o) {
   return plausible(o.value) && plausible(o.p05) && plausible(o.p50) && plausible(o.p95);
 }
 
+// Rows in, no parameter out: said, never silent (an analyzer leaves a parameter out when its
+// rows cannot give it, and rows that are all zero or negative give none).
+std::string nothing_inferred(const std::string& family, const std::vector<Observation>& kept) {
+  const bool none_positive =
+      std::none_of(kept.begin(), kept.end(), [](const Observation& o) { return o.value > 0; });
+  return family + ": no parameter inferred from its " + std::to_string(kept.size()) + " observation row(s)" +
+         (none_positive ? " (every value is zero or negative: not a measurement)" : "");
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<ProbeFamily>>& probe_families() {
@@ -54,6 +63,7 @@ Analysis analyze_checked(const std::string& family, const std::vector<Observatio
     a.error = family + ": analysis failed: " + e.what();
     return a;
   }
+  if (found.empty() && !kept.empty()) a.warnings.push_back(nothing_inferred(family, kept));
   for (auto& p : found) {
     // Every canonical quantity (sizes, counts, latencies, rates, ratios) is strictly positive.
     std::string why = parameter_violation(p, true, kWriteSlack);
