@@ -1,5 +1,5 @@
 // The chip's topology: GPCs from cluster capacity, placement and L2 contention (analysis/gpcs),
-// the L2 map read from both partitions and its per-SM spreads.
+// the L2 map read from both partitions and its per-SM spreads, and cluster.sync() by place.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -299,6 +299,32 @@ TEST(L2Map, SplitLevelsAtTheSmsOwnThreshold) {
   auto [one, none] = l2_topology::split_levels(std::vector<double>(50, 300));
   EXPECT_EQ(one.size(), 50u);
   EXPECT_TRUE(none.empty());
+}
+
+// ---------------------------------------------------------------- cluster.sync() by place
+
+TEST(ClusterSync, MedianOverPlacesAndTheRelaxedBarrier) {
+  std::vector<Observation> obs;
+  for (int s : {2, 4, 16})
+    for (const char* b : {"release", "relaxed"}) {
+      Observation o = make_row("clusters", "cluster_sync", {{"cluster_size", std::to_string(s)}, {"barrier", b}},
+                               (std::string(b) == "release" ? 780 : 190) + s, "cycles", 0.03);
+      o.reps = 66;
+      obs.push_back(o);
+    }
+  auto ps = analyze("clusters", obs, {});
+  expect_well_formed(ps);
+  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency")->value, 782);
+  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency_largest_cluster")->value, 796);
+  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_relaxed_latency")->value, 192);
+  EXPECT_NE(find(ps, "cluster_sync_latency")->method.find("66 places"), std::string::npos);
+}
+
+TEST(ClusterSync, RunsBeforeTheBarrierKindsReadAsRelease) {
+  std::vector<Observation> obs = {make_row("clusters", "cluster_sync", {{"cluster_size", "2"}}, 790, "cycles", 0.001)};
+  auto ps = analyze("clusters", obs, {});
+  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency")->value, 790);
+  EXPECT_EQ(find(ps, "cluster_sync_relaxed_latency"), nullptr);
 }
 
 }  // namespace
