@@ -329,7 +329,8 @@ class L2TopologyFamily : public ProbeFamily {
 
   // Each SM's near and far median over all kLevelLines (split at its own threshold), and the
   // median of its second reads.
-  void record_levels(RunContext& ctx, const std::vector<int>& sms, const std::vector<const std::vector<SmPass>*>& chosen,
+  void record_levels(RunContext& ctx, const std::vector<int>& sms,
+                     const std::vector<const std::vector<SmPass>*>& chosen,
                      const std::vector<int>& writer_of) {
     for (size_t i = 0; i < sms.size(); ++i) {
       if (chosen[i]->size() < size_t(kPasses)) continue;
@@ -394,7 +395,8 @@ class L2TopologyFamily : public ProbeFamily {
     return out;
   }
 
-  void contention(RunContext& ctx, const DeviceInfo& dev, const std::vector<std::pair<int, std::vector<int>>>& clusters) {
+  void contention(RunContext& ctx, const DeviceInfo& dev,
+                  const std::vector<std::pair<int, std::vector<int>>>& clusters) {
     std::vector<std::vector<int>> lists;
     std::map<int, int> partner;
     int roles = dev.sm_count;
@@ -442,7 +444,8 @@ class L2TopologyFamily : public ProbeFamily {
                       });
                       ChaseTally t{};
                       CUDA_CHECK(cudaMemcpy(&t, tally.get(), sizeof t, cudaMemcpyDeviceToHost));
-                      if (t.steps == 0) throw std::runtime_error("l2_topology: no chase ran on SM " + std::to_string(probe));
+                      if (t.steps == 0)
+                        throw std::runtime_error("l2_topology: no chase ran on SM " + std::to_string(probe));
                       cursor = t.stopped_at;
                       return Sample{double(t.cycles) / t.steps, s};
                     });

@@ -190,7 +190,8 @@ TEST(Gpcs, ContentionThatIsNotPerGpcIsNotUsed) {
   EXPECT_LT(flat->confidence, 0.5);
   EXPECT_NE(flat->reading.find("not informative"), std::string::npos);
   // Half the chip slows everyone on it (a partition-wide link, not a GPC's).
-  auto half = l2_topology::estimate_gpcs(h100_with([](size_t p, size_t h) { return (gpc_of(p) < 4) == (gpc_of(h) < 4) ? 40 : 3; }));
+  auto half = l2_topology::estimate_gpcs(
+      h100_with([](size_t p, size_t h) { return (gpc_of(p) < 4) == (gpc_of(h) < 4) ? 40 : 3; }));
   ASSERT_TRUE(half);
   EXPECT_FALSE(half->contention_used);
   EXPECT_LT(half->confidence, 0.5);
@@ -259,7 +260,8 @@ std::vector<Observation> level_rows(int sms) {
   for (int s = 0; s < sms; ++s) {
     for (const char* level : {"near", "far"}) {
       const double v = std::string(level) == "near" ? 280 + s % 7 : 480 + s % 11;
-      Observation o = make_row("l2_topology", "sm_level", {{"sm", std::to_string(s)}, {"level", level}, {"writer", "0"}},
+      Observation o = make_row("l2_topology", "sm_level",
+                               {{"sm", std::to_string(s)}, {"level", level}, {"writer", "0"}},
                                v, "cycles", 0.02);
       o.reps = 500;
       obs.push_back(o);

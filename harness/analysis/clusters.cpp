@@ -86,7 +86,8 @@ std::string sync_method(const Observation& o, const std::string& what) {
   const bool places = !o.param_text("barrier").empty();
   return "dependent_chain: " + what + ", back to back, 128 threads per block, one block per SM, cluster of " +
          o.param_text("cluster_size") +
-         (places ? "; " + std::to_string(clusters::kSyncWarmup) + " untimed first; median over the " + std::to_string(o.reps) +
+         (places ? "; " + std::to_string(clusters::kSyncWarmup) + " untimed first; median over the " +
+                       std::to_string(o.reps) +
                        " places a cluster lands (each timed alone), interval p05-p95 of the places"
                  : "; one launch of one cluster");
 }

@@ -322,7 +322,9 @@ void read_domains(const GpcInput& in, const PartitionSearch& search, GpcEstimate
                 search.count, search.count == 1 ? "" : "s", search.count == 1 ? "s" : "",
                 search.complete ? "" : " (search cut short)", search.count == 1 ? "" : "e.g. ",
                 sizes_text(e.domains).c_str(),
-                search.lone_domains ? ", one-TPC domains counted into other GPCs (a guess: nothing measured places them)" : "");
+                search.lone_domains ? ", one-TPC domains counted into other GPCs (a guess: nothing "
+                                      "measured places them)"
+                                    : "");
   e.reading = buf;
 }
 
