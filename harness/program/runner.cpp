@@ -30,6 +30,7 @@
 #include "app/summary.hpp"
 #include "base/version.hpp"
 #include "gpu/device.hpp"
+#include "gpu/node_probe.hpp"
 #include "gpu/nvml.hpp"
 #include "gpu/sass_check.hpp"
 
@@ -242,6 +243,7 @@ Metadata device_metadata(const DeviceInfo& d, const NvmlReading& nv) {
   } else {
     m.emplace_back("nvml", "unavailable: " + nv.why_unavailable);
   }
+  for (auto& kv : node::to_metadata(read_node())) m.push_back(std::move(kv));  // every GPU, its links
   return m;
 }
 
