@@ -450,6 +450,7 @@ class Suite {
     if (!fam.supported(dev_, &why)) {
       progress_.done("skipped: " + why);
       family_rows_.push_back({fam.name(), "unsupported", "0", "", "0", why});
+      skipped_.push_back({fam.name(), "all", why});  // in skipped.csv and the report too
       return false;
     }
     const auto t0 = Clock::now();
