@@ -1,7 +1,7 @@
 // The node: its description (base/node.hpp), the p2p family's copies and analysis on
 // synthetic 1-, 2- and 4-GPU nodes and on the committed 2-GPU runs, and what reads them: the
-// nvbandwidth JSON (against the layout of nvbandwidth's own json_output.cpp) and the
-// side-by-side table.
+// nvbandwidth JSON (against the layout of nvbandwidth's own json_output.cpp), the side-by-side
+// table, report.md's Node section and export --json's node.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,7 +16,9 @@
 #include "analysis/p2p.hpp"
 #include "app/cli.hpp"
 #include "app/compare.hpp"
+#include "app/export.hpp"
 #include "app/nvbandwidth_json.hpp"
+#include "app/report_detail.hpp"
 #include "base/catalog.hpp"
 #include "base/node.hpp"
 #include "base/run_dir.hpp"
@@ -527,6 +529,65 @@ TEST(NvbandwidthCompare, SideBySideCellByCell) {
   EXPECT_EQ(compare_main({run.string(), "--nvbandwidth", file.string()}), 0);
   EXPECT_EQ(compare_main({run.string(), run.string(), "--nvbandwidth", file.string()}), 2);
   EXPECT_EQ(compare_main({run.string(), "--nvbandwidth", (tmp.path / "missing.json").string()}), 1);
+}
+
+// ---------------------------------------------------------------- report and export
+
+RunData load(const fs::path& dir) {
+  Diagnostics quiet;
+  quiet.prefix = "test";
+  return load_run(dir.string(), known_families({}), quiet);
+}
+
+// A 4 x H200 run under `dir`, with its parameters, read back as report and export read it.
+RunData four_gpu_run(const fs::path& dir) {
+  const node::Node n = nvswitch_node(4);
+  const auto obs = node_rows(4, 393, 440);
+  write_node_run(dir, n, obs, analyze_node(n, obs));
+  return load(dir);
+}
+
+TEST(NodeReport, GpusLinksAndTheFiguresAgainstThem) {
+  Scratch tmp("gpuprobe-node-report");
+  const std::string md = node_markdown(four_gpu_run(tmp.path / "run"));
+  EXPECT_NE(md.find("## Node\n\n4 GPUs as CUDA numbers them"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1 | NVIDIA H200 | 0000:00:07.0 | gen5 x16 (max gen5 x16) | 18 links, NVLink 4.0, 26.56 GB/s each "
+                    "| NVSwitch (18) | 478.1 GB/s (18 x 26.562) |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("0-1 PHB, 0-2 PHB"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `p2p_ce_write_bandwidth` | 393 GB/s | 478.1 GB/s | 82.2 % |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `p2p_ce_write_bidir_bandwidth` | 786 GB/s | 956.2 GB/s | 82.2 % |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `p2p_all_pairs_write_ce_bandwidth` | 1760 GB/s | 1912 GB/s |"), std::string::npos) << md;
+
+  const fs::path one = tmp.path / "one";
+  write_node_run(one, nvswitch_node(1), {}, {});
+  EXPECT_NE(node_markdown(load(one)).find("One GPU: the p2p family has no peer to measure."), std::string::npos);
+  EXPECT_NE(node_markdown(load(committed(kH200TwoGpus))).find("predates the node_* metadata"),
+            std::string::npos);
+  EXPECT_EQ(node_markdown(load(newest_full_run("nvidia-h100-80gb-hbm3"))), "");  // one GPU, before node_*
+}
+
+TEST(NodeExport, JsonHoldsTheGpusLinksAndMatrices) {
+  Scratch tmp("gpuprobe-node-export");
+  const json root = json::parse(export_json(four_gpu_run(tmp.path / "run")));
+  const json& node = root.at("node");
+  ASSERT_EQ(node.at("gpus").size(), 4u);
+  EXPECT_EQ(node["gpus"][0]["nvlink"]["active_links"], 18);
+  EXPECT_EQ(node["gpus"][0]["nvlink"]["to_nvswitch"], 18);
+  EXPECT_NEAR(node["gpus"][0]["nvlink"]["gbs"].get<double>(), 478.116, 1e-9);
+  EXPECT_EQ(node["gpus"][0]["pcie"]["max_generation"], 5);
+  EXPECT_EQ(node["pcie_paths"].size(), 6u);
+  const json& w = node.at("p2p").at("ce_write").at("matrix");
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_TRUE(w[2][2].is_null());
+  EXPECT_EQ(w[2][3], 393);
+  EXPECT_EQ(node["p2p"]["all_to_one_read_ce"]["per_device"].size(), 4u);
+  EXPECT_EQ(node["p2p"]["all_pairs_write_ce"]["total"], 1760);
+  EXPECT_EQ(node["p2p"]["latency"]["unit"], "ns");
+  // A run of one GPU before node_*: an empty node, the key still there.
+  const json old = json::parse(export_json(load(newest_full_run("nvidia-h100-80gb-hbm3"))));
+  EXPECT_TRUE(old.at("node").at("gpus").empty());
 }
 
 }  // namespace
