@@ -44,6 +44,12 @@ const std::vector<Rename> kRenames = {
     {"l1_size", "carveout.csv", "l1_size_no_miss",
      "carveout's onset of L1 misses (H100: 218 KiB) is not the capacity the latency ladder reads "
      "(256 KiB); one name meant two quantities, whichever won the merge (3e1f899)"},
+    {"p2p_write_bandwidth_ce", "p2p.csv", "p2p_ce_write_bandwidth",
+     "p2p's modes are named p2p_<probe>_bandwidth since the family measures every engine, direction "
+     "and load (issue 26)"},
+    {"p2p_bidir_bandwidth_ce", "p2p.csv", "p2p_ce_write_bidir_bandwidth", "the same renaming (issue 26)"},
+    {"p2p_read_bandwidth_sm", "p2p.csv", "p2p_sm_read_bandwidth", "the same renaming (issue 26)"},
+    {"p2p_bidir_bandwidth_sm", "p2p.csv", "p2p_sm_read_bidir_bandwidth", "the same renaming (issue 26)"},
 };
 
 // Parameters whose committed figure is knowingly not what the analysis gives today: `name`,
