@@ -425,7 +425,7 @@ int compare_main(const std::vector<std::string>& args_in) {
   try {
     if (!nvbandwidth.empty()) {
       std::fputs(nvbandwidth_side_by_side(dirs.front(), read_file(nvbandwidth)).c_str(), stdout);
-      return 0;
+      return checked_stdout(diag.prefix, 0);
     }
     return compare_runs(resolve_paths(plots, reference), dirs, out_dir, table, diag);
   } catch (const std::exception& e) {

@@ -175,7 +175,7 @@ void check_output_path(const std::string& path, RunFileRights rights) {
     target = final_target(path);
   }
   const fs::path t = target;
-  if (!is_protected_name(t.filename())) return;
+  if (rights == RunFileRights::run || !is_protected_name(t.filename())) return;
   std::error_code ec;
   const fs::path dir = fs::weakly_canonical(t.parent_path().empty() ? "." : t.parent_path(), ec);
   if (made_here().count(dir.string())) return;

@@ -26,6 +26,8 @@ std::string create_run_dir(const std::string& root, const std::string& slug, std
 enum class RunFileRights {
   none,        // every command: report.md, methods.md, an export beside them, nothing else
   parameters,  // gpuprobe analyze: also the run's parameters.csv, inferred again
+  run,         // the run's own writer: every file (a test's stand-in for the runner; the
+               // runner itself writes into the folder create_run_dir made, which needs none)
 };
 // Throws std::runtime_error, one line naming the path, when writing `path` would replace a
 // run's own file that `rights` does not allow: the one guard every output goes through.
