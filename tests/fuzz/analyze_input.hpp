@@ -14,6 +14,7 @@
 //   holds the invariants of a read one (parameter_violation), and every run-level row that
 //   parameters.csv holds readably comes out unchanged: analyze never drops what it cannot
 //   infer again.
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -58,7 +59,8 @@ inline std::string family_input(const std::string& text) {
   return "";
 }
 
-// The files of a run input: each "==> NAME <==" line starts one; "==> NAME <== !why" stands
+// The files of a run input: each "==> NAME <==" line starts one (a name given again replaces
+// the earlier file); "==> NAME <== !why" stands
 // for a file that could not be read (a FIFO, a device, a loop of links), with why.
 inline std::vector<RunFile> run_files_of(const std::string& text) {
   std::vector<RunFile> files;
@@ -69,8 +71,12 @@ inline std::vector<RunFile> run_files_of(const std::string& text) {
     const std::string line = text.substr(pos, nl - pos);
     const size_t end = line.find(" <==");
     if (line.rfind(kFuzzFileMark, 0) == 0 && end != std::string::npos && end >= 4) {
+      // A folder holds one file of a name: the last one given.
+      const std::string name = line.substr(4, end - 4);
+      files.erase(std::remove_if(files.begin(), files.end(), [&](const RunFile& f) { return f.name == name; }),
+                  files.end());
       const size_t bang = line.find(" !", end);
-      files.push_back({line.substr(4, end - 4), "", bang == std::string::npos ? "" : line.substr(bang + 2)});
+      files.push_back({name, "", bang == std::string::npos ? "" : line.substr(bang + 2)});
     } else if (!files.empty()) {
       files.back().text += line + "\n";
     }
