@@ -12,9 +12,7 @@
 #include "base/code_check.hpp"
 #include "base/stats.hpp"
 
-namespace gpuprobe {
-
-namespace ilp_occupancy {
+namespace gpuprobe::ilp_occupancy {
 
 std::vector<int> warp_counts(int max_warps, bool quick) {
   std::vector<int> all = quick ? std::vector<int>{1, 2, 4, 8, 16, 32, 64}
@@ -91,8 +89,6 @@ std::vector<CodeExpectation> ilp_expectations() {
 GPUPROBE_REGISTER_CODE_EXPECTATIONS(ilp_expectations);
 
 }  // namespace
-
-}  // namespace ilp_occupancy
 
 namespace {
 
@@ -220,4 +216,4 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
 
 GPUPROBE_REGISTER_ANALYZER(ilp_occupancy::kFamily, analyze_ilp_occupancy);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::ilp_occupancy
