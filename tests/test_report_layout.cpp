@@ -85,7 +85,6 @@ bool has_absolute_path(const std::string& text, std::string* found) {
 
 // Reads the report rendered once for several tests (tests/shared_render.hpp).
 TEST(ReportLayout, CommittedH100RunReadsAsASummary) {
-  if (newest_full_run("nvidia-h100-80gb-hbm3").empty()) GTEST_SKIP() << "no full H100 run committed";
   std::string why;
   const fs::path copy = shared_h100_render(&why);
   ASSERT_FALSE(copy.empty()) << why;
@@ -114,8 +113,7 @@ TEST(ReportLayout, CommittedH100RunReadsAsASummary) {
 }
 
 TEST(ReportLayout, MethodLabelsAreShort) {
-  std::string run = newest_full_run("nvidia-h100-80gb-hbm3");
-  if (run.empty()) GTEST_SKIP() << "no full H100 run committed";
+  const std::string run = committed_run(kH100Run);
   Diagnostics quiet;
   quiet.prefix = "test";
   for (const auto& p : load_run(run, known_families({}), quiet).params) {
@@ -259,8 +257,7 @@ bool have_gnuplot() {
 // 504 pt, figures of panels side by side), with their fonts embedded.
 TEST(ReportLayout, PaperStyleDrawsColumnWidthPdfsWithEmbeddedFonts) {
   if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
-  fs::path run = newest_full_run("nvidia-h100-80gb-hbm3");
-  if (run.empty()) GTEST_SKIP() << "no full H100 run committed";
+  const fs::path run = committed_run(kH100Run);
   TempDir tmp;
   fs::path copy = tmp.path / "run";
   fs::create_directories(copy);
