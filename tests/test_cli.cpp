@@ -88,6 +88,15 @@ TEST(Cli, HelpListsCommands) {
     EXPECT_NE(r.out.find(c), std::string::npos) << c;
 }
 
+TEST(Cli, VersionIsOneLine) {
+  Result r = run("--version");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("gpuprobe ", 0), 0u) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_GT(r.out.size(), std::string("gpuprobe \n").size()) << "a version after the name";
+  EXPECT_EQ(r.err, "");
+}
+
 TEST(Cli, EveryCommandHasItsOwnHelp) {
   for (const std::string cmd : {"run", "info", "analyze", "report", "compare", "compare --fleet", "export"}) {
     Result r = run(cmd + " --help");
