@@ -245,6 +245,12 @@ TEST(ReportLayout, CommittedFilteredRunsSayWhatWasNotInTheRun) {
     EXPECT_NE(md.find("| L1 hit latency | not in this run |"), std::string::npos);
     EXPECT_NE(md.find("| SM clock (measured) (`sm_clock_measured`) | "), std::string::npos);
     EXPECT_EQ(md.find("| not measured |"), std::string::npos) << md.substr(0, md.find("## Parameters by family"));
+    // The families the filter left out, in one warning line.
+    const std::string missing = "families missing from this run (--filter ";
+    const size_t at = md.find(missing);
+    EXPECT_NE(at, std::string::npos);
+    EXPECT_EQ(md.find("missing from this run", at + missing.size()), std::string::npos)
+        << "one line, not one per family";
   }
   EXPECT_GE(filtered, 1) << "no committed run filtered to families without latency";
 }
