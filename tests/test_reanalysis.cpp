@@ -44,6 +44,11 @@ const std::vector<Rename> kRenames = {
     {"l1_size", "carveout.csv", "l1_size_no_miss",
      "carveout's onset of L1 misses (H100: 218 KiB) is not the capacity the latency ladder reads "
      "(256 KiB); one name meant two quantities, whichever won the merge (3e1f899)"},
+    {"h2d_bandwidth_pageable", "host_link.csv", "h2d_bandwidth_pageable_peak",
+     "the best sizes of a pageable sweep are the peak, named so (issue 25); the name is now the "
+     "sustained rate of copies of 256 MiB and more (H100: 18.7 -> 8.6 GB/s)"},
+    {"d2h_bandwidth_pageable", "host_link.csv", "d2h_bandwidth_pageable_peak",
+     "as h2d_bandwidth_pageable: the peak under its own name, the sustained rate under the old"},
 };
 
 // Parameters whose committed figure is knowingly not what the analysis gives today: `name`,
@@ -85,6 +90,11 @@ const std::vector<Changed> kChanged = {
      "a parameter issue 14's families bench added: fp64 over fp32 FMA rate, with interval"},
     {"dual_issue_gain", "", "dual_issue.csv", Differs::added,
      "a parameter issue 14's families bench added: fastest pair over fastest solo stream"},
+    {"h2d_bandwidth_pageable", "", "host_link.csv", Differs::added,
+     "the sustained rate of pageable copies of 256 MiB and more (issue 25), where the old name's "
+     "figure, the sweep's peak, is h2d_bandwidth_pageable_peak now"},
+    {"d2h_bandwidth_pageable", "", "host_link.csv", Differs::added,
+     "as h2d_bandwidth_pageable: the sustained rate, the peak under d2h_bandwidth_pageable_peak"},
 };
 
 std::string renamed(const Parameter& p) {
