@@ -16,9 +16,8 @@ namespace gpuprobe {
 
 namespace ilp_occupancy {
 
-std::vector<int> warp_counts(int max_warps, bool quick) {
-  std::vector<int> all = quick ? std::vector<int>{1, 2, 4, 8, 16, 32, 64}
-                               : std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 56, 64};
+std::vector<int> warp_counts(int max_warps) {
+  const std::vector<int> all = {1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 56, 64};
   std::vector<int> out;
   for (int w : all)
     if (w <= max_warps) out.push_back(w);
