@@ -98,6 +98,11 @@ const std::vector<Changed> kChanged = {
      "windows' fixed cost that three H100 runs showed (0.13-0.18 % apart, intervals 0.01 %)"},
     {"divergence_slowdown_", "", "divergence.csv", Differs::interval,
      "t(P)/t(1) had no interval (low = high); now both rows' quantiles give it one"},
+    {"fp32_fma_in_flight_90pct", "", "ilp_occupancy.csv", Differs::interval,
+     "warps x ILP at the knees: low from the sweep point below the lowest knee since issue 25 "
+     "(H200 runs gave 160, 160 and 192 warp-ops/SM where the interval was 160-160)"},
+    {"dram_load_in_flight_90pct", "", "ilp_occupancy.csv", Differs::interval,
+     "as fp32_fma_in_flight_90pct"},
     {"h2d_bandwidth_pageable", "", "host_link.csv", Differs::added,
      "the sustained rate of pageable copies of 256 MiB and more (issue 25), where the old name's "
      "figure, the sweep's peak, is h2d_bandwidth_pageable_peak now"},
