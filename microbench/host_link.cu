@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "analysis/host_link.hpp"
-#include "base/stats.hpp"
 #include "gpu/cuda.cuh"
 #include "gpu/nvml.hpp"
 #include "gpu/sass_check.hpp"
@@ -94,17 +93,6 @@ int reps_for(long long bytes, bool quick) {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// The index of the size to measure again: the first that disagrees with its neighbours, has
-// fewer than kMaxPasses passes and whose last measurement took no longer than `budget`; -1.
-int next_repeat(const std::vector<std::vector<double>>& passes, const std::vector<double>& cost,
-                double budget) {
-  std::vector<double> merged;
-  for (const auto& p : passes) merged.push_back(median(p));
-  for (size_t i : disagreeing(merged))
-    if (int(passes[i].size()) < kMaxPasses && cost[i] <= budget) return int(i);
-  return -1;
 }
 
 using CopyFn = std::function<void(size_t, cudaStream_t)>;
@@ -203,7 +191,7 @@ class HostLinkFamily : public ProbeFamily {
     for (size_t i = 0; i < sizes_.size(); ++i)
       passes[i].push_back(measure_size(ctx, probe, copy, directions, sizes_[i], 1, &cost[i]));
     double budget = ctx.quick() ? kRepeatBudgetQuick : kRepeatBudget;
-    for (int i; (i = next_repeat(passes, cost, budget)) >= 0;) {
+    for (int i; (i = size_to_repeat(passes, cost, budget)) >= 0;) {
       const int pass = int(passes[size_t(i)].size()) + 1;
       passes[size_t(i)].push_back(measure_size(ctx, probe, copy, directions, sizes_[size_t(i)], pass, &cost[size_t(i)]));
       budget -= cost[size_t(i)];

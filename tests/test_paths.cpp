@@ -131,6 +131,22 @@ TEST(HostLink, SizesWhoseNeighboursDisagree) {
   EXPECT_TRUE(host_link::disagreeing({7}).empty());
 }
 
+// The probe measures a disagreeing size again while it has passes and time left: the dip
+// first; a third pass outvotes a disturbed one, and then the size agrees.
+TEST(HostLink, SizeToRepeatWithinPassesAndBudget) {
+  std::vector<std::vector<double>> passes = {{84}, {98}, {49}, {86}, {95}};
+  const std::vector<double> cost = {0.01, 0.01, 0.02, 0.05, 0.2};
+  EXPECT_EQ(host_link::size_to_repeat(passes, cost, 1), 2);
+  EXPECT_EQ(host_link::size_to_repeat(passes, cost, 0.015), 1);  // the dip costs more than is left
+  passes[2].push_back(50);  // measured again, as slow: still a dip
+  EXPECT_EQ(host_link::size_to_repeat(passes, cost, 1), 2);
+  passes[2].push_back(97);  // a third pass: median 50, still disagrees, but no passes are left
+  EXPECT_EQ(host_link::size_to_repeat(passes, cost, 1), 1);
+  passes[2] = {49, 97, 96};  // the disturbed pass outvoted: every size agrees
+  EXPECT_EQ(host_link::size_to_repeat(passes, cost, 1), -1);
+  EXPECT_EQ(host_link::size_to_repeat({}, {}, 1), -1);
+}
+
 // Passes of one size merge into the median of their medians, the interval over all of them.
 TEST(HostLink, PassesOfASizeMerge) {
   std::vector<Observation> rows;

@@ -44,6 +44,15 @@ std::vector<size_t> disagreeing(const std::vector<double>& rates) {
   return out;
 }
 
+int size_to_repeat(const std::vector<std::vector<double>>& passes, const std::vector<double>& cost,
+                   double budget) {
+  std::vector<double> merged;
+  for (const auto& p : passes) merged.push_back(p.empty() ? 0 : median(p));
+  for (size_t i : disagreeing(merged))
+    if (int(passes[i].size()) < kMaxPasses && i < cost.size() && cost[i] <= budget) return int(i);
+  return -1;
+}
+
 std::vector<SizeRate> size_rates(const std::vector<Observation>& rows) {
   std::map<long long, std::vector<const Observation*>> by_size;
   for (const auto& o : rows) {

@@ -25,6 +25,11 @@ constexpr int kMaxPasses = 3;
 // first, the deepest first (a disturbed copy is slow, and a dip makes the size before it look
 // like a spike), then spikes.
 std::vector<size_t> disagreeing(const std::vector<double>& rates);
+// The size the probe measures next: of those that disagree (each size's passes merged by their
+// median), in that order, the first with fewer than kMaxPasses passes whose last measurement
+// took no longer than `budget` seconds (`cost`, per size); -1 when none.
+int size_to_repeat(const std::vector<std::vector<double>>& passes, const std::vector<double>& cost,
+                   double budget);
 
 // One transfer size of a probe, its passes (rows of the size) merged.
 struct SizeRate {
