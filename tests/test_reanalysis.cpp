@@ -108,6 +108,11 @@ const std::vector<Changed> kChanged = {
      "figure, the sweep's peak, is h2d_bandwidth_pageable_peak now"},
     {"d2h_bandwidth_pageable", "", "host_link.csv", Differs::added,
      "as h2d_bandwidth_pageable: the sustained rate, the peak under d2h_bandwidth_pageable_peak"},
+    {"gpc_count", "", "l2_topology.csv", Differs::everything,
+     "read from the domain partition that the occupancy counts c(k) fit since issue 25 (H100: "
+     "18,18,16x5,8 and four one-TPC domains, 8 in [8, 12] at 0.4); before, the groups (12, 0.3)"},
+    {"tpc_count", "", "l2_topology.csv", Differs::added,
+     "a parameter issue 25 added: the SM pairs every cluster of 2 takes (H100: 66)"},
 };
 
 std::string renamed(const Parameter& p) {
