@@ -127,12 +127,7 @@ class IndexChaseFamily : public ProbeFamily {
     auto point = [&](const Variant& var, uint32_t timed_trips, const std::function<double()>& launch_and_time) {
       if (!ctx.enabled(var.probe) || !sass_allows(ctx, var.probe, {var.kernel})) return;
       record_step(ctx, var);
-      Params params = {{"steps", std::to_string(timed_trips * kSteps)}};
-      if (std::string(var.probe) == "atomic_global_pair") {  // the lines its atomics step over
-        params.emplace_back("lines", std::to_string(kPairLines));
-        params.emplace_back("line_stride_bytes", std::to_string(kPairStrideBytes));
-      }
-      ctx.measure(Point{var.probe, params, "cycles", reps}, [&] {
+      ctx.measure(Point{var.probe, point_params(var, timed_trips), "cycles", reps}, [&] {
         double s = launch_and_time();
         return Sample{fetch(timed_trips), s};
       });
@@ -191,6 +186,16 @@ class IndexChaseFamily : public ProbeFamily {
   }
 
  private:
+  // A point's timed steps, and for the global pair the lines its atomics step over.
+  static Params point_params(const Variant& var, uint32_t timed_trips) {
+    Params params = {{"steps", std::to_string(timed_trips * kSteps)}};
+    if (std::string(var.probe) == "atomic_global_pair") {
+      params.emplace_back("lines", std::to_string(kPairLines));
+      params.emplace_back("line_stride_bytes", std::to_string(kPairStrideBytes));
+    }
+    return params;
+  }
+
   // The SASS of one step of the probe's timed loop, as evidence in the observations file.
   static void record_step(RunContext& ctx, const Variant& v) {
     std::string step = one_step(timed_sass(ctx.device(), v.kernel), v.load);
