@@ -222,26 +222,28 @@ class HostLinkFamily : public ProbeFamily {
   }
 
   // The link's generation and width as NVML reads them while a copy keeps the link busy (an
-  // idle link may train down to save power), and the most the device supports.
+  // idle link may train down to save power), and the most the device supports (the run's
+  // metadata, node_gpu<k>_pcie, has them as read at its start); the rate after the line code.
   void read_link(RunContext& ctx, char* device, const char* host, size_t bytes) {
     Nvml nvml(ctx.device().pci_bus_id);
     CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_));
-    const PcieLink link = nvml.pcie_link();
+    node::Gpu g;
+    nvml.pcie(&g);
     CUDA_CHECK(cudaStreamSynchronize(stream_));
-    if (!link.available) {
-      ctx.skip("pcie_link", "NVML gives no PCIe link generation or width here");
-      return;
-    }
-    auto row = [&](const std::string& probe, unsigned gen, unsigned lanes) {
+    auto row = [&](const std::string& probe, int gen, int lanes) {
       if (!ctx.enabled(probe)) return;
-      const double gbs = pcie_raw_gbs(int(gen), int(lanes));
+      const double gbs = node::pcie_line_gbs(gen, lanes);
+      if (!(gbs > 0)) {
+        ctx.skip(probe, "NVML gives no PCIe link generation and width here");
+        return;
+      }
       Observation o{std::string(kFamily.name), probe,
                     {{"generation", std::to_string(gen)}, {"lanes", std::to_string(lanes)}},
                     gbs, "GB/s", gbs, gbs, gbs, 1};
       ctx.record(o);
     };
-    row("pcie_link", link.generation, link.width);
-    row("pcie_link_max", link.max_generation, link.max_width);
+    row("pcie_link", g.pcie_gen, g.pcie_width);
+    row("pcie_link_max", g.pcie_max_gen, g.pcie_max_width);
   }
 
   void chase(RunContext& ctx, PinnedBuffer& host) {

@@ -140,18 +140,6 @@ bool sustained(const std::vector<Observation>& rows, Sustained* out) {
   return true;
 }
 
-double pcie_raw_gbs(int generation, int lanes) {
-  // Transfers per second per lane (GT/s) and the share of them that carries data.
-  struct Gen {
-    double gts, payload;
-  };
-  static const Gen gens[] = {{2.5, 8.0 / 10}, {5.0, 8.0 / 10}, {8.0, 128.0 / 130}, {16.0, 128.0 / 130},
-                             {32.0, 128.0 / 130}, {64.0, 1.0}};  // 6.0: PAM4 with FLITs, no line code
-  if (generation < 1 || generation > int(std::size(gens)) || lanes < 1) return 0;
-  const Gen& g = gens[generation - 1];
-  return g.gts * g.payload * lanes / 8;
-}
-
 namespace {
 
 std::vector<CodeExpectation> host_link_expectations() {

@@ -68,11 +68,6 @@ struct Sustained {
 };
 bool sustained(const std::vector<Observation>& rows, Sustained* out);
 
-// The PCIe link's own rate, one direction, before packet overheads: transfers per second per
-// lane x lanes x the line code's payload share (128b/130b from generation 3 on) / 8 bits; 0 for
-// a generation this table does not know. The probe reads generation and width from NVML.
-double pcie_raw_gbs(int generation, int lanes);
-
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"host_link", "host_link.gp"};
 

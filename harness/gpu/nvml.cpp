@@ -136,26 +136,6 @@ NvmlReading Nvml::read() const {
   return r;
 }
 
-// ---------------------------------------------------------------- PCIe link (host_link)
-
-PcieLink Nvml::pcie_link() const {
-  const Impl& m = *impl_;
-  PcieLink l;
-  if (!m.dev) return l;
-  using Get = nvmlReturn_t (*)(nvmlDevice_t, unsigned*);
-  auto get = [&](const char* fn, unsigned* out) {
-    auto f = reinterpret_cast<Get>(dlsym(m.lib, fn));
-    return f && f(m.dev, out) == 0;
-  };
-  l.available = get("nvmlDeviceGetCurrPcieLinkGeneration", &l.generation) &&
-                get("nvmlDeviceGetCurrPcieLinkWidth", &l.width) && l.generation > 0 && l.width > 0;
-  get("nvmlDeviceGetMaxPcieLinkGeneration", &l.max_generation);
-  get("nvmlDeviceGetMaxPcieLinkWidth", &l.max_width);
-  return l;
-}
-
-// ----------------------------------------------------------------
-
 std::string throttle_reason_text(unsigned long long mask) {
   static const std::vector<std::pair<unsigned long long, const char*>> names = {
       {0x1, "gpu_idle"},          {0x2, "applications_clocks"}, {0x4, "sw_power_cap"},

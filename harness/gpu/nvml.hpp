@@ -20,14 +20,6 @@ struct NvmlReading {
   unsigned long long throttle_reasons = 0;            // bit mask, as NVML defines it
 };
 
-// The PCIe link of the device (host_link family): generation and lane count now, and the most
-// the device and its slot support.
-struct PcieLink {
-  bool available = false;  // NVML gave the current generation and width
-  unsigned generation = 0, width = 0;
-  unsigned max_generation = 0, max_width = 0;  // 0 where NVML does not say
-};
-
 class Nvml {
  public:
   // Loads the library and finds the device with this PCI bus id; never throws.
@@ -39,9 +31,6 @@ class Nvml {
   // How this GPU reaches the one at `other_pci_bus_id`: "nvlink", or the PCIe path as
   // nvidia-smi topo names it (PIX, PXB, PHB, NODE, SYS), or "unknown" with NVML absent.
   std::string link_to(const std::string& other_pci_bus_id) const;
-  // The PCIe link (nvmlDeviceGetCurrPcieLinkGeneration/Width, ...Max...): an idle link may
-  // train down to save power, so read it while the link is busy.
-  PcieLink pcie_link() const;
 
   // ---- The node's links (p2p; base/node.hpp summarizes them) ----
   // Why NVML cannot describe this GPU's links ("" when it can).
