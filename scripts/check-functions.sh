@@ -11,12 +11,9 @@ lizard="${LIZARD:-lizard}"
 max_length=80
 max_ccn=25
 
-# Temporary: offenders in files that another branch is reworking, each with its reason. Take
-# an entry off when its function is split.
-allowed=(
-  # 90 lines; microbench/l2_topology.cu is being reworked on another branch (issue 24)
-  "microbench/l2_topology.cu gpuprobe::l2_topology::L2TopologyFamily::latency_map"
-)
+# Temporary exceptions, "FILE FUNCTION" each with its reason in a comment above it (an
+# offender in a file another branch is reworking, say). None now.
+allowed=()
 
 mapfile -t files < <(find harness microbench -type f \
   \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) | sort)

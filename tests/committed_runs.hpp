@@ -3,7 +3,8 @@
 // names, never whatever happens to lie under results/: a run of one's own placed there
 // changes nothing the tests check, and a named run that is missing fails the tests that read
 // it (it does not skip them). To retire or replace a committed run, edit its row here (and
-// the role below that names it: kH100Run, kH200Run, kH100FilteredRun);
+// the roles below that name it: kH100Run, kH200Run, kH200TwoGpuRun, kH100FilteredRun,
+// kQuickFullPairs);
 // CommittedRuns.TheTableListsEveryTrackedRun says when a run git tracks is not in the table.
 #include <gtest/gtest.h>
 
@@ -45,7 +46,8 @@ inline constexpr CommittedRun kCommittedRuns[] = {
     {"nvidia-h200/20261122T081642Z", RunKind::full, "the first whole-suite H200 run (d0cf282)"},
     {"nvidia-h200/20261125T190903Z", RunKind::full, "the full twin of 190944Z (5b0501a)"},
     {"nvidia-h200/20261125T190944Z", RunKind::quick, "a quick H200 run of 5b0501a"},
-    {"nvidia-h200/20261125T225152Z", RunKind::full, "kH200Run: the paper table's H200 (28a9211)"},
+    {"nvidia-h200/20261125T225152Z", RunKind::full,
+     "kH200Run and kH200TwoGpuRun: the paper table's H200; two GPUs for p2p (28a9211)"},
     {"nvidia-h200/20261125T225234Z", RunKind::quick, "a quick H200 run of 28a9211"},
     {"repeatability/nvidia-h200-5b0501a/runs/20261125T190952Z", RunKind::repeat,
      "three runs of one H200 in a row: Spread.CommittedRepeatRunsFlagTheLaunchOverhead"},
@@ -57,8 +59,21 @@ inline constexpr CommittedRun kCommittedRuns[] = {
 // paper table read (the H100's report is rendered once for several: tests/shared_render.hpp).
 inline constexpr const char* kH100Run = "nvidia-h100-80gb-hbm3/20261126T013959Z";
 inline constexpr const char* kH200Run = "nvidia-h200/20261125T225152Z";
+// A run of two GPUs of one node (p2p.csv) from before the node_* metadata: the p2p tests.
+inline constexpr const char* kH200TwoGpuRun = "nvidia-h200/20261125T225152Z";
 // A small filtered H100 run (three families) that the command-line tests copy and report.
 inline constexpr const char* kH100FilteredRun = "nvidia-h100-80gb-hbm3/20261122T082400Z";
+
+// The quick runs held to a full run (tests/test_quick_runs.cpp): a quick and a full run of one
+// head, made one after the other on one machine, for each GPU.
+struct QuickFullPair {
+  const char* quick;
+  const char* full;
+};
+inline constexpr QuickFullPair kQuickFullPairs[] = {
+    {"nvidia-h100-80gb-hbm3/20261126T014039Z", "nvidia-h100-80gb-hbm3/20261126T013959Z"},
+    {"nvidia-h200/20261125T225234Z", "nvidia-h200/20261125T225152Z"},
+};
 
 // The folder of a committed run (`dir` under results/). A run that is missing, or lacks the
 // parameters.csv every run has, fails the test that asks for it; the path is returned

@@ -30,11 +30,23 @@ TEST(CommittedRuns, EveryRowIsThereAndIsTheKindItSays) {
     EXPECT_EQ(filtered, r.kind == RunKind::filtered) << "# filter= marks a filtered run";
     EXPECT_EQ(repeat, r.kind == RunKind::repeat) << "repeat runs lie under results/repeatability/";
   }
-  for (const char* role : {kH100Run, kH200Run}) {
-    bool full = false;
+}
+
+// The roles name rows of the table, of the kind the tests that read them need.
+TEST(CommittedRuns, EveryRoleIsARowOfItsKind) {
+  auto is_row = [](const std::string& dir, RunKind kind) {
     for (const auto& r : kCommittedRuns)
-      full = full || (r.dir == std::string(role) && r.kind == RunKind::full);
-    EXPECT_TRUE(full) << role << " is no full run of the table";
+      if (r.dir == dir && r.kind == kind) return true;
+    return false;
+  };
+  for (const char* role : {kH100Run, kH200Run, kH200TwoGpuRun})
+    EXPECT_TRUE(is_row(role, RunKind::full)) << role << " is no full run of the table";
+  EXPECT_TRUE(is_row(kH100FilteredRun, RunKind::filtered)) << kH100FilteredRun;
+  EXPECT_TRUE(fs::exists(fs::path(committed_run(kH200TwoGpuRun)) / "p2p.csv")) << "two GPUs";
+  for (const auto& pair : kQuickFullPairs) {
+    EXPECT_TRUE(is_row(pair.quick, RunKind::quick))
+        << pair.quick << " is no quick run of the table";
+    EXPECT_TRUE(is_row(pair.full, RunKind::full)) << pair.full << " is no full run of the table";
   }
 }
 
