@@ -579,3 +579,22 @@ TEST(LatencyLadder, RecordedH100SessionsAgree) {
     }
   }
 }
+
+// A file that repeats its rows (issue 23's 244k-row latency.csv was a run's rows many times
+// over) is the same curve: rows of one footprint are one point, and the ladder is the run's.
+TEST(LatencyLadder, RepeatedRowsAreOnePointEach) {
+  const std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_latency.csv";
+  REQUIRE_RECORDED(std::filesystem::exists(path)) << path;
+  Metadata meta;
+  const auto obs = read_observations(path, &meta);
+  std::vector<Observation> thrice;
+  for (int k = 0; k < 3; ++k) append(thrice, obs);
+  EXPECT_EQ(latency_curve(thrice, "ld_cg").size(), latency_curve(obs, "ld_cg").size());
+  const auto once = infer_latency(obs, meta), again = infer_latency(thrice, meta);
+  ASSERT_EQ(once.size(), again.size());
+  for (size_t i = 0; i < once.size(); ++i) {
+    EXPECT_EQ(once[i].name, again[i].name);
+    EXPECT_EQ(once[i].value, again[i].value) << once[i].name;
+    EXPECT_EQ(once[i].confidence, again[i].confidence) << once[i].name;
+  }
+}

@@ -36,9 +36,10 @@ GlobalSweep global_sweep(double l2_bytes, double free_bytes, uint32_t stride);
 // (base/code_check.hpp registers what each must hold); empty for an unknown probe.
 std::vector<std::string> latency_kernels(const std::string& probe);
 
-// The latency family's curve for one probe: footprint_bytes against cycles per load.
+// The latency family's curve for one probe: footprint_bytes against cycles per load, in order
+// of footprint; rows of one footprint (within 0.2 %) are one point, at their medians.
 std::vector<segmentation::CurvePoint> latency_curve(const std::vector<Observation>& obs,
-                                      const std::string& probe);
+                                                    const std::string& probe);
 
 // Infers the latency ladder from the latency family's observations (see DESIGN.md for the
 // names). Uses the metadata's l2_bytes and shared_per_sm_bytes, when present, only to tell

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <set>
 
 #include "analysis/common/util.hpp"
 #include "base/stats.hpp"
@@ -71,27 +72,67 @@ struct Run {
   double tol = 0;  // the band the run was grown with (log)
 };
 
+// The log latencies of a growing set of points, kept in two sorted halves: the median (as
+// median() reads it: the middle one, or the lower middle plus half the gap to the upper), the
+// least and the largest in O(log n) per point added or removed. Growing a run point by point
+// and sorting it anew each time made the segmentation cubic in a dense curve's points.
+class LevelBand {
+ public:
+  void add(double z) {
+    if (lower_.empty() || z <= *lower_.rbegin()) lower_.insert(z);
+    else upper_.insert(z);
+    balance();
+  }
+  void remove(double z) {
+    if (z <= *lower_.rbegin()) lower_.erase(lower_.find(z));
+    else upper_.erase(upper_.find(z));
+    balance();
+  }
+  // Whether every point lies within `tol` of the median (LogCurve::level).
+  bool within(double tol) const {
+    const double lo = *lower_.rbegin();
+    const double m = upper_.size() == lower_.size() ? lo + (*upper_.begin() - lo) * 0.5 : lo;
+    const double top = upper_.empty() ? lo : *upper_.rbegin();
+    return top - m <= tol && m - *lower_.begin() <= tol;
+  }
+
+ private:
+  // lower_ holds the smaller half and, for an odd count, the middle point
+  void balance() {
+    if (lower_.size() > upper_.size() + 1) {
+      upper_.insert(*lower_.rbegin());
+      lower_.erase(std::prev(lower_.end()));
+    } else if (upper_.size() > lower_.size()) {
+      lower_.insert(*upper_.begin());
+      upper_.erase(upper_.begin());
+    }
+  }
+  std::multiset<double> lower_, upper_;
+};
+
 // Grows a run from `start` while every member stays within `tol` of the members' median. A
 // lone point off the level is skipped (kept inside the run, left out of the level) when the
 // run is established and the two points after it are back on the level.
 Run grow_run(const LogCurve& c, size_t start, double tol) {
   const size_t n = c.z.size();
   Run r{start, start, {start}, tol};
+  LevelBand band;
+  band.add(c.z[start]);
   size_t j = start + 1;
   while (j < n) {
-    auto with = r.members;
-    with.push_back(j);
-    if (c.level(with, tol)) {
-      r.members = std::move(with);
+    band.add(c.z[j]);
+    if (band.within(tol)) {
+      r.members.push_back(j);
       r.last = j++;
       continue;
     }
+    band.remove(c.z[j]);
     if (r.members.size() >= 2 && j + 2 < n) {
-      auto skip = r.members;
-      skip.push_back(j + 1);
-      skip.push_back(j + 2);
-      if (c.level(skip, tol)) {
-        r.members = std::move(skip);
+      band.add(c.z[j + 1]);
+      band.add(c.z[j + 2]);
+      if (band.within(tol)) {
+        r.members.push_back(j + 1);
+        r.members.push_back(j + 2);
         r.last = j + 2;
         j += 3;
         continue;
@@ -469,12 +510,11 @@ Run widest_between(const std::vector<CurvePoint>& p, const LogCurve& c, const Ru
   for (size_t j = a.last + 1; j < b.first; ++j) {
     Run t;
     t.tol = std::log1p(opt.max_tolerance);
+    LevelBand band;
     for (size_t i = j; i < b.first && c.z[i] > za + jump && c.z[i] < zb - jump; ++i) {
+      band.add(c.z[i]);
+      if (!band.within(t.tol)) break;
       t.members.push_back(i);
-      if (!c.level(t.members, t.tol)) {
-        t.members.pop_back();
-        break;
-      }
     }
     if (t.members.size() < opt.min_points) continue;
     t.first = t.members.front();
