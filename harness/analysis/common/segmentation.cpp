@@ -342,9 +342,6 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   pl.first = r.first;
   pl.last = r.last;
   pl.members = r.members.size();
-  std::vector<double> ys;
-  for (size_t i : r.members) ys.push_back(p[i].y);
-  pl.level = median(ys);
   // A wide band lets a plateau take the tail of the transitions at its ends: the level is read
   // from the members between them, as the (trimmed) mean of their curve (a shelf's slow wobble
   // over a swing or two averages out in a mean; a median of a swing and a half is off by a
@@ -360,11 +357,18 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
               : up.rise > kLevelTolerance)
       pl.level = std::exp(line.at(c.lx[r.members.front()]));
   }
+  // A shelf is judged on the members its level is read from: a transition's shoulder that the
+  // run took in (the H100's far L2 holds points from 442 cycles up before its 532) is neither
+  // the level's range, nor a swing of it, nor a climb across it, and the level rests on the
+  // points that are left.
+  const std::vector<size_t>& judged = shelf ? kept : r.members;
+  std::vector<double> ys;
+  for (size_t i : judged) ys.push_back(p[i].y);
   // the range of the members, and the level (a climb's start may lie just below them)
   pl.min = std::min(pl.level, *std::min_element(ys.begin(), ys.end()));
   pl.max = std::max(pl.level, *std::max_element(ys.begin(), ys.end()));
-  pl.rise = c.rise(r.members);
-  const double points = std::min(kMembersMost, kMembersBase + kPerMember * static_cast<double>(pl.members));
+  pl.rise = c.rise(judged);
+  const double points = std::min(kMembersMost, kMembersBase + kPerMember * static_cast<double>(judged.size()));
   // a level that climbs across its run (cold misses spread over the chase) has no one value:
   // a climb of three times the 3 % a latency is held to halves the confidence; the band the
   // run was grown with no longer sets this (a wide wobble band would excuse any climb)
@@ -373,7 +377,7 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   // by that much (a wobble over a short shelf does not average out).
   std::vector<double> dev;
   const double mz = std::log(pl.level);
-  for (size_t i : r.members) dev.push_back(std::fabs(c.z[i] - mz));
+  for (size_t i : judged) dev.push_back(std::fabs(c.z[i] - mz));
   const double sigma = kMadToSigma * median(dev);
   double swing = sigma > kLevelTolerance ? std::max(kSwingFloor, kLevelTolerance / sigma) : 1.0;
   // ... the more so over a short shelf, which holds few swings
