@@ -12,6 +12,7 @@
 #include <random>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/common/util.hpp"
 #include "analysis/latency.hpp"
 #include "base/observation.hpp"
 
@@ -597,4 +598,35 @@ TEST(LatencyLadder, RepeatedRowsAreOnePointEach) {
     EXPECT_EQ(once[i].value, again[i].value) << once[i].name;
     EXPECT_EQ(once[i].confidence, again[i].confidence) << once[i].name;
   }
+}
+
+// Issue 25: the H100's l1_size interval reached 291.6 KiB, past the 256 KiB its unified
+// L1/shared array holds. No interval goes past shared memory per SM + 32 KiB (the run's
+// shared_per_sm_bytes), whatever the step's shape; a reading past it is cut and trusted less.
+TEST(LatencyLadder, L1IntervalStaysWithinTheUnifiedArray) {
+  const double most = 233472 + 32 * KiB;  // kH100Meta's shared memory per SM + 32 KiB
+  const std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_latency.csv";
+  REQUIRE_RECORDED(std::filesystem::exists(path)) << path;
+  Metadata meta;
+  auto recorded = by_name(infer_latency(read_observations(path, &meta), meta));
+  ASSERT_EQ(analysis::meta_number(meta, "shared_per_sm_bytes"), 233472);
+  EXPECT_LE(recorded["l1_size"].high, most);
+  EXPECT_GE(recorded["l1_size"].high, recorded["l1_size"].value);
+  EXPECT_NE(recorded["l1_size"].method.find("unified L1/shared array"), std::string::npos);
+  H100Like h;
+  h.global.levels[0].sharpness = 1.5;  // a gradual L1 whose step runs far past the array
+  auto p = by_name(infer_latency(h.observations(0.005, 5), kH100Meta));
+  EXPECT_LE(p["l1_size"].high, most);
+  EXPECT_LE(p["l1_size"].low, p["l1_size"].value);
+  EXPECT_LE(p["l1_size"].value, p["l1_size"].high);
+  // an L1 read past the bound (a model of 300 KiB) is cut to it, below confidence 0.5
+  Model big = h.global;
+  big.levels[0] = {33, 300 * KiB};
+  auto b = by_name(infer_latency(to_observations("ld_global", sweep(big, KiB, 225 * MiB)), kH100Meta));
+  EXPECT_EQ(b["l1_size"].value, most);
+  EXPECT_LT(b["l1_size"].confidence, 0.5);
+  // without the attribute nothing is cut
+  auto free = by_name(infer_latency(to_observations("ld_global", sweep(big, KiB, 225 * MiB)),
+                                    {{"l2_bytes", "52428800"}}));
+  EXPECT_GT(free["l1_size"].value, most);
 }

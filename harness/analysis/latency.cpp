@@ -381,6 +381,32 @@ size_t inner_levels(const Curves& v, const Segmentation& s) {
   return s.plateaus.size() >= 3 ? 1 : 0;
 }
 
+// The L1 shares one array with shared memory: it holds at most the largest shared memory per
+// SM (the runtime's shared_per_sm_bytes) and what the smallest carve-out keeps for the L1,
+// 28-32 KiB on every NVIDIA part since Volta (CUDA C++ Programming Guide, compute capabilities:
+// 96 + 32 KB on 7.0, 64 + 32 on 7.5, 164 + 28 on 8.0, 100 + 28 on 8.6 and 8.9, 228 + 28 on
+// 9.0); Kepler's 16 KiB and the separate L1 of Maxwell and Pascal, smaller than their shared
+// memory, lie within it.
+constexpr double kL1BeyondShared = 32 * 1024;
+// A reading past that bound is cut to it and, being off, loses this share of its confidence.
+constexpr double kPastBoundLoss = 0.5;
+
+// l1_size's interval (and value) cut at what the device's attributes allow.
+void bound_l1(const Curves& v, Parameter& p) {
+  if (!(std::isfinite(v.shared_per_sm) && v.shared_per_sm > 0)) return;
+  const double most = v.shared_per_sm + kL1BeyondShared;
+  if (p.high <= most) return;
+  const std::string why = " (interval cut at shared memory per SM + 32 KiB, " + analysis::kib(most) +
+                          ": the unified L1/shared array holds no more)";
+  p.method += why;
+  p.high = most;
+  p.low = std::min(p.low, most);
+  if (p.value > most) {
+    p.value = most;
+    p.confidence *= kPastBoundLoss;
+  }
+}
+
 // l1_hit_latency and l1_size, and mid_cache_* for a second level below the L2's.
 void add_inner_levels(const Curves& v, size_t inner, std::vector<Parameter>& out) {
   const Segmentation& g = *v.g;
@@ -392,6 +418,7 @@ void add_inner_levels(const Curves& v, size_t inner, std::vector<Parameter>& out
       out.push_back(size_param("l1_size", k, k.confidence,
                                v.method("ld_global", "footprint where the first plateau ends" + kCapacityText +
                                                          " (largest L1: carve-out preference 0)")));
+      bound_l1(v, out.back());
     }
   }
   if (inner > 1 && g.knees.size() > 1) {
