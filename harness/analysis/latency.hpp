@@ -42,8 +42,10 @@ std::vector<segmentation::CurvePoint> latency_curve(const std::vector<Observatio
                                                     const std::string& probe);
 
 // Infers the latency ladder from the latency family's observations (see DESIGN.md for the
-// names). Uses the metadata's l2_bytes and shared_per_sm_bytes, when present, only to tell
-// which step is which; every value comes from the curves.
+// names): L1, a mid cache, the L2 (near and far), a last-level cache, DRAM. Uses the
+// metadata's l2_bytes and shared_per_sm_bytes, when present, only to tell which step is which
+// and to bound l1_size's interval (the unified L1/shared array); every value comes from the
+// curves. Where nothing tells which level is which, the names are read at low confidence.
 std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const Metadata& meta);
 
 // The family, declared once (base/family.hpp).

@@ -79,13 +79,17 @@ struct Run {
 class LevelBand {
  public:
   void add(double z) {
-    if (lower_.empty() || z <= *lower_.rbegin()) lower_.insert(z);
-    else upper_.insert(z);
+    if (lower_.empty() || z <= *lower_.rbegin())
+      lower_.insert(z);
+    else
+      upper_.insert(z);
     balance();
   }
   void remove(double z) {
-    if (z <= *lower_.rbegin()) lower_.erase(lower_.find(z));
-    else upper_.erase(upper_.find(z));
+    if (z <= *lower_.rbegin())
+      lower_.erase(lower_.find(z));
+    else
+      upper_.erase(upper_.find(z));
     balance();
   }
   // Whether every point lies within `tol` of the median (LogCurve::level).
@@ -207,7 +211,7 @@ constexpr double kClimbTolerances = 3, kClimbLoss = 0.5;
 //   over a short shelf (fewer swings to average).
 constexpr double kMadToSigma = 1.4826;
 constexpr double kNormalMad = 0.6745;  // the MAD of a unit normal (1 / kMadToSigma, rounded)
-constexpr double kSwingFloor = 0.4, kShortSwing = 0.75;
+constexpr double kSwingFloor = 0.4, kShortSwing = 0.75, kLeftOutCrest = 0.75;
 
 // A knee's confidence: its plateaus' (the weaker), times
 // - its step: a level change of kStepJumps times the curve's jump noise, or kStepTolerances
@@ -368,7 +372,8 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   pl.min = std::min(pl.level, *std::min_element(ys.begin(), ys.end()));
   pl.max = std::max(pl.level, *std::max_element(ys.begin(), ys.end()));
   pl.rise = c.rise(judged);
-  const double points = std::min(kMembersMost, kMembersBase + kPerMember * static_cast<double>(judged.size()));
+  const double points =
+      std::min(kMembersMost, kMembersBase + kPerMember * static_cast<double>(judged.size()));
   // a level that climbs across its run (cold misses spread over the chase) has no one value:
   // a climb of three times the 3 % a latency is held to halves the confidence; the band the
   // run was grown with no longer sets this (a wide wobble band would excuse any climb)
@@ -378,11 +383,24 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   std::vector<double> dev;
   const double mz = std::log(pl.level);
   for (size_t i : judged) dev.push_back(std::fabs(c.z[i] - mz));
-  const double sigma = kMadToSigma * median(dev);
+  // A shelf's swing is at least half the range of its core (its points away from its ends,
+  // where a transition's shoulder may linger): the median absolute deviation passes over a
+  // trough that a few of a short shelf's points show, which still moves its mean.
+  double half_range = 0;
+  if (shelf) {
+    const std::vector<size_t> core = inner_members(c, kept);
+    const auto [lo, hi] = std::minmax_element(core.begin(), core.end(),
+                                              [&](size_t a, size_t b) { return c.z[a] < c.z[b]; });
+    half_range = std::expm1(c.z[*hi] - c.z[*lo]) / 2;
+  }
+  const double sigma = std::max(kMadToSigma * median(dev), half_range);
   double swing = sigma > kLevelTolerance ? std::max(kSwingFloor, kLevelTolerance / sigma) : 1.0;
   // ... the more so over a short shelf, which holds few swings
-  if (sigma > kLevelTolerance / 2 && c.lx[r.last] - c.lx[r.first] < std::log(kShelfMaxSpan))
-    swing *= kShortSwing;
+  const bool short_shelf = c.lx[r.last] - c.lx[r.first] < std::log(kShelfMaxSpan);
+  if (sigma > kLevelTolerance / 2 && short_shelf) swing *= kShortSwing;
+  // ... and over a short shelf that left a point inside it out as a slow load, which may have
+  // been a swing's crest: its mean leans towards the troughs (B200 model seed 51, 5 % low)
+  if (shelf && short_shelf && kept.back() - kept.front() + 1 > kept.size()) swing *= kLeftOutCrest;
   pl.confidence = points * flat * swing;
   return pl;
 }
