@@ -216,7 +216,8 @@ void nvidia_turing_to_ada(std::vector<Gpu>& v) {
     tlb(g, assumed_tlb("as the documented V100 (Jia et al. 2018)", 32 * MiB, 2 * MiB, 8 * GiB, 32 * MiB), 40);
     g.levels = {level("l1", doc(192 * KiB, kA100Wp + ", 192 KB L1/shared, no shared carve-out"),
                       assumed(34, kLat), 40),
-                split_l2(doc(40 * MiB, kA100Wp), assumed(210, kLat), assumed(390, kLat + "; far partition"), 24)};
+                split_l2(doc(40 * MiB, kA100Wp), assumed(210, kLat),
+                         assumed(390, kLat + "; far partition"), 24)};
     g.dram_latency = assumed(560, kLat);
     g.l2_bytes_meta = 40 * MiB;
     g.shared_per_sm_meta = 164 * KiB;
@@ -230,8 +231,9 @@ void nvidia_turing_to_ada(std::vector<Gpu>& v) {
   {
     Gpu g = gpu("ga102", "GeForce RTX 3090 (GA102)", "ampere", "8.6");
     tlb(g, assumed_tlb("as the documented V100 (Jia et al. 2018)", 32 * MiB, 2 * MiB, 8 * GiB, 32 * MiB), 24);
-    g.levels = {level("l1", doc(128 * KiB, kGa102Wp + ", 128 KB L1/shared per SM"), assumed(33, kLat), 30),
-                level("l2", doc(6 * MiB, kGa102Wp), assumed(240, kLat), 5)};
+    g.levels = {
+        level("l1", doc(128 * KiB, kGa102Wp + ", 128 KB L1/shared per SM"), assumed(33, kLat), 30),
+        level("l2", doc(6 * MiB, kGa102Wp), assumed(240, kLat), 5)};
     g.dram_latency = assumed(500, kLat);
     g.l2_bytes_meta = 6 * MiB;
     g.shared_per_sm_meta = 100 * KiB;
@@ -245,8 +247,9 @@ void nvidia_turing_to_ada(std::vector<Gpu>& v) {
   {
     Gpu g = gpu("ada", "GeForce RTX 4090 (AD102)", "ada", "8.9");
     tlb(g, assumed_tlb("as the documented V100 (Jia et al. 2018)", 32 * MiB, 2 * MiB, 8 * GiB, 32 * MiB), 24);
-    g.levels = {level("l1", doc(128 * KiB, kAdaWp + ", 128 KB L1/shared per SM"), assumed(30, kLat), 30),
-                level("l2", doc(72 * MiB, kAdaWp), assumed(270, kLat), 6)};
+    g.levels = {
+        level("l1", doc(128 * KiB, kAdaWp + ", 128 KB L1/shared per SM"), assumed(30, kLat), 30),
+        level("l2", doc(72 * MiB, kAdaWp), assumed(270, kLat), 6)};
     g.dram_latency = assumed(580, kLat);
     g.l2_bytes_meta = 72 * MiB;
     g.shared_per_sm_meta = 100 * KiB;
@@ -299,9 +302,10 @@ void nvidia_hopper_on(std::vector<Gpu>& v) {
     tlb(g, hopper_tlb("assumed: as the measured H100 SXM5"), 180);
     // Two dies: the L2 half of the SM's own die, then the other die's half past it (the shape
     // of Hopper's near and far partitions, with twice the far penalty), then DRAM.
-    g.levels = {level("l1", assumed(240 * KiB, "256 KB L1/shared per SM as Hopper"), assumed(33, kLat), 60),
-                split_l2(assumed(126 * MiB, "L2 size reported for the B200"), assumed(330, kIssue25),
-                         assumed(675, kIssue25 + " (660-690: the second die's L2 half)"), 30)};
+    g.levels = {
+        level("l1", assumed(240 * KiB, "256 KB L1/shared per SM as Hopper"), assumed(33, kLat), 60),
+        split_l2(assumed(126 * MiB, "L2 size reported for the B200"), assumed(330, kIssue25),
+                 assumed(675, kIssue25 + " (660-690: the second die's L2 half)"), 30)};
     g.dram_latency = assumed(860, kIssue25);
     g.l2_bytes_meta = 126 * MiB;
     g.shared_per_sm_meta = 228 * KiB;
@@ -319,8 +323,9 @@ void amd(std::vector<Gpu>& v) {
   {
     Gpu g = gpu("cdna2", "Instinct MI250X, one GCD (CDNA 2)", "cdna2", "gfx90a");
     tlb(g, assumed_tlb("no AMD TLB reach documented; 2 MiB fragments, a few thousand L2 entries", 32 * MiB, 2 * MiB, 4 * GiB, 2 * MiB), 64);
-    g.levels = {level("l1", doc(16 * KiB, kCdna2Wp + ", 16 KB vector L1 per CU"), assumed(120, kLat), 20),
-                level("l2", doc(8 * MiB, kCdna2Wp + ", 8 MB L2 per GCD"), assumed(310, kLat), 10)};
+    g.levels = {
+        level("l1", doc(16 * KiB, kCdna2Wp + ", 16 KB vector L1 per CU"), assumed(120, kLat), 20),
+        level("l2", doc(8 * MiB, kCdna2Wp + ", 8 MB L2 per GCD"), assumed(310, kLat), 10)};
     g.dram_latency = assumed(720, kLat);
     g.l2_bytes_meta = 8 * MiB;
     g.sm_clock_mhz = assumed(1700, "MI250X peak engine clock");
@@ -335,9 +340,11 @@ void amd(std::vector<Gpu>& v) {
   {
     Gpu g = gpu("cdna3", "Instinct MI300X (CDNA 3)", "cdna3", "gfx942");
     tlb(g, assumed_tlb("no AMD TLB reach documented; 2 MiB fragments, a few thousand L2 entries", 32 * MiB, 2 * MiB, 4 * GiB, 2 * MiB), 192);
-    g.levels = {level("l1", doc(32 * KiB, kCdna3Wp + ", 32 KB vector L1 per CU"), assumed(120, kLat), 20),
-                level("l2", doc(4 * MiB, kCdna3Wp + ", 4 MB L2 per XCD"), assumed(240, kLat), 12),
-                level("llc", doc(256 * MiB, kCdna3Wp + ", 256 MB Infinity Cache"), assumed(456, kIssue25), 8)};
+    g.levels = {
+        level("l1", doc(32 * KiB, kCdna3Wp + ", 32 KB vector L1 per CU"), assumed(120, kLat), 20),
+        level("l2", doc(4 * MiB, kCdna3Wp + ", 4 MB L2 per XCD"), assumed(240, kLat), 12),
+        level("llc", doc(256 * MiB, kCdna3Wp + ", 256 MB Infinity Cache"), assumed(456, kIssue25),
+              8)};
     g.dram_latency = assumed(880, kIssue25);
     // a TLB reach inside the Infinity Cache (the L1 TLB's, above): the cache's plateau steps up
     // before DRAM, a step of the kind that made the cache read as DRAM
@@ -355,11 +362,13 @@ void amd(std::vector<Gpu>& v) {
   {
     Gpu g = gpu("rdna2", "Radeon RX 6900 XT (RDNA 2)", "rdna2", "gfx1030");
     tlb(g, assumed_tlb("no AMD TLB reach documented; 2 MiB fragments, a few thousand L2 entries", 32 * MiB, 2 * MiB, 4 * GiB, 2 * MiB), 16);
-    g.levels = {level("l1", doc(16 * KiB, kRdna2 + ", 16 KB L0 vector cache per CU"),
-                      assumed(75, "a cache step below the mid cache"), 20),
-                level("mid_cache", doc(128 * KiB, kRdna2 + ", 128 KB L1 per shader array"), assumed(120, kIssue25), 12),
-                level("l2", doc(4 * MiB, kRdna2), assumed(220, kIssue25), 12),
-                level("llc", doc(128 * MiB, kRdna2 + ", 128 MB Infinity Cache"), assumed(400, kLat), 8)};
+    g.levels = {
+        level("l1", doc(16 * KiB, kRdna2 + ", 16 KB L0 vector cache per CU"),
+              assumed(75, "a cache step below the mid cache"), 20),
+        level("mid_cache", doc(128 * KiB, kRdna2 + ", 128 KB L1 per shader array"),
+              assumed(120, kIssue25), 12),
+        level("l2", doc(4 * MiB, kRdna2), assumed(220, kIssue25), 12),
+        level("llc", doc(128 * MiB, kRdna2 + ", 128 MB Infinity Cache"), assumed(400, kLat), 8)};
     g.dram_latency = assumed(720, kLat);
     g.l2_bytes_meta = 4 * MiB;
     g.sm_clock_mhz = assumed(2250, "RX 6900 XT boost clock");
@@ -374,10 +383,13 @@ void amd(std::vector<Gpu>& v) {
   {
     Gpu g = gpu("rdna3", "Radeon RX 7900 XTX (RDNA 3)", "rdna3", "gfx1100");
     tlb(g, assumed_tlb("no AMD TLB reach documented; 2 MiB fragments, a few thousand L2 entries", 32 * MiB, 2 * MiB, 4 * GiB, 2 * MiB), 24);
-    g.levels = {level("l1", doc(32 * KiB, kRdna3 + ", 32 KB L0 vector cache per CU"), assumed(100, kLat), 20),
-                level("mid_cache", doc(256 * KiB, kRdna3 + ", 256 KB L1 per shader array"), assumed(160, kLat), 12),
-                level("l2", doc(6 * MiB, kRdna3), assumed(260, kLat), 12),
-                level("llc", doc(96 * MiB, kRdna3 + ", 96 MB Infinity Cache"), assumed(390, kLat), 8)};
+    g.levels = {
+        level("l1", doc(32 * KiB, kRdna3 + ", 32 KB L0 vector cache per CU"), assumed(100, kLat),
+              20),
+        level("mid_cache", doc(256 * KiB, kRdna3 + ", 256 KB L1 per shader array"),
+              assumed(160, kLat), 12),
+        level("l2", doc(6 * MiB, kRdna3), assumed(260, kLat), 12),
+        level("llc", doc(96 * MiB, kRdna3 + ", 96 MB Infinity Cache"), assumed(390, kLat), 8)};
     g.dram_latency = assumed(700, kLat);
     g.l2_bytes_meta = 6 * MiB;
     g.sm_clock_mhz = assumed(2500, "RX 7900 XTX boost clock");
@@ -541,8 +553,8 @@ struct Draws {
 // A curve's coarse footprints measured, then refined as the family refines (rounds of
 // refinement_points around the knees).
 template <typename Measure>
-std::vector<segmentation::CurvePoint> refined_curve(const std::vector<uint64_t>& coarse, uint64_t most,
-                                                    Measure measure) {
+std::vector<segmentation::CurvePoint> refined_curve(const std::vector<uint64_t>& coarse,
+                                                    uint64_t most, Measure measure) {
   std::vector<segmentation::CurvePoint> curve;
   for (uint64_t f : coarse) curve.push_back({double(f), measure(double(f))});
   segmentation::RefineOptions ro;
@@ -552,8 +564,9 @@ std::vector<segmentation::CurvePoint> refined_curve(const std::vector<uint64_t>&
     std::vector<uint64_t> next;
     for (double x : segmentation::refinement_points(curve, ro)) {
       const uint64_t f = latency::round_to_lines(x, kLine);
-      const bool seen = std::any_of(curve.begin(), curve.end(),
-                                    [&](const segmentation::CurvePoint& q) { return uint64_t(q.x) == f; });
+      const bool seen =
+          std::any_of(curve.begin(), curve.end(),
+                      [&](const segmentation::CurvePoint& q) { return uint64_t(q.x) == f; });
       if (!seen && f >= 1024 && f <= most && std::find(next.begin(), next.end(), f) == next.end())
         next.push_back(f);
     }
@@ -590,7 +603,8 @@ double latency_rows(const Gpu& g, const Noise& n, Draws& d, Run& run) {
       if (d.uniform() < n.outlier_rate) y *= 1.2 + 0.6 * d.uniform();
       return y;
     };
-    for (const auto& q : refined_curve(coarse, std::max(range.max_bytes, range.tail_bytes), measure))
+    for (const auto& q :
+         refined_curve(coarse, std::max(range.max_bytes, range.tail_bytes), measure))
       run.latency.push_back(make_row("latency", probe,
                                      {{"footprint_bytes", format_printf("%.0f", q.x)},
                                       {"stride_bytes", std::to_string(kLine)}},
@@ -607,8 +621,8 @@ void bandwidth_rows(const Gpu& g, const Noise& n, double l2_seen, Draws& d, Run&
   const double l2 = g.l2_bytes_meta > 0 ? g.l2_bytes_meta : l2_seen;
   // one round of the grid's reads: about a third of the L2 (the H100: 17 MiB of 50)
   const double round = 0.34 * l2;
-  run.bandwidth.push_back(make_row("bandwidth", "dram_theoretical", {}, g.dram_theoretical_gbs.value,
-                                   "GB/s", 0));
+  run.bandwidth.push_back(
+      make_row("bandwidth", "dram_theoretical", {}, g.dram_theoretical_gbs.value, "GB/s", 0));
   const Level* l2_level = nullptr;
   for (const auto& l : g.levels)
     if (l.name == "l2") l2_level = &l;

@@ -79,17 +79,13 @@ struct Run {
 class LevelBand {
  public:
   void add(double z) {
-    if (lower_.empty() || z <= *lower_.rbegin())
-      lower_.insert(z);
-    else
-      upper_.insert(z);
+    if (lower_.empty() || z <= *lower_.rbegin()) lower_.insert(z);
+    else upper_.insert(z);
     balance();
   }
   void remove(double z) {
-    if (z <= *lower_.rbegin())
-      lower_.erase(lower_.find(z));
-    else
-      upper_.erase(upper_.find(z));
+    if (z <= *lower_.rbegin()) lower_.erase(lower_.find(z));
+    else upper_.erase(upper_.find(z));
     balance();
   }
   // Whether every point lies within `tol` of the median (LogCurve::level).
