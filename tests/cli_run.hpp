@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include "committed_runs.hpp"
+
 namespace cli {
 
 namespace fs = std::filesystem;
@@ -70,13 +72,10 @@ inline fs::path quick_run(const std::string& filter, const std::string& name, Re
   return r->code == 0 ? dir : fs::path();
 }
 
-// The committed H100 repeat run whose CSV files copy_run() copies.
-inline const char* const kCopiedRun = "results/nvidia-h100-80gb-hbm3/20261122T082400Z";
-
-// A writable copy of the committed H100 repeat run (its CSV files only), as `name`.
+// A writable copy of the committed filtered H100 run (its CSV files only), as `name`.
 inline fs::path copy_run(const std::string& name) {
   fs::path dst = empty_dir(name);
-  for (const auto& e : fs::directory_iterator(kCopiedRun))
+  for (const auto& e : fs::directory_iterator(gpuprobe::committed_run(gpuprobe::kH100FilteredRun)))
     if (e.path().extension() == ".csv") fs::copy_file(e.path(), dst / e.path().filename());
   return dst;
 }

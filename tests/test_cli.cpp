@@ -27,6 +27,15 @@ TEST(Cli, HelpListsCommands) {
     EXPECT_NE(r.out.find(c), std::string::npos) << c;
 }
 
+TEST(Cli, VersionIsOneLine) {
+  Result r = run("--version");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("gpuprobe ", 0), 0u) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_GT(r.out.size(), std::string("gpuprobe \n").size()) << "a version after the name";
+  EXPECT_EQ(r.err, "");
+}
+
 TEST(Cli, EveryCommandHasItsOwnHelp) {
   for (const std::string cmd : {"run", "info", "analyze", "report", "compare", "compare --fleet", "export"}) {
     Result r = run(cmd + " --help");
@@ -312,7 +321,8 @@ TEST(Figures, AnInterruptedRunIsReportedAsIncomplete) {
       << md.substr(0, 600);
   fs::path out = fs::temp_directory_path() / "gpuprobe_cli_incomplete_compare";
   fs::remove_all(out);
-  run("compare " + dir.string() + " results/nvidia-h200/20261122T081642Z --out " + out.string());
+  run("compare " + dir.string() + " " + gpuprobe::committed_run(gpuprobe::kH200Run) + " --out " +
+      out.string());
   md = slurp(out / "compare.md");
   EXPECT_NE(md.find("(run_status=interrupted, SIGINT during tlb)"), std::string::npos) << md.substr(0, 800);
 }

@@ -374,15 +374,9 @@ TEST(InputChecks, ParameterRowsAreCheckedOneByOne) {
 }
 
 TEST(InputChecks, EveryCommittedParametersRowReads) {
-  int files = 0;
-  for (const char* gpu : {"results/nvidia-h100-80gb-hbm3", "results/nvidia-h200"})
-    for (const auto& rd : fs::directory_iterator(gpu)) {
-      const fs::path p = rd.path() / "parameters.csv";
-      if (!fs::exists(p)) continue;
-      ++files;
-      EXPECT_NO_THROW(read_parameters(p.string())) << p;
-    }
-  EXPECT_GE(files, 10);
+  const auto dirs = committed_run_dirs({RunKind::full, RunKind::quick, RunKind::filtered, RunKind::repeat});
+  for (const auto& dir : dirs) EXPECT_NO_THROW(read_parameters(dir + "/parameters.csv")) << dir;
+  EXPECT_GE(dirs.size(), 10u);
 }
 
 TEST(InputChecks, ADuplicatedColumnIsRefusedWithItsLine) {

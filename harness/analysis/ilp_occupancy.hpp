@@ -10,16 +10,16 @@
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
-namespace gpuprobe {
-
-namespace ilp_occupancy {
+namespace gpuprobe::ilp_occupancy {
 
 constexpr int kIlps[] = {1, 2, 4, 8};
 // Independent FMAs per loop trip (ILP chains x 256/ILP steps), the same for every ILP.
 constexpr int kFmaSteps = 256;
 
 // Warps per SM swept: 1..max, denser where the knee is expected; `max_warps` from the device.
-std::vector<int> warp_counts(int max_warps, bool quick);
+// A quick run sweeps the same counts (in shorter windows): on a coarser grid the knee lands on
+// the next point up (H200, ILP 4: 64 warps on 1, 2, 4 .. 64 against 40).
+std::vector<int> warp_counts(int max_warps);
 
 std::string fma_kernel_name(int ilp);
 std::string load_kernel_name(int ilp);
@@ -48,8 +48,6 @@ Knee knee(const std::vector<int>& warps, const std::vector<double>& rates, doubl
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"ilp_occupancy", "ilp_occupancy.gp"};
 
-}  // namespace ilp_occupancy
-
 // <kind>_warps_90pct_ilp<k> (warps/SM reaching 90 % of the kind's peak at ILP k) and
 // <kind>_in_flight_90pct (warps x ILP at the knee, median over ILP) for kind = fp32_fma and
 // dram_load. An ILP that never reaches 90 % gives <kind>_ceiling_ilp<k> instead: its best rate
@@ -57,4 +55,4 @@ inline constexpr FamilyDescriptor kFamily{"ilp_occupancy", "ilp_occupancy.gp"};
 // SM holds would be needed) or flat (a limit of its own that warps do not lift).
 std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs, const Metadata& meta);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::ilp_occupancy

@@ -14,11 +14,15 @@
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
-namespace gpuprobe {
-
-namespace index_chase {
+namespace gpuprobe::index_chase {
 
 constexpr int kSteps = 16;  // dependent steps per unrolled loop trip (the code check counts them)
+// The global pair's atomics step over kPairLines lines kPairStrideBytes apart: a line's L2 slice
+// is near the SM or far from it (H100: 281 or 438 cycles, by where the chain landed), many lines
+// spread over pages average over both. Only kPairLines lines of the identity array are loaded:
+// they stay in L1.
+constexpr int kPairLines = 256;
+constexpr int kPairStrideBytes = 4096 + 128;
 
 struct Variant {
   const char* probe;      // observations' probe
@@ -35,11 +39,9 @@ std::string one_step(const std::vector<Instruction>& region, const std::string& 
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"index_chase", "index_chase.gp"};
 
-}  // namespace index_chase
-
 // shared_latency_index_chase, l1_hit_latency_index_chase, l2_hit_latency_index_chase,
 // dram_latency_index_chase (cycles per step), and atomic_shared_latency_result_pair,
 // atomic_global_latency_result_pair (pair minus the chase of the same load B).
 std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, const Metadata& meta);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::index_chase
