@@ -27,8 +27,9 @@ struct Result {
 inline Result run(const std::string& args) {
   // ctest runs tests in parallel: each test gets its own stderr file.
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path errfile = fs::temp_directory_path() /
-                     (std::string("gpuprobe_cli_") + info->test_suite_name() + "_" + info->name() + ".stderr");
+  fs::path errfile =
+      fs::temp_directory_path() /
+      (std::string("gpuprobe_cli_") + info->test_suite_name() + "_" + info->name() + ".stderr");
   std::string cmd = std::string(GPUPROBE_BINARY) + " " + args + " 2>" + errfile.string();
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -87,6 +88,8 @@ inline std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-inline void append(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::app) << text; }
+inline void append(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::app) << text;
+}
 
 }  // namespace cli

@@ -41,7 +41,8 @@ std::vector<FleetMember> fleet_from(const FleetMember& base, int n, const std::v
       p.low *= f;
       p.high *= f;
     };
-    for (size_t i = 0; i < m.params.size(); ++i) scale(m.params[i], 1 + 0.004 * std::sin(7.0 * k + double(i)));
+    for (size_t i = 0; i < m.params.size(); ++i)
+      scale(m.params[i], 1 + 0.004 * std::sin(7.0 * k + double(i)));
     for (const auto& f : faults)
       if (f.member == k)
         for (auto& p : m.params)

@@ -319,9 +319,10 @@ TEST(ModelGpus, RecordedH100RunWithTheTailKeepsItsLadder) {
   // The ladder's latencies as this run measured them (2026-11-28), within their 3 % tolerance
   // (docs/parameters.md): the file's values scaled or replaced fail here.
   constexpr double kLatencyTolerance = 0.03;
-  const std::pair<const char*, double> pinned[] = {
-      {"l1_hit_latency", 32.02}, {"l2_near_hit_latency", 284.43}, {"l2_far_hit_latency", 531.33},
-      {"dram_latency", 689.28}};
+  const std::pair<const char*, double> pinned[] = {{"l1_hit_latency", 32.02},
+                                                   {"l2_near_hit_latency", 284.43},
+                                                   {"l2_far_hit_latency", 531.33},
+                                                   {"dram_latency", 689.28}};
   for (const auto& [name, cycles] : pinned) {
     ASSERT_EQ(p.count(name), 1u) << name;
     EXPECT_NEAR(p[name].value, cycles, kLatencyTolerance * cycles) << name;

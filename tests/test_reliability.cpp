@@ -34,7 +34,8 @@ namespace {
 std::map<std::string, std::string> snapshot(const fs::path& dir) {
   std::map<std::string, std::string> out;
   for (const auto& e : fs::directory_iterator(dir))
-    out[e.path().filename().string()] = e.is_regular_file() ? slurp(e.path()) : "<" + e.path().string() + ">";
+    out[e.path().filename().string()] =
+        e.is_regular_file() ? slurp(e.path()) : "<" + e.path().string() + ">";
   return out;
 }
 
@@ -62,7 +63,8 @@ void replace_line(const fs::path& file, const std::string& prefix, const std::st
 }
 
 // `analyze -v` of a copy of the run (`name`) whose parameters.csv row `prefix` is `row`.
-Result analyze_with_row(const std::string& name, const std::string& prefix, const std::string& row, fs::path* rd) {
+Result analyze_with_row(const std::string& name, const std::string& prefix, const std::string& row,
+                        fs::path* rd) {
   *rd = copy_run(name);
   replace_line(*rd / "parameters.csv", prefix, row);
   return run("analyze -v " + rd->string());
@@ -93,8 +95,8 @@ TEST(OutputPaths, DevicesAreWrittenThroughAndAFullOneFails) {
   const auto before = snapshot(rd);
   for (const std::string& cmd : {"export " + rd.string() + " --json --out /dev/full",
                                  "spread " + rd.string() + " " + run2.string() + " --out /dev/full",
-                                 "compare --fleet " + rd.string() + " " + run2.string() + " " + run3.string() +
-                                     " --csv /dev/full > /dev/null"}) {
+                                 "compare --fleet " + rd.string() + " " + run2.string() + " " +
+                                     run3.string() + " --csv /dev/full > /dev/null"}) {
     expect_one_line(run(cmd), "No space left on device", cmd);
     EXPECT_TRUE(is_char_device("/dev/full")) << cmd;
   }
@@ -106,11 +108,12 @@ TEST(OutputPaths, EveryStdoutWriterFailsOnAFullDevice) {
   fs::path a = copy_run("gpuprobe_rel_stdout_a"), b = copy_run("gpuprobe_rel_stdout_b"),
            c = copy_run("gpuprobe_rel_stdout_c");
   const auto before = snapshot(a);
-  for (const std::string& cmd : {"analyze --stdout " + a.string(), "export " + a.string() + " --json",
-                                 "export " + a.string() + " --json --out /dev/stdout",
-                                 "compare --fleet " + a.string() + " " + b.string() + " " + c.string(),
-                                 "compare --table markdown " + a.string(), std::string("list"),
-                                 std::string("--help"), std::string("export --help")})
+  for (const std::string& cmd :
+       {"analyze --stdout " + a.string(), "export " + a.string() + " --json",
+        "export " + a.string() + " --json --out /dev/stdout",
+        "compare --fleet " + a.string() + " " + b.string() + " " + c.string(),
+        "compare --table markdown " + a.string(), std::string("list"), std::string("--help"),
+        std::string("export --help")})
     expect_one_line(run(cmd + " > /dev/full"), "No space left on device", cmd);
   EXPECT_EQ(snapshot(a), before);
 }
@@ -137,9 +140,9 @@ TEST(OutputPaths, AFifoIsWrittenThroughAndOneWithoutAReaderFailsAtOnce) {
   fs::path rd = copy_run("gpuprobe_rel_fifo");
   fs::path dir = empty_dir("gpuprobe_rel_fifo_out");
   ASSERT_EQ(::mkfifo((dir / "pipe").c_str(), 0600), 0);
-  Result r = run("list > /dev/null; cat " + (dir / "pipe").string() + " > " + (dir / "got").string() + " & " +
-                 kBounded + GPUPROBE_BINARY + " export " + rd.string() + " --json --out " +
-                 (dir / "pipe").string() + "; wait");
+  Result r = run("list > /dev/null; cat " + (dir / "pipe").string() + " > " +
+                 (dir / "got").string() + " & " + kBounded + GPUPROBE_BINARY + " export " +
+                 rd.string() + " --json --out " + (dir / "pipe").string() + "; wait");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(slurp(dir / "got").find("\"schema\""), std::string::npos);
   struct stat st {};
@@ -165,9 +168,10 @@ TEST(RunFilesGuard, NoCommandButAnalyzeWritesARunsFiles) {
   fs::create_symlink(a / "parameters.csv", elsewhere / "innocent.csv");
   const auto before = snapshot(a);
   const std::string runs = a.string() + " " + b.string() + " " + c.string();
-  for (const std::string& target : {(a / "parameters.csv").string(), (a / "tlb.csv").string(),
-                                    (a / "families.csv").string(), (elsewhere / "innocent.csv").string(),
-                                    a.string() + "/../" + a.filename().string() + "/bandwidth.csv"}) {
+  for (const std::string& target :
+       {(a / "parameters.csv").string(), (a / "tlb.csv").string(), (a / "families.csv").string(),
+        (elsewhere / "innocent.csv").string(),
+        a.string() + "/../" + a.filename().string() + "/bandwidth.csv"}) {
     for (const std::string& cmd : {"export " + a.string() + " --json --out " + target,
                                    "spread " + a.string() + " " + b.string() + " --out " + target,
                                    "compare --fleet " + runs + " --csv " + target + " > /dev/null"})
@@ -193,21 +197,25 @@ TEST(RunFilesGuard, SpreadOfRunsNamedWithASlashWritesBesideThem) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(fs::exists(parent / "spread.csv"));
   EXPECT_EQ(snapshot(a), before);
-  EXPECT_NE(slurp(parent / "spread.csv").find("# runs=a b"), std::string::npos) << slurp(parent / "spread.csv");
+  EXPECT_NE(slurp(parent / "spread.csv").find("# runs=a b"), std::string::npos)
+      << slurp(parent / "spread.csv");
 }
 
 TEST(RunFilesGuard, TheGuardInProcess) {
   fs::path a = copy_run("gpuprobe_rel_guard_unit");
   EXPECT_THROW(check_output_path((a / "parameters.csv").string()), std::runtime_error);
   EXPECT_NO_THROW(check_output_path((a / "parameters.csv").string(), RunFileRights::parameters));
-  EXPECT_THROW(check_output_path((a / "tlb.csv").string(), RunFileRights::parameters), std::runtime_error);
+  EXPECT_THROW(check_output_path((a / "tlb.csv").string(), RunFileRights::parameters),
+               std::runtime_error);
   EXPECT_THROW(check_output_path((a / "benchmark.json").string()), std::runtime_error);
   EXPECT_NO_THROW(check_output_path((a / "report.md").string()));
   EXPECT_NO_THROW(check_output_path((a / "export.json").string()));
   // A folder this process made as a run is its own to write.
   std::string id;
-  const std::string made = create_run_dir(empty_dir("gpuprobe_rel_guard_made").string(), "gpu", 0, &id);
-  write_file_atomic(made + "/latency.csv", "# run_id=" + id + "\nfamily,probe,value,unit,p05,p50,p95,reps\n");
+  const std::string made =
+      create_run_dir(empty_dir("gpuprobe_rel_guard_made").string(), "gpu", 0, &id);
+  write_file_atomic(made + "/latency.csv",
+                    "# run_id=" + id + "\nfamily,probe,value,unit,p05,p50,p95,reps\n");
   EXPECT_NO_THROW(write_file_atomic(made + "/latency.csv", "# run_id=" + id + "\n"));
 }
 
@@ -218,8 +226,9 @@ TEST(AnalyzeKeeps, AParametersCsvItCannotReadIsNeverOverwritten) {
   const std::string good = slurp(rd / "parameters.csv");
   const std::string header = "parameter,value,unit,low,high,confidence,method,evidence";
   const std::string twice = "parameter,value,unit,low,high,confidence,method,evidence,value";
-  for (const std::string& text : {std::string(), std::string("# gpu=x\n"), "\"unterminated\n" + good,
-                                  good.substr(0, good.find(header)) + twice + "\n"}) {
+  for (const std::string& text :
+       {std::string(), std::string("# gpu=x\n"), "\"unterminated\n" + good,
+        good.substr(0, good.find(header)) + twice + "\n"}) {
     std::ofstream(rd / "parameters.csv", std::ios::binary | std::ios::trunc) << text;
     const auto before = snapshot(rd);
     for (const std::string flags : {"", "--stdout "}) {
@@ -231,16 +240,20 @@ TEST(AnalyzeKeeps, AParametersCsvItCannotReadIsNeverOverwritten) {
   }
   fs::remove(rd / "parameters.csv");
   ASSERT_EQ(::mkfifo((rd / "parameters.csv").c_str(), 0600), 0);
-  expect_one_line(run(std::string("list > /dev/null; ") + kBounded + GPUPROBE_BINARY + " analyze " + rd.string()),
+  expect_one_line(run(std::string("list > /dev/null; ") + kBounded + GPUPROBE_BINARY + " analyze " +
+                      rd.string()),
                   "a FIFO, not a regular file", "a FIFO in its place");
 }
 
 TEST(AnalyzeKeeps, ABadRowIsSaidNotUsedAndInferredAgain) {
   fs::path rd;
-  Result r = analyze_with_row("gpuprobe_rel_bad_row", "dram_read_bandwidth,",
-                              "dram_read_bandwidth,3156.8,GB/s,3153.9,3158.9,1.5,streaming: edited,bandwidth.csv", &rd);
+  Result r = analyze_with_row(
+      "gpuprobe_rel_bad_row", "dram_read_bandwidth,",
+      "dram_read_bandwidth,3156.8,GB/s,3153.9,3158.9,1.5,streaming: edited,bandwidth.csv", &rd);
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("dram_read_bandwidth: confidence 1.5 outside [0, 1]: row not used"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("dram_read_bandwidth: confidence 1.5 outside [0, 1]: row not used"),
+            std::string::npos)
+      << r.err;
   std::map<std::string, Parameter> by = by_name(rd / "parameters.csv");
   EXPECT_TRUE(by.count("sm_clock_measured"));
   EXPECT_TRUE(by.count("suite_wall_time"));
@@ -251,15 +264,17 @@ TEST(AnalyzeKeeps, ABadRowIsSaidNotUsedAndInferredAgain) {
 TEST(AnalyzeKeeps, AnUnreadableRunLevelRowIsRecoveredOrRefused) {
   // The clock is in families.csv's metadata: recovered.
   fs::path rd;
-  Result r = analyze_with_row("gpuprobe_rel_run_level", "sm_clock_measured,",
-                              "sm_clock_measured,-1995,MHz,1994.99,1995.0,0.99,edited,families.csv", &rd);
+  Result r =
+      analyze_with_row("gpuprobe_rel_run_level", "sm_clock_measured,",
+                       "sm_clock_measured,-1995,MHz,1994.99,1995.0,0.99,edited,families.csv", &rd);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("recovered from"), std::string::npos) << r.err;
   const Parameter clock = by_name(rd / "parameters.csv")["sm_clock_measured"];
   EXPECT_EQ(clock.value, 1995.0) << slurp(rd / "parameters.csv");
   EXPECT_EQ(clock.evidence, "families.csv");
   // The wall time of a run whose families.csv does not record it: nothing to recover it from.
-  replace_line(rd / "parameters.csv", "suite_wall_time,", "suite_wall_time,35.4,s,35.4,35.4,1.5,edited,families.csv");
+  replace_line(rd / "parameters.csv", "suite_wall_time,",
+               "suite_wall_time,35.4,s,35.4,35.4,1.5,edited,families.csv");
   const auto before = snapshot(rd);
   expect_one_line(run("analyze " + rd.string()), "suite_wall_time: unreadable", "wall time");
   EXPECT_EQ(snapshot(rd), before);
@@ -280,12 +295,14 @@ TEST(AnalyzeKeeps, RedirectedIntoItsOwnParametersCsv) {
                "# throttle_reasons_seen=none\n# suite_wall_time_s=35.408412058");
   Result ok = run("analyze --stdout " + run2.string() + " > " + (run2 / "parameters.csv").string());
   EXPECT_EQ(ok.code, 0) << ok.err;
-  EXPECT_NE(slurp(run2 / "parameters.csv").find("\nsuite_wall_time,35.408412058,s,35.408412058,35.408412058,1,"),
+  EXPECT_NE(slurp(run2 / "parameters.csv")
+                .find("\nsuite_wall_time,35.408412058,s,35.408412058,35.408412058,1,"),
             std::string::npos);
   // Appended to (>>): refused, the file as it was.
   const auto before = snapshot(run2);
-  expect_one_line(run("analyze --stdout " + run2.string() + " >> " + (run2 / "parameters.csv").string()),
-                  "not appended to", "appended");
+  expect_one_line(
+      run("analyze --stdout " + run2.string() + " >> " + (run2 / "parameters.csv").string()),
+      "not appended to", "appended");
   EXPECT_EQ(snapshot(run2), before);
 }
 
@@ -296,19 +313,22 @@ TEST(ReportFigures, NothingDrawnKeepsTheFiguresAndFails) {
   fs::create_directories(rd / "figures");
   std::ofstream(rd / "figures" / "tlb.svg") << "<svg>an earlier report's</svg>\n";
   fs::path empty = empty_dir("gpuprobe_rel_figures_noplots");
-  for (const std::string& how : {"GNUPLOT=/bin/false " + std::string(GPUPROBE_BINARY) + " report " + rd.string(),
-                                 std::string(GPUPROBE_BINARY) + " report --plots " + empty.string() + " " + rd.string(),
-                                 std::string(GPUPROBE_BINARY) + " report --plots /nonexistent " + rd.string()}) {
+  for (const std::string& how :
+       {"GNUPLOT=/bin/false " + std::string(GPUPROBE_BINARY) + " report " + rd.string(),
+        std::string(GPUPROBE_BINARY) + " report --plots " + empty.string() + " " + rd.string(),
+        std::string(GPUPROBE_BINARY) + " report --plots /nonexistent " + rd.string()}) {
     Result r = run("list > /dev/null; " + how);
     EXPECT_NE(r.code, 0) << how;
     ASSERT_FALSE(r.err.empty()) << how;
     // The error is the last line, after the warnings' one line.
     const std::string last = r.err.substr(r.err.rfind('\n', r.err.size() - 2) + 1);
-    EXPECT_TRUE(last.find("no figure") != std::string::npos || last.find("plots directory") != std::string::npos)
+    EXPECT_TRUE(last.find("no figure") != std::string::npos ||
+                last.find("plots directory") != std::string::npos)
         << how << ": " << r.err;
     EXPECT_LE(lines(r.err), 2) << how << ": " << r.err;
     EXPECT_EQ(slurp(rd / "figures" / "tlb.svg"), "<svg>an earlier report's</svg>\n") << how;
-    EXPECT_EQ(std::distance(fs::directory_iterator(rd / "figures"), fs::directory_iterator()), 1) << how;
+    EXPECT_EQ(std::distance(fs::directory_iterator(rd / "figures"), fs::directory_iterator()), 1)
+        << how;
   }
 }
 
@@ -321,7 +341,8 @@ TEST(ReportFigures, AKilledReportsStagingIsRemovedByTheNext) {
   const int fd = ::open((rd / ".figures.tmp-LIVE").c_str(), O_RDONLY | O_DIRECTORY);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
-  run("list > /dev/null; GNUPLOT=/nonexistent/gnuplot " + std::string(GPUPROBE_BINARY) + " report " + rd.string());
+  run("list > /dev/null; GNUPLOT=/nonexistent/gnuplot " + std::string(GPUPROBE_BINARY) +
+      " report " + rd.string());
   EXPECT_FALSE(fs::exists(rd / ".figures.tmp-KILLED"));
   EXPECT_TRUE(fs::exists(rd / ".figures.tmp-LIVE"));
   ::close(fd);
@@ -337,9 +358,11 @@ TEST(ReportFigures, AFileTooLargeToDrawIsSaidNotWaitedOn) {
   text.reserve(text.size() + 200000 * row.size());
   for (int i = 0; i < 200000; ++i) text += row;
   std::ofstream(rd / "tlb.csv", std::ios::binary | std::ios::trunc) << text;
-  Result r = run(std::string("list > /dev/null; ") + kBounded + GPUPROBE_BINARY + " report " + rd.string());
+  Result r = run(std::string("list > /dev/null; ") + kBounded + GPUPROBE_BINARY + " report " +
+                 rd.string());
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(slurp(rd / "report.md").find("rows, more than a figure is drawn from"), std::string::npos);
+  EXPECT_NE(slurp(rd / "report.md").find("rows, more than a figure is drawn from"),
+            std::string::npos);
   EXPECT_TRUE(fs::exists(rd / "figures" / "bandwidth.svg"));
 }
 
@@ -348,14 +371,14 @@ TEST(ReportFigures, AFileTooLargeToDrawIsSaidNotWaitedOn) {
 TEST(InputChecks, ParameterRowsAreCheckedOneByOne) {
   const std::string text =
       "parameter,value,unit,low,high,confidence,method,evidence\n"
-      "l1_hit_latency,33,cycles,32,34,0.9,m,latency.csv\n"      // 2: good
-      "l1_ways,-5,ways,-5,-5,0.9,m,associativity.csv\n"         // 3: a count <= 0
-      "l2_size,5e7,bytes,6e7,7e7,0.9,m,latency.csv\n"           // 4: outside its interval
-      "dram_latency,600,cycles,700,500,0.9,m,latency.csv\n"     // 5: inverted
-      "shared_banks,32,banks,32,32,1.5,m,shared_banks.csv\n"    // 6: confidence
-      "l1_size,nan,bytes,1,2,0.5,m,latency.csv\n"               // 7: not a number
-      "l1_hit_latency,34,cycles,33,35,0.9,m,latency.csv\n"      // 8: given again
-      "someones_difference,-3,cycles,-4,-2,0.5,m,x.csv\n";      // 9: not in the catalog: may be < 0
+      "l1_hit_latency,33,cycles,32,34,0.9,m,latency.csv\n"    // 2: good
+      "l1_ways,-5,ways,-5,-5,0.9,m,associativity.csv\n"       // 3: a count <= 0
+      "l2_size,5e7,bytes,6e7,7e7,0.9,m,latency.csv\n"         // 4: outside its interval
+      "dram_latency,600,cycles,700,500,0.9,m,latency.csv\n"   // 5: inverted
+      "shared_banks,32,banks,32,32,1.5,m,shared_banks.csv\n"  // 6: confidence
+      "l1_size,nan,bytes,1,2,0.5,m,latency.csv\n"             // 7: not a number
+      "l1_hit_latency,34,cycles,33,35,0.9,m,latency.csv\n"    // 8: given again
+      "someones_difference,-3,cycles,-4,-2,0.5,m,x.csv\n";    // 9: not in the catalog: may be < 0
   CsvTable t = parse_csv(text, "p.csv");
   std::vector<std::string> rejected;
   std::vector<int> lines_kept;
@@ -365,16 +388,20 @@ TEST(InputChecks, ParameterRowsAreCheckedOneByOne) {
   EXPECT_EQ(kept[1].name, "someones_difference");
   EXPECT_EQ(lines_kept, (std::vector<int>{2, 9}));
   ASSERT_EQ(rejected.size(), 6u);
-  const char* expected[] = {"p.csv:3: l1_ways: value -5 <= 0", "p.csv:4: l2_size: value 5e+07 outside",
-                            "p.csv:5: dram_latency: high 500 < low 700", "p.csv:6: shared_banks: confidence 1.5",
-                            "p.csv:7: l1_size: value nan",           "p.csv:8: l1_hit_latency: given again"};
+  const char* expected[] = {"p.csv:3: l1_ways: value -5 <= 0",
+                            "p.csv:4: l2_size: value 5e+07 outside",
+                            "p.csv:5: dram_latency: high 500 < low 700",
+                            "p.csv:6: shared_banks: confidence 1.5",
+                            "p.csv:7: l1_size: value nan",
+                            "p.csv:8: l1_hit_latency: given again"};
   for (size_t i = 0; i < rejected.size(); ++i)
     EXPECT_EQ(rejected[i].rfind(expected[i], 0), 0u) << rejected[i];
   EXPECT_THROW(parameters_from_table(t), CsvError);  // strict without a list of rejects
 }
 
 TEST(InputChecks, EveryCommittedParametersRowReads) {
-  const auto dirs = committed_run_dirs({RunKind::full, RunKind::quick, RunKind::filtered, RunKind::repeat});
+  const auto dirs =
+      committed_run_dirs({RunKind::full, RunKind::quick, RunKind::filtered, RunKind::repeat});
   for (const auto& dir : dirs) EXPECT_NO_THROW(read_parameters(dir + "/parameters.csv")) << dir;
   EXPECT_GE(dirs.size(), 10u);
 }
@@ -387,7 +414,8 @@ TEST(InputChecks, ADuplicatedColumnIsRefusedWithItsLine) {
     EXPECT_EQ(std::string(e.what()), "d.csv:2: column 'value' appears twice (columns 2 and 4)");
   }
   fs::path rd = copy_run("gpuprobe_rel_dup_column");
-  replace_line(rd / "parameters.csv", "parameter,value,", "parameter,value,unit,low,high,confidence,method,value");
+  replace_line(rd / "parameters.csv", "parameter,value,",
+               "parameter,value,unit,low,high,confidence,method,value");
   Result r = run("export " + rd.string() + " --json");
   expect_one_line(r, "column 'value' appears twice", "export");
   EXPECT_EQ(r.out, "");
@@ -395,7 +423,11 @@ TEST(InputChecks, ADuplicatedColumnIsRefusedWithItsLine) {
 
 TEST(InputChecks, AByteOrderMarkIsReadAsIfAbsent) {
   EXPECT_EQ(parse_csv("\xEF\xBB\xBF# gpu=x\na,b\n1,2\n", "bom.csv").meta_value("gpu"), "x");
-  EXPECT_EQ(parse_csv("\xEF\xBB\xBF" "a,b\n1,2\n", "bom.csv").header[0], "a");
+  EXPECT_EQ(parse_csv("\xEF\xBB\xBF"
+                      "a,b\n1,2\n",
+                      "bom.csv")
+                .header[0],
+            "a");
   fs::path rd = copy_run("gpuprobe_rel_bom");
   for (const auto& e : fs::directory_iterator(rd)) {
     const std::string text = slurp(e.path());
@@ -408,11 +440,14 @@ TEST(InputChecks, AByteOrderMarkIsReadAsIfAbsent) {
 }
 
 TEST(InputChecks, FilesOfTwoGpusInOneRunAreRefused) {
-  EXPECT_EQ(identity_conflict({{"a.csv", {{"gpu", "X"}, {"sm_count", "132"}}}, {"b.csv", {{"gpu", "X"}}}}), "");
+  EXPECT_EQ(identity_conflict(
+                {{"a.csv", {{"gpu", "X"}, {"sm_count", "132"}}}, {"b.csv", {{"gpu", "X"}}}}),
+            "");
   for (const char* key : {"gpu", "compute_capability", "sm_count", "l2_bytes"}) {
-    const std::string c =
-        identity_conflict({{"a.csv", {{key, "1"}}}, {"b.csv", {{"x", "y"}}}, {"c.csv", {{key, "2"}}}});
-    EXPECT_EQ(c, std::string("a.csv names ") + key + "=1, c.csv " + key + "=2: files of two GPUs in one run");
+    const std::string c = identity_conflict(
+        {{"a.csv", {{key, "1"}}}, {"b.csv", {{"x", "y"}}}, {"c.csv", {{key, "2"}}}});
+    EXPECT_EQ(c, std::string("a.csv names ") + key + "=1, c.csv " + key +
+                     "=2: files of two GPUs in one run");
   }
   fs::path rd = copy_run("gpuprobe_rel_two_gpus");
   replace_line(rd / "tlb.csv", "# gpu=", "# gpu=NVIDIA H200");
@@ -436,15 +471,18 @@ TEST(InputChecks, FifosDevicesAndLoopsAreRefusedWithoutWaiting) {
   ASSERT_EQ(::mkfifo((rd / "tlb.csv").c_str(), 0600), 0);
   Result a = run("list > /dev/null; " + bin + " analyze -v " + rd.string());
   EXPECT_EQ(a.code, 0) << a.err;
-  EXPECT_NE(a.err.find("tlb.csv: a FIFO, not a regular file: refused as input"), std::string::npos) << a.err;
+  EXPECT_NE(a.err.find("tlb.csv: a FIFO, not a regular file: refused as input"), std::string::npos)
+      << a.err;
   const std::string skipped = read_csv((rd / "parameters.csv").string()).meta_value("skipped");
   for (const char* why : {"fifo.csv: a FIFO, not a regular file", "zero.csv: a character device",
                           "loop.csv: cannot open file (a loop of symbolic links)"})
     EXPECT_NE(skipped.find(why), std::string::npos) << why << ": " << skipped;
-  Result rep = run("list > /dev/null; GNUPLOT=/nonexistent/gnuplot " + bin + " report " + rd.string());
+  Result rep =
+      run("list > /dev/null; GNUPLOT=/nonexistent/gnuplot " + bin + " report " + rd.string());
   EXPECT_EQ(rep.code, 1) << rep.err;
   for (const char* f : {"fifo.csv", "zero.csv", "tlb.csv"}) fs::remove(rd / f);
-  expect_one_line(run("list > /dev/null; " + bin + " export " + rd.string() + " --json"), "loop.csv", "export");
+  expect_one_line(run("list > /dev/null; " + bin + " export " + rd.string() + " --json"),
+                  "loop.csv", "export");
 }
 
 TEST(InputChecks, ExportOfAnEmptyParametersCsvSaysWhy) {
@@ -464,7 +502,8 @@ TEST(InputChecks, AFileLargerThanAnyRunWritesIsNotRead) {
     read_csv(f.string());
     FAIL();
   } catch (const CsvError& e) {
-    EXPECT_NE(std::string(e.what()).find("more than any run writes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("more than any run writes"), std::string::npos)
+        << e.what();
   }
   fs::remove(f);
 }
@@ -474,7 +513,8 @@ TEST(InputChecks, AFileLargerThanAnyRunWritesIsNotRead) {
 TEST(SilentAnalyzers, AllZeroOrNegativeInputIsSaid) {
   int checked = 0;
   for (const auto& [family, fn] : analyzers()) {
-    const fs::path seed = fs::path(GPUPROBE_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / ("seed_" + family + ".csv");
+    const fs::path seed =
+        fs::path(GPUPROBE_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / ("seed_" + family + ".csv");
     const fs::path recorded = fs::path(GPUPROBE_TEST_DATA) / ("h100_" + family + ".csv");
     const fs::path file = fs::exists(seed) ? seed : recorded;
     if (!fs::exists(file)) continue;
@@ -505,7 +545,8 @@ TEST(GpuRun, SuiteWallTimeIsOneReadingInsideItsInterval) {
       found = true;
       EXPECT_EQ(p.low, p.value);
       EXPECT_EQ(p.high, p.value);
-      EXPECT_EQ(read_csv((dir / "families.csv").string()).meta_value("suite_wall_time_s"), format_number(p.value));
+      EXPECT_EQ(read_csv((dir / "families.csv").string()).meta_value("suite_wall_time_s"),
+                format_number(p.value));
     }
   EXPECT_TRUE(found);
 }

@@ -23,7 +23,8 @@ bool finite_row(const Observation& o) {
 std::string nothing_inferred(const std::string& family, const std::vector<Observation>& kept) {
   const bool none_positive =
       std::none_of(kept.begin(), kept.end(), [](const Observation& o) { return o.value > 0; });
-  return family + ": no parameter inferred from its " + std::to_string(kept.size()) + " observation row(s)" +
+  return family + ": no parameter inferred from its " + std::to_string(kept.size()) +
+         " observation row(s)" +
          (none_positive ? " (every value is zero or negative: not a measurement)" : "");
 }
 

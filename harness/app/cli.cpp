@@ -111,8 +111,8 @@ void validate_outputs(const Options& o) {
   namespace fs = std::filesystem;
   std::error_code ec;
   require_writable_folder("--out", o.out);
-  for (const auto& [flag, path] :
-       {std::pair{"--benchmark_out", &o.benchmark_out}, {"--json-nvbandwidth", &o.json_nvbandwidth}}) {
+  for (const auto& [flag, path] : {std::pair{"--benchmark_out", &o.benchmark_out},
+                                   {"--json-nvbandwidth", &o.json_nvbandwidth}}) {
     if (path->empty()) continue;
     try {
       check_output_path(*path);

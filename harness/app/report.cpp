@@ -339,12 +339,14 @@ std::string families_markdown(const RunData& run, Documenting& doc, std::string&
 }
 
 std::string figures_section(const DrawnFigures& fig, bool have_gnuplot) {
-  const std::string none = fig.tried > 0 ? "None drawn; the figures of an earlier report, if any, are left in `" +
-                                               fig.dir + "/`.\n\n"
-                                         : std::string("None drawn.\n\n");
-  std::string md = "## Figures\n\n" + (fig.markdown.empty() ? none
-                                                              : "Each also as PNG and PDF beside its SVG in `" +
-                                                                    fig.dir + "/`.\n\n" + fig.markdown);
+  const std::string none =
+      fig.tried > 0 ? "None drawn; the figures of an earlier report, if any, are left in `" +
+                          fig.dir + "/`.\n\n"
+                    : std::string("None drawn.\n\n");
+  std::string md =
+      "## Figures\n\n" + (fig.markdown.empty() ? none
+                                               : "Each also as PNG and PDF beside its SVG in `" +
+                                                     fig.dir + "/`.\n\n" + fig.markdown);
   if (fig.not_drawn.size() > 1) {
     md += "### Figures not drawn\n\n" + markdown_table(fig.not_drawn) + "\n";
     if (!have_gnuplot)
@@ -458,7 +460,8 @@ int report_main(const std::vector<std::string>& args) {
     return 1;
   }
   try {
-    return checked_stdout(diag.prefix, report_run(resolve_paths(plots, reference), dir, style, diag));
+    return checked_stdout(diag.prefix,
+                          report_run(resolve_paths(plots, reference), dir, style, diag));
   } catch (const std::exception& e) {
     diag.print(dir + "/report.md");
     std::fprintf(stderr, "gpuprobe report: %s\n", e.what());

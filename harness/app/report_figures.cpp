@@ -52,11 +52,13 @@ size_t data_rows(const std::string& path, size_t limit) {
 }
 
 // False after recording why when a file has more rows than a figure is drawn from.
-bool small_enough(const FigureScript& script, const std::vector<std::string>& files, Diagnostics& diag) {
+bool small_enough(const FigureScript& script, const std::vector<std::string>& files,
+                  Diagnostics& diag) {
   for (const auto& f : files)
     if (data_rows(f, kMaxPlotRows) > kMaxPlotRows) {
-      diag.error(script.path + ": " + f + " has more than " + std::to_string(kMaxPlotRows) +
-                 " rows, more than a figure is drawn from (its parameters are inferred from all of them)");
+      diag.error(
+          script.path + ": " + f + " has more than " + std::to_string(kMaxPlotRows) +
+          " rows, more than a figure is drawn from (its parameters are inferred from all of them)");
       return false;
     }
   return true;
@@ -164,7 +166,8 @@ void remove_stale_staging(const fs::path& parent, const std::string& prefix) {
   std::error_code ec;
   std::vector<fs::path> stale;
   for (const auto& e : fs::directory_iterator(parent, ec))
-    if (e.path().filename().string().rfind(prefix, 0) == 0 && e.is_directory(ec) && !e.is_symlink(ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0 && e.is_directory(ec) &&
+        !e.is_symlink(ec))
       stale.push_back(e.path());
   for (const auto& dir : stale) {
     const int fd = lock_dir(dir);
@@ -208,7 +211,8 @@ std::vector<FigureScript> figure_scripts(const std::string& plots_dir, Diagnosti
     return out;
   }
   for (const auto& e : fs::directory_iterator(plots_dir, ec)) {
-    if (e.path().extension() != ".gp" || !e.is_regular_file(ec)) continue;  // a FIFO would wait forever
+    if (e.path().extension() != ".gp" || !e.is_regular_file(ec))
+      continue;  // a FIFO would wait forever
     FigureScript s;
     s.name = e.path().stem().string();
     s.path = e.path().string();
@@ -233,12 +237,14 @@ std::string gnuplot_fault(const ReportPaths& paths) {
   try {
     Staging st;
     const std::string log = (st.dir / "gnuplot.log").string();
-    const int rc = run_process({paths.gnuplot, "-e", "set terminal svg; set output 'check.svg'; plot x"},
-                               st.dir.string(), log, kGnuplotTimeoutS);
+    const int rc =
+        run_process({paths.gnuplot, "-e", "set terminal svg; set output 'check.svg'; plot x"},
+                    st.dir.string(), log, kGnuplotTimeoutS);
     std::error_code ec;
     if (rc == 0 && fs::file_size(st.dir / "check.svg", ec) > 0 && !ec) return "";
     const std::vector<std::string> lines = log_lines(log);
-    return paths.gnuplot + (rc == -1 ? std::string(" did not run") : " exited with status " + std::to_string(rc)) +
+    return paths.gnuplot +
+           (rc == -1 ? std::string(" did not run") : " exited with status " + std::to_string(rc)) +
            " on a plot of y = x" + (lines.empty() ? "" : ": " + lines.front());
   } catch (const std::exception& e) {
     return e.what();

@@ -54,15 +54,17 @@ std::vector<Parameter> recovered_run_level(const Metadata& families) {
   const size_t dots = range.find("..");
   if (parse_number(meta_of(families, "sm_clock_mhz"), &mhz) && dots != std::string::npos &&
       parse_number(range.substr(0, dots), &lo) && parse_number(range.substr(dots + 2), &hi))
-    out.push_back({"sm_clock_measured", mhz, "MHz", std::min(lo, mhz), std::max(hi, mhz),
-                   kRecoveredClockConfidence,
-                   "clock_vs_globaltimer: clock64 vs %globaltimer on every SM, median of the readings taken "
-                   "before each family, as families.csv records it (to 0.1 MHz)",
-                   kFamiliesFile});
+    out.push_back(
+        {"sm_clock_measured", mhz, "MHz", std::min(lo, mhz), std::max(hi, mhz),
+         kRecoveredClockConfidence,
+         "clock_vs_globaltimer: clock64 vs %globaltimer on every SM, median of the readings taken "
+         "before each family, as families.csv records it (to 0.1 MHz)",
+         kFamiliesFile});
   double wall = 0;
   if (parse_number(meta_of(families, "suite_wall_time_s"), &wall))
     out.push_back({"suite_wall_time", wall, "s", wall, wall, 1.0,
-                   "host_clock: host steady clock, whole run, as families.csv records it", kFamiliesFile});
+                   "host_clock: host steady clock, whole run, as families.csv records it",
+                   kFamiliesFile});
   std::vector<Parameter> valid;
   for (auto& p : out)
     if (parameter_violation(p, true, 0).empty()) valid.push_back(std::move(p));
@@ -72,8 +74,8 @@ std::vector<Parameter> recovered_run_level(const Metadata& families) {
 // The files of a run, parsed (or why not), with the run-level parameters found so far.
 struct Inputs {
   const std::string& dir;
-  std::map<std::string, CsvTable> tables;      // by file name, those that parse
-  std::map<std::string, std::string> broken;   // by file name: why not
+  std::map<std::string, CsvTable> tables;     // by file name, those that parse
+  std::map<std::string, std::string> broken;  // by file name: why not
   std::string path(const std::string& name) const { return (fs::path(dir) / name).string(); }
   const CsvTable* table(const std::string& name) const {
     auto it = tables.find(name);
@@ -110,8 +112,8 @@ const Parameter* recovered(const std::vector<Parameter>& from, const std::string
 
 // The run-level rows of a parameters.csv that was read: each kept, or recovered from
 // families.csv when its row cannot be read; throws when neither.
-std::vector<Parameter> kept_run_level(const Inputs& in, const CsvTable& t, const std::vector<Parameter>& recovery,
-                                      RunAnalysis& a) {
+std::vector<Parameter> kept_run_level(const Inputs& in, const CsvTable& t,
+                                      const std::vector<Parameter>& recovery, RunAnalysis& a) {
   std::vector<std::string> rejected;
   std::vector<int> lines;
   std::vector<Parameter> rows = parameters_from_table(t, &rejected, &lines);
@@ -124,12 +126,14 @@ std::vector<Parameter> kept_run_level(const Inputs& in, const CsvTable& t, const
     const std::string& name = t.rows[r][static_cast<size_t>(name_col)];
     if (!is_run_level(name, t.rows[r][static_cast<size_t>(evidence_col)])) continue;
     const bool read = std::find(lines.begin(), lines.end(), t.row_lines[r]) != lines.end();
-    const bool have = std::any_of(out.begin(), out.end(), [&](const Parameter& p) { return p.name == name; });
+    const bool have =
+        std::any_of(out.begin(), out.end(), [&](const Parameter& p) { return p.name == name; });
     if (read || have) continue;
     const Parameter* back = recovered(recovery, name);
     if (!back)
-      throw std::runtime_error(t.path + ":" + std::to_string(t.row_lines[r]) + ": " + name +
-                               ": unreadable, and no other file of the run gives it: not overwritten");
+      throw std::runtime_error(
+          t.path + ":" + std::to_string(t.row_lines[r]) + ": " + name +
+          ": unreadable, and no other file of the run gives it: not overwritten");
     a.warnings.push_back(t.path + ":" + std::to_string(t.row_lines[r]) + ": " + name +
                          ": unreadable; recovered from " + in.path(kFamiliesFile));
     out.push_back(*back);
@@ -139,32 +143,38 @@ std::vector<Parameter> kept_run_level(const Inputs& in, const CsvTable& t, const
 
 // The run-level parameters of a parameters.csv emptied by this command's own redirection:
 // what families.csv recovers, an error naming each one it cannot.
-std::vector<Parameter> run_level_after_redirect(const Inputs& in, const std::vector<Parameter>& recovery,
+std::vector<Parameter> run_level_after_redirect(const Inputs& in,
+                                                const std::vector<Parameter>& recovery,
                                                 RunAnalysis& a) {
   std::string lost;
   for (const char* name : {"sm_clock_measured", "suite_wall_time"})
     if (!recovered(recovery, name)) lost += (lost.empty() ? "" : ", ") + std::string(name);
-  const std::string what =
-      in.path(kParametersFile) + " was emptied by the shell's redirection before analyze could read it";
+  const std::string what = in.path(kParametersFile) +
+                           " was emptied by the shell's redirection before analyze could read it";
   if (lost.empty())
     a.warnings.push_back(what + ": its run-level rows recovered from " + kFamiliesFile);
   else
-    a.errors.push_back(what + ": " + lost + " lost (" + kFamiliesFile +
-                       " does not record it); 'gpuprobe analyze RUN_DIR' writes parameters.csv in place");
+    a.errors.push_back(
+        what + ": " + lost + " lost (" + kFamiliesFile +
+        " does not record it); 'gpuprobe analyze RUN_DIR' writes parameters.csv in place");
   return recovery;
 }
 
 // The run-level parameters: kept from parameters.csv, recovered where it is missing; throws
 // where it cannot be read (writing over it would lose them).
-std::vector<Parameter> run_level_parameters(const Inputs& in, const AnalyzeOptions& opt, RunAnalysis& a) {
+std::vector<Parameter> run_level_parameters(const Inputs& in, const AnalyzeOptions& opt,
+                                            RunAnalysis& a) {
   const CsvTable* families = in.table(kFamiliesFile);
-  const std::vector<Parameter> recovery = families ? recovered_run_level(families->meta) : std::vector<Parameter>{};
+  const std::vector<Parameter> recovery =
+      families ? recovered_run_level(families->meta) : std::vector<Parameter>{};
   if (opt.parameters_emptied) return run_level_after_redirect(in, recovery, a);
   const bool present = in.table(kParametersFile) || in.broken.count(kParametersFile);
   if (!present) return recovery;  // an older or interrupted run, or one whose file was removed
-  const std::string refusal = ": not overwritten: its rows that no observations file gives (sm_clock_measured, "
-                              "suite_wall_time) would be lost; move it aside to infer the rest again";
-  if (auto it = in.broken.find(kParametersFile); it != in.broken.end()) throw std::runtime_error(it->second + refusal);
+  const std::string refusal =
+      ": not overwritten: its rows that no observations file gives (sm_clock_measured, "
+      "suite_wall_time) would be lost; move it aside to infer the rest again";
+  if (auto it = in.broken.find(kParametersFile); it != in.broken.end())
+    throw std::runtime_error(it->second + refusal);
   const CsvTable& t = *in.table(kParametersFile);
   a.meta = t.meta;
   try {
@@ -242,11 +252,13 @@ std::vector<RunFile> read_run_files(const std::string& dir) {
     }
     files.push_back(std::move(f));
   }
-  std::sort(files.begin(), files.end(), [](const RunFile& a, const RunFile& b) { return a.name < b.name; });
+  std::sort(files.begin(), files.end(),
+            [](const RunFile& a, const RunFile& b) { return a.name < b.name; });
   return files;
 }
 
-RunAnalysis analyze_run_files(const std::string& dir, const std::vector<RunFile>& files, const AnalyzeOptions& opt) {
+RunAnalysis analyze_run_files(const std::string& dir, const std::vector<RunFile>& files,
+                              const AnalyzeOptions& opt) {
   const Inputs in = parse_inputs(dir, files);
   RunAnalysis a;
   const std::vector<Parameter> run_level = run_level_parameters(in, opt, a);
@@ -255,8 +267,8 @@ RunAnalysis analyze_run_files(const std::string& dir, const std::vector<RunFile>
   for (const auto& f : files)
     if (!is_run_level_file(fs::path(f.name).stem().string())) analyze_family_file(in, f.name, a);
   merge_parameters(a.params, run_level);
-  const bool quick =
-      std::any_of(files.begin(), files.end(), [](const RunFile& f) { return f.name == "not_measured.csv"; });
+  const bool quick = std::any_of(files.begin(), files.end(),
+                                 [](const RunFile& f) { return f.name == "not_measured.csv"; });
   if (quick) drop_not_quick(a.params);  // a quick run's subset
   set_status_lines(a);
   return a;
@@ -286,7 +298,8 @@ namespace {
 // How standard output stands to the run's parameters.csv: another file (0), that file emptied
 // by the shell's `>` (1), or that file with its rows still in it, as `>>` leaves it (2).
 int stdout_on_parameters(const std::string& path) {
-  struct stat out {}, file {};
+  struct stat out {
+  }, file{};
   if (::fstat(1, &out) != 0 || ::stat(path.c_str(), &file) != 0) return 0;
   if (out.st_dev != file.st_dev || out.st_ino != file.st_ino) return 0;
   return file.st_size == 0 ? 1 : 2;
@@ -302,7 +315,8 @@ int analyze_main(const Options& opt) {
   try {
     const int on_parameters = opt.to_stdout ? stdout_on_parameters(out) : 0;
     if (on_parameters == 2)
-      throw std::runtime_error("standard output is " + out + " itself: not appended to ('gpuprobe analyze " + dir +
+      throw std::runtime_error("standard output is " + out +
+                               " itself: not appended to ('gpuprobe analyze " + dir +
                                "' writes it in place)");
     AnalyzeOptions ao;
     ao.parameters_emptied = on_parameters == 1;
@@ -312,7 +326,8 @@ int analyze_main(const Options& opt) {
     } else {
       write_file_atomic(out, format_run_analysis(a), RunFileRights::parameters);
       std::printf("%s written: %zu parameters from %zu families (%s); skipped: %s\n", out.c_str(),
-                  a.params.size(), a.analyzed.size(), joined(a.analyzed).c_str(), joined(a.skipped).c_str());
+                  a.params.size(), a.analyzed.size(), joined(a.analyzed).c_str(),
+                  joined(a.skipped).c_str());
     }
     if (!opt.json_nvbandwidth.empty()) write_nvbandwidth_json(dir, opt.json_nvbandwidth);
   } catch (const std::exception& e) {

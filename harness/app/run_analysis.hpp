@@ -20,7 +20,7 @@ struct RunAnalysis {
 
 // One *.csv file of a run folder: its text, or why it could not be read.
 struct RunFile {
-  std::string name;   // "latency.csv"
+  std::string name;  // "latency.csv"
   std::string text;
   std::string error;  // "" when read
 };

@@ -113,7 +113,8 @@ bool read_run_parameters(RunData& run, Diagnostics& diag) {
 }
 
 // The files of one run name one GPU (their metadata); throws, one line, when they do not.
-void check_one_gpu(const RunData& run, const std::vector<std::pair<std::string, Metadata>>& family_meta) {
+void check_one_gpu(const RunData& run,
+                   const std::vector<std::pair<std::string, Metadata>>& family_meta) {
   std::vector<std::pair<std::string, Metadata>> metas = family_meta;
   if (fs::exists(run.params_path)) metas.emplace_back("parameters.csv", run.meta);
   try {
@@ -159,7 +160,8 @@ using FamilyObservations = std::vector<std::pair<std::string, std::vector<Observ
 
 // Every family file of the run that reads cleanly, into run.families; the metadata of the first.
 FamilyObservations read_family_files(RunData& run, const std::set<std::string>& known,
-                                     std::vector<std::pair<std::string, Metadata>>* metas, Diagnostics& diag) {
+                                     std::vector<std::pair<std::string, Metadata>>* metas,
+                                     Diagnostics& diag) {
   std::error_code ec;
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(run.dir, ec))

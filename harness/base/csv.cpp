@@ -99,7 +99,8 @@ std::string_view without_bom(std::string_view text) {
 namespace {
 
 // Throws when the header names a (non-empty) column twice.
-void check_unique_columns(const std::vector<std::string>& header, const std::string& path, int lineno) {
+void check_unique_columns(const std::vector<std::string>& header, const std::string& path,
+                          int lineno) {
   std::map<std::string, size_t> first;
   for (size_t i = 0; i < header.size(); ++i) {
     if (header[i].empty()) continue;
@@ -125,13 +126,15 @@ const char* file_type(mode_t mode) {
 std::string read_input_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    throw CsvError(path + ": cannot open file (" +
-                   (errno == ELOOP ? std::string("a loop of symbolic links") : std::strerror(errno)) + ")");
+    throw CsvError(
+        path + ": cannot open file (" +
+        (errno == ELOOP ? std::string("a loop of symbolic links") : std::strerror(errno)) + ")");
   if (!S_ISREG(st.st_mode))
     throw CsvError(path + ": " + file_type(st.st_mode) + ", not a regular file: refused as input");
   if (st.st_size > kMaxInputBytes)
-    throw CsvError(path + ": " + std::to_string(st.st_size) + " bytes, more than any run writes (at most " +
-                   std::to_string(kMaxInputBytes) + "): not read");
+    throw CsvError(path + ": " + std::to_string(st.st_size) +
+                   " bytes, more than any run writes (at most " + std::to_string(kMaxInputBytes) +
+                   "): not read");
   // O_NONBLOCK: should a FIFO take the file's place after the stat, opening it does not wait.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw CsvError(path + ": cannot open file (" + std::strerror(errno) + ")");

@@ -119,16 +119,18 @@ bool plausible(double v) { return std::isfinite(v) && std::fabs(v) < kAbsurdMagn
 
 std::string parameter_violation(const Parameter& p, bool positive, double slack) {
   if (p.name.empty()) return "no name";
-  if (!plausible(p.value)) return "value " + format_number(p.value) + " is not a finite, plausible number";
+  if (!plausible(p.value))
+    return "value " + format_number(p.value) + " is not a finite, plausible number";
   if (!plausible(p.low) || !plausible(p.high))
     return "bounds " + format_number(p.low) + ".." + format_number(p.high) + " are not finite";
-  if (positive && p.value <= 0) return "value " + format_number(p.value) + " <= 0 for a quantity that cannot be";
+  if (positive && p.value <= 0)
+    return "value " + format_number(p.value) + " <= 0 for a quantity that cannot be";
   if (positive && p.low < 0) return "low bound " + format_number(p.low) + " < 0";
   if (p.high < p.low) return "high " + format_number(p.high) + " < low " + format_number(p.low);
   const double miss = slack * std::fabs(p.value);
   if (p.value < p.low - miss || p.value > p.high + miss)
-    return "value " + format_number(p.value) + " outside its bounds " + format_number(p.low) + ".." +
-           format_number(p.high);
+    return "value " + format_number(p.value) + " outside its bounds " + format_number(p.low) +
+           ".." + format_number(p.high);
   if (!(p.confidence >= 0 && p.confidence <= 1))
     return "confidence " + format_number(p.confidence) + " outside [0, 1]";
   return "";
@@ -160,8 +162,8 @@ std::string parameter_of_row(const CsvTable& t, size_t r, const std::vector<int>
   const int columns[] = {1, 3, 4, 5};
   for (int k = 0; k < 4; ++k)
     if (!parse_number(cell(columns[k]), numbers[k]))
-      return "column '" + kParameterHeader[static_cast<size_t>(columns[k])] + "' is not a number: '" +
-             cell(columns[k]) + "'";
+      return "column '" + kParameterHeader[static_cast<size_t>(columns[k])] +
+             "' is not a number: '" + cell(columns[k]) + "'";
   return parameter_violation(*p, find_parameter(p->name) != nullptr, kReadSlack);
 }
 

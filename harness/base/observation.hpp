@@ -66,7 +66,8 @@ std::string format_parameters(const Metadata& meta, const std::vector<Parameter>
 // and described in *rejected, one line each ("file:line: name: why"); without `rejected` the
 // first such row throws CsvError. *lines gets the source line of each parameter kept. A file
 // without the eight columns throws CsvError.
-std::vector<Parameter> parameters_from_table(const CsvTable& t, std::vector<std::string>* rejected = nullptr,
+std::vector<Parameter> parameters_from_table(const CsvTable& t,
+                                             std::vector<std::string>* rejected = nullptr,
                                              std::vector<int>* lines = nullptr);
 std::vector<Parameter> read_parameters(const std::string& path, Metadata* meta = nullptr,
                                        std::vector<std::string>* rejected = nullptr);

@@ -112,7 +112,8 @@ std::string final_target(const std::string& path) {
   fs::path p = path;
   std::error_code ec;
   for (int hop = 0; fs::is_symlink(fs::symlink_status(p, ec)); ++hop) {
-    if (hop == kMaxLinks) throw std::runtime_error("cannot write " + path + ": a loop of symbolic links");
+    if (hop == kMaxLinks)
+      throw std::runtime_error("cannot write " + path + ": a loop of symbolic links");
     const fs::path to = fs::read_symlink(p, ec);
     if (ec) fail("write", path, ec.value());
     p = to.is_absolute() ? to : p.parent_path() / to;
@@ -130,7 +131,8 @@ bool is_protected_name(const fs::path& name) {
 void write_through(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENXIO) throw std::runtime_error("cannot write " + path + ": a FIFO that no process reads");
+    if (errno == ENXIO)
+      throw std::runtime_error("cannot write " + path + ": a FIFO that no process reads");
     fail("open", path, errno);
   }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -183,12 +185,16 @@ void check_output_path(const std::string& path, RunFileRights rights) {
   if (rights == RunFileRights::parameters && t.filename() == "parameters.csv") return;
   const std::string shown = path + (target != path ? " (" + target + ")" : "");
   if (t.filename() == "parameters.csv")
-    throw std::runtime_error(shown + ": a run's parameters.csv (only gpuprobe analyze writes it): not written over; "
-                                     "name another file");
+    throw std::runtime_error(
+        shown +
+        ": a run's parameters.csv (only gpuprobe analyze writes it): not written over; "
+        "name another file");
   if (fs::exists(t, ec))
-    throw std::runtime_error(shown + ": a file of a run's measurements: not written over; name another file");
-  throw std::runtime_error(shown + ": in a run folder, a new " + t.extension().string() +
-                           " would be read as one of its measurements: not written; name a file outside the run");
+    throw std::runtime_error(
+        shown + ": a file of a run's measurements: not written over; name another file");
+  throw std::runtime_error(
+      shown + ": in a run folder, a new " + t.extension().string() +
+      " would be read as one of its measurements: not written; name a file outside the run");
 }
 
 void write_file_atomic(const std::string& path, const std::string& text, RunFileRights rights) {
@@ -201,8 +207,9 @@ void write_file_atomic(const std::string& path, const std::string& text, RunFile
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return write_through(path, text);
-    throw std::runtime_error("cannot write " + path + ": " +
-                             (S_ISDIR(st.st_mode) ? "a folder" : "neither a file, a character device nor a FIFO"));
+    throw std::runtime_error(
+        "cannot write " + path + ": " +
+        (S_ISDIR(st.st_mode) ? "a folder" : "neither a file, a character device nor a FIFO"));
   }
   replace_file(final_target(path), text);
 }
@@ -255,7 +262,8 @@ std::map<std::string, std::string> leading_metadata(const fs::path& path) {
   if (fd < 0) return meta;
   std::string head(kMaxMetadataBytes, '\0');
   struct stat st {};
-  const ssize_t n = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? ::read(fd, head.data(), head.size()) : 0;
+  const ssize_t n =
+      ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? ::read(fd, head.data(), head.size()) : 0;
   ::close(fd);
   head.resize(n > 0 ? static_cast<size_t>(n) : 0);
   std::istringstream lines{std::string(without_bom(head))};
@@ -292,8 +300,8 @@ std::string identity_conflict(const std::vector<std::pair<std::string, Metadata>
           first_file = &file;
           first_value = &v;
         } else if (v != *first_value) {
-          return *first_file + " names " + key + "=" + *first_value + ", " + file + " " + key + "=" + v +
-                 ": files of two GPUs in one run";
+          return *first_file + " names " + key + "=" + *first_value + ", " + file + " " + key +
+                 "=" + v + ": files of two GPUs in one run";
         }
       }
   }

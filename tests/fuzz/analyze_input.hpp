@@ -73,7 +73,8 @@ inline std::vector<RunFile> run_files_of(const std::string& text) {
     if (line.rfind(kFuzzFileMark, 0) == 0 && end != std::string::npos && end >= 4) {
       // A folder holds one file of a name: the last one given.
       const std::string name = line.substr(4, end - 4);
-      files.erase(std::remove_if(files.begin(), files.end(), [&](const RunFile& f) { return f.name == name; }),
+      files.erase(std::remove_if(files.begin(), files.end(),
+                                 [&](const RunFile& f) { return f.name == name; }),
                   files.end());
       const size_t bang = line.find(" !", end);
       files.push_back({name, "", bang == std::string::npos ? "" : line.substr(bang + 2)});
