@@ -89,7 +89,7 @@ TEST(Cli, HelpListsCommands) {
 }
 
 TEST(Cli, EveryCommandHasItsOwnHelp) {
-  for (const std::string cmd : {"run", "info", "analyze", "report", "compare", "compare --fleet", "export"}) {
+  for (const std::string cmd : {"run", "info", "analyze", "report", "compare", "compare --fleet", "export", "anchor"}) {
     Result r = run(cmd + " --help");
     EXPECT_EQ(r.code, 0) << cmd << ": " << r.err;
     EXPECT_NE(r.out.find("Usage: gpuprobe " + cmd), std::string::npos) << cmd << ": " << r.out;
@@ -99,7 +99,7 @@ TEST(Cli, EveryCommandHasItsOwnHelp) {
 
 TEST(Cli, BadFlagOfEveryCommandIsOneLineAndExit2) {
   for (const std::string cmd : {"run", "list", "info", "analyze d", "report d", "compare a b", "compare --fleet a b c",
-                                "export d --json"}) {
+                                "export d --json", "anchor d --versus d"}) {
     Result r = run(cmd + " --bogus");
     EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
     EXPECT_EQ(lines(r.err), 1) << cmd << ": " << r.err;
