@@ -24,6 +24,7 @@
 #include "base/ranks.hpp"
 #include "base/signals.hpp"
 #include "gpu/cuda.cuh"
+#include "gpu/device.hpp"
 #include "gpu/nccl.hpp"
 
 namespace gpuprobe::collectives {
@@ -41,15 +42,6 @@ constexpr size_t kCheckBytes = size_t(1) << 20;
 // Room left beside the two buffers for NCCL's own buffers and the CUDA context.
 constexpr size_t kHeadroomBytes = size_t(2) << 30;
 constexpr int kRoot = 0;  // broadcast's root, nccl-tests' default
-
-int device_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return n;
-}
 
 // A step every process takes: rank 0 sends it (Clique::share), each carries it out (execute).
 enum Action : int64_t { kStop = 0, kAllocate = 1, kCheck = 2, kTime = 3 };
@@ -335,7 +327,7 @@ class CollectivesFamily : public ProbeFamily {
       *why = "a job of one rank (" + plan->source + "): no peer to communicate with";
       return false;
     }
-    const int n = device_count();
+    const int n = visible_device_count();
     if (n >= 2) return true;
     *why = "needs two or more GPUs; this machine has " + std::to_string(n) + " (cudaGetDeviceCount)";
     return false;
@@ -345,13 +337,13 @@ class CollectivesFamily : public ProbeFamily {
     const Nccl& lib = nccl_library();
     const std::string nvls = keep_nvls_off();
     if (const RankPlan* plan = process_ranks()) {
-      Clique q(lib, *plan, local_device(*plan, device_count()));
+      Clique q(lib, *plan, local_device(*plan, visible_device_count()));
       if (plan->rank != 0) return follow(q);
       record_library(ctx, lib, nvls);
       lead(ctx, q, kProcessPerGpu);
     } else {
       record_library(ctx, lib, nvls);
-      for (int r : rank_counts(device_count())) {
+      for (int r : rank_counts(visible_device_count())) {
         Clique q(lib, r);
         lead(ctx, q, kOneProcess);
       }

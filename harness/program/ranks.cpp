@@ -1,7 +1,5 @@
 #include "program/ranks.hpp"
 
-#include <cuda_runtime.h>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -65,10 +63,8 @@ ProbeFamily& ranked_family(const std::string& filter) {
 }
 
 int follow_rank_zero(ProbeFamily& fam, const Options& opt, const RankPlan& plan) {
-  int visible = 0;
-  if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;
   try {
-    const DeviceInfo dev = open_device(local_device(plan, visible));
+    const DeviceInfo dev = open_device(local_device(plan, visible_device_count()));
     std::string why;
     if (!fam.supported(dev, &why)) {
       std::fprintf(stderr, "gpuprobe: rank %d: %s skipped: %s\n", plan.rank, fam.name().c_str(), why.c_str());
