@@ -177,8 +177,8 @@ class Clique {
     }
     capacity_ = size_t(combine(double(fits), nccl::kMin));
     for (Local& l : locals_) {
-      free_buffers(l);
       CUDA_CHECK(cudaSetDevice(l.device));
+      free_buffers(l);
       for (char** b : {&l.send, &l.recv}) {
         if (nccl_.has_mem_alloc()) nccl_.mem_alloc(reinterpret_cast<void**>(b), capacity_);
         else CUDA_CHECK(cudaMalloc(b, capacity_));
@@ -316,21 +316,20 @@ class CollectivesFamily : public ProbeFamily {
     p.push_back({kNcclProbe, "the NCCL library: its version and the NCCL_NVLS_ENABLE in effect"});
     return p;
   }
+  // The peers first (counting them costs nothing), then the library (loading it does).
   bool supported(const DeviceInfo&, std::string* why) const override {
-    const Nccl& lib = nccl_library();
-    if (!lib.available()) {
-      *why = lib.why();
-      return false;
-    }
-    if (const RankPlan* plan = process_ranks()) {
-      if (plan->nranks >= 2) return true;
+    const RankPlan* plan = process_ranks();
+    if (plan && plan->nranks < 2) {
       *why = "a job of one rank (" + plan->source + "): no peer to communicate with";
       return false;
     }
-    const int n = visible_device_count();
-    if (n >= 2) return true;
-    *why = "needs two or more GPUs; this machine has " + std::to_string(n) + " (cudaGetDeviceCount)";
-    return false;
+    if (const int n = visible_device_count(); !plan && n < 2) {
+      *why = "needs two or more GPUs; this machine has " + std::to_string(n) + " (cudaGetDeviceCount)";
+      return false;
+    }
+    const Nccl& lib = nccl_library();
+    if (!lib.available()) *why = lib.why();
+    return lib.available();
   }
 
   void run(RunContext& ctx) override {
