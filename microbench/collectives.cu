@@ -31,7 +31,9 @@ namespace gpuprobe::collectives {
 
 // Fills a rank's send buffer with one value, so that each collective's result can be checked.
 __global__ void fill(float* p, size_t n, float v) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) p[i] = v;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    p[i] = v;
 }
 
 namespace {
@@ -72,10 +74,12 @@ class Clique {
     for (int d = 0; d < gpus; ++d) add(d, d, comms[size_t(d)]);
   }
   // One rank of a job of plan.nranks processes, on `device`.
-  Clique(const Nccl& nccl, const RankPlan& plan, int device) : nccl_(nccl), ranks_(plan.nranks), processes_(plan.nranks) {
+  Clique(const Nccl& nccl, const RankPlan& plan, int device)
+      : nccl_(nccl), ranks_(plan.nranks), processes_(plan.nranks) {
     CUDA_CHECK(cudaSetDevice(device));
     nccl::UniqueId id{};
-    if (plan.id_file.empty() || plan.rank == 0) nccl_.get_unique_id(&id);  // NCCL_COMM_ID: the same id on every rank
+    // Rank 0's id goes to the file; without one, NCCL_COMM_ID gives every rank the same id.
+    if (plan.id_file.empty() || plan.rank == 0) nccl_.get_unique_id(&id);
     if (!plan.id_file.empty() && plan.rank == 0) {
       NcclId bytes{};
       std::copy(id.internal, id.internal + kNcclIdBytes, bytes.begin());
@@ -132,7 +136,8 @@ class Clique {
       case kAllocate: return double(allocate(size_t(cmd.bytes)));
       case kCheck: return combine(check(c, std::min(size_t(cmd.bytes), capacity_)), nccl::kSum);
       case kTime: return combine(time_calls(c, size_t(cmd.bytes)), nccl::kSum) / processes_;
-      default: throw std::runtime_error("collectives: unknown command " + std::to_string(cmd.action));
+      default:
+        throw std::runtime_error("collectives: unknown command " + std::to_string(cmd.action));
     }
   }
 
@@ -180,11 +185,14 @@ class Clique {
       CUDA_CHECK(cudaSetDevice(l.device));
       free_buffers(l);
       for (char** b : {&l.send, &l.recv}) {
-        if (nccl_.has_mem_alloc()) nccl_.mem_alloc(reinterpret_cast<void**>(b), capacity_);
-        else CUDA_CHECK(cudaMalloc(b, capacity_));
+        if (nccl_.has_mem_alloc())
+          nccl_.mem_alloc(reinterpret_cast<void**>(b), capacity_);
+        else
+          CUDA_CHECK(cudaMalloc(b, capacity_));
         CUDA_CHECK(cudaMemset(*b, 0, capacity_));
       }
-      CUDA_CHECK(cudaDeviceSynchronize());  // the memsets ran on the legacy stream, which ours do not wait for
+      // The memsets ran on the legacy stream, which ours do not wait for.
+      CUDA_CHECK(cudaDeviceSynchronize());
     }
     return capacity_;
   }
@@ -197,12 +205,18 @@ class Clique {
       const char* s = l.send + shift;
       char* r = l.recv + shift;
       switch (c) {
-        case Collective::all_reduce: nccl_.all_reduce(s, r, k.count, nccl::kFloat32, nccl::kSum, l.comm, l.stream); break;
-        case Collective::all_gather: nccl_.all_gather(s, r, k.count, nccl::kFloat32, l.comm, l.stream); break;
+        case Collective::all_reduce:
+          nccl_.all_reduce(s, r, k.count, nccl::kFloat32, nccl::kSum, l.comm, l.stream);
+          break;
+        case Collective::all_gather:
+          nccl_.all_gather(s, r, k.count, nccl::kFloat32, l.comm, l.stream);
+          break;
         case Collective::reduce_scatter:
           nccl_.reduce_scatter(s, r, k.count, nccl::kFloat32, nccl::kSum, l.comm, l.stream);
           break;
-        case Collective::broadcast: nccl_.broadcast(s, r, k.count, nccl::kFloat32, kRoot, l.comm, l.stream); break;
+        case Collective::broadcast:
+          nccl_.broadcast(s, r, k.count, nccl::kFloat32, kRoot, l.comm, l.stream);
+          break;
         case Collective::all_to_all: all_to_all(l, s, r, k.count); break;
       }
     }
@@ -212,7 +226,8 @@ class Clique {
   // ncclAlltoAll where the library has it (NCCL 2.28 on), else what nccl-tests does before it:
   // a send and a receive of `count` elements per peer, grouped.
   void all_to_all(Local& l, const char* s, char* r, size_t count) {
-    if (nccl_.has_all_to_all()) return nccl_.all_to_all(s, r, count, nccl::kFloat32, l.comm, l.stream);
+    if (nccl_.has_all_to_all())
+      return nccl_.all_to_all(s, r, count, nccl::kFloat32, l.comm, l.stream);
     const size_t block = count * kElementBytes;
     nccl_.group_start();
     for (int peer = 0; peer < ranks_; ++peer) {
@@ -248,7 +263,8 @@ class Clique {
   // nccl-tests' BenchTime, out of place: the seconds per call on this process's clock.
   double time_calls(Collective c, size_t nominal) {
     const Counts k = counts(c, nominal, ranks_);
-    if (k.bytes == 0 || k.bytes > capacity_) throw std::runtime_error("collectives: no room for the size asked");
+    if (k.bytes == 0 || k.bytes > capacity_)
+      throw std::runtime_error("collectives: no room for the size asked");
     launch(c, k, 0);  // nccl-tests' "Sync" call
     synchronize();
     combine(0, nccl::kSum);  // a barrier across processes, where nccl-tests has MPI's
@@ -265,7 +281,8 @@ class Clique {
     const Counts k = counts(c, nominal, ranks_);
     for (Local& l : locals_) {
       CUDA_CHECK(cudaSetDevice(l.device));
-      fill<<<kFillBlocks, kFillThreads, 0, l.stream>>>(reinterpret_cast<float*>(l.send), k.send, float(l.rank + 1));
+      fill<<<kFillBlocks, kFillThreads, 0, l.stream>>>(reinterpret_cast<float*>(l.send), k.send,
+                                                       float(l.rank + 1));
       CUDA_CHECK(cudaGetLastError());
       CUDA_CHECK(cudaMemsetAsync(l.recv, 0, k.recv * kElementBytes, l.stream));
     }
@@ -278,10 +295,11 @@ class Clique {
     for (Local& l : locals_) {
       CUDA_CHECK(cudaMemcpy(got.data(), l.recv, k.recv * kElementBytes, cudaMemcpyDeviceToHost));
       for (size_t i = 0; i < k.recv; ++i) {
-        const double block = double(i / std::max<size_t>(k.count, 1)) + 1;  // the sender of element i
+        // Element i of a gathered or exchanged result came from rank i / count (it sent r + 1).
+        const double sent = double(i / std::max<size_t>(k.count, 1)) + 1;
         const double want = c == Collective::all_reduce || c == Collective::reduce_scatter ? sum
-                            : c == Collective::broadcast                                   ? kRoot + 1
-                                                                                           : block;
+                            : c == Collective::broadcast ? kRoot + 1
+                                                         : sent;
         if (got[i] != want) ++wrong;
       }
     }
@@ -308,11 +326,13 @@ class CollectivesFamily : public ProbeFamily {
  public:
   std::string name() const override { return std::string(collectives::kFamily.name); }
   std::string description() const override {
-    return "NCCL collectives across GPUs, 8 B to 1 GiB: time, algbw and busbw as nccl-tests defines them";
+    return "NCCL collectives across GPUs, 8 B to 1 GiB: time, algbw and busbw as nccl-tests "
+           "defines them";
   }
   std::vector<ProbeInfo> probes() const override {
     std::vector<ProbeInfo> p;
-    for (Collective c : all()) p.push_back({name_of(c), std::string("nccl") + nccl_call(c) + ", float32, out of place"});
+    for (Collective c : all())
+      p.push_back({name_of(c), std::string("nccl") + nccl_call(c) + ", float32, out of place"});
     p.push_back({kNcclProbe, "the NCCL library: its version and the NCCL_NVLS_ENABLE in effect"});
     return p;
   }
@@ -324,7 +344,8 @@ class CollectivesFamily : public ProbeFamily {
       return false;
     }
     if (const int n = visible_device_count(); !plan && n < 2) {
-      *why = "needs two or more GPUs; this machine has " + std::to_string(n) + " (cudaGetDeviceCount)";
+      *why =
+          "needs two or more GPUs; this machine has " + std::to_string(n) + " (cudaGetDeviceCount)";
       return false;
     }
     const Nccl& lib = nccl_library();
@@ -358,14 +379,16 @@ class CollectivesFamily : public ProbeFamily {
       case Collective::all_gather: return "AllGather";
       case Collective::reduce_scatter: return "ReduceScatter (sum)";
       case Collective::broadcast: return "Broadcast (root 0)";
-      case Collective::all_to_all: return "AlltoAll (or grouped ncclSend/ncclRecv before NCCL 2.28)";
+      case Collective::all_to_all:
+        return "AlltoAll (or grouped ncclSend/ncclRecv before NCCL 2.28)";
     }
     return "";
   }
 
   static void record_library(RunContext& ctx, const Nccl& lib, const std::string& nvls) {
     const double v = lib.version();
-    ctx.record({"", kNcclProbe, {{"nvls", nvls}}, v, "version", v, v, v, 1});
+    ctx.record({"", kNcclProbe, {{"version", nccl::version_text(lib.version())}, {"nvls", nvls}}, v,
+                "version", v, v, v, 1});
   }
 
   // Tells the other processes to end after a failure here; where the communicator itself failed,
@@ -376,7 +399,8 @@ class CollectivesFamily : public ProbeFamily {
       Command stop;
       q.share(&stop);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpuprobe: collectives: could not tell the other ranks to stop: %s\n", e.what());
+      std::fprintf(stderr, "gpuprobe: collectives: could not tell the other ranks to stop: %s\n",
+                   e.what());
     }
   }
 
@@ -400,15 +424,16 @@ class CollectivesFamily : public ProbeFamily {
     q.share(&stop);
   }
 
-  void sweep(RunContext& ctx, Clique& q, const char* mode, size_t index, const std::vector<size_t>& swept,
-             size_t capacity) {
+  void sweep(RunContext& ctx, Clique& q, const char* mode, size_t index,
+             const std::vector<size_t>& swept, size_t capacity) {
     const Collective c = all()[index];
     const std::string probe = name_of(c);
     Command check{kCheck, int64_t(index), int64_t(kCheckBytes)};
     q.share(&check);
     if (const double wrong = q.execute(check); wrong > 0)
-      throw std::runtime_error(probe + ": " + analysis::num(wrong) + " wrong elements in the results of " +
-                               std::to_string(q.ranks()) + " ranks at " + analysis::bytes_text(double(kCheckBytes)));
+      throw std::runtime_error(probe + ": " + analysis::num(wrong) +
+                               " wrong elements in the results of " + std::to_string(q.ranks()) +
+                               " ranks at " + analysis::bytes_text(double(kCheckBytes)));
     for (size_t nominal : swept) {
       if (nominal > capacity) {
         ctx.skip(probe, "sizes above " + analysis::bytes_text(double(capacity)) +
@@ -417,13 +442,15 @@ class CollectivesFamily : public ProbeFamily {
       }
       const Counts k = counts(c, nominal, q.ranks());
       if (k.bytes == 0) continue;  // a rank's share rounds to nothing (nccl-tests' 0 B rows)
-      const Params params = {{"bytes", std::to_string(k.bytes)}, {"ranks", std::to_string(q.ranks())}, {"mode", mode}};
-      const Observation o = ctx.measure({probe, params, "us", reps(ctx.quick()), double(k.bytes)}, [&] {
-        Command t{kTime, int64_t(index), int64_t(nominal)};
-        q.share(&t);
-        const double s = q.execute(t);
-        return Sample{s * 1e6, s * kIters};
-      });
+      const Params params = {
+          {"bytes", std::to_string(k.bytes)}, {"ranks", std::to_string(q.ranks())}, {"mode", mode}};
+      const Observation o =
+          ctx.measure({probe, params, "us", reps(ctx.quick()), double(k.bytes) * kIters}, [&] {
+            Command t{kTime, int64_t(index), int64_t(nominal)};
+            q.share(&t);
+            const double s = q.execute(t);
+            return Sample{s * 1e6, s * kIters};
+          });
       ctx.record(bandwidth_row(o, c, q.ranks(), false));
       ctx.record(bandwidth_row(o, c, q.ranks(), true));
     }

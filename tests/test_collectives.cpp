@@ -21,12 +21,24 @@ using collectives::Collective;
 // nccl-tests' busbw factors (doc/PERFORMANCE.md, "Summary"), written out for 2, 4 and 8 ranks.
 TEST(Collectives, BusFactorsAreNcclTests) {
   const std::map<int, std::map<Collective, double>> want = {
-      {2, {{Collective::all_reduce, 1.0}, {Collective::all_gather, 0.5}, {Collective::reduce_scatter, 0.5},
-           {Collective::broadcast, 1.0}, {Collective::all_to_all, 0.5}}},
-      {4, {{Collective::all_reduce, 1.5}, {Collective::all_gather, 0.75}, {Collective::reduce_scatter, 0.75},
-           {Collective::broadcast, 1.0}, {Collective::all_to_all, 0.75}}},
-      {8, {{Collective::all_reduce, 1.75}, {Collective::all_gather, 0.875}, {Collective::reduce_scatter, 0.875},
-           {Collective::broadcast, 1.0}, {Collective::all_to_all, 0.875}}},
+      {2,
+       {{Collective::all_reduce, 1.0},
+        {Collective::all_gather, 0.5},
+        {Collective::reduce_scatter, 0.5},
+        {Collective::broadcast, 1.0},
+        {Collective::all_to_all, 0.5}}},
+      {4,
+       {{Collective::all_reduce, 1.5},
+        {Collective::all_gather, 0.75},
+        {Collective::reduce_scatter, 0.75},
+        {Collective::broadcast, 1.0},
+        {Collective::all_to_all, 0.75}}},
+      {8,
+       {{Collective::all_reduce, 1.75},
+        {Collective::all_gather, 0.875},
+        {Collective::reduce_scatter, 0.875},
+        {Collective::broadcast, 1.0},
+        {Collective::all_to_all, 0.875}}},
   };
   for (const auto& [n, factors] : want)
     for (const auto& [c, f] : factors) {
@@ -84,7 +96,8 @@ TEST(Collectives, SizesRanksAndNames) {
 }
 
 TEST(Collectives, BandwidthRowTurnsTheTimesQuantilesAround) {
-  Observation t = make_row("collectives", "all_reduce", {{"bytes", "1000000000"}, {"ranks", "4"}}, 1000, "us", 0.1);
+  Observation t = make_row("collectives", "all_reduce", {{"bytes", "1000000000"}, {"ranks", "4"}},
+                           1000, "us", 0.1);
   const Observation bus = collectives::bandwidth_row(t, Collective::all_reduce, 4, true);
   EXPECT_EQ(bus.unit, "GB/s");
   EXPECT_EQ(bus.param_text("bw"), "bus");
@@ -95,22 +108,26 @@ TEST(Collectives, BandwidthRowTurnsTheTimesQuantilesAround) {
 }
 
 // A collective sweep of time rows: t(S) = latency + S / algbw at the plateau, with busbw B.
-std::vector<Observation> sweep(Collective c, int ranks, double bus_gbs, double latency_us, const std::vector<size_t>& sizes,
-                               const std::string& mode = collectives::kOneProcess, double spread = 0.01) {
+std::vector<Observation> sweep(Collective c, int ranks, double bus_gbs, double latency_us,
+                               const std::vector<size_t>& sizes,
+                               const std::string& mode = collectives::kOneProcess,
+                               double spread = 0.01) {
   std::vector<Observation> out;
   for (size_t nominal : sizes) {
     const auto k = collectives::counts(c, nominal, ranks);
     if (k.bytes == 0) continue;
     const double alg = bus_gbs / collectives::bus_factor(c, ranks);
     const double t = latency_us + double(k.bytes) / (alg * 1e9) * 1e6;
-    out.push_back(make_row("collectives", collectives::name(c),
-                           {{"bytes", std::to_string(k.bytes)}, {"ranks", std::to_string(ranks)}, {"mode", mode}}, t, "us",
-                           spread));
+    out.push_back(make_row(
+        "collectives", collectives::name(c),
+        {{"bytes", std::to_string(k.bytes)}, {"ranks", std::to_string(ranks)}, {"mode", mode}}, t,
+        "us", spread));
   }
   return out;
 }
 
-std::vector<Observation> every_collective(int ranks, double bus_gbs, double latency_us, bool quick = false) {
+std::vector<Observation> every_collective(int ranks, double bus_gbs, double latency_us,
+                                          bool quick = false) {
   std::vector<Observation> obs;
   for (Collective c : collectives::all()) {
     auto s = sweep(c, ranks, bus_gbs, latency_us, collectives::sizes(quick));
@@ -157,11 +174,13 @@ TEST(Collectives, QuickSweepGivesTheSameFigures) {
   const auto quick = analyze("collectives", every_collective(4, 355, 20, true));
   for (const char* name : {"all_reduce_busbw", "all_to_all_busbw"}) {
     ASSERT_NE(find(quick, name), nullptr) << name;
-    EXPECT_NEAR(find(quick, name)->value, find(full, name)->value, 1e-9) << name << ": the same 1 GiB row";
+    EXPECT_NEAR(find(quick, name)->value, find(full, name)->value, 1e-9)
+        << name << ": the same 1 GiB row";
   }
   // The smallest sizes differ (8, 64, 512 B against 8, 16, 32 B), their times hardly.
   ASSERT_NE(find(quick, "broadcast_latency"), nullptr);
-  EXPECT_NEAR(find(quick, "broadcast_latency")->value, find(full, "broadcast_latency")->value, 0.01);
+  EXPECT_NEAR(find(quick, "broadcast_latency")->value, find(full, "broadcast_latency")->value,
+              0.01);
 }
 
 TEST(Collectives, MissingSizesAreReadFromWhatWasMeasured) {
@@ -176,7 +195,8 @@ TEST(Collectives, MissingSizesAreReadFromWhatWasMeasured) {
   EXPECT_EQ(find(ps, "all_gather_busbw"), nullptr) << "no rows, no parameter";
 
   // Only large sizes: a busbw, no latency (the smallest size is no latency).
-  ps = analyze("collectives", sweep(Collective::broadcast, 2, 300, 15, {size_t(64) << 20, size_t(1) << 30}));
+  ps = analyze("collectives",
+               sweep(Collective::broadcast, 2, 300, 15, {size_t(64) << 20, size_t(1) << 30}));
   EXPECT_NE(find(ps, "broadcast_busbw"), nullptr);
   EXPECT_EQ(find(ps, "broadcast_latency"), nullptr);
 
@@ -188,7 +208,8 @@ TEST(Collectives, MissingSizesAreReadFromWhatWasMeasured) {
 
 TEST(Collectives, StillRisingAtTheLargestSizeIsNoPlateau) {
   // A latency so large that the bandwidth still climbs 2x per step at 1 GiB's neighbours.
-  const auto ps = analyze("collectives", sweep(Collective::all_reduce, 4, 350, 50000, collectives::sizes(false)));
+  const auto ps = analyze("collectives",
+                          sweep(Collective::all_reduce, 4, 350, 50000, collectives::sizes(false)));
   const Parameter* bw = find(ps, "all_reduce_busbw");
   ASSERT_NE(bw, nullptr);
   EXPECT_LE(bw->confidence, 0.6);
@@ -219,17 +240,21 @@ TEST(Collectives, ParametersAreReadAtTheLargestCommunicator) {
 
 TEST(Collectives, BadRowsAreLeftOut) {
   auto obs = every_collective(2, 330, 12);
-  obs.push_back(make_row("collectives", "all_reduce", {{"bytes", "nan"}, {"ranks", "2"}, {"mode", "one_process"}}, 5,
-                         "us", 0));
-  obs.push_back(make_row("collectives", "all_reduce", {{"bytes", "-8"}, {"ranks", "2"}, {"mode", "one_process"}}, 5,
-                         "us", 0));
-  obs.push_back(make_row("collectives", "all_reduce", {{"bytes", "8"}, {"ranks", "1e300"}, {"mode", "one_process"}}, 5,
-                         "us", 0));
-  obs.push_back(make_row("collectives", "all_reduce", {{"bytes", "16"}, {"ranks", "2"}, {"mode", "one_process"}}, -1,
-                         "us", 0));
-  obs.push_back(make_row("collectives", "nccl", {{"nvls", "0"}}, 22803, "version", 0));
+  obs.push_back(make_row("collectives", "all_reduce",
+                         {{"bytes", "nan"}, {"ranks", "2"}, {"mode", "one_process"}}, 5, "us", 0));
+  obs.push_back(make_row("collectives", "all_reduce",
+                         {{"bytes", "-8"}, {"ranks", "2"}, {"mode", "one_process"}}, 5, "us", 0));
+  obs.push_back(make_row("collectives", "all_reduce",
+                         {{"bytes", "8"}, {"ranks", "1e300"}, {"mode", "one_process"}}, 5, "us",
+                         0));
+  obs.push_back(make_row("collectives", "all_reduce",
+                         {{"bytes", "16"}, {"ranks", "2"}, {"mode", "one_process"}}, -1, "us", 0));
+  obs.push_back(
+      make_row("collectives", "nccl", {{"version", "2.28.3"}, {"nvls", "0"}}, 22803, "version", 0));
   const auto ps = analyze("collectives", obs);
   expect_well_formed(ps, "collectives.csv");
+  EXPECT_NE(find(ps, "all_reduce_busbw")->method.find("; NCCL 2.28.3, NCCL_NVLS_ENABLE=0"),
+            std::string::npos);
   EXPECT_EQ(find(ps, "collective_ranks")->value, 2);
   EXPECT_NEAR(find(ps, "all_reduce_latency")->value, 12, 0.1);
   EXPECT_TRUE(analyze("collectives", {}).empty());

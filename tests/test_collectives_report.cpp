@@ -55,7 +55,8 @@ const char* kLog = R"(# nccl-tests version 2.19.6 nccl-headers=22803 nccl-librar
 
 TEST(Anchor, NcclTestsStdoutIsRead) {
   const auto rows = parse_nccl_tests(kLog);
-  ASSERT_EQ(rows.size(), 3u) << "nccl-tests' 0 B row (a rank's share rounds to nothing) is left out, as the run leaves it";
+  ASSERT_EQ(rows.size(), 3u)
+      << "nccl-tests' 0 B row (a rank's share rounds to nothing) is left out, as the run leaves it";
   EXPECT_EQ(rows[0].collective, "all_reduce");
   EXPECT_EQ(rows[0].ranks, 4);
   EXPECT_EQ(rows[0].bytes, 8);
@@ -66,36 +67,43 @@ TEST(Anchor, NcclTestsStdoutIsRead) {
   EXPECT_EQ(rows[2].ranks, 4) << "the second test's ranks are its own";
   EXPECT_DOUBLE_EQ(rows[2].time_us, 3100.0) << "out of place, not in place";
   // nccl-tests' busbw is gpuprobe's formula of its own size and time (to its print rounding).
-  EXPECT_NEAR(collectives::busbw(Collective::all_reduce, 4, rows[1].bytes, rows[1].time_us * 1e-6), rows[1].busbw, 0.01);
+  EXPECT_NEAR(collectives::busbw(Collective::all_reduce, 4, rows[1].bytes, rows[1].time_us * 1e-6),
+              rows[1].busbw, 0.01);
 }
 
 TEST(Anchor, AResultRowWithoutACollectiveIsAnError) {
   const std::string row = "  1024  256  float  sum  -1  20.1  0.05  0.08  0  20.0  0.05  0.08  0\n";
-  EXPECT_EQ(parse_nccl_tests(row, "broadcast_perf").at(0).collective, "broadcast") << "named by its file";
+  EXPECT_EQ(parse_nccl_tests(row, "broadcast_perf").at(0).collective, "broadcast")
+      << "named by its file";
   try {
     parse_nccl_tests("# header\n" + row);
     ADD_FAILURE() << "a row of no collective";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(parse_nccl_tests("# Collective test starting: all_reduce_perf\n 8 2 float sum -1 x 0 0 0\n"),
-               std::runtime_error);
+  EXPECT_THROW(
+      parse_nccl_tests("# Collective test starting: all_reduce_perf\n 8 2 float sum -1 x 0 0 0\n"),
+      std::runtime_error);
 }
 
 // A run's time rows for all-reduce and all-to-all at 4 ranks, at 8 B and 1 GiB.
 std::vector<Observation> run_rows(double ar_1g_us, double a2a_1g_us) {
   auto row = [](const char* c, double bytes, double us) {
-    return make_row("collectives", c, {{"bytes", std::to_string(static_cast<long long>(bytes))}, {"ranks", "4"}, {"mode", "one_process"}}, us, "us",
-                    0.01);
+    return make_row("collectives", c,
+                    {{"bytes", std::to_string(static_cast<long long>(bytes))},
+                     {"ranks", "4"},
+                     {"mode", "one_process"}},
+                    us, "us", 0.01);
   };
-  return {row("all_reduce", 8, 18.0), row("all_reduce", 1073741824, ar_1g_us), row("all_to_all", 64, 21.0),
-          row("all_to_all", 1073741824, a2a_1g_us)};
+  return {row("all_reduce", 8, 18.0), row("all_reduce", 1073741824, ar_1g_us),
+          row("all_to_all", 64, 21.0), row("all_to_all", 1073741824, a2a_1g_us)};
 }
 
 TEST(Anchor, TableSetsTheRunBesideNcclTests) {
   AnchorSource run{"gpuprobe one_process", collective_rows(run_rows(4600, 3500))};
   ASSERT_EQ(run.rows.size(), 4u);
-  EXPECT_NEAR(run.rows[1].busbw, collectives::busbw(Collective::all_reduce, 4, 1073741824, 4600e-6), 1e-9);
+  EXPECT_NEAR(run.rows[1].busbw, collectives::busbw(Collective::all_reduce, 4, 1073741824, 4600e-6),
+              1e-9);
   const std::string table = anchor_table(run, {{"nccl-tests", parse_nccl_tests(kLog)}}, 4, false);
   // busbw nccl-tests / gpuprobe = 4600 / 4520.1 = 1.018; all-to-all 3500 / 3100 = 1.129.
   EXPECT_NE(table.find("1.018 (within 5 %)"), std::string::npos) << table;
@@ -111,11 +119,13 @@ class AnchorCommand : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / (std::string("gpuprobe_anchor_") + info->name() + "_" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() /
+           (std::string("gpuprobe_anchor_") + info->name() + "_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "run");
     write_file_atomic((dir_ / "run/collectives.csv").string(),
-                      format_observations({{"gpu", "test"}, {"run_id", "20260101T000000Z"}}, run_rows(4600, 3500)));
+                      format_observations({{"gpu", "test"}, {"run_id", "20260101T000000Z"}},
+                                          run_rows(4600, 3500)));
     write_file_atomic((dir_ / "all_reduce_perf.log").string(), kLog);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -124,18 +134,23 @@ class AnchorCommand : public ::testing::Test {
 
 TEST_F(AnchorCommand, PrintsTheTableAndSaysWhatIsMissing) {
   ::testing::internal::CaptureStdout();
-  const int code = anchor_main({(dir_ / "run").string(), "--nccl-tests", (dir_ / "all_reduce_perf.log").string()});
+  const int code = anchor_main(
+      {(dir_ / "run").string(), "--nccl-tests", (dir_ / "all_reduce_perf.log").string()});
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(code, 0);
   EXPECT_NE(out.find("1.018 (within 5 %)"), std::string::npos) << out;
   EXPECT_EQ(anchor_main({(dir_ / "run").string()}), 2) << "nothing to compare with";
-  EXPECT_EQ(anchor_main({dir_.string(), "--nccl-tests", (dir_ / "all_reduce_perf.log").string()}), 1) << "no csv";
-  EXPECT_EQ(anchor_main({(dir_ / "run").string(), "--nccl-tests", (dir_ / "none.log").string()}), 1);
+  EXPECT_EQ(anchor_main({dir_.string(), "--nccl-tests", (dir_ / "all_reduce_perf.log").string()}),
+            1)
+      << "no csv";
+  EXPECT_EQ(anchor_main({(dir_ / "run").string(), "--nccl-tests", (dir_ / "none.log").string()}),
+            1);
 }
 
 TEST_F(AnchorCommand, TwoRunsOfTheSameModeAreToldApart) {
   ::testing::internal::CaptureStdout();
-  const int code = anchor_main({(dir_ / "run").string(), "--versus", (dir_ / "run").string(), "--all-sizes"});
+  const int code =
+      anchor_main({(dir_ / "run").string(), "--versus", (dir_ / "run").string(), "--all-sizes"});
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(code, 0);
   EXPECT_NE(out.find("gpuprobe one_process (run) busbw"), std::string::npos) << out;
@@ -146,7 +161,8 @@ TEST_F(AnchorCommand, TwoRunsOfTheSameModeAreToldApart) {
 TEST(CollectivesFigure, MarksEachBusbwAndTheLinkRate) {
   const ReportPaths paths = resolve_paths();
   if (paths.gnuplot.empty()) GTEST_SKIP() << "gnuplot not on PATH";
-  const fs::path dir = fs::temp_directory_path() / ("gpuprobe_collectives_figure_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("gpuprobe_collectives_figure_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::vector<Observation> obs;
@@ -155,8 +171,10 @@ TEST(CollectivesFigure, MarksEachBusbwAndTheLinkRate) {
       const auto k = collectives::counts(c, nominal, 4);
       if (k.bytes == 0) continue;
       const double us = 20 + double(k.bytes) / (350e9 / collectives::bus_factor(c, 4)) * 1e6;
-      Observation t = make_row("collectives", collectives::name(c),
-                               {{"bytes", std::to_string(k.bytes)}, {"ranks", "4"}, {"mode", "one_process"}}, us, "us", 0.01);
+      Observation t =
+          make_row("collectives", collectives::name(c),
+                   {{"bytes", std::to_string(k.bytes)}, {"ranks", "4"}, {"mode", "one_process"}},
+                   us, "us", 0.01);
       obs.push_back(t);
       obs.push_back(collectives::bandwidth_row(t, c, 4, false));
       obs.push_back(collectives::bandwidth_row(t, c, 4, true));
@@ -173,7 +191,8 @@ TEST(CollectivesFigure, MarksEachBusbwAndTheLinkRate) {
   for (const auto& s : scripts)
     if (s.name == "collectives") script = &s;
   ASSERT_NE(script, nullptr);
-  const auto files = render_figure(paths, *script, {(dir / "collectives.csv").string()}, {"H100"}, dir.string(), diag);
+  const auto files = render_figure(paths, *script, {(dir / "collectives.csv").string()}, {"H100"},
+                                   dir.string(), diag);
   ASSERT_FALSE(files.empty()) << (diag.errors.empty() ? "" : diag.errors.front());
   std::ifstream in(dir / "collectives.svg");
   std::stringstream svg;

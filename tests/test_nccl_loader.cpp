@@ -20,7 +20,8 @@ class TempTree : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    root_ = fs::temp_directory_path() / (std::string("gpuprobe_nccl_") + info->name() + "_" + std::to_string(::getpid()));
+    root_ = fs::temp_directory_path() /
+            (std::string("gpuprobe_nccl_") + info->name() + "_" + std::to_string(::getpid()));
     fs::remove_all(root_);
     fs::create_directories(root_);
   }
@@ -40,14 +41,16 @@ TEST(NcclLoader, VersionCodes) {
   EXPECT_EQ(nccl::version_code(2, 7, 8), 2708);
   EXPECT_EQ(nccl::version_text(22803), "2.28.3");
   EXPECT_EQ(nccl::version_text(2708), "2.7.8");
-  EXPECT_LT(nccl::version_code(2, 8, 4), nccl::version_code(2, 9, 6)) << "the two encodings still order";
+  EXPECT_LT(nccl::version_code(2, 8, 4), nccl::version_code(2, 9, 6))
+      << "the two encodings still order";
 }
 
 TEST(NcclLoader, ANamedLibraryThatIsNotThereSaysSo) {
   NcclSearch s;
   s.explicit_path = "/no/such/dir/libnccl.so.2";
   s.python_prefixes = {"/usr"};
-  EXPECT_EQ(nccl_candidates(s), std::vector<std::string>{s.explicit_path}) << "GPUPROBE_NCCL: that file alone";
+  EXPECT_EQ(nccl_candidates(s), std::vector<std::string>{s.explicit_path})
+      << "GPUPROBE_NCCL: that file alone";
   Nccl lib(s);
   EXPECT_FALSE(lib.available());
   EXPECT_NE(lib.why().find("NCCL not found"), std::string::npos) << lib.why();
@@ -70,8 +73,9 @@ TEST_F(TempTree, WheelsAreFoundUnderPythonPrefixes) {
   const fs::path path_lib = fake_wheel(root_ / "pythonpath");
   fs::create_directories(root_ / "empty/lib/python3.11/site-packages");
   NcclSearch s;
-  s.python_prefixes = {(root_ / "venv").string(), (root_ / "empty").string(), (root_ / "usr").string(),
-                       (root_ / "missing").string(), (root_ / "pythonpath").string() + "/"};
+  s.python_prefixes = {(root_ / "venv").string(), (root_ / "empty").string(),
+                       (root_ / "usr").string(), (root_ / "missing").string(),
+                       (root_ / "pythonpath").string() + "/"};
   const auto c = nccl_candidates(s);
   ASSERT_EQ(c.size(), 4u);
   EXPECT_EQ(c[0], "libnccl.so.2") << "the system's first, by the loader's own search";
@@ -102,8 +106,10 @@ TEST(NcclLoader, MulticastStaysOffUnlessTheUserTurnedItOn) {
   EXPECT_STREQ(std::getenv("NCCL_NVLS_ENABLE"), "0");
   setenv("NCCL_NVLS_ENABLE", "1", 1);
   EXPECT_EQ(keep_nvls_off(), "1") << "the user's own setting stays";
-  if (before) setenv("NCCL_NVLS_ENABLE", saved.c_str(), 1);
-  else unsetenv("NCCL_NVLS_ENABLE");
+  if (before)
+    setenv("NCCL_NVLS_ENABLE", saved.c_str(), 1);
+  else
+    unsetenv("NCCL_NVLS_ENABLE");
 }
 
 // Where this machine has NCCL (a system install, or GPUPROBE_NCCL), it loads with every function
@@ -113,7 +119,8 @@ TEST(NcclLoader, TheInstalledLibraryLoads) {
   if (!lib.available()) GTEST_SKIP() << lib.why();
   EXPECT_GE(lib.version(), nccl::version_code(2, 7, 0));
   EXPECT_FALSE(lib.path().empty());
-  EXPECT_EQ(lib.has_all_to_all(), lib.version() >= nccl::version_code(2, 28, 0)) << nccl::version_text(lib.version());
+  EXPECT_EQ(lib.has_all_to_all(), lib.version() >= nccl::version_code(2, 28, 0))
+      << nccl::version_text(lib.version());
 }
 
 }  // namespace

@@ -36,23 +36,30 @@ std::string error_of(const std::map<std::string, std::string>& vars) {
 }
 
 TEST(Ranks, EachLauncherIsRead) {
-  RankPlan p = rank_plan_from_env(env_of({{"GPUPROBE_RANK", "1"}, {"GPUPROBE_NRANKS", "2"}, {"GPUPROBE_JOB", "x7"}}));
+  RankPlan p = rank_plan_from_env(
+      env_of({{"GPUPROBE_RANK", "1"}, {"GPUPROBE_NRANKS", "2"}, {"GPUPROBE_JOB", "x7"}}));
   EXPECT_EQ(p.rank, 1);
   EXPECT_EQ(p.nranks, 2);
   EXPECT_EQ(p.local_rank, 1) << "no local rank given: one host";
   EXPECT_EQ(p.job, "x7");
   EXPECT_EQ(p.source, "GPUPROBE_RANK/GPUPROBE_NRANKS");
 
-  p = rank_plan_from_env(env_of({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
-                                 {"SLURM_JOB_ID", "4242"}, {"SLURM_STEP_ID", "0"}}));
+  p = rank_plan_from_env(env_of({{"SLURM_PROCID", "5"},
+                                 {"SLURM_NTASKS", "8"},
+                                 {"SLURM_LOCALID", "1"},
+                                 {"SLURM_JOB_ID", "4242"},
+                                 {"SLURM_STEP_ID", "0"}}));
   EXPECT_EQ(p.rank, 5);
   EXPECT_EQ(p.nranks, 8);
   EXPECT_EQ(p.local_rank, 1);
   EXPECT_EQ(p.job, "4242.0");
 
   // mpirun inside a Slurm allocation: Open MPI's ranks, not the allocation's.
-  p = rank_plan_from_env(env_of({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}, {"OMPI_COMM_WORLD_RANK", "3"},
-                                 {"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}}));
+  p = rank_plan_from_env(env_of({{"SLURM_PROCID", "0"},
+                                 {"SLURM_NTASKS", "1"},
+                                 {"OMPI_COMM_WORLD_RANK", "3"},
+                                 {"OMPI_COMM_WORLD_SIZE", "4"},
+                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}}));
   EXPECT_EQ(p.rank, 3);
   EXPECT_EQ(p.nranks, 4);
   EXPECT_EQ(p.source, "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE/OMPI_COMM_WORLD_LOCAL_RANK");
@@ -64,15 +71,22 @@ TEST(Ranks, EachLauncherIsRead) {
 
 TEST(Ranks, BadEnvironmentNamesTheVariable) {
   EXPECT_NE(error_of({}).find("GPUPROBE_RANK"), std::string::npos);
-  EXPECT_NE(error_of({{"GPUPROBE_RANK", "0"}}).find("GPUPROBE_NRANKS is not set"), std::string::npos);
-  EXPECT_NE(error_of({{"GPUPROBE_RANK", "2"}, {"GPUPROBE_NRANKS", "2"}}).find("GPUPROBE_RANK='2'"), std::string::npos);
-  EXPECT_NE(error_of({{"GPUPROBE_RANK", "x"}, {"GPUPROBE_NRANKS", "2"}}).find("whole number"), std::string::npos);
-  EXPECT_NE(error_of({{"GPUPROBE_RANK", "0"}, {"GPUPROBE_NRANKS", "0"}}).find("GPUPROBE_NRANKS"), std::string::npos);
-  EXPECT_NE(error_of({{"GPUPROBE_RANK", "0"}, {"GPUPROBE_NRANKS", "99999999999999999999"}}).find("GPUPROBE_NRANKS"),
+  EXPECT_NE(error_of({{"GPUPROBE_RANK", "0"}}).find("GPUPROBE_NRANKS is not set"),
             std::string::npos);
-  EXPECT_NE(error_of({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "-1"}}).find("SLURM_LOCALID"),
+  EXPECT_NE(error_of({{"GPUPROBE_RANK", "2"}, {"GPUPROBE_NRANKS", "2"}}).find("GPUPROBE_RANK='2'"),
             std::string::npos);
-  EXPECT_NE(error_of({{"GPUPROBE_RANK", ""}, {"GPUPROBE_NRANKS", "2"}}).find("GPUPROBE_RANK=''"), std::string::npos);
+  EXPECT_NE(error_of({{"GPUPROBE_RANK", "x"}, {"GPUPROBE_NRANKS", "2"}}).find("whole number"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"GPUPROBE_RANK", "0"}, {"GPUPROBE_NRANKS", "0"}}).find("GPUPROBE_NRANKS"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"GPUPROBE_RANK", "0"}, {"GPUPROBE_NRANKS", "99999999999999999999"}})
+                .find("GPUPROBE_NRANKS"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "-1"}})
+                .find("SLURM_LOCALID"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"GPUPROBE_RANK", ""}, {"GPUPROBE_NRANKS", "2"}}).find("GPUPROBE_RANK=''"),
+            std::string::npos);
 }
 
 TEST(Ranks, LocalDevice) {
@@ -107,7 +121,8 @@ class IdFile : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / (std::string("gpuprobe_ranks_") + info->name() + "_" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() /
+           (std::string("gpuprobe_ranks_") + info->name() + "_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

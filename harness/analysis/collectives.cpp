@@ -68,8 +68,12 @@ Counts counts(Collective c, size_t nominal_bytes, int ranks) {
     case Collective::all_reduce:
     case Collective::broadcast: k = {count, count, count, count * kElementBytes}; break;
     case Collective::all_gather: k = {share, share * n, share, share * n * kElementBytes}; break;
-    case Collective::reduce_scatter: k = {share * n, share, share, share * n * kElementBytes}; break;
-    case Collective::all_to_all: k = {share * n, share * n, share, share * n * kElementBytes}; break;
+    case Collective::reduce_scatter:
+      k = {share * n, share, share, share * n * kElementBytes};
+      break;
+    case Collective::all_to_all:
+      k = {share * n, share * n, share, share * n * kElementBytes};
+      break;
   }
   return k;
 }
@@ -185,21 +189,25 @@ Parameter busbw_parameter(const Sweep& s) {
   p.low = std::min(plateau.span.low, top.value);
   p.high = std::max(plateau.span.high, top.value);
   p.confidence = analysis::spread_confidence(last) * (rising ? kRisingConfidence : 1.0);
-  p.method = "nccl_collective: busbw at the largest size, " + analysis::bytes_text(last.param("bytes")) +
-             " (algbw x " + analysis::num(collectives::bus_factor(s.c, s.ranks)) + " for " +
-             std::to_string(s.ranks) + " ranks, " + s.mode + "); nccl-tests' timing (host clock around " +
-             std::to_string(collectives::kIters) + " out-of-place float sums), median of " +
-             std::to_string(last.reps) + " batches; interval: ";
+  p.method =
+      "nccl_collective: busbw at the largest size, " + analysis::bytes_text(last.param("bytes")) +
+      " (algbw x " + analysis::num(collectives::bus_factor(s.c, s.ranks)) + " for " +
+      std::to_string(s.ranks) + " ranks, " + s.mode + "); nccl-tests' timing (host clock around " +
+      std::to_string(collectives::kIters) + " out-of-place float sums), median of " +
+      std::to_string(last.reps) + " batches; interval: ";
   if (rising) {
     const std::string before =
-        s.rows.size() > 1 ? " (" + analysis::num(bus_of(s, s.rows[s.rows.size() - 2]).value) + " GB/s a step before)" : "";
+        s.rows.size() > 1 ? " (" + analysis::num(bus_of(s, s.rows[s.rows.size() - 2]).value) +
+                                " GB/s a step before)"
+                          : "";
     p.method += "its batches' p05..p95; no plateau: still rising at the largest size" + before;
   } else {
-    p.method += "the batches' p05..p95 over the " + std::to_string(plateau.sizes) + " sizes within " +
-                analysis::num(kPlateauBand * 100) + " % of it (its plateau)";
+    p.method += "the batches' p05..p95 over the " + std::to_string(plateau.sizes) +
+                " sizes within " + analysis::num(kPlateauBand * 100) + " % of it (its plateau)";
   }
   if (plateau.peak > top.value * (1 + kPlateauBand))
-    p.method += "; higher at " + analysis::bytes_text(plateau.peak_bytes) + ": " + analysis::num(plateau.peak) + " GB/s";
+    p.method += "; higher at " + analysis::bytes_text(plateau.peak_bytes) + ": " +
+                analysis::num(plateau.peak) + " GB/s";
   p.evidence = "collectives.csv";
   return p;
 }
@@ -225,12 +233,14 @@ bool latency_parameter(const Sweep& s, Parameter* out) {
   p.low = std::min(low, p.value);
   p.high = std::max(high, p.value);
   p.confidence = conf * (flat ? 1.0 : kLatencyNotFlatFactor);
-  p.method = "nccl_collective: time of one call at the smallest sizes, median of " + std::to_string(p50.size()) +
-             " sizes from " + analysis::bytes_text(s.rows.front().param("bytes")) + " (" + std::to_string(s.ranks) +
+  p.method = "nccl_collective: time of one call at the smallest sizes, median of " +
+             std::to_string(p50.size()) + " sizes from " +
+             analysis::bytes_text(s.rows.front().param("bytes")) + " (" + std::to_string(s.ranks) +
              " ranks, " + s.mode + "; host clock around " + std::to_string(collectives::kIters) +
              " calls); interval: their batches' p05..p95" +
-             (flat ? "" : "; the times differ by more than " + analysis::num(kLatencyFlatBand * 100) +
-                              " %: not yet size-independent");
+             (flat ? ""
+                   : "; the times differ by more than " + analysis::num(kLatencyFlatBand * 100) +
+                         " %: not yet size-independent");
   p.evidence = "collectives.csv";
   *out = p;
   return true;
@@ -253,7 +263,9 @@ std::vector<Sweep> sweeps(const std::vector<Observation>& obs) {
     std::map<double, Observation> by_size;
     for (const auto& o : analysis::finite_rows(obs, collectives::name(c), "us")) {
       const double bytes = o.param("bytes");
-      if (o.param("ranks") != ranks || o.param_text("mode") != mode || !(bytes > 0) || !(o.value > 0)) continue;
+      if (o.param("ranks") != ranks || o.param_text("mode") != mode || !(bytes > 0) ||
+          !(o.value > 0))
+        continue;
       by_size[bytes] = o;
     }
     Sweep s{c, ranks, mode, {}};
@@ -263,22 +275,34 @@ std::vector<Sweep> sweeps(const std::vector<Observation>& obs) {
   return out;
 }
 
+// "; NCCL 2.28.3, NCCL_NVLS_ENABLE=0" from the library's row; "" where the file has none.
+std::string library_note(const std::vector<Observation>& obs) {
+  for (const auto& o : select(obs, collectives::kNcclProbe, "version"))
+    return "; NCCL " + o.param_text("version") + ", NCCL_NVLS_ENABLE=" + o.param_text("nvls");
+  return "";
+}
+
 }  // namespace
 
 std::vector<Parameter> analyze_collectives(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
   const std::vector<Sweep> all = sweeps(obs);
+  const std::string library = library_note(obs);
   for (const Sweep& s : all) {
     out.push_back(busbw_parameter(s));
+    out.back().method += library;
     Parameter lat;
-    if (latency_parameter(s, &lat)) out.push_back(lat);
+    if (!latency_parameter(s, &lat)) continue;
+    lat.method += library;
+    out.push_back(lat);
   }
   if (!all.empty()) {
     const double n = all.front().ranks;
-    out.push_back({"collective_ranks", n, "ranks", n, n, 1.0,
-                   "nccl_collective: ranks of the communicator the collective figures are read at (" +
-                       all.front().mode + ")",
-                   "collectives.csv"});
+    out.push_back(
+        {"collective_ranks", n, "ranks", n, n, 1.0,
+         "nccl_collective: ranks of the communicator the collective figures are read at (" +
+             all.front().mode + ")",
+         "collectives.csv"});
   }
   return out;
 }

@@ -62,12 +62,12 @@ int reps(bool quick);
 // `gpus` itself (so that a run with two processes per host has its one-process twin).
 std::vector<int> rank_counts(int gpus);
 
-// The row of probe kNcclProbe (unit "version") holds the library's NCCL_VERSION_CODE, with the
-// NCCL_NVLS_ENABLE in effect in its `nvls` column.
+// The row of probe kNcclProbe (unit "version") holds the library's NCCL_VERSION_CODE, its
+// `version` ("2.28.3") and the NCCL_NVLS_ENABLE in effect (`nvls`); the methods name both.
 constexpr const char* kNcclProbe = "nccl";
 
 // The modes of the `mode` column.
-constexpr const char* kOneProcess = "one_process";       // one process drives every GPU
+constexpr const char* kOneProcess = "one_process";         // one process drives every GPU
 constexpr const char* kProcessPerGpu = "process_per_gpu";  // one process per GPU (a job's ranks)
 
 // The family, declared once (base/family.hpp).
@@ -79,6 +79,7 @@ inline constexpr FamilyDescriptor kFamily{"collectives", "collectives.gp"};
 // and over the sizes of the plateau it ends; <collective>_latency (us), the time of one call
 // at the smallest sizes; collective_ranks, the communicator's size they are read at (the
 // largest in the file).
-std::vector<Parameter> analyze_collectives(const std::vector<Observation>& obs, const Metadata& meta);
+std::vector<Parameter> analyze_collectives(const std::vector<Observation>& obs,
+                                           const Metadata& meta);
 
 }  // namespace gpuprobe

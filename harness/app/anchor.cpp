@@ -34,7 +34,8 @@ bool whole_number(const std::string& s) {
 double number(const std::string& s, const std::string& where) {
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || !std::isfinite(v)) throw std::runtime_error(where + ": '" + s + "' is no number");
+  if (s.empty() || *end != '\0' || !std::isfinite(v))
+    throw std::runtime_error(where + ": '" + s + "' is no number");
   return v;
 }
 
@@ -66,11 +67,13 @@ std::vector<CollectiveRow> parse_nccl_tests(const std::string& text, const std::
     std::istringstream fields(line);
     std::vector<std::string> f;
     for (std::string w; fields >> w;) f.push_back(w);
-    if (f.size() < kOutOfPlaceColumns || !whole_number(f[0]) || !whole_number(f[1])) continue;  // not a row
+    if (f.size() < kOutOfPlaceColumns || !whole_number(f[0]) || !whole_number(f[1]))
+      continue;  // not a row
     const std::string where = "line " + std::to_string(n);
     collectives::Collective c;
     if (!collectives::parse(current, &c))
-      throw std::runtime_error(where + ": a result row, but no collective named before it ('" + current + "')");
+      throw std::runtime_error(where + ": a result row, but no collective named before it ('" +
+                               current + "')");
     CollectiveRow r;
     r.collective = collectives::name(c);
     r.bytes = number(f[0], where);
@@ -89,12 +92,12 @@ std::vector<CollectiveRow> collective_rows(const std::vector<Observation>& obs) 
   for (const auto& o : obs) {
     collectives::Collective c;
     const double ranks = o.param("ranks"), bytes = o.param("bytes");
-    if (o.unit != "us" || !collectives::parse(o.probe, &c) || !(ranks >= 1 && ranks < 1e6) || !(bytes > 0) ||
-        !(o.value > 0))
+    if (o.unit != "us" || !collectives::parse(o.probe, &c) || !(ranks >= 1 && ranks < 1e6) ||
+        !(bytes > 0) || !(o.value > 0))
       continue;
     const double s = o.value * 1e-6;
-    out.push_back({o.probe, bytes, int(ranks), o.param_text("mode"), o.value, collectives::algbw(bytes, s),
-                   collectives::busbw(c, int(ranks), bytes, s)});
+    out.push_back({o.probe, bytes, int(ranks), o.param_text("mode"), o.value,
+                   collectives::algbw(bytes, s), collectives::busbw(c, int(ranks), bytes, s)});
   }
   return out;
 }
@@ -108,7 +111,8 @@ const CollectiveRow* find(const AnchorSource& s, const std::string& c, double by
 }
 
 // The sizes of collective c the table shows: the largest and the smallest, or all.
-std::vector<double> shown_sizes(const AnchorSource& run, const std::string& c, int ranks, bool all_sizes) {
+std::vector<double> shown_sizes(const AnchorSource& run, const std::string& c, int ranks,
+                                bool all_sizes) {
   std::set<double> sizes;
   for (const auto& r : run.rows)
     if (r.collective == c && r.ranks == ranks) sizes.insert(r.bytes);
@@ -118,8 +122,8 @@ std::vector<double> shown_sizes(const AnchorSource& run, const std::string& c, i
 
 }  // namespace
 
-std::string anchor_table(const AnchorSource& run, const std::vector<AnchorSource>& others, int ranks,
-                         bool all_sizes) {
+std::string anchor_table(const AnchorSource& run, const std::vector<AnchorSource>& others,
+                         int ranks, bool all_sizes) {
   std::vector<const AnchorSource*> sources = {&run};
   for (const auto& o : others) sources.push_back(&o);
   std::vector<std::string> head = {"collective", "size", "ranks"};
@@ -133,7 +137,8 @@ std::string anchor_table(const AnchorSource& run, const std::vector<AnchorSource
     const std::string name = collectives::name(c);
     for (double bytes : shown_sizes(run, name, ranks, all_sizes)) {
       const CollectiveRow* mine = find(run, name, bytes, ranks);
-      std::vector<std::string> row = {name, analysis::bytes_text(bytes), std::to_string(ranks)}, ratios;
+      std::vector<std::string> row = {name, analysis::bytes_text(bytes), std::to_string(ranks)},
+                               ratios;
       for (const AnchorSource* s : sources) {
         const CollectiveRow* r = find(*s, name, bytes, ranks);
         row.push_back(r ? fixed(r->busbw, 1) : "-");
@@ -141,8 +146,10 @@ std::string anchor_table(const AnchorSource& run, const std::vector<AnchorSource
         if (s == &run) continue;
         // busbw other / busbw run is time run / time other: the same S and factor.
         const double x = r && mine && r->time_us > 0 ? mine->time_us / r->time_us : NAN;
-        ratios.push_back(!std::isfinite(x) ? "-"
-                                           : fixed(x, 3) + (std::fabs(x - 1) <= kAgreement ? " (within 5 %)" : " (apart)"));
+        ratios.push_back(!std::isfinite(x)
+                             ? "-"
+                             : fixed(x, 3) +
+                                   (std::fabs(x - 1) <= kAgreement ? " (within 5 %)" : " (apart)"));
       }
       row.insert(row.end(), ratios.begin(), ratios.end());
       rows.push_back(row);
@@ -160,30 +167,37 @@ std::string label_of(const std::vector<CollectiveRow>& rows, const std::string& 
 }
 
 std::vector<CollectiveRow> run_rows(const std::string& dir) {
-  const std::string file = (std::filesystem::path(dir) / (std::string(collectives::kFamily.name) + ".csv")).string();
-  if (!file_exists(file)) throw std::runtime_error(dir + " has no " + std::string(collectives::kFamily.name) + ".csv");
+  const std::string file =
+      (std::filesystem::path(dir) / (std::string(collectives::kFamily.name) + ".csv")).string();
+  if (!file_exists(file))
+    throw std::runtime_error(dir + " has no " + std::string(collectives::kFamily.name) + ".csv");
   return collective_rows(read_observations(file));
 }
 
 }  // namespace
 
 int anchor_main(const std::vector<std::string>& args) {
-  CLI::App app{"A run's collective figures beside nccl-tests' output or another run's, as a markdown table "
-               "(no GPU).",
-               "gpuprobe anchor"};
+  CLI::App app{
+      "A run's collective figures beside nccl-tests' output or another run's, as a markdown table "
+      "(no GPU).",
+      "gpuprobe anchor"};
   std::string dir;
   std::vector<std::string> logs, versus;
   int ranks = 0;
   bool all_sizes = false;
   app.add_option("RUN_DIR", dir, "the run directory (its collectives.csv)")->required();
-  app.add_option("--nccl-tests", logs, "nccl-tests' stdout, one *_perf run or several in one file (repeatable)")
+  app.add_option("--nccl-tests", logs,
+                 "nccl-tests' stdout, one *_perf run or several in one file (repeatable)")
       ->type_name("LOG");
-  app.add_option("--versus", versus, "another run of the same machine: one process per GPU against one process")
+  app.add_option("--versus", versus,
+                 "another run of the same machine: one process per GPU against one process")
       ->type_name("RUN_DIR");
-  app.add_option("--ranks", ranks, "the communicator size to compare (default: the run's largest)")->type_name("N");
+  app.add_option("--ranks", ranks, "the communicator size to compare (default: the run's largest)")
+      ->type_name("N");
   app.add_flag("--all-sizes", all_sizes, "every size, not only the largest and the smallest");
   auto something = [&] {
-    if (logs.empty() && versus.empty()) throw UsageError("nothing to compare with: give --nccl-tests or --versus");
+    if (logs.empty() && versus.empty())
+      throw UsageError("nothing to compare with: give --nccl-tests or --versus");
   };
   if (auto code = parse_subcommand(app, args, "gpuprobe anchor", something)) return *code;
   try {
@@ -193,7 +207,8 @@ int anchor_main(const std::vector<std::string>& args) {
     if (!logs.empty()) {
       AnchorSource nt{"nccl-tests", {}};
       for (const auto& log : logs) {
-        const auto rows = parse_nccl_tests(read_file(log), std::filesystem::path(log).stem().string());
+        const auto rows =
+            parse_nccl_tests(read_file(log), std::filesystem::path(log).stem().string());
         nt.rows.insert(nt.rows.end(), rows.begin(), rows.end());
       }
       others.push_back(nt);
@@ -201,7 +216,8 @@ int anchor_main(const std::vector<std::string>& args) {
     for (const auto& v : versus) {
       AnchorSource s{"", run_rows(v)};
       s.label = label_of(s.rows, "other");
-      if (s.label == run.label) s.label += " (" + std::filesystem::path(v).filename().string() + ")";
+      if (s.label == run.label)
+        s.label += " (" + std::filesystem::path(v).filename().string() + ")";
       others.push_back(s);
     }
     if (ranks == 0)

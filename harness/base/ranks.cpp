@@ -63,7 +63,8 @@ RankPlan rank_plan_from_env(const EnvLookup& env) {
     p.nranks = whole(env, l.size, 1, kMaxRanks);
     p.rank = whole(env, l.rank, 0, p.nranks - 1);
     p.local_rank = env(l.local) ? whole(env, l.local, 0, p.nranks - 1) : p.rank;
-    p.source = std::string(l.rank) + "/" + l.size + (env(l.local) ? std::string("/") + l.local : "");
+    p.source =
+        std::string(l.rank) + "/" + l.size + (env(l.local) ? std::string("/") + l.local : "");
     p.job = job_of(env);
     return p;
   }
@@ -72,14 +73,18 @@ RankPlan rank_plan_from_env(const EnvLookup& env) {
       "with srun or mpirun");
 }
 
-RankPlan rank_plan_from_env() { return rank_plan_from_env([](const char* n) { return std::getenv(n); }); }
+RankPlan rank_plan_from_env() {
+  return rank_plan_from_env([](const char* n) { return std::getenv(n); });
+}
 
 int local_device(const RankPlan& plan, int visible) {
-  if (visible < 1) throw std::invalid_argument("no GPU visible to rank " + std::to_string(plan.rank));
+  if (visible < 1)
+    throw std::invalid_argument("no GPU visible to rank " + std::to_string(plan.rank));
   if (visible == 1) return 0;
   if (plan.local_rank < visible) return plan.local_rank;
-  throw std::invalid_argument("local rank " + std::to_string(plan.local_rank) + " has no GPU of its own: " +
-                              std::to_string(visible) + " visible (start at most one process per GPU of a host)");
+  throw std::invalid_argument("local rank " + std::to_string(plan.local_rank) +
+                              " has no GPU of its own: " + std::to_string(visible) +
+                              " visible (start at most one process per GPU of a host)");
 }
 
 std::string id_file_text(const NcclId& id, const std::string& job) {
@@ -100,7 +105,9 @@ bool parse_id_file(const std::string& text, NcclId* id, std::string* job) {
     return false;
   const std::string hex = id_line.substr(3);
   if (hex.size() != 2 * kNcclIdBytes) return false;
-  auto nibble = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+  auto nibble = [](char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  };
   for (size_t i = 0; i < kNcclIdBytes; ++i) {
     const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
     if (hi < 0 || lo < 0) return false;
@@ -114,7 +121,8 @@ void write_id_file(const std::string& path, const NcclId& id, const std::string&
   write_file_atomic(path, id_file_text(id, job));
 }
 
-NcclId wait_for_id_file(const std::string& path, const std::string& job, double timeout_s, double poll_s) {
+NcclId wait_for_id_file(const std::string& path, const std::string& job, double timeout_s,
+                        double poll_s) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
   std::string found = "no file";
@@ -131,13 +139,15 @@ NcclId wait_for_id_file(const std::string& path, const std::string& job, double 
       if (!text.empty() && !parse_id_file(text, &id, &its_job))
         throw std::runtime_error(path + " is not an NCCL id file of gpuprobe");
       if (!text.empty() && its_job == job) return id;
-      if (!text.empty()) found = "a file of job '" + its_job + "', not this job's '" + job + "' (stale: remove it)";
+      if (!text.empty())
+        found = "a file of job '" + its_job + "', not this job's '" + job + "' (stale: remove it)";
     }
     if (Clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::duration<double>(poll_s));
   }
-  throw std::runtime_error("no NCCL id for this job in " + path + " after " + std::to_string(int(timeout_s)) +
-                           " s (" + found + "): rank 0 writes it when it starts the collectives");
+  throw std::runtime_error("no NCCL id for this job in " + path + " after " +
+                           std::to_string(int(timeout_s)) + " s (" + found +
+                           "): rank 0 writes it when it starts the collectives");
 }
 
 namespace {

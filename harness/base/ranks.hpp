@@ -53,8 +53,8 @@ void write_id_file(const std::string& path, const NcclId& id, const std::string&
 // The other ranks: the id in `path` once a file of this job is there. A file of another job
 // (left by an earlier one) is waited past, for rank 0 to replace. Throws std::runtime_error
 // after `timeout_s`, saying what was found.
-NcclId wait_for_id_file(const std::string& path, const std::string& job, double timeout_s = kIdWaitSeconds,
-                        double poll_s = kIdPollSeconds);
+NcclId wait_for_id_file(const std::string& path, const std::string& job,
+                        double timeout_s = kIdWaitSeconds, double poll_s = kIdPollSeconds);
 
 // The plan of this process when it is one rank of several, set once by the program before any
 // family runs; nullptr when one process drives every GPU.

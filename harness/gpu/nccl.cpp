@@ -13,12 +13,14 @@ namespace gpuprobe {
 namespace nccl {
 
 int version_code(int major, int minor, int patch) {
-  return major <= 2 && minor <= 8 ? major * 1000 + minor * 100 + patch : major * 10000 + minor * 100 + patch;
+  return major <= 2 && minor <= 8 ? major * 1000 + minor * 100 + patch
+                                  : major * 10000 + minor * 100 + patch;
 }
 
 std::string version_text(int code) {
   const int scale = code >= 10000 ? 10000 : 1000;
-  return std::to_string(code / scale) + "." + std::to_string(code % scale / 100) + "." + std::to_string(code % 100);
+  return std::to_string(code / scale) + "." + std::to_string(code % scale / 100) + "." +
+         std::to_string(code % 100);
 }
 
 }  // namespace nccl
@@ -42,7 +44,8 @@ std::vector<std::string> python_package_dirs(const std::string& prefix) {
   for (const auto& e : fs::directory_iterator(lib, ec)) {
     const std::string py = e.path().filename().string();
     if (py.rfind("python3", 0) != 0) continue;
-    for (const char* kind : {"site-packages", "dist-packages"}) out.push_back((e.path() / kind).string());
+    for (const char* kind : {"site-packages", "dist-packages"})
+      out.push_back((e.path() / kind).string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -55,7 +58,8 @@ NcclSearch nccl_search_from_env() {
   if (const char* p = std::getenv("GPUPROBE_NCCL")) s.explicit_path = p;
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
     if (const char* p = std::getenv(var)) s.python_prefixes.push_back(p);
-  if (const char* home = std::getenv("HOME")) s.python_prefixes.push_back(std::string(home) + "/.local");
+  if (const char* home = std::getenv("HOME"))
+    s.python_prefixes.push_back(std::string(home) + "/.local");
   s.python_prefixes.push_back("/usr/local");
   s.python_prefixes.push_back("/usr");
   // A PYTHONPATH folder holds packages itself: marked with a trailing '/' (nccl_candidates).
@@ -76,8 +80,9 @@ std::vector<std::string> nccl_candidates(const NcclSearch& search) {
   std::vector<std::string> out = {kSystemLibrary};
   std::error_code ec;
   for (const auto& prefix : search.python_prefixes) {
-    std::vector<std::string> dirs = !prefix.empty() && prefix.back() == '/' ? std::vector<std::string>{prefix}
-                                                                            : python_package_dirs(prefix);
+    std::vector<std::string> dirs = !prefix.empty() && prefix.back() == '/'
+                                        ? std::vector<std::string>{prefix}
+                                        : python_package_dirs(prefix);
     for (const auto& d : dirs) {
       const fs::path lib = fs::path(d) / kWheelLibrary;
       if (fs::exists(lib, ec) && std::find(out.begin(), out.end(), lib.string()) == out.end())
@@ -154,15 +159,17 @@ struct Nccl::Api {
     }
     std::string missing = load_required();
     int v = 0;
-    if (missing.empty() && get_version(&v) == 0 && v >= nccl::version_code(nccl::kMinMajor, nccl::kMinMinor, 0)) {
+    if (missing.empty() && get_version(&v) == 0 &&
+        v >= nccl::version_code(nccl::kMinMajor, nccl::kMinMinor, 0)) {
       version = v;
       path = file;
       return "";
     }
     dlclose(lib);
     lib = nullptr;
-    return missing.empty() ? "NCCL " + nccl::version_text(v) + " is older than " + std::to_string(nccl::kMinMajor) +
-                                 "." + std::to_string(nccl::kMinMinor) + " (no ncclSend/ncclRecv)"
+    return missing.empty() ? "NCCL " + nccl::version_text(v) + " is older than " +
+                                 std::to_string(nccl::kMinMajor) + "." +
+                                 std::to_string(nccl::kMinMinor) + " (no ncclSend/ncclRecv)"
                            : "lacks " + missing + " (not NCCL)";
   }
 };
@@ -176,9 +183,10 @@ Nccl::Nccl(const NcclSearch& search) : api_(std::make_unique<Api>()) {
     tried += (tried.empty() ? "" : "; ") + file + ": " + why;
   }
   api_->why = "NCCL not found (" + tried + ")" +
-              (search.explicit_path.empty() ? "; install it (libnccl2, or pip's nvidia-nccl-cu13) or name the "
-                                              "library in GPUPROBE_NCCL"
-                                            : " (GPUPROBE_NCCL)");
+              (search.explicit_path.empty()
+                   ? "; install it (libnccl2, or pip's nvidia-nccl-cu13) or name the "
+                     "library in GPUPROBE_NCCL"
+                   : " (GPUPROBE_NCCL)");
 }
 
 // The library stays loaded: NCCL's threads may outlive its communicators, and unloading the
@@ -194,7 +202,8 @@ bool Nccl::has_mem_alloc() const { return api_->mem_alloc != nullptr; }
 
 void Nccl::check(Result r, const char* what) const {
   if (r == 0) return;
-  std::string msg = std::string(what) + ": " + (api_->error_string ? api_->error_string(r) : "error") + " (" +
+  std::string msg = std::string(what) + ": " +
+                    (api_->error_string ? api_->error_string(r) : "error") + " (" +
                     std::to_string(r) + ")";
   const char* last = api_->last_error ? api_->last_error(nullptr) : nullptr;
   if (last && *last) msg += ": " + std::string(last);
@@ -231,7 +240,8 @@ void Nccl::group_end() const {
   require(available());
   check(api_->group_end(), "ncclGroupEnd");
 }
-void Nccl::all_reduce(const void* s, void* r, size_t n, nccl::DataType t, nccl::RedOp op, Comm c, Stream st) const {
+void Nccl::all_reduce(const void* s, void* r, size_t n, nccl::DataType t, nccl::RedOp op, Comm c,
+                      Stream st) const {
   require(available());
   check(api_->all_reduce(s, r, n, t, op, c, st), "ncclAllReduce");
 }
@@ -239,12 +249,13 @@ void Nccl::all_gather(const void* s, void* r, size_t n, nccl::DataType t, Comm c
   require(available());
   check(api_->all_gather(s, r, n, t, c, st), "ncclAllGather");
 }
-void Nccl::reduce_scatter(const void* s, void* r, size_t n, nccl::DataType t, nccl::RedOp op, Comm c,
-                          Stream st) const {
+void Nccl::reduce_scatter(const void* s, void* r, size_t n, nccl::DataType t, nccl::RedOp op,
+                          Comm c, Stream st) const {
   require(available());
   check(api_->reduce_scatter(s, r, n, t, op, c, st), "ncclReduceScatter");
 }
-void Nccl::broadcast(const void* s, void* r, size_t n, nccl::DataType t, int root, Comm c, Stream st) const {
+void Nccl::broadcast(const void* s, void* r, size_t n, nccl::DataType t, int root, Comm c,
+                     Stream st) const {
   require(available());
   check(api_->broadcast(s, r, n, t, root, c, st), "ncclBroadcast");
 }

@@ -14,11 +14,11 @@ struct CUstream_st;  // cudaStream_t is CUstream_st*
 namespace gpuprobe {
 
 namespace nccl {
-using Result = int;                       // ncclResult_t; ncclSuccess = 0
-using Comm = struct ncclComm*;            // ncclComm_t, opaque
-using Stream = CUstream_st*;              // cudaStream_t
-struct UniqueId {                         // ncclUniqueId
-  char internal[128];                     // NCCL_UNIQUE_ID_BYTES
+using Result = int;             // ncclResult_t; ncclSuccess = 0
+using Comm = struct ncclComm*;  // ncclComm_t, opaque
+using Stream = CUstream_st*;    // cudaStream_t
+struct UniqueId {               // ncclUniqueId
+  char internal[128];           // NCCL_UNIQUE_ID_BYTES
 };
 enum DataType : int { kInt64 = 4, kFloat32 = 7, kFloat64 = 8 };  // ncclDataType_t
 enum RedOp : int { kSum = 0, kMin = 3 };                         // ncclRedOp_t
@@ -75,14 +75,16 @@ class Nccl {
                   nccl::Comm comm, nccl::Stream stream) const;
   void all_gather(const void* send, void* recv, size_t count, nccl::DataType type, nccl::Comm comm,
                   nccl::Stream stream) const;
-  void reduce_scatter(const void* send, void* recv, size_t count, nccl::DataType type, nccl::RedOp op,
-                      nccl::Comm comm, nccl::Stream stream) const;
-  void broadcast(const void* send, void* recv, size_t count, nccl::DataType type, int root, nccl::Comm comm,
-                 nccl::Stream stream) const;
+  void reduce_scatter(const void* send, void* recv, size_t count, nccl::DataType type,
+                      nccl::RedOp op, nccl::Comm comm, nccl::Stream stream) const;
+  void broadcast(const void* send, void* recv, size_t count, nccl::DataType type, int root,
+                 nccl::Comm comm, nccl::Stream stream) const;
   void all_to_all(const void* send, void* recv, size_t count, nccl::DataType type, nccl::Comm comm,
                   nccl::Stream stream) const;
-  void send(const void* buf, size_t count, nccl::DataType type, int peer, nccl::Comm comm, nccl::Stream stream) const;
-  void recv(void* buf, size_t count, nccl::DataType type, int peer, nccl::Comm comm, nccl::Stream stream) const;
+  void send(const void* buf, size_t count, nccl::DataType type, int peer, nccl::Comm comm,
+            nccl::Stream stream) const;
+  void recv(void* buf, size_t count, nccl::DataType type, int peer, nccl::Comm comm,
+            nccl::Stream stream) const;
   void mem_alloc(void** ptr, size_t bytes) const;
   void mem_free(void* ptr) const;
 

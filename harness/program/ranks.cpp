@@ -28,17 +28,22 @@ class FollowerContext : public RunContext {
     return filter_matches(opt_.filter, fam_.name() + "/" + probe);
   }
   Observation measure(const Point& point, const std::function<Sample()>&) override {
-    throw std::logic_error("rank " + std::to_string(rank_) + " measured " + point.probe + ": only rank 0 measures");
+    throw std::logic_error("rank " + std::to_string(rank_) + " measured " + point.probe +
+                           ": only rank 0 measures");
   }
   void record(const Observation&) override {}
   void progress(const std::string&) override {}
-  void invalid(const std::string& probe, const std::string& why) override { note("invalid", probe, why); }
-  void skip(const std::string& probe, const std::string& why) override { note("skipped", probe, why); }
+  void invalid(const std::string& probe, const std::string& why) override {
+    note("invalid", probe, why);
+  }
+  void skip(const std::string& probe, const std::string& why) override {
+    note("skipped", probe, why);
+  }
 
  private:
   void note(const char* what, const std::string& probe, const std::string& why) const {
-    std::fprintf(stderr, "gpuprobe: rank %d: %s/%s %s: %s\n", rank_, fam_.name().c_str(), probe.c_str(), what,
-                 why.c_str());
+    std::fprintf(stderr, "gpuprobe: rank %d: %s/%s %s: %s\n", rank_, fam_.name().c_str(),
+                 probe.c_str(), what, why.c_str());
   }
   const ProbeFamily& fam_;
   const DeviceInfo& dev_;
@@ -51,11 +56,12 @@ ProbeFamily& ranked_family(const std::string& filter) {
   ProbeFamily* found = nullptr;
   for (auto& f : probe_families()) {
     bool selected = false;
-    for (const auto& p : f->probes()) selected = selected || filter_matches(filter, f->name() + "/" + p.name);
+    for (const auto& p : f->probes())
+      selected = selected || filter_matches(filter, f->name() + "/" + p.name);
     if (!selected) continue;
     if (f->name() != collectives::kFamily.name)
-      throw UsageError("--ranks-from-env runs the collectives family alone; --filter '" + filter + "' also selects " +
-                       f->name());
+      throw UsageError("--ranks-from-env runs the collectives family alone; --filter '" + filter +
+                       "' also selects " + f->name());
     found = f.get();
   }
   if (!found) throw UsageError("--ranks-from-env: --filter '" + filter + "' selects no collective");
@@ -67,7 +73,8 @@ int follow_rank_zero(ProbeFamily& fam, const Options& opt, const RankPlan& plan)
     const DeviceInfo dev = open_device(local_device(plan, visible_device_count()));
     std::string why;
     if (!fam.supported(dev, &why)) {
-      std::fprintf(stderr, "gpuprobe: rank %d: %s skipped: %s\n", plan.rank, fam.name().c_str(), why.c_str());
+      std::fprintf(stderr, "gpuprobe: rank %d: %s skipped: %s\n", plan.rank, fam.name().c_str(),
+                   why.c_str());
       return 0;
     }
     FollowerContext ctx(fam, dev, opt, plan.rank);
@@ -91,12 +98,14 @@ std::optional<int> join_as_rank(const Options& opt) {
   }
   plan.id_file = opt.nccl_id_file;
   if (plan.id_file.empty() && !std::getenv("NCCL_COMM_ID"))
-    throw UsageError("--ranks-from-env needs --nccl-id-file FILE (on a file system every rank sees) or "
-                     "NCCL_COMM_ID=<rank 0's host:port> in every rank's environment");
+    throw UsageError(
+        "--ranks-from-env needs --nccl-id-file FILE (on a file system every rank sees) or "
+        "NCCL_COMM_ID=<rank 0's host:port> in every rank's environment");
   ProbeFamily& fam = ranked_family(opt.filter);
   set_process_ranks(plan);
-  std::fprintf(stderr, "gpuprobe: rank %d of %d (%s), local rank %d%s\n", plan.rank, plan.nranks, plan.source.c_str(),
-               plan.local_rank, plan.job.empty() ? "" : (", job " + plan.job).c_str());
+  std::fprintf(stderr, "gpuprobe: rank %d of %d (%s), local rank %d%s\n", plan.rank, plan.nranks,
+               plan.source.c_str(), plan.local_rank,
+               plan.job.empty() ? "" : (", job " + plan.job).c_str());
   if (plan.rank == 0) return std::nullopt;
   return follow_rank_zero(fam, opt, plan);
 }
