@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -53,6 +54,11 @@ struct Command {
   int64_t bytes = 0;       // nominal size; kAllocate: the largest wanted
 };
 
+// A collective's result was wrong where it was checked: the communicator itself still works.
+struct WrongResults : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // One GPU of this process: one rank of the communicator.
 struct Local {
   int device = 0, rank = 0;
@@ -71,7 +77,13 @@ class Clique {
     std::iota(devices.begin(), devices.end(), 0);
     std::vector<nccl::Comm> comms(size_t(gpus), nullptr);
     nccl_.comm_init_all(comms.data(), gpus, devices.data());
-    for (int d = 0; d < gpus; ++d) add(d, d, comms[size_t(d)]);
+    for (int d = 0; d < gpus; ++d) locals_.push_back({d, d, comms[size_t(d)]});
+    try {
+      for (Local& l : locals_) add_stream(l);
+    } catch (...) {
+      release(true);
+      throw;
+    }
   }
   // One rank of a job of plan.nranks processes, on `device`.
   Clique(const Nccl& nccl, const RankPlan& plan, int device)
@@ -90,25 +102,19 @@ class Clique {
     }
     nccl::Comm comm = nullptr;
     nccl_.comm_init_rank(&comm, plan.nranks, id, plan.rank);
-    add(device, plan.rank, comm);
+    locals_.push_back({device, plan.rank, comm});
     // Every rank has joined: the file has served (a later job must not read it).
     if (!plan.id_file.empty() && plan.rank == 0) std::remove(plan.id_file.c_str());
-  }
-  ~Clique() {
-    for (Local& l : locals_) {
-      cudaSetDevice(l.device);
-      if (l.stream) cudaStreamSynchronize(l.stream);
-      try {
-        if (l.comm) nccl_.comm_destroy(l.comm);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "gpuprobe: collectives: %s\n", e.what());
-      }
-      free_buffers(l);
-      if (l.scratch) cudaFree(l.scratch);
-      if (l.stream) cudaStreamDestroy(l.stream);
+    try {
+      add_stream(locals_.back());
+    } catch (...) {
+      release(true);
+      throw;
     }
-    (void)cudaGetLastError();
   }
+  // After a failure (unwinding) the communicators are aborted, not destroyed: a peer may be gone
+  // or stuck, and ncclCommDestroy would wait for it.
+  ~Clique() { release(std::uncaught_exceptions() > 0); }
   Clique(const Clique&) = delete;
   Clique& operator=(const Clique&) = delete;
 
@@ -142,16 +148,31 @@ class Clique {
   }
 
  private:
-  void add(int device, int rank, nccl::Comm comm) {
-    Local l;
-    l.device = device;
-    l.rank = rank;
-    l.comm = comm;
-    locals_.push_back(l);
-    Local& in = locals_.back();
-    CUDA_CHECK(cudaSetDevice(device));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&in.stream, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaMalloc(&in.scratch, 4 * sizeof(int64_t)));
+  void add_stream(Local& l) {
+    CUDA_CHECK(cudaSetDevice(l.device));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaMalloc(&l.scratch, 4 * sizeof(int64_t)));
+  }
+
+  // Ends every communicator (aborted after a failure) and frees what was made; never throws.
+  void release(bool abort) {
+    for (Local& l : locals_) {
+      cudaSetDevice(l.device);
+      if (l.stream && !abort) cudaStreamSynchronize(l.stream);
+      try {
+        if (l.comm && abort)
+          nccl_.comm_abort(l.comm);
+        else if (l.comm)
+          nccl_.comm_destroy(l.comm);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "gpuprobe: collectives: %s\n", e.what());
+      }
+      free_buffers(l);
+      if (l.scratch) cudaFree(l.scratch);
+      if (l.stream) cudaStreamDestroy(l.stream);
+    }
+    locals_.clear();
+    (void)cudaGetLastError();
   }
 
   void free_buffers(Local& l) {
@@ -387,13 +408,21 @@ class CollectivesFamily : public ProbeFamily {
 
   static void record_library(RunContext& ctx, const Nccl& lib, const std::string& nvls) {
     const double v = lib.version();
-    ctx.record({"", kNcclProbe, {{"version", nccl::version_text(lib.version())}, {"nvls", nvls}}, v,
-                "version", v, v, v, 1});
+    ctx.record({"",
+                kNcclProbe,
+                {{"version", nccl::version_text(lib.version())}, {"nvls", nvls}},
+                v,
+                "version",
+                v,
+                v,
+                v,
+                1});
   }
 
-  // Tells the other processes to end after a failure here; where the communicator itself failed,
-  // that fails too, and the launcher ends them (scripts/collectives-local.sh, srun
-  // --kill-on-bad-exit).
+  // Tells the other processes to end after a stop or a wrong result here, where the
+  // communicator still works. After an NCCL or CUDA failure it may not: rank 0 sends nothing
+  // more, and the launcher ends the others when it exits non-zero (scripts/
+  // collectives-local.sh, srun --kill-on-bad-exit).
   static void stop_others(Clique& q) {
     try {
       Command stop;
@@ -416,7 +445,7 @@ class CollectivesFamily : public ProbeFamily {
     } catch (const Interrupted&) {
       stop_others(q);  // the others end too; the run keeps what was measured
       throw;
-    } catch (const std::exception&) {
+    } catch (const WrongResults&) {
       stop_others(q);
       throw;
     }
@@ -431,9 +460,9 @@ class CollectivesFamily : public ProbeFamily {
     Command check{kCheck, int64_t(index), int64_t(kCheckBytes)};
     q.share(&check);
     if (const double wrong = q.execute(check); wrong > 0)
-      throw std::runtime_error(probe + ": " + analysis::num(wrong) +
-                               " wrong elements in the results of " + std::to_string(q.ranks()) +
-                               " ranks at " + analysis::bytes_text(double(kCheckBytes)));
+      throw WrongResults(probe + ": " + analysis::num(wrong) +
+                         " wrong elements in the results of " + std::to_string(q.ranks()) +
+                         " ranks at " + analysis::bytes_text(double(kCheckBytes)));
     for (size_t nominal : swept) {
       if (nominal > capacity) {
         ctx.skip(probe, "sizes above " + analysis::bytes_text(double(capacity)) +

@@ -108,6 +108,7 @@ struct Nccl::Api {
   Result (*comm_init_rank)(Comm*, int, UniqueId, int) = nullptr;
   Result (*comm_init_all)(Comm*, int, const int*) = nullptr;
   Result (*comm_destroy)(Comm) = nullptr;
+  Result (*comm_abort)(Comm) = nullptr;
   Result (*group_start)() = nullptr;
   Result (*group_end)() = nullptr;
   Result (*all_reduce)(const void*, void*, size_t, int, int, Comm, Stream) = nullptr;
@@ -134,6 +135,7 @@ struct Nccl::Api {
         {load(comm_init_rank, "ncclCommInitRank"), "ncclCommInitRank"},
         {load(comm_init_all, "ncclCommInitAll"), "ncclCommInitAll"},
         {load(comm_destroy, "ncclCommDestroy"), "ncclCommDestroy"},
+        {load(comm_abort, "ncclCommAbort"), "ncclCommAbort"},
         {load(group_start, "ncclGroupStart"), "ncclGroupStart"},
         {load(group_end, "ncclGroupEnd"), "ncclGroupEnd"},
         {load(all_reduce, "ncclAllReduce"), "ncclAllReduce"},
@@ -231,6 +233,10 @@ void Nccl::comm_init_all(Comm* comms, int ndev, const int* devices) const {
 void Nccl::comm_destroy(Comm comm) const {
   require(available());
   check(api_->comm_destroy(comm), "ncclCommDestroy");
+}
+void Nccl::comm_abort(Comm comm) const {
+  require(available());
+  check(api_->comm_abort(comm), "ncclCommAbort");
 }
 void Nccl::group_start() const {
   require(available());

@@ -69,6 +69,8 @@ class Nccl {
   void comm_init_rank(nccl::Comm* comm, int nranks, const nccl::UniqueId& id, int rank) const;
   void comm_init_all(nccl::Comm* comms, int ndev, const int* devices) const;
   void comm_destroy(nccl::Comm comm) const;
+  // Ends a communicator without waiting for its peers (after a failure: they may be gone).
+  void comm_abort(nccl::Comm comm) const;
   void group_start() const;
   void group_end() const;
   void all_reduce(const void* send, void* recv, size_t count, nccl::DataType type, nccl::RedOp op,
