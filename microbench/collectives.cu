@@ -408,15 +408,8 @@ class CollectivesFamily : public ProbeFamily {
 
   static void record_library(RunContext& ctx, const Nccl& lib, const std::string& nvls) {
     const double v = lib.version();
-    ctx.record({"",
-                kNcclProbe,
-                {{"version", nccl::version_text(lib.version())}, {"nvls", nvls}},
-                v,
-                "version",
-                v,
-                v,
-                v,
-                1});
+    const Params params = {{"version", nccl::version_text(lib.version())}, {"nvls", nvls}};
+    ctx.record({"", kNcclProbe, params, v, "version", v, v, v, 1});
   }
 
   // Tells the other processes to end after a stop or a wrong result here, where the

@@ -29,8 +29,17 @@ for ((r = 0; r < n; r++)); do
   fi
   pids+=($!)
 done
-stop_all() { for p in "${pids[@]}"; do kill "$p" 2> /dev/null; done; }
-trap 'stop_all; exit 130' INT TERM
+stop_all() { for p in "${pids[@]}"; do [ -n "$p" ] && kill "-${1:-TERM}" "$p" 2> /dev/null; done; }
+# A Ctrl-C reaches every rank: rank 0 stops between two steps and tells the others, which wait
+# for it (they ignore SIGINT). A second Ctrl-C ends them all at once.
+interrupts=0
+# shellcheck disable=SC2317  # called by the trap
+on_interrupt() {
+  interrupts=$((interrupts + 1))
+  if [ "$interrupts" -ge 2 ]; then stop_all KILL; exit 130; fi
+}
+trap on_interrupt INT
+trap 'stop_all TERM; exit 143' TERM
 status=0
 # Until every rank has ended: a rank that fails takes the others down (they would wait for it).
 left=$n

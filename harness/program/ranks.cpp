@@ -1,6 +1,7 @@
 #include "program/ranks.hpp"
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -69,6 +70,10 @@ ProbeFamily& ranked_family(const std::string& filter) {
 }
 
 int follow_rank_zero(ProbeFamily& fam, const Options& opt, const RankPlan& plan) {
+  // A Ctrl-C reaches every rank of a host. Rank 0 ends the job between two steps and tells the
+  // others (microbench/collectives.cu); a rank that left at once would leave rank 0 waiting in
+  // that message. SIGTERM still ends a rank (the launcher's way to end them all).
+  std::signal(SIGINT, SIG_IGN);
   try {
     const DeviceInfo dev = open_device(local_device(plan, visible_device_count()));
     std::string why;
