@@ -1,14 +1,10 @@
-// The paths between things: host link, clusters/DSM, SM x L2 topology and P2P analyses on
+// The paths between things: host link, clusters/DSM and SM x L2 topology analyses on
 // synthetic observations, and on the recorded H100 run where tests/data has it.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <random>
-#include <stdexcept>
-
-#include <nlohmann/json.hpp>
 
 #include "recorded.hpp"
 #include "parameter_checks.hpp"
@@ -16,10 +12,6 @@
 #include "analysis/clusters.hpp"
 #include "analysis/host_link.hpp"
 #include "analysis/l2_topology.hpp"
-#include "analysis/p2p.hpp"
-#include "app/cli.hpp"
-#include "app/nvbandwidth_json.hpp"
-#include "base/run_dir.hpp"
 #include "observation_rows.hpp"
 
 namespace gpuprobe {
@@ -319,153 +311,6 @@ TEST(L2Topology, RecordedH100) {
   EXPECT_LE(gpc->low, 8);
   EXPECT_GE(gpc->high, 8);
   EXPECT_LE(gpc->confidence, 0.5);
-}
-
-// ---------------------------------------------------------------- P2P matrices
-
-std::vector<Observation> p2p_rows(int gpus) {
-  std::vector<Observation> obs;
-  for (int d = 0; d < gpus; ++d)
-    for (int p = 0; p < gpus; ++p) {
-      if (d == p) continue;
-      Params pp = {{"device", std::to_string(d)}, {"peer", std::to_string(p)}};
-      // GPU 3's links are degraded to half.
-      const double f = (d == 3 || p == 3) ? 0.5 : 1.0;
-      obs.push_back(make_row("p2p", "ce_write", pp, 370 * f, "GB/s", 0.01));
-      obs.push_back(make_row("p2p", "sm_read", pp, 360 * f, "GB/s", 0.01));
-      obs.push_back(make_row("p2p", "latency", pp, 800, "ns", 0.01));
-    }
-  return obs;
-}
-
-TEST(P2p, OneGpuRunRecordsTheSkipAndWhy) {
-  CsvTable t = read_csv(data_file("h100_paths_families.csv"));
-  bool seen = false;
-  for (const auto& r : t.rows)
-    if (r[0] == "p2p") {
-      seen = true;
-      EXPECT_EQ(r[1], "unsupported");
-      EXPECT_NE(r.back().find("needs two or more GPUs"), std::string::npos) << r.back();
-    }
-  EXPECT_TRUE(seen);
-}
-
-TEST(P2p, MatrixRowsAreDevicesColumnsPeers) {
-  p2p::Matrix m;
-  ASSERT_TRUE(p2p::matrix(p2p_rows(4), "ce_write", "GB/s", &m));
-  ASSERT_EQ(m.gpus(), 4);
-  for (int d = 0; d < 4; ++d) EXPECT_TRUE(std::isnan(m.value[size_t(d)][size_t(d)]));
-  EXPECT_DOUBLE_EQ(m.value[0][1], 370);
-  EXPECT_DOUBLE_EQ(m.value[3][0], 185);
-  EXPECT_FALSE(p2p::matrix(p2p_rows(4), "ce_write_bidir", "GB/s", &m));
-}
-
-TEST(P2p, AnalyzerMedianAndSlowestPair) {
-  auto ps = analyze("p2p", p2p_rows(5));  // 8 of the 20 pairs involve the slow GPU
-  expect_well_formed(ps);
-  const Parameter* ce = find(ps, "p2p_write_bandwidth_ce");
-  ASSERT_NE(ce, nullptr);
-  EXPECT_DOUBLE_EQ(ce->value, 370);
-  EXPECT_DOUBLE_EQ(ce->low, 185);
-  EXPECT_DOUBLE_EQ(find(ps, "p2p_latency")->value, 800);
-  EXPECT_EQ(find(ps, "p2p_bidir_bandwidth_ce"), nullptr);
-}
-
-// ---------------------------------------------------------------- nvbandwidth JSON
-
-// Read back with nlohmann-json's strict parser, which throws on anything that is not JSON.
-using nlohmann::json;
-
-// The layout of nvbandwidth's json_output.cpp (v0.8): keys, kinds, string cells.
-void expect_nvbandwidth_layout(const json& root) {
-  ASSERT_TRUE(root.is_object());
-  ASSERT_EQ(root.count("nvbandwidth"), 1u);
-  const json& nvb = root.at("nvbandwidth");
-  ASSERT_TRUE(nvb.is_object());
-  EXPECT_TRUE(nvb.at("CUDA Runtime Version").is_number());
-  EXPECT_TRUE(nvb.at("Driver Version").is_string());
-  EXPECT_TRUE(nvb.at("git_version").is_string());
-  EXPECT_TRUE(nvb.at("version").is_string());
-  const json& devices = nvb.at("GPU Device list");
-  ASSERT_TRUE(devices.is_array());
-  for (const auto& d : devices) EXPECT_TRUE(d.is_string());
-  const json& cases = nvb.at("testcases");
-  ASSERT_TRUE(cases.is_array());
-  for (const auto& c : cases) {
-    ASSERT_TRUE(c.is_object());
-    for (const char* k : {"name", "status", "bandwidth_description"}) EXPECT_TRUE(c.at(k).is_string()) << k;
-    EXPECT_EQ(c.at("status"), "Passed");
-    EXPECT_TRUE(c.at("sum").is_number());
-    const json& m = c.at("bandwidth_matrix");
-    ASSERT_TRUE(m.is_array());
-    ASSERT_FALSE(m.empty());
-    for (const auto& row : m) {
-      ASSERT_TRUE(row.is_array());
-      EXPECT_EQ(row.size(), m[0].size());
-      for (const auto& cell : row) EXPECT_TRUE(cell.is_string());
-    }
-  }
-}
-
-const json* find_case(const json& root, const std::string& name) {
-  for (const auto& c : root.at("nvbandwidth").at("testcases"))
-    if (c.at("name") == name) return &c;
-  return nullptr;
-}
-
-TEST(NvbandwidthJson, RecordedHostLinkUnderNvbandwidthNames) {
-  Metadata meta;
-  std::map<std::string, std::vector<Observation>> fam;
-  fam["host_link"] = read_observations(data_file("h100_host_link.csv"), &meta);
-  auto cases = nvbandwidth_cases(fam);
-  const json root = json::parse(format_nvbandwidth_json(meta, cases));
-  expect_nvbandwidth_layout(root);
-  const json* h2d = find_case(root, "host_to_device_memcpy_ce");
-  ASSERT_NE(h2d, nullptr);
-  EXPECT_EQ(h2d->at("bandwidth_description"), "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)");
-  const double v = std::stod(h2d->at("bandwidth_matrix")[0][0].get<std::string>());
-  EXPECT_NEAR(v, 54, 3);
-  EXPECT_DOUBLE_EQ(h2d->at("sum").get<double>(), v);
-  for (const char* n : {"device_to_host_memcpy_ce", "host_to_device_memcpy_sm", "device_to_host_memcpy_sm",
-                        "host_device_latency_sm"})
-    EXPECT_NE(find_case(root, n), nullptr) << n;
-  EXPECT_EQ(find_case(root, "host_to_device_bidirectional_memcpy_ce"), nullptr);  // means another thing
-  EXPECT_NEAR(std::stod(find_case(root, "host_device_latency_sm")->at("bandwidth_matrix")[0][0].get<std::string>()),
-              1150, 100);
-  EXPECT_EQ(root.at("nvbandwidth").at("CUDA Runtime Version"), 13000);
-}
-
-TEST(NvbandwidthJson, P2pMatricesWithNotApplicableDiagonal) {
-  std::map<std::string, std::vector<Observation>> fam;
-  fam["p2p"] = p2p_rows(3);
-  const json root = json::parse(format_nvbandwidth_json({}, nvbandwidth_cases(fam)));
-  expect_nvbandwidth_layout(root);
-  const json* w = find_case(root, "device_to_device_memcpy_write_ce");
-  ASSERT_NE(w, nullptr);
-  const json& m = w->at("bandwidth_matrix");
-  ASSERT_EQ(m.size(), 3u);
-  EXPECT_EQ(m[1][1], "N/A");
-  EXPECT_EQ(m[0][1], "370");
-  EXPECT_DOUBLE_EQ(w->at("sum").get<double>(), 6 * 370);
-  EXPECT_NE(find_case(root, "device_to_device_latency_sm"), nullptr);
-  EXPECT_NE(find_case(root, "device_to_device_memcpy_read_sm"), nullptr);
-}
-
-TEST(NvbandwidthJson, RunWithoutHostOrPeerFamiliesIsAnError) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "gpuprobe_nvb_empty";
-  fs::create_directories(dir);
-  EXPECT_THROW(write_nvbandwidth_json(dir.string(), (dir / "x.json").string()), std::runtime_error);
-  EXPECT_FALSE(fs::exists(dir / "x.json"));
-  fs::remove_all(dir);
-}
-
-TEST(NvbandwidthJson, CommandLine) {
-  EXPECT_EQ(parse_command_line({"run", "--json-nvbandwidth", "a.json"}).json_nvbandwidth, "a.json");
-  EXPECT_EQ(parse_command_line({"analyze", "d", "--json-nvbandwidth=b.json"}).json_nvbandwidth, "b.json");
-  EXPECT_THROW(parse_command_line({"run", "--json-nvbandwidth"}), UsageError);
-  EXPECT_THROW(parse_command_line({"run", "--json-nvbandwidth="}), UsageError);
-  EXPECT_THROW(parse_command_line({"info", "--json-nvbandwidth", "x"}), UsageError);
 }
 
 }  // namespace

@@ -44,6 +44,12 @@ const std::vector<Rename> kRenames = {
     {"l1_size", "carveout.csv", "l1_size_no_miss",
      "carveout's onset of L1 misses (H100: 218 KiB) is not the capacity the latency ladder reads "
      "(256 KiB); one name meant two quantities, whichever won the merge (3e1f899)"},
+    {"p2p_write_bandwidth_ce", "p2p.csv", "p2p_ce_write_bandwidth",
+     "p2p's modes are named p2p_<probe>_bandwidth since the family measures every engine, direction "
+     "and load (issue 26)"},
+    {"p2p_bidir_bandwidth_ce", "p2p.csv", "p2p_ce_write_bidir_bandwidth", "the same renaming (issue 26)"},
+    {"p2p_read_bandwidth_sm", "p2p.csv", "p2p_sm_read_bandwidth", "the same renaming (issue 26)"},
+    {"p2p_bidir_bandwidth_sm", "p2p.csv", "p2p_sm_read_bidir_bandwidth", "the same renaming (issue 26)"},
 };
 
 // Parameters whose committed figure is knowingly not what the analysis gives today: `name`,
@@ -85,6 +91,11 @@ const std::vector<Changed> kChanged = {
      "a parameter issue 14's families bench added: fp64 over fp32 FMA rate, with interval"},
     {"dual_issue_gain", "", "dual_issue.csv", Differs::added,
      "a parameter issue 14's families bench added: fastest pair over fastest solo stream"},
+    {"gpc_count", "", "l2_topology.csv", Differs::everything,
+     "read from the domain partition that the occupancy counts c(k) fit since issue 25 (H100: "
+     "18,18,16x5,8 and four one-TPC domains, 8 in [8, 12] at 0.4); before, the groups (12, 0.3)"},
+    {"tpc_count", "", "l2_topology.csv", Differs::added,
+     "a parameter issue 25 added: the SM pairs every cluster of 2 takes (H100: 66)"},
 };
 
 std::string renamed(const Parameter& p) {

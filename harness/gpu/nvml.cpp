@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace gpuprobe {
@@ -10,6 +12,21 @@ namespace {
 using nvmlDevice_t = void*;
 using nvmlReturn_t = int;
 constexpr int kClockSm = 1, kClockMem = 2, kTemperatureGpu = 0;
+
+// NVML's entry points for the node's links (nvml.h of CUDA 13 / NVML API 13), loaded together.
+struct LinkApi {
+  nvmlReturn_t (*state)(nvmlDevice_t, unsigned, int*) = nullptr;
+  nvmlReturn_t (*version)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
+  nvmlReturn_t (*remote_pci)(nvmlDevice_t, unsigned, void*) = nullptr;  // nvmlPciInfo_t*
+  nvmlReturn_t (*remote_type)(nvmlDevice_t, unsigned, int*) = nullptr;
+  nvmlReturn_t (*fields)(nvmlDevice_t, int, void*) = nullptr;  // nvmlFieldValue_t*
+  nvmlReturn_t (*pcie_gen)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*pcie_width)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*pcie_max_gen)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*pcie_max_width)(nvmlDevice_t, unsigned*) = nullptr;
+};
+void load_link_api(void* lib, LinkApi& a);
+
 }  // namespace
 
 struct Nvml::Impl {
@@ -27,6 +44,7 @@ struct Nvml::Impl {
   nvmlReturn_t (*by_bus)(const char*, nvmlDevice_t*) = nullptr;
   nvmlReturn_t (*topology)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
   nvmlReturn_t (*p2p_status)(nvmlDevice_t, nvmlDevice_t, int, int*) = nullptr;
+  LinkApi links;  // the node's links: loaded by load_link_api, below
 
   template <class F>
   bool load(F& fn, const char* name) {
@@ -59,6 +77,7 @@ Nvml::Nvml(const std::string& pci_bus_id) : impl_(new Impl) {
   m.load(m.driver, "nvmlSystemGetDriverVersion");
   m.load(m.topology, "nvmlDeviceGetTopologyCommonAncestor");
   m.load(m.p2p_status, "nvmlDeviceGetP2PStatus");
+  load_link_api(m.lib, m.links);
   if (init() != 0) {
     m.why = "nvmlInit failed";
     m.shutdown = nullptr;
@@ -78,17 +97,8 @@ std::string Nvml::link_to(const std::string& other_pci_bus_id) const {
   int status = -1;
   if (m.p2p_status && m.p2p_status(m.dev, other, kP2pCapsNvlink, &status) == 0 && status == kP2pStatusOk)
     return "nvlink";
-  int level = -1;  // nvmlGpuTopologyLevel_t
-  if (!m.topology || m.topology(m.dev, other, &level) != 0) return "unknown";
-  switch (level) {
-    case 0: return "internal";
-    case 10: return "PIX";
-    case 20: return "PXB";
-    case 30: return "PHB";
-    case 40: return "NODE";
-    case 50: return "SYS";
-    default: return "unknown";
-  }
+  const std::string path = node::topology_level_name(common_ancestor(other_pci_bus_id));
+  return path.empty() ? "unknown" : path;
 }
 
 Nvml::~Nvml() {
@@ -139,6 +149,161 @@ std::string throttle_reason_text(unsigned long long mask) {
   for (const auto& n : names) known |= n.first;
   if (mask & ~known) out += (out.empty() ? "" : "|") + std::string("other");
   return out;
+}
+
+// ---- The node's links ----
+
+namespace {
+
+constexpr unsigned kMaxNvlinks = 36;  // NVML_NVLINK_MAX_LINKS (NVML API 13)
+constexpr int kFeatureEnabled = 1;    // nvmlEnableState_t
+constexpr nvmlReturn_t kErrorInvalidArgument = 2, kErrorNotSupported = 3;  // a link that is not there
+constexpr unsigned kFieldLinkSpeed = 164;    // NVML_FI_DEV_NVLINK_GET_SPEED, MBps, scopeId = link
+constexpr unsigned kFieldCommonSpeed = 90;   // NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON, older drivers
+
+// nvmlPciInfo_t and nvmlFieldValue_t as nvml.h lays them out.
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
+static_assert(sizeof(PciInfo) == 68, "nvmlPciInfo_t");
+struct FieldValue {
+  unsigned field_id, scope_id;
+  long long timestamp, latency_us;
+  int value_type, ret;
+  union {
+    double d;
+    unsigned ui;
+    unsigned long ul;
+    unsigned long long ull;
+    long long sll;
+    int si;
+    unsigned short us;
+  } value;
+};
+static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t");
+
+double field_number(const FieldValue& f) {
+  switch (f.value_type) {  // nvmlValueType_t
+    case 0: return f.value.d;
+    case 1: return f.value.ui;
+    case 2: return double(f.value.ul);
+    case 3: return double(f.value.ull);
+    case 4: return double(f.value.sll);
+    case 5: return f.value.si;
+    case 6: return f.value.us;
+    default: return -1;
+  }
+}
+
+void load_link_api(void* lib, LinkApi& a) {
+  auto load = [lib](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(lib, name));
+  };
+  load(a.state, "nvmlDeviceGetNvLinkState");
+  load(a.version, "nvmlDeviceGetNvLinkVersion");
+  load(a.remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  load(a.remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
+  load(a.fields, "nvmlDeviceGetFieldValues");
+  load(a.pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration");
+  load(a.pcie_width, "nvmlDeviceGetCurrPcieLinkWidth");
+  load(a.pcie_max_gen, "nvmlDeviceGetMaxPcieLinkGeneration");
+  load(a.pcie_max_width, "nvmlDeviceGetMaxPcieLinkWidth");
+}
+
+// Each active link's rate in MB/s (links[i] is link ids[i]): NVML_FI_DEV_NVLINK_GET_SPEED,
+// else the common rate of an older driver.
+void link_speeds(const LinkApi& a, nvmlDevice_t dev, const std::vector<unsigned>& ids,
+                 std::vector<node::LinkReading>& links) {
+  if (!a.fields) return;
+  std::vector<FieldValue> f;
+  std::vector<size_t> of;  // the link each field asks for
+  for (size_t i = 0; i < links.size(); ++i) {
+    if (!links[i].active) continue;
+    FieldValue v;
+    std::memset(&v, 0, sizeof v);
+    v.field_id = kFieldLinkSpeed;
+    v.scope_id = ids[i];
+    f.push_back(v);
+    of.push_back(i);
+  }
+  if (f.empty() || a.fields(dev, int(f.size()), f.data()) != 0) return;
+  double common = -1;
+  bool common_asked = false;
+  for (size_t k = 0; k < f.size(); ++k) {
+    if (f[k].ret == 0) {
+      links[of[k]].mbps = field_number(f[k]);
+      continue;
+    }
+    if (!common_asked) {
+      common_asked = true;
+      FieldValue c;
+      std::memset(&c, 0, sizeof c);
+      c.field_id = kFieldCommonSpeed;
+      if (a.fields(dev, 1, &c) == 0 && c.ret == 0) common = field_number(c);
+    }
+    links[of[k]].mbps = common;
+  }
+}
+
+}  // namespace
+
+std::string Nvml::why_not() const {
+  if (!impl_->dev) return impl_->why.empty() ? "NVML unavailable" : impl_->why;
+  return impl_->links.state ? "" : "libnvidia-ml lacks nvmlDeviceGetNvLinkState";
+}
+
+bool Nvml::nvlinks(std::vector<node::LinkReading>* links) const {
+  const Impl& m = *impl_;
+  std::vector<node::LinkReading>& out = *links;
+  std::vector<unsigned> ids;
+  out.clear();
+  if (!m.dev || !m.links.state) return false;
+  bool unsure = false;  // an answer other than "no such link": NVML could not tell
+  for (unsigned l = 0; l < kMaxNvlinks; ++l) {
+    int state = 0;
+    if (const nvmlReturn_t e = m.links.state(m.dev, l, &state); e != 0) {
+      unsure = unsure || (e != kErrorNotSupported && e != kErrorInvalidArgument);
+      continue;
+    }
+    node::LinkReading r;
+    r.active = state == kFeatureEnabled;
+    if (r.active) {
+      if (m.links.version) m.links.version(m.dev, l, &r.version);
+      if (m.links.remote_type && m.links.remote_type(m.dev, l, &r.remote_type) != 0) r.remote_type = -1;
+      PciInfo pci{};
+      if (m.links.remote_pci && m.links.remote_pci(m.dev, l, &pci) == 0)
+        r.remote_bus = std::string(pci.bus_id, strnlen(pci.bus_id, sizeof pci.bus_id));
+    }
+    out.push_back(r);
+    ids.push_back(l);
+  }
+  link_speeds(m.links, m.dev, ids, out);
+  return !(out.empty() && unsure);
+}
+
+void Nvml::pcie(node::Gpu* g) const {
+  const Impl& m = *impl_;
+  if (!m.dev) return;
+  auto read = [&](nvmlReturn_t (*fn)(nvmlDevice_t, unsigned*), int* out) {
+    unsigned v = 0;
+    if (fn && fn(m.dev, &v) == 0) *out = int(v);
+  };
+  read(m.links.pcie_gen, &g->pcie_gen);
+  read(m.links.pcie_width, &g->pcie_width);
+  read(m.links.pcie_max_gen, &g->pcie_max_gen);
+  read(m.links.pcie_max_width, &g->pcie_max_width);
+}
+
+int Nvml::common_ancestor(const std::string& other_pci_bus_id) const {
+  const Impl& m = *impl_;
+  nvmlDevice_t other = nullptr;
+  int level = -1;  // nvmlGpuTopologyLevel_t
+  if (!m.dev || !m.by_bus || !m.topology || m.by_bus(other_pci_bus_id.c_str(), &other) != 0 ||
+      m.topology(m.dev, other, &level) != 0)
+    return -1;
+  return level;
 }
 
 }  // namespace gpuprobe

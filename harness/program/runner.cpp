@@ -30,6 +30,7 @@
 #include "app/summary.hpp"
 #include "base/version.hpp"
 #include "gpu/device.hpp"
+#include "gpu/node_probe.hpp"
 #include "gpu/nvml.hpp"
 #include "gpu/sass_check.hpp"
 #include "program/ranks.hpp"
@@ -243,6 +244,7 @@ Metadata device_metadata(const DeviceInfo& d, const NvmlReading& nv) {
   } else {
     m.emplace_back("nvml", "unavailable: " + nv.why_unavailable);
   }
+  for (auto& kv : node::to_metadata(read_node())) m.push_back(std::move(kv));  // every GPU, its links
   return m;
 }
 
@@ -449,6 +451,7 @@ class Suite {
     if (!fam.supported(dev_, &why)) {
       progress_.done("skipped: " + why);
       family_rows_.push_back({fam.name(), "unsupported", "0", "", "0", why});
+      skipped_.push_back({fam.name(), "all", why});  // in skipped.csv and the report too
       return false;
     }
     const auto t0 = Clock::now();
