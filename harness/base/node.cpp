@@ -225,6 +225,15 @@ double pcie_gbs(const Gpu& g) {
   return kPcieGtPerLane[gen - 1] * width / kBitsPerByte;
 }
 
+double pcie_line_gbs(int generation, int lanes) {
+  // The share of the transfers that carries data, by generation.
+  constexpr double kPayload[] = {8.0 / 10, 8.0 / 10, 128.0 / 130, 128.0 / 130, 128.0 / 130, 1};
+  constexpr int kGenerations = sizeof kPcieGtPerLane / sizeof kPcieGtPerLane[0];
+  static_assert(sizeof kPayload / sizeof kPayload[0] == kGenerations, "a line code per generation");
+  if (generation < 1 || generation > kGenerations || lanes < 1) return -1;
+  return kPcieGtPerLane[generation - 1] * kPayload[generation - 1] * lanes / kBitsPerByte;
+}
+
 double gpu_nvlink_gbs(const Gpu& g) { return g.nvlink && g.links > 0 && g.link_gbs > 0 ? g.links * g.link_gbs : -1; }
 
 int pair_links(const Node& n, int a, int b) {

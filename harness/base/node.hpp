@@ -71,6 +71,10 @@ std::string pcie_text(const Gpu& g);
 // link rate, PCIe's transfer rate x lanes / 8, before encoding and protocol): what no measured
 // bandwidth can pass. Negative where the description does not give one.
 double pcie_gbs(const Gpu& g);        // at the link's maximum generation and width (it idles lower)
+// One direction of a PCIe link of `generation` and `lanes` after its line code (8b/10b to
+// generation 2, 128b/130b from 3; 6.0's PAM4 flits have none), before packet overheads: gen 5
+// x16 is 32 GT/s x 16 x 128/130 / 8 = 63.0 GB/s. Negative for a generation the table lacks.
+double pcie_line_gbs(int generation, int lanes);
 double gpu_nvlink_gbs(const Gpu& g);  // all active NVLink links x the link rate
 // NVLink links a pair shares (direct ones, plus through NVSwitch the fewer of the two's); -1
 // where NVML could not say for either.
