@@ -40,7 +40,7 @@ std::vector<std::string> latency_kernels(const std::string& probe);
 std::vector<segmentation::CurvePoint> latency_curve(const std::vector<Observation>& obs,
                                       const std::string& probe);
 
-// Infers the latency ladder from the latency family's observations (see DESIGN.md for the
+// Infers the latency ladder from the latency family's observations (see docs/parameters.md for the
 // names). Uses the metadata's l2_bytes and shared_per_sm_bytes, when present, only to tell
 // which step is which; every value comes from the curves.
 std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const Metadata& meta);
