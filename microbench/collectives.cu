@@ -160,10 +160,8 @@ class Clique {
       cudaSetDevice(l.device);
       if (l.stream && !abort) cudaStreamSynchronize(l.stream);
       try {
-        if (l.comm && abort)
-          nccl_.comm_abort(l.comm);
-        else if (l.comm)
-          nccl_.comm_destroy(l.comm);
+        if (l.comm && abort) nccl_.comm_abort(l.comm);
+        else if (l.comm) nccl_.comm_destroy(l.comm);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "gpuprobe: collectives: %s\n", e.what());
       }
@@ -206,10 +204,8 @@ class Clique {
       CUDA_CHECK(cudaSetDevice(l.device));
       free_buffers(l);
       for (char** b : {&l.send, &l.recv}) {
-        if (nccl_.has_mem_alloc())
-          nccl_.mem_alloc(reinterpret_cast<void**>(b), capacity_);
-        else
-          CUDA_CHECK(cudaMalloc(b, capacity_));
+        if (nccl_.has_mem_alloc()) nccl_.mem_alloc(reinterpret_cast<void**>(b), capacity_);
+        else CUDA_CHECK(cudaMalloc(b, capacity_));
         CUDA_CHECK(cudaMemset(*b, 0, capacity_));
       }
       // The memsets ran on the legacy stream, which ours do not wait for.

@@ -106,10 +106,8 @@ TEST(NcclLoader, MulticastStaysOffUnlessTheUserTurnedItOn) {
   EXPECT_STREQ(std::getenv("NCCL_NVLS_ENABLE"), "0");
   setenv("NCCL_NVLS_ENABLE", "1", 1);
   EXPECT_EQ(keep_nvls_off(), "1") << "the user's own setting stays";
-  if (before)
-    setenv("NCCL_NVLS_ENABLE", saved.c_str(), 1);
-  else
-    unsetenv("NCCL_NVLS_ENABLE");
+  if (before) setenv("NCCL_NVLS_ENABLE", saved.c_str(), 1);
+  else unsetenv("NCCL_NVLS_ENABLE");
 }
 
 // Where this machine has NCCL (a system install, or GPUPROBE_NCCL), it loads with every function

@@ -14,7 +14,7 @@ class UsageError : public std::runtime_error {
 };
 
 struct Options {
-  std::string command;              // run, list, info, analyze, report, compare, export, anchor, help
+  std::string command;              // run, list, info, analyze, report, compare, export, help
   std::string help;                 // help: the text asked for (overview, a command's, --version)
   bool quick = false;
   std::string filter;               // regex over "family/probe"; empty selects all
@@ -32,8 +32,8 @@ struct Options {
   std::vector<std::string> rest;             // report/compare/export: their own flags, untouched
 };
 
-// The command and its options (CLI11); report, compare and export keep their own arguments
-// in `rest`, parsed by their *_main. Throws UsageError with one line.
+// The command and its options (CLI11); report, compare, export and anchor keep their own
+// arguments in `rest`, parsed by their *_main. Throws UsageError with one line.
 Options parse_command_line(const std::vector<std::string>& args);
 
 // For `run`: throws UsageError unless --out can hold run folders and --benchmark_out can be
