@@ -8,9 +8,7 @@
 #include "analysis/common/util.hpp"
 #include "base/stats.hpp"
 
-namespace gpuprobe {
-
-namespace collectives {
+namespace gpuprobe::collectives {
 
 const std::vector<Collective>& all() {
   static const std::vector<Collective> c = {Collective::all_reduce, Collective::all_gather,
@@ -113,11 +111,7 @@ std::vector<int> rank_counts(int gpus) {
   return out;
 }
 
-}  // namespace collectives
-
 namespace {
-
-using collectives::Collective;
 
 // Sizes whose busbw lies within this fraction of the largest size's share its plateau: the
 // tolerance the parameter is held to (docs/parameters.md).
@@ -309,4 +303,4 @@ std::vector<Parameter> analyze_collectives(const std::vector<Observation>& obs, 
 
 GPUPROBE_REGISTER_ANALYZER(collectives::kFamily, analyze_collectives);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::collectives

@@ -12,9 +12,7 @@
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
-namespace gpuprobe {
-
-namespace collectives {
+namespace gpuprobe::collectives {
 
 enum class Collective { all_reduce, all_gather, reduce_scatter, broadcast, all_to_all };
 // Every collective, in the order the probe measures them.
@@ -73,8 +71,6 @@ constexpr const char* kProcessPerGpu = "process_per_gpu";  // one process per GP
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"collectives", "collectives.gp"};
 
-}  // namespace collectives
-
 // <collective>_busbw (GB/s) at the largest size measured, the interval over the repetitions
 // and over the sizes of the plateau it ends; <collective>_latency (us), the time of one call
 // at the smallest sizes; collective_ranks, the communicator's size they are read at (the
@@ -82,4 +78,4 @@ inline constexpr FamilyDescriptor kFamily{"collectives", "collectives.gp"};
 std::vector<Parameter> analyze_collectives(const std::vector<Observation>& obs,
                                            const Metadata& meta);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::collectives
