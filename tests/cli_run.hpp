@@ -23,14 +23,16 @@ struct Result {
   std::string out, err;
 };
 
-// `args` after the binary's path, through /bin/sh (redirections and pipes allowed).
-inline Result run(const std::string& args) {
+// `args` after the binary's path, through /bin/sh (redirections and pipes allowed); `env`
+// goes before the binary: "env GPUPROBE_RANK=0 ..." sets its environment.
+inline Result run(const std::string& args, const std::string& env = "") {
   // ctest runs tests in parallel: each test gets its own stderr file.
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   fs::path errfile =
       fs::temp_directory_path() /
       (std::string("gpuprobe_cli_") + info->test_suite_name() + "_" + info->name() + ".stderr");
-  std::string cmd = std::string(GPUPROBE_BINARY) + " " + args + " 2>" + errfile.string();
+  std::string cmd =
+      env + (env.empty() ? "" : " ") + GPUPROBE_BINARY + " " + args + " 2>" + errfile.string();
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
