@@ -286,7 +286,7 @@ std::string family_markdown(const std::string& family, const RunData& run, Docum
   if (any_documented) rows[0].push_back("documented");
   std::vector<std::vector<std::string>> older = {{"parameter"}};
   for (const auto& rep : representative_gpus()) older[0].push_back(rep.label);
-  const std::string evidence = run.params[members.front()].evidence;
+  const std::string evidence = evidence_path(run.params[members.front()].evidence);
   methods += "## " + family + "\n\n";
   for (size_t k = 0; k < members.size(); ++k) {
     const Parameter& p = run.params[members[k]];
@@ -400,6 +400,7 @@ int report_run(const ReportPaths& paths, const std::string& dir, const std::stri
                         "` was measured and inferred, in full (report.md shows a label).\n\n";
   std::string md = report_intro(run) + headline_markdown(run, families, doc);
   md += families_markdown(run, doc, methods);
+  md += power_markdown(run, families, diag);
   md += figures_section(fig, !paths.gnuplot.empty());
   md += sources_markdown(doc, ref, methods);
   md += messages_markdown(diag, dir);
