@@ -31,10 +31,20 @@ __device__ __forceinline__ uint32_t cluster_blocks() {
   return n;
 }
 
-// Every thread of every block of the cluster arrives, then waits for all (cluster.sync()).
+// Every thread of every block of the cluster arrives, then waits for all (cluster.sync()):
+// the arrive has release semantics (the thread's earlier writes are visible in the cluster
+// before the barrier completes), the wait acquire semantics.
 __device__ __forceinline__ void cluster_barrier() {
 #if GPUPROBE_HAS_CLUSTERS
   asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+#endif
+}
+
+// The same barrier with a relaxed arrive: no ordering of earlier memory operations, only the
+// meeting of the cluster's threads.
+__device__ __forceinline__ void cluster_barrier_relaxed() {
+#if GPUPROBE_HAS_CLUSTERS
+  asm volatile("barrier.cluster.arrive.relaxed;\n\tbarrier.cluster.wait;" ::: "memory");
 #endif
 }
 

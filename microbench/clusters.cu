@@ -5,7 +5,8 @@
 //   (mapa + ld.shared::cluster), its own included, for cluster sizes 2 to the largest;
 // - dsm_bandwidth: every thread of every block streams 16 B loads from the next rank's shared
 //   memory, bytes per clock per SM;
-// - cluster_sync: the cycles of one cluster-wide barrier.arrive + wait.
+// - cluster_sync: the cycles of one cluster-wide barrier.arrive + wait (release and relaxed
+//   arrive), at every place a cluster of each size lands.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -79,17 +80,31 @@ __global__ void dsm_read(int iters, uint64_t* cycles, uint32_t* smids, uint32_t*
   cluster_barrier();
 }
 
-// cycles[c]: kSyncIterations cluster barriers, timed by rank 0 of cluster c.
-__global__ void sync_cost(uint64_t* cycles, uint32_t* smids, int* ran) {
-  if (threadIdx.x == 0) smids[blockIdx.x] = sm_id();
+// *cycles: kSyncIterations cluster barriers timed by rank 0 of cluster `timed`, after
+// kSyncWarmup untimed ones; smids[r]: the SM of its rank r. The other clusters' blocks leave at
+// once, so the timed cluster runs alone where the scheduler puts cluster `timed` of a full
+// grid. Relaxed: arrive.relaxed + wait (the meeting alone); else cluster.sync()'s release
+// arrive + acquire wait.
+template <bool Relaxed>
+__device__ __forceinline__ void sync_round() {
+  if constexpr (Relaxed) cluster_barrier_relaxed();
+  else cluster_barrier();
+}
+
+template <bool Relaxed>
+__global__ void sync_cost(uint32_t timed, uint64_t* cycles, uint32_t* smids, int* ran) {
+  if (blockIdx.x / cluster_blocks() != timed) return;
+  if (threadIdx.x == 0) smids[cluster_rank()] = sm_id();
   cluster_barrier();
+#pragma unroll 1
+  for (int i = 0; i < kSyncWarmup; ++i) sync_round<Relaxed>();
   const uint64_t t0 = clock_now();
 #pragma unroll 1
-  for (int i = 0; i < kSyncIterations; ++i) cluster_barrier();
+  for (int i = 0; i < kSyncIterations; ++i) sync_round<Relaxed>();
   const uint64_t t1 = clock_now();
   if (threadIdx.x == 0 && cluster_rank() == 0) {
-    cycles[blockIdx.x / cluster_blocks()] = t1 - t0;
-    if (blockIdx.x == 0) *ran = GPUPROBE_HAS_CLUSTERS;
+    *cycles = t1 - t0;
+    *ran = GPUPROBE_HAS_CLUSTERS;
   }
 }
 
@@ -99,6 +114,7 @@ constexpr int kChaseThreads = 128;
 constexpr int kReadThreads = 1024;
 constexpr int kSyncThreads = 128;
 constexpr int kReadIters = 64;
+constexpr int kSyncReps = 3;  // launches per place: the median of three
 
 // Throws unless the kernel ran its sm_90 body.
 void check_ran(const DeviceBuffer<int>& ran) {
@@ -139,7 +155,7 @@ class ClustersFamily : public ProbeFamily {
   std::vector<ProbeInfo> probes() const override {
     return {{"dsm_latency", "rank 0 chasing through each rank's shared memory, cycles per load"},
             {"dsm_bandwidth", "every block reading the next rank's shared memory, B/clk/SM"},
-            {"cluster_sync", "one cluster-wide barrier, cycles"}};
+            {"cluster_sync", "one cluster-wide barrier at every place a cluster lands, cycles"}};
   }
   bool supported(const DeviceInfo& dev, std::string* why) const override {
     if (dev.cc_major >= 9) return true;
@@ -156,7 +172,8 @@ class ClustersFamily : public ProbeFamily {
     CUDA_CHECK(cudaMemset(ran_.get(), 0, sizeof(int)));
     prepare_cluster_kernel(dsm_chase, smem_);
     prepare_cluster_kernel(dsm_read, smem_);
-    prepare_cluster_kernel(sync_cost, smem_);
+    prepare_cluster_kernel(sync_cost<false>, smem_);
+    prepare_cluster_kernel(sync_cost<true>, smem_);
     const int largest = max_cluster_size(dsm_chase, kChaseThreads, smem_);
     std::vector<int> sizes;
     for (int s = 2; s <= largest; ++s)
@@ -171,8 +188,12 @@ class ClustersFamily : public ProbeFamily {
     if (ctx.enabled("dsm_bandwidth") && sass_allows(ctx, "dsm_bandwidth", {bandwidth_kernel()}))
       for (int s : sizes)
         if (s == 2 || s == 4 || s == 8 || s == sizes.back()) bandwidth(ctx, s);
-    if (ctx.enabled("cluster_sync") && sass_allows(ctx, "cluster_sync", {sync_kernel()}))
-      for (int s : sizes) sync(ctx, s);
+    if (ctx.enabled("cluster_sync") && sass_allows(ctx, "cluster_sync", {sync_kernel(false), sync_kernel(true)}))
+      for (int s : sizes) {
+        ctx.progress("cluster.sync(), clusters of " + std::to_string(s));
+        sync<false>(ctx, s);
+        sync<true>(ctx, s);
+      }
   }
 
  private:
@@ -226,17 +247,36 @@ class ClustersFamily : public ProbeFamily {
                 });
   }
 
+  // Every place a cluster of `size` lands (each cluster index of a full grid, timed alone):
+  // a row per place, then one for the size (median over places, p05..p95 over places).
+  template <bool Relaxed>
   void sync(RunContext& ctx, int size) {
+    const int places = max_active_clusters(sync_cost<Relaxed>, size, kSyncThreads, smem_);
+    if (places < 1) return;
+    const std::string barrier = Relaxed ? "relaxed" : "release";
     DeviceBuffer<uint64_t> cycles(1);
     DeviceBuffer<uint32_t> smids{size_t(size)};
-    ctx.measure({"cluster_sync", {{"cluster_size", std::to_string(size)}}, "cycles", ctx.quick() ? 3 : 5},
-                [&] {
-                  double s = time_seconds([&] {
-                    launch_clusters(sync_cost, size, size, kSyncThreads, smem_, cycles.get(), smids.get(), ran_.get());
-                  });
-                  check_ran(ran_);
-                  return Sample{double(fetch64(cycles, 1)[0]) / kSyncIterations, s};
-                });
+    std::vector<double> per_place;
+    for (int c = 0; c < places; ++c) {
+      std::vector<double> reps;
+      for (int r = 0; r < kSyncReps; ++r) {
+        launch_clusters(sync_cost<Relaxed>, places * size, size, kSyncThreads, smem_, uint32_t(c), cycles.get(),
+                        smids.get(), ran_.get());
+        check_ran(ran_);
+        reps.push_back(double(fetch64(cycles, 1)[0]) / kSyncIterations);
+      }
+      const auto sm = fetch32(smids, size_t(size));
+      if (!distinct_sms(sm, size)) throw std::runtime_error("clusters: two blocks of a cluster shared an SM");
+      const Summary s = summarize(reps);
+      ctx.record({"", "cluster_sync_at",
+                  {{"cluster_size", std::to_string(size)}, {"barrier", barrier}, {"cluster", std::to_string(c)},
+                   {"sm", std::to_string(sm[0])}},
+                  s.p50, "cycles", s.p05, s.p50, s.p95, s.n});
+      per_place.push_back(s.p50);
+    }
+    const Summary s = summarize(per_place);
+    ctx.record({"", "cluster_sync", {{"cluster_size", std::to_string(size)}, {"barrier", barrier}}, s.p50, "cycles",
+                s.p05, s.p50, s.p95, s.n});
   }
 
   size_t smem_ = 0;

@@ -20,7 +20,7 @@ set autoscale fix
 unset key
 
 # What the run inferred (first run only, as drawn): the partitions and how many SMs read each
-# fastest, and the spread of near and far hit latency across SMs, in the title.
+# fastest, the spread of near and far hit latency across SMs, and the GPCs, in the title.
 inferred = ""
 call 'plots/param_value.gp' param_file(1) "l2_partitions"
 if (param_value == param_value) {
@@ -35,13 +35,20 @@ if (param_value == param_value) {
   spread_near = param_value
   call 'plots/param_value.gp' param_file(1) "l2_far_hit_latency_sm_spread"
   if (spread_near == spread_near && param_value == param_value) {
-    inferred = inferred . sprintf("; spread across SMs: near %.0f, far %.0f cycles", spread_near, param_value)
+    inferred = inferred . sprintf("\nspread across SMs: near %.0f, far %.0f cycles", spread_near, param_value)
   }
+}
+call 'plots/param_value.gp' param_file(1) "gpc_count"
+if (param_value == param_value) {
+  gpcs = param_value
+  call 'plots/param_value.gp' param_file(1) "tpc_count"
+  inferred = inferred . (strstrt(inferred, "\n") > 0 ? "; " : "\n") . sprintf("%.0f GPCs", gpcs) . \
+             (param_value == param_value ? sprintf(", %.0f TPCs", param_value) : "")
 }
 
 do for [ext in "svg png pdf"] {
   eval set_output(ext)
-  set title word(labels, 1) . inferred font sprintf(",%d", ext eq "png" ? 14 : (ext eq "svg" ? 9 : 6))
+  set title word(labels, 1) . inferred font sprintf(",%d", ext eq "png" ? 20 : (ext eq "svg" ? 11 : 6))
   plot f using (@sel ? column("sm_order") : NaN):(column("line_order")):(column("value")) \
        with image notitle
 }

@@ -12,8 +12,14 @@
 # of GITDIR: the `git describe --always --dirty --tags` of the tree that was sent, taken where
 # it was sent from, for a repository too large to carry its .git), DEPS (a folder carried along
 # that scripts/pack-deps.sh filled with CLI11 and nlohmann-json: the GPU machine has neither
-# and no network; given to CMake as its CMAKE_PREFIX_PATH).
+# and no network; given to CMake as its CMAKE_PREFIX_PATH), FULL_RUNS (how many full runs of the
+# same build, one after another: repeatability on one machine; default 1), HOOKS (a folder of
+# *-device.sh scripts run after the suite, each with OUT set: anchors such as other suites built
+# there from sources carried along, which this repository does not hold).
 set -uo pipefail
+# NVLink multicast stays off on shared hosts (a program that uses it can put every GPU of the
+# host out of service): NCCL, PyTorch and NVSHMEM are told so, as the machines' own setup does.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 budget=480
 if [ "${1:-}" = "--budget" ]; then budget=$2; shift 2; fi
 OUT=${OUT:-/tmp/gpuprobe-out}
@@ -30,7 +36,8 @@ pack() { tar czf "$OUT/gpuprobe-device.tar.gz" -C "$OUT" results logs 2>/dev/nul
 trap pack EXIT
 left() { echo $(( budget - ($(date +%s) - start) )); }
 
-{ nvidia-smi -q -d CLOCK,PERFORMANCE,POWER,ECC || true; } > "$OUT/logs/nvidia-smi.txt" 2>&1
+{ nvidia-smi -q -d CLOCK,PERFORMANCE,POWER,ECC,TEMPERATURE || true; nvidia-smi topo -m || true
+  nvidia-smi nvlink -s || true; } > "$OUT/logs/nvidia-smi.txt" 2>&1
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
   -DGPUPROBE_VERSION="$VERSION" "${deps[@]}" \
   > "$OUT/logs/configure.log" 2>&1 || { tail -30 "$OUT/logs/configure.log"; exit 1; }
@@ -42,9 +49,12 @@ if [ "${CTEST:-1}" != 0 ]; then
   tail -3 "$OUT/logs/ctest.log"
 fi
 ./build/gpuprobe info 2>&1 | tee "$OUT/logs/info.txt"
-timeout --signal=INT $(( $(left) - 20 )) ./build/gpuprobe run --out "$OUT/results" "$@" \
-  2> "$OUT/logs/run.stderr" | tee "$OUT/logs/run.stdout"
-echo "run exit ${PIPESTATUS[0]}"; tail -15 "$OUT/logs/run.stderr"
+for r in $(seq 1 "${FULL_RUNS:-1}"); do
+  [ "$(left)" -gt 60 ] || { echo "full run $r: no time left"; break; }
+  timeout --signal=INT $(( $(left) - 20 )) ./build/gpuprobe run --out "$OUT/results" "$@" \
+    2> "$OUT/logs/run$r.stderr" | tee "$OUT/logs/run$r.stdout"
+  echo "run $r exit ${PIPESTATUS[0]}"; tail -15 "$OUT/logs/run$r.stderr"
+done
 if [ -n "${REPEAT_FILTER:-}" ] && [ "$(left)" -gt 60 ]; then
   timeout --signal=INT $(( $(left) - 15 )) ./build/gpuprobe run --out "$OUT/results" \
     --filter "$REPEAT_FILTER" "$@" > "$OUT/logs/repeat.stdout" 2> "$OUT/logs/repeat.stderr"
@@ -60,5 +70,15 @@ if [ -n "${INTERRUPT_AFTER:-}" ] && [ "$(left)" -gt $(( INTERRUPT_AFTER + 20 )) 
     > "$OUT/logs/interrupted.stdout" 2> "$OUT/logs/interrupted.stderr"
   echo "interrupted run exit $?"; tail -5 "$OUT/logs/interrupted.stderr"
   find "$OUT/logs/interrupted" -maxdepth 3 | head -40
+fi
+if [ -n "${HOOKS:-}" ]; then
+  for h in "$HOOKS"/*-device.sh; do
+    [ -f "$h" ] || continue
+    [ "$(left)" -gt 30 ] || { echo "hook $h: no time left"; continue; }
+    name=$(basename "$h" .sh)
+    mkdir -p "$OUT/logs/$name"
+    OUT="$OUT/logs/$name" timeout $(( $(left) - 10 )) bash "$h" > "$OUT/logs/$name.log" 2>&1
+    echo "hook $name exit $?"; tail -5 "$OUT/logs/$name.log"
+  done
 fi
 echo "total $(( $(date +%s) - start )) s"

@@ -85,6 +85,11 @@ const std::vector<Changed> kChanged = {
      "a parameter issue 14's families bench added: fp64 over fp32 FMA rate, with interval"},
     {"dual_issue_gain", "", "dual_issue.csv", Differs::added,
      "a parameter issue 14's families bench added: fastest pair over fastest solo stream"},
+    {"gpc_count", "", "l2_topology.csv", Differs::everything,
+     "read from the domain partition that the occupancy counts c(k) fit since issue 25 (H100: "
+     "18,18,16x5,8 and four one-TPC domains, 8 in [8, 12] at 0.4); before, the groups (12, 0.3)"},
+    {"tpc_count", "", "l2_topology.csv", Differs::added,
+     "a parameter issue 25 added: the SM pairs every cluster of 2 takes (H100: 66)"},
 };
 
 std::string renamed(const Parameter& p) {

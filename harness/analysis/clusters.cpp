@@ -15,7 +15,9 @@ namespace clusters {
 
 std::string latency_kernel() { return "clusters::dsm_chase"; }
 std::string bandwidth_kernel() { return "clusters::dsm_read"; }
-std::string sync_kernel() { return "clusters::sync_cost"; }
+std::string sync_kernel(bool relaxed) {
+  return std::string("clusters::sync_cost<") + (relaxed ? "true" : "false") + ">";
+}
 
 namespace {
 
@@ -31,11 +33,15 @@ std::vector<CodeExpectation> clusters_expectations() {
   CodeExpectation read{std::string(kFamily.name), bandwidth_kernel(), "dsm_bandwidth", {}, {}};
   read.ptx = {{R"(^ld\.shared::cluster\.v4\.u32 )", kBandwidthUnroll, false}};
   read.sass = {{R"(^LD)", -1, false}};
-  CodeExpectation sync{std::string(kFamily.name), sync_kernel(), "cluster_sync", {}, {}};
-  sync.ptx = {{R"(^barrier\.cluster\.wait)", -1, false}};
+  // Each variant's arrive as its name says (the release one is the plain arrive), and a wait.
+  CodeExpectation sync{std::string(kFamily.name), sync_kernel(false), "cluster_sync", {}, {}};
+  sync.ptx = {{R"(^barrier\.cluster\.arrive;?$)", -1, false}, {R"(^barrier\.cluster\.wait)", -1, false}};
   sync.sass = {{R"(BAR)", -1, false}};
-  for (CodeExpectation* e : {&chase, &read, &sync}) e->min_arch = kClusterMinArch;
-  return {chase, read, sync};
+  CodeExpectation relaxed{std::string(kFamily.name), sync_kernel(true), "cluster_sync", {}, {}};
+  relaxed.ptx = {{R"(^barrier\.cluster\.arrive\.relaxed)", -1, false}, {R"(^barrier\.cluster\.wait)", -1, false}};
+  relaxed.sass = {{R"(BAR)", -1, false}};
+  for (CodeExpectation* e : {&chase, &read, &sync, &relaxed}) e->min_arch = kClusterMinArch;
+  return {chase, read, sync, relaxed};
 }
 
 GPUPROBE_REGISTER_CODE_EXPECTATIONS(clusters_expectations);
@@ -50,22 +56,68 @@ namespace {
 constexpr double kLaunchedConfidence = 0.95;
 }  // namespace
 
+namespace {
+
+// Rows of `probe` in `unit` by cluster size (2..64), those of `target` only where given.
+std::map<int, Observation> by_size(const std::vector<Observation>& obs, const std::string& probe,
+                                   const std::string& unit, const std::string& key, const std::string& target) {
+  std::map<int, Observation> rows;
+  for (const auto& o : select(obs, probe, unit)) {
+    const double s = o.param("cluster_size");
+    if (!(s >= 2 && s <= 64)) continue;
+    if (!target.empty() && o.param_text(key) != target) continue;
+    rows[int(s)] = o;
+  }
+  return rows;
+}
+
+// cluster_sync rows of one barrier kind; runs before the kinds were told apart have only the
+// release one, without a "barrier" column.
+std::map<int, Observation> sync_rows(const std::vector<Observation>& obs, const std::string& barrier) {
+  std::vector<Observation> kind;
+  for (const auto& o : select(obs, "cluster_sync", "cycles")) {
+    const std::string b = o.param_text("barrier");
+    if (b == barrier || (b.empty() && barrier == "release")) kind.push_back(o);
+  }
+  return by_size(kind, "cluster_sync", "cycles", "", "");
+}
+
+std::string sync_method(const Observation& o, const std::string& what) {
+  const bool places = !o.param_text("barrier").empty();
+  return "dependent_chain: " + what + ", back to back, 128 threads per block, one block per SM, cluster of " +
+         o.param_text("cluster_size") +
+         (places ? "; " + std::to_string(clusters::kSyncWarmup) + " untimed first; median over the " +
+                       std::to_string(o.reps) +
+                       " places a cluster lands (each timed alone), interval p05-p95 of the places"
+                 : "; one launch of one cluster");
+}
+
+void sync_parameters(const std::vector<Observation>& obs, std::vector<Parameter>& out) {
+  const auto release = sync_rows(obs, "release");
+  if (!release.empty()) {
+    const std::string what = "barrier.cluster.arrive (release) + wait (acquire), as cluster.sync()";
+    out.push_back(analysis::measured("cluster_sync_latency", release.begin()->second,
+                                     sync_method(release.begin()->second, what), "clusters.csv"));
+    out.push_back(analysis::measured("cluster_sync_latency_largest_cluster", release.rbegin()->second,
+                                     sync_method(release.rbegin()->second, what), "clusters.csv"));
+  }
+  const auto relaxed = sync_rows(obs, "relaxed");
+  if (!relaxed.empty())
+    out.push_back(analysis::measured("cluster_sync_relaxed_latency", relaxed.begin()->second,
+                                     sync_method(relaxed.begin()->second,
+                                                 "barrier.cluster.arrive.relaxed + wait: the meeting alone, no "
+                                                 "release of earlier writes"),
+                                     "clusters.csv"));
+}
+
+}  // namespace
+
 std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
-  auto by_size = [&](const std::string& probe, const std::string& unit, const std::string& target) {
-    std::map<int, Observation> rows;
-    for (const auto& o : select(obs, probe, unit)) {
-      const double s = o.param("cluster_size");
-      if (!(s >= 2 && s <= 64)) continue;
-      if (!target.empty() && o.param_text("target") != target) continue;
-      rows[int(s)] = o;
-    }
-    return rows;
-  };
   auto param = [&](const std::string& name, const Observation& o, const std::string& method) {
     out.push_back(analysis::measured(name, o, method, "clusters.csv"));
   };
-  const auto other = by_size("dsm_latency", "cycles", "other_sm");
+  const auto other = by_size(obs, "dsm_latency", "cycles", "target", "other_sm");
   if (!other.empty()) {
     param("dsm_latency", other.begin()->second,
           "pointer_chase: rank 0 of a cluster of " + std::to_string(other.begin()->first) +
@@ -75,12 +127,12 @@ std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, con
           "pointer_chase: as dsm_latency, cluster of " + std::to_string(other.rbegin()->first) +
               " blocks, median over the other ranks");
   }
-  const auto own = by_size("dsm_latency", "cycles", "own_sm");
+  const auto own = by_size(obs, "dsm_latency", "cycles", "target", "own_sm");
   if (!own.empty())
     param("dsm_latency_own_sm", own.begin()->second,
           "pointer_chase: as dsm_latency, through the block's own shared memory by its "
           "shared::cluster address");
-  const auto bw = by_size("dsm_bandwidth", "B/clk/SM", "");
+  const auto bw = by_size(obs, "dsm_bandwidth", "B/clk/SM", "", "");
   if (!bw.empty()) {
     const Observation* best = nullptr;
     for (const auto& [s, o] : bw)
@@ -89,14 +141,7 @@ std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, con
           "throughput_loop: 1024 threads per block, 16 B ld.shared::cluster from the next rank, "
           "every SM busy, median per block; best cluster size " + best->param_text("cluster_size"));
   }
-  const auto sync = by_size("cluster_sync", "cycles", "");
-  if (!sync.empty()) {
-    param("cluster_sync_latency", sync.begin()->second,
-          "dependent_chain: back-to-back barrier.cluster.arrive + wait, 128 threads per block, "
-          "cluster of " + std::to_string(sync.begin()->first));
-    param("cluster_sync_latency_largest_cluster", sync.rbegin()->second,
-          "dependent_chain: as cluster_sync_latency, cluster of " + std::to_string(sync.rbegin()->first));
-  }
+  sync_parameters(obs, out);
   for (const auto& o : select(obs, "cluster_size_max", "blocks"))
     out.push_back({"cluster_size_max", o.value, "blocks", o.value, o.value, kLaunchedConfidence,
                    "cluster_launch: the largest cluster (one block per SM) that "

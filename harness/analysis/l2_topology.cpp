@@ -7,9 +7,11 @@
 #include <limits>
 #include <map>
 #include <numeric>
-#include <optional>
+#include <set>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/common/util.hpp"
+#include "analysis/gpcs.hpp"
 #include "base/code_check.hpp"
 #include "base/stats.hpp"
 
@@ -17,11 +19,6 @@ namespace gpuprobe {
 
 namespace l2_topology {
 
-namespace {
-
-// The threshold between two latency levels of one SM's row: the middle of the widest gap
-// between sorted values with at least 10 % of the lines on either side; NaN when that gap is
-// under kMinLevelGap.
 double split_threshold(std::vector<double> row, double* gap) {
   std::sort(row.begin(), row.end());
   constexpr size_t kSideShare = 10;  // a level holds at least 1/10 of the lines: not a glitch
@@ -38,7 +35,13 @@ double split_threshold(std::vector<double> row, double* gap) {
   return best >= kMinLevelGap ? at : NAN;
 }
 
-}  // namespace
+std::pair<std::vector<double>, std::vector<double>> split_levels(const std::vector<double>& row) {
+  double gap = 0;
+  const double thr = split_threshold(row, &gap);
+  std::pair<std::vector<double>, std::vector<double>> out;
+  for (double v : row) (std::isnan(thr) || v < thr ? out.first : out.second).push_back(v);
+  return out;
+}
 
 namespace {
 
@@ -283,7 +286,11 @@ std::vector<CodeExpectation> l2_topology_expectations() {
   CodeExpectation place{std::string(kFamily.name), "l2_topology::placement", "cluster_placement", {}, {}};
   place.ptx = {{R"(%smid)", -1, false}};
   place.sass = {{R"(SR_VIRTUALSMID|SR_SMID|S2R|S2UR)", -1, false}};
-  return {lat, touch, place};
+  // The timed chase: L2-only loads, one at a time (the streams around it are load, not timed).
+  CodeExpectation contend{std::string(kFamily.name), "l2_topology::gpc_contention", "gpc_contention", {}, {}};
+  contend.ptx = {{R"(^ld\.global\.cg\.u32 )", -1, false}};
+  contend.sass = {{R"(^LDG\.E)", -1, false}};
+  return {lat, touch, place, contend};
 }
 
 GPUPROBE_REGISTER_CODE_EXPECTATIONS(l2_topology_expectations);
@@ -301,8 +308,15 @@ constexpr double kOneLevelConfidence = 0.5;
 constexpr double kSmCountShare = 0.9;
 // The SM spread of L2 latency is a range over SMs, its low end only a 5-95 % bound.
 constexpr double kSmSpreadConfidence = 0.6;
-// gpc_count: groups bridged into one count (low == high) against an upper bound only.
-constexpr double kGpcExactConfidence = 0.8, kGpcBoundConfidence = 0.3;
+// A per-SM level median counts for the spread only over this many lines: over fewer it moves
+// with which L2 slices the lines happen to lie in (the 24 % between runs of the 96-line map).
+constexpr int kMinLevelLines = 32;
+// A median's standard error is about 1.2533 sigma / sqrt(n); p05..p95 of a normal spans 3.29
+// sigma. The spread's high end adds kSpreadSeMargin of the largest SM's standard error.
+constexpr double kMedianSe = 1.2533, kP05P95Sigmas = 3.29, kSpreadSeMargin = 2;
+// tpc_count: c(2) pairs every SM and every even cluster is built of those pairs (the driver's
+// own placement); short of sure because a pair is read as a TPC.
+constexpr double kTpcConfidence = 0.8;
 }  // namespace
 
 namespace {
@@ -337,72 +351,173 @@ void partition_parameters(const l2_topology::LatencyMap& m, const l2_topology::T
   }
 }
 
-// The spread over SMs of one latency (NaN for an SM that did not see it): the range is the
-// figure; the 5-95 % range of SMs bounds it from below.
-void sm_spread(const std::vector<double>& v, const std::string& name, const std::string& what,
-               std::vector<Parameter>& out) {
+// Each SM's near or far median (NaN: not seen) and its standard error.
+struct SmLevels {
+  std::vector<double> near, far, near_se, far_se;
+  int min_lines = 0;  // fewest lines behind any median
+};
+
+// From sm_level rows (the median over each SM's kLevelLines reads, split at its own
+// threshold); false when the run has none (runs before them: the map's medians serve).
+bool sm_levels(const std::vector<Observation>& obs, SmLevels* out) {
+  std::map<int, std::pair<const Observation*, const Observation*>> by_sm;
+  for (const auto& o : select(obs, "sm_level", "cycles")) {
+    const double sm = o.param("sm");
+    if (!(sm >= 0) || o.reps < kMinLevelLines) continue;
+    (o.param_text("level") == "far" ? by_sm[int(sm)].second : by_sm[int(sm)].first) = &o;
+  }
+  if (by_sm.empty()) return false;
+  SmLevels l;
+  l.min_lines = 1 << 30;
+  auto se = [](const Observation& o) {
+    return kMedianSe * (o.p95 - o.p05) / kP05P95Sigmas / std::sqrt(double(std::max(o.reps, 1)));
+  };
+  for (const auto& [sm, rows] : by_sm) {
+    for (int far = 0; far < 2; ++far) {
+      const Observation* o = far ? rows.second : rows.first;
+      (far ? l.far : l.near).push_back(o ? o->value : NAN);
+      (far ? l.far_se : l.near_se).push_back(o ? se(*o) : NAN);
+      if (o) l.min_lines = std::min(l.min_lines, o->reps);
+    }
+  }
+  *out = l;
+  return true;
+}
+
+// The spread over SMs of one latency (NaN for an SM that did not see it): max - min is the
+// figure, the 5-95 % range of SMs bounds it from below, each median's standard error widens
+// it above (se empty: the map's medians, no error known).
+void sm_spread(const std::vector<double>& v, const std::vector<double>& se, const std::string& name,
+               const std::string& what, std::vector<Parameter>& out) {
   std::vector<double> f;
-  for (double x : v)
-    if (std::isfinite(x)) f.push_back(x);
+  double worst_se = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!std::isfinite(v[i])) continue;
+    f.push_back(v[i]);
+    if (i < se.size() && std::isfinite(se[i])) worst_se = std::max(worst_se, se[i]);
+  }
   if (f.size() < 2) return;
   const auto [lo, hi] = std::minmax_element(f.begin(), f.end());
   const double p05 = percentile(f, 0.05), p95 = percentile(f, 0.95);
-  out.push_back({name, *hi - *lo, "cycles", p95 - p05, *hi - *lo, kSmSpreadConfidence,
-                 "stride_sweep: max - min over SMs of each SM's median first-read latency of " + what +
-                     " (low: 5-95 % range)",
+  out.push_back({name, *hi - *lo, "cycles", p95 - p05, *hi - *lo + kSpreadSeMargin * worst_se,
+                 kSmSpreadConfidence,
+                 "stride_sweep: max - min over " + std::to_string(f.size()) + " SMs of each SM's median "
+                     "first-read latency of " + what + " (low: 5-95 % range of SMs; high: plus twice "
+                     "the largest median's standard error)",
                  "l2_topology.csv"});
 }
 
-// GPCs from cluster placement: SMs that clusters put together, merged.
-std::optional<Parameter> gpc_count(const std::vector<Observation>& obs) {
-  std::map<std::pair<int, int>, std::vector<int>> clusters;  // (launch, cluster) -> SMs
-  int largest = 0;
-  for (const auto& o : select(obs, "cluster_placement", "sm")) {
-    const double launch = o.param("launch"), c = o.param("cluster"), size = o.param("cluster_size");
-    if (!(launch >= 0 && c >= 0 && size >= 1 && o.value >= 0)) continue;
-    clusters[{int(launch), int(c)}].push_back(int(o.value));
-    largest = std::max(largest, int(size));
+void spread_parameters(const std::vector<Observation>& obs, const l2_topology::Topology& t,
+                       std::vector<Parameter>& out) {
+  SmLevels l;
+  if (sm_levels(obs, &l)) {
+    const std::string lines = "at least " + std::to_string(l.min_lines) + " lines";
+    sm_spread(l.near, l.near_se, "l2_near_hit_latency_sm_spread",
+              "its near lines (" + lines + ", the pass written from the other partition)", out);
+    sm_spread(l.far, l.far_se, "l2_far_hit_latency_sm_spread", "its far lines (" + lines + ")", out);
+    return;
   }
-  if (clusters.empty()) return std::nullopt;
-  std::vector<std::vector<int>> list;
-  for (auto& [k, v] : clusters) list.push_back(v);
-  auto groups = l2_topology::co_scheduled_groups(list);
-  size_t placed = 0, biggest = 0;
-  for (const auto& g : groups) {
-    placed += g.size();
-    biggest = std::max(biggest, g.size());
-  }
-  const double high = double(groups.size());
-  // Groups never bridged by a cluster count separately: the count is an upper bound. No GPC
-  // is smaller than a cluster that ran in it, nor (as far as seen) larger than the largest
-  // group: SMs / largest group is the lower end.
-  const double low = std::min(high, std::ceil(double(placed) / double(biggest)));
-  char buf[300];
-  std::snprintf(buf, sizeof buf,
-                "cluster_launch: SMs that %zu clusters of up to %d blocks (one per SM) put "
-                "together, merged; %zu SMs placed, largest group %zu SMs; an upper bound when "
-                "groups were never bridged",
-                clusters.size(), largest, placed, biggest);
-  return Parameter{"gpc_count", high, "GPCs", low, high,
-                   low == high ? kGpcExactConfidence : kGpcBoundConfidence, buf, "l2_topology.csv"};
+  sm_spread(t.near_median, {}, "l2_near_hit_latency_sm_spread", "its near group's lines", out);
+  if (t.partitions > 1)
+    sm_spread(t.far_median, {}, "l2_far_hit_latency_sm_spread",
+              "the other groups' lines, over the " + std::to_string(t.split_sms) + " SMs that saw them far",
+              out);
 }
 
 }  // namespace
 
-std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, const Metadata&) {
+namespace {
+
+// What the cluster placements and the occupancy counts hold.
+struct Placements {
+  std::map<int, int> capacity;                            // c(k)
+  std::vector<std::pair<int, std::vector<int>>> clusters;  // (size, SMs by rank)
+  std::set<int> sms;
+  int largest = 0;
+};
+
+Placements read_placements(const std::vector<Observation>& obs) {
+  Placements p;
+  std::map<std::pair<int, int>, std::map<int, int>> by_cluster;  // (launch, cluster) -> rank -> SM
+  std::map<std::pair<int, int>, int> size_of;
+  for (const auto& o : select(obs, "cluster_placement", "sm")) {
+    const double launch = o.param("launch"), c = o.param("cluster"), size = o.param("cluster_size");
+    const double rank = o.param("rank");
+    if (!(launch >= 0 && c >= 0 && size >= 1 && rank >= 0 && o.value >= 0)) continue;
+    by_cluster[{int(launch), int(c)}][int(rank)] = int(o.value);
+    size_of[{int(launch), int(c)}] = int(size);
+    p.largest = std::max(p.largest, int(size));
+  }
+  std::map<std::pair<int, int>, int> per_launch;  // (launch, size) -> clusters
+  for (const auto& [key, ranks] : by_cluster) {
+    std::vector<int> sms;
+    for (const auto& [r, sm] : ranks) sms.push_back(sm);
+    p.sms.insert(sms.begin(), sms.end());
+    p.clusters.emplace_back(size_of[key], sms);
+    ++per_launch[{key.first, size_of[key]}];
+  }
+  // c(k): the occupancy rows where the run has them, else the clusters one launch held (the
+  // probe launches as many as the occupancy calculator allows).
+  for (const auto& o : select(obs, "cluster_capacity", "clusters"))
+    if (o.param("cluster_size") >= 1 && o.value >= 0) p.capacity[int(o.param("cluster_size"))] = int(o.value);
+  if (p.capacity.empty())
+    for (const auto& [key, n] : per_launch) p.capacity[key.second] = std::max(p.capacity[key.second], n);
+  return p;
+}
+
+std::vector<l2_topology::ContentionCell> contention_cells(const std::vector<Observation>& obs) {
+  std::vector<l2_topology::ContentionCell> cells;
+  for (const auto& o : select(obs, "gpc_contention", "cycles")) {
+    const double probe = o.param("probe_sm"), hog = o.param("hog_sm");
+    if (probe >= 0 && std::isfinite(hog)) cells.push_back({int(probe), int(hog), o.value});
+  }
+  return cells;
+}
+
+// gpc_count (analysis/gpcs.hpp) and tpc_count.
+void gpc_parameters(const std::vector<Observation>& obs, const Metadata& meta, std::vector<Parameter>& out) {
+  const Placements p = read_placements(obs);
+  if (p.clusters.empty()) return;
+  l2_topology::GpcInput in;
+  const double meta_sms = analysis::meta_number(meta, "sm_count");
+  in.sm_count = p.capacity.count(1) ? p.capacity.at(1) : std::isfinite(meta_sms) ? int(meta_sms) : int(p.sms.size());
+  in.capacity = p.capacity;
+  in.unit = l2_topology::tpc_unit(p.clusters, in.sm_count, p.capacity);
+  std::vector<std::vector<int>> lists;
+  for (const auto& c : p.clusters) lists.push_back(c.second);
+  in.groups = l2_topology::co_scheduled_groups(lists);
+  in.contention = contention_cells(obs);
+  const auto e = l2_topology::estimate_gpcs(in);
+  if (!e) return;
+  std::string sizes;
+  for (int s : e->sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(s);
+  out.push_back({"gpc_count", double(e->value), "GPCs", double(e->low), double(e->high), e->confidence,
+                 "cluster_launch: c(k) clusters of k blocks (one per SM) that the occupancy "
+                 "calculator (a driver query that knows the floorswept chip) fits for k = 2.." +
+                     std::to_string(p.largest) + ", and where " + std::to_string(p.clusters.size()) +
+                     " launched clusters landed; " + e->reading +
+                     (e->contention_used ? "; SMs per GPC " : "; SMs of the domains read as GPCs ") + sizes,
+                 "l2_topology.csv"});
+  if (in.unit == 2) {
+    const double tpcs = in.sm_count / 2.0;
+    out.push_back({"tpc_count", tpcs, "TPCs", tpcs, tpcs, kTpcConfidence,
+                   "cluster_launch: SM pairs that every cluster of 2 blocks (one per SM) takes, "
+                   "c(2) = SMs / 2, and of which every even cluster is built (ranks 2i, 2i+1)",
+                   "l2_topology.csv"});
+  }
+}
+
+}  // namespace
+
+std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, const Metadata& meta) {
   std::vector<Parameter> out;
   l2_topology::LatencyMap m;
   l2_topology::Topology t;
   if (l2_topology::latency_map(obs, &m) && l2_topology::infer(m, &t)) {
     partition_parameters(m, t, out);
-    sm_spread(t.near_median, "l2_near_hit_latency_sm_spread", "its near group's lines", out);
-    if (t.partitions > 1)
-      sm_spread(t.far_median, "l2_far_hit_latency_sm_spread",
-                "the other groups' lines, over the " + std::to_string(t.split_sms) +
-                    " SMs that saw them far",
-                out);
+    spread_parameters(obs, t, out);
   }
-  if (auto gpc = gpc_count(obs)) out.push_back(*gpc);
+  gpc_parameters(obs, meta, out);
   return out;
 }
 

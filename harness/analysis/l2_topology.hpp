@@ -1,9 +1,11 @@
 #pragma once
 // The chip's on-chip network seen from every SM: the latency of the first read of each of a
 // set of L2-resident lines from each SM (SM x line map), the L2 partitions that the lines fall
-// into, which partition is near for each SM, and the SMs that cluster launches put together
-// (a cluster's blocks share a GPC).
+// into, which partition is near for each SM, each SM's near and far latency, and the SMs that
+// cluster launches put together (a cluster's blocks share a GPC; analysis/gpcs.hpp counts
+// the GPCs).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/family.hpp"
@@ -13,7 +15,11 @@ namespace gpuprobe {
 
 namespace l2_topology {
 
-constexpr int kLines = 96;  // lines chased from every SM
+// The map: the first kLines of the lines each SM reads, kept per SM x line (what the figure
+// draws and the line groups are found in). Each SM's near and far latency is the median over
+// all kLevelLines it reads, which a map row of kLines would leave to a few dozen lines.
+constexpr int kLines = 64;
+constexpr int kLevelLines = 1024;
 
 // lat[i][j]: cycles of SM sms[i]'s first read of line j.
 struct LatencyMap {
@@ -42,6 +48,15 @@ constexpr double kGroupMismatch = 0.2;
 // the lines were written from see every line near (their partition keeps copies).
 constexpr double kSplitShareSure = 0.25;
 
+// The threshold between two latency levels of one SM's row: the middle of the widest gap
+// between sorted values with at least 10 % of the lines on either side; NaN when that gap is
+// under kMinLevelGap. *gap gets the widest gap.
+double split_threshold(std::vector<double> row, double* gap);
+
+// One SM's reads split at its threshold: (near values, far values); all near when it has
+// one level.
+std::pair<std::vector<double>, std::vector<double>> split_levels(const std::vector<double>& row);
+
 // Groups lines by the SMs they are near for; one partition when no SM sees two levels.
 bool infer(const LatencyMap& m, Topology* out);
 
@@ -63,7 +78,7 @@ inline constexpr FamilyDescriptor kFamily{"l2_topology", "l2_topology.gp"};
 }  // namespace l2_topology
 
 // l2_partitions, l2_near_hit_latency_sm_spread, l2_far_hit_latency_sm_spread,
-// l2_near_sm_count_<g>, gpc_count.
+// l2_near_sm_count_<g>, gpc_count, tpc_count.
 std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, const Metadata& meta);
 
 }  // namespace gpuprobe
