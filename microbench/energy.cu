@@ -32,8 +32,8 @@ namespace gpuprobe::energy {
 
 // --- Kernels ---------------------------------------------------------------------------------
 
-constexpr int kBlockThreads = 1024;  // one block per SM holds 32 warps: every scheduler busy
-constexpr uint32_t kRestNs = 50000;  // a resting warp wakes this often to look at the time
+constexpr int kBlockThreads = 1024;       // one block per SM holds 32 warps: every scheduler busy
+constexpr uint32_t kRestNs = 50000;       // a resting warp wakes this often to look at the time
 constexpr uint64_t kRestTripNs = 100000;  // the static windows' launches: this long per trip
 constexpr int kSharedVec = 2 * kBlockThreads;  // 32 KiB of 16-byte words per block
 constexpr uint32_t kFiniteMask = 0x3FFFFFFFu;  // fp32 bits of a finite value in [0, 2)
@@ -48,7 +48,8 @@ __device__ void make_args(uint32_t seed, uint32_t id, pipes::OpArgs (&args)[2]) 
     a.u32_a = a.u32_b = a.h2_a = a.h2_b = 0;
   }
   if (seed == 0) return;
-  const uint32_t r0 = scramble(seed ^ id), r1 = scramble(r0 + 1), r2 = scramble(r0 + 2), r3 = scramble(r0 + 3);
+  const uint32_t r0 = scramble(seed ^ id), r1 = scramble(r0 + 1), r2 = scramble(r0 + 2),
+                 r3 = scramble(r0 + 3);
   const float scale = 2.3283064e-10f;  // 2^-32
   // Approximate reciprocals (MUFU, not FMA or DFMA code outside the loop): the pair undoes
   // itself to a part in 10^7, which in a launch's trips moves a chain by a few per cent at most.
@@ -80,7 +81,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   make_args(seed, id, args);
   typename Op::State s[ILP];
 #pragma unroll
-  for (int k = 0; k < ILP; ++k) s[k] = Op::init(seed ? scramble(seed + id * ILP + k) : 0u, {}, args[0]);
+  for (int k = 0; k < ILP; ++k)
+    s[k] = Op::init(seed ? scramble(seed + id * ILP + k) : 0u, {}, args[0]);
   // The clock reads only mark the loop for the code checks (base/code_check.hpp).
   const long long t0 = clock64();
 #pragma unroll 1
@@ -106,11 +108,14 @@ __global__ void __launch_bounds__(kBlockThreads, 1) rest(uint64_t ns, const vola
 
 __device__ __forceinline__ uint4 ld_shared(uint32_t addr) {
   uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr));
   return v;
 }
 __device__ __forceinline__ void st_shared(uint32_t addr, uint4 v) {
-  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z),
+               "r"(v.w)
                : "memory");
 }
 
@@ -118,11 +123,13 @@ __device__ __forceinline__ void st_shared(uint32_t addr, uint4 v) {
 // consecutive), the index moving every trip so that no access repeats the last one's address.
 // The data: hashed words, or zero (seed 0); stores alternate two values.
 template <bool Write>
-__global__ void __launch_bounds__(kBlockThreads, 1) shared_stream(int iters, uint32_t seed, uint32_t* sink, int flag) {
+__global__ void __launch_bounds__(kBlockThreads, 1)
+    shared_stream(int iters, uint32_t seed, uint32_t* sink, int flag) {
   __shared__ uint4 buf[kSharedVec];
   for (int i = threadIdx.x; i < kSharedVec; i += blockDim.x) {
     const uint32_t h = seed ? scramble(seed ^ (blockIdx.x * kSharedVec + i)) : 0u;
-    buf[i] = make_uint4(h, seed ? scramble(h) : 0u, seed ? scramble(h + 1) : 0u, seed ? scramble(h + 2) : 0u);
+    buf[i] = make_uint4(h, seed ? scramble(h) : 0u, seed ? scramble(h + 1) : 0u,
+                        seed ? scramble(h + 2) : 0u);
   }
   __syncthreads();
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(buf));
@@ -149,8 +156,10 @@ __global__ void __launch_bounds__(kBlockThreads, 1) shared_stream(int iters, uin
 
 // Words of hashed bits under `mask`, or zero (seed 0).
 __global__ void fill_words(uint32_t* p, size_t n, uint32_t seed, uint32_t mask) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    p[i] = seed ? scramble(seed ^ static_cast<uint32_t>(i) ^ static_cast<uint32_t>(i >> 32)) & mask : 0u;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    p[i] = seed ? scramble(seed ^ static_cast<uint32_t>(i) ^ static_cast<uint32_t>(i >> 32)) & mask
+                : 0u;
 }
 
 // Held out: a[i] = b[i] + s c[i] over float4s, `passes` times (loads through L2, as the DRAM
@@ -163,10 +172,13 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
 #pragma unroll 1
     for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += stride) {
       const uint4 bu = load<Load::cg, 16>(b + i), cu = load<Load::cg, 16>(c + i);
-      const float4 bv = make_float4(__uint_as_float(bu.x), __uint_as_float(bu.y), __uint_as_float(bu.z), __uint_as_float(bu.w));
-      const float4 cv = make_float4(__uint_as_float(cu.x), __uint_as_float(cu.y), __uint_as_float(cu.z), __uint_as_float(cu.w));
-      const uint4 r = make_uint4(__float_as_uint(fmaf(s, cv.x, bv.x)), __float_as_uint(fmaf(s, cv.y, bv.y)),
-                                 __float_as_uint(fmaf(s, cv.z, bv.z)), __float_as_uint(fmaf(s, cv.w, bv.w)));
+      const float4 bv = make_float4(__uint_as_float(bu.x), __uint_as_float(bu.y),
+                                    __uint_as_float(bu.z), __uint_as_float(bu.w));
+      const float4 cv = make_float4(__uint_as_float(cu.x), __uint_as_float(cu.y),
+                                    __uint_as_float(cu.z), __uint_as_float(cu.w));
+      const uint4 r =
+          make_uint4(__float_as_uint(fmaf(s, cv.x, bv.x)), __float_as_uint(fmaf(s, cv.y, bv.y)),
+                     __float_as_uint(fmaf(s, cv.z, bv.z)), __float_as_uint(fmaf(s, cv.w, bv.w)));
       store<Store::wb, 16>(a + i, r);
     }
   }
@@ -183,7 +195,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
 #pragma unroll 1
     for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += stride) {
       const uint4 q = load<Load::cg, 16>(buf + i);
-      float t[4] = {__uint_as_float(q.x), __uint_as_float(q.y), __uint_as_float(q.z), __uint_as_float(q.w)};
+      float t[4] = {__uint_as_float(q.x), __uint_as_float(q.y), __uint_as_float(q.z),
+                    __uint_as_float(q.w)};
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const float v = t[j];
@@ -199,7 +212,9 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // --- One window ------------------------------------------------------------------------------
 
@@ -212,7 +227,7 @@ struct Work {
   double work_per_trip = 0;
   std::vector<std::pair<std::string, double>> components;  // held-out: per trip
   std::vector<std::pair<std::string, double>> per_launch;  // held-out: per launch
-  std::function<void(int trips)> enqueue;                    // nullptr: idle
+  std::function<void(int trips)> enqueue;                  // nullptr: idle
   int trips = 1;
 };
 
@@ -234,7 +249,8 @@ std::optional<CounterPower> power_of(const std::vector<Edge>& edges, double from
   CounterPower p;
   p.watts = (e.back().joules - e.front().joules) / (e.back().t - e.front().t);
   std::vector<double> each;
-  for (size_t i = 1; i < e.size(); ++i) each.push_back((e[i].joules - e[i - 1].joules) / (e[i].t - e[i - 1].t));
+  for (size_t i = 1; i < e.size(); ++i)
+    each.push_back((e[i].joules - e[i - 1].joules) / (e[i].t - e[i - 1].t));
   double var = 0;
   for (double w : each) var += (w - p.watts) * (w - p.watts);
   p.sd = each.size() > 1 ? std::sqrt(var / static_cast<double>(each.size() - 1)) : 0;
@@ -311,12 +327,14 @@ class Meter {
         samples.back().t_s = now;
         next_sample = now + kSampleS;
       }
-      while (!inflight.empty() && cudaEventQuery(inflight.front()->get()) == cudaSuccess) inflight.pop_front();
+      while (!inflight.empty() && cudaEventQuery(inflight.front()->get()) == cudaSuccess)
+        inflight.pop_front();
       enough = std::all_of(edges.begin(), edges.end(), [&](const std::vector<Edge>& e) {
         return power_of(e, t_begin + kSettleS).has_value();
       });
       if (enough && inflight.empty()) break;
-      if (now - t_begin > kWindowTimeoutS) throw std::runtime_error(load.probe + ": the energy counter did not step");
+      if (now - t_begin > kWindowTimeoutS)
+        throw std::runtime_error(load.probe + ": the energy counter did not step");
       std::this_thread::sleep_for(std::chrono::duration<double>(kPollS));
     }
     CUDA_CHECK(cudaEventRecord(span.end, nullptr));
@@ -343,7 +361,8 @@ class Meter {
       std::string why;
       if (!counters_[m]->energy_mj(&mj, &why)) throw std::runtime_error("energy counter: " + why);
       const double now = elapsed();
-      if (last[m].mj != 0 && mj != last[m].mj) edges[m].push_back({(last[m].t + now) / 2, mj * 1e-3});
+      if (last[m].mj != 0 && mj != last[m].mj)
+        edges[m].push_back({(last[m].t + now) / 2, mj * 1e-3});
       last[m] = {mj, now};
     }
   }
@@ -375,8 +394,9 @@ class Meter {
     return side_.back().second->get();
   }
 
-  void summarize_window(const std::vector<std::vector<Edge>>& edges, const std::vector<OperatingSample>& samples,
-                        double t_begin, WindowResult* r) {
+  void summarize_window(const std::vector<std::vector<Edge>>& edges,
+                        const std::vector<OperatingSample>& samples, double t_begin,
+                        WindowResult* r) {
     double var = 0, first = 1e300, lastt = 0;
     for (const auto& e : edges) {
       CounterPower p = *power_of(e, t_begin + kSettleS);
@@ -408,7 +428,8 @@ class Meter {
 // --- The plan --------------------------------------------------------------------------------
 
 std::string alu_kernel_name(const std::string& type, int ilp) {
-  return "energy::alu<pipes::" + type + ", " + std::to_string(ilp) + ", " + std::to_string(kAluUnroll) + ">";
+  return "energy::alu<pipes::" + type + ", " + std::to_string(ilp) + ", " +
+         std::to_string(kAluUnroll) + ">";
 }
 
 // Pinned host memory owned by scope (the host link's other end).
@@ -430,7 +451,11 @@ constexpr float kTriadScale = 0.5f, kMixedMultiplier = 0.5f;
 class EnergyRun {
  public:
   explicit EnergyRun(RunContext& ctx)
-      : ctx_(ctx), dev_(ctx.device()), nvml_(dev_.pci_bus_id), t0_(Clock::now()), meter_({&nvml_}, t0_),
+      : ctx_(ctx),
+        dev_(ctx.device()),
+        nvml_(dev_.pci_bus_id),
+        t0_(Clock::now()),
+        meter_({&nvml_}, t0_),
         sink_(1024) {}
 
   void run() {
@@ -454,23 +479,28 @@ class EnergyRun {
   }
 
  private:
-  int sms(double fraction) const { return std::max(1, static_cast<int>(std::lround(fraction * dev_.sm_count))); }
+  int sms(double fraction) const {
+    return std::max(1, static_cast<int>(std::lround(fraction * dev_.sm_count)));
+  }
   bool over_budget(const std::string& probe) {
     if (meter_.elapsed() < kFamilyBudgetS) return false;
-    ctx_.skip(probe, "the family's time budget (" + format_printf("%.0f", kFamilyBudgetS) + " s) was spent");
+    ctx_.skip(probe, "the family's time budget (" + format_printf("%.0f", kFamilyBudgetS) +
+                         " s) was spent");
     return true;
   }
 
   // Sizes one launch to about kLaunchS, runs the window and records it. The baselines run
   // whatever --filter selects: every fit needs them.
   void window(Work l, Meter& meter, const std::vector<int>& companions = {}) {
-    const bool baseline = l.probe == kStatic || l.probe == kStaticOneSm || l.probe == kNvlinkBaseline;
+    const bool baseline =
+        l.probe == kStatic || l.probe == kStaticOneSm || l.probe == kNvlinkBaseline;
     if ((!baseline && !ctx_.enabled(l.probe)) || over_budget(l.probe)) return;
     ctx_.progress(l.probe + " " + l.operands + " on " + std::to_string(l.active_sms) + " SMs");
     if (l.enqueue) {
       l.enqueue(1);  // module load, first touch
       CUDA_CHECK_LAUNCH();
-      l.trips = calibrate_iterations([&](int n) { return time_seconds([&] { l.enqueue(n); }); }, kLaunchS);
+      l.trips = calibrate_iterations([&](int n) { return time_seconds([&] { l.enqueue(n); }); },
+                                     kLaunchS);
     }
     const WindowResult r = meter.run(l, companions);
     record(l, r);
@@ -482,7 +512,8 @@ class EnergyRun {
                          {"window", std::to_string(next_id_++)},
                          {"reasons", throttle_reason_text(r.reasons & kLimitingReasons)}};
     // One figure per row; only the power has a spread (its counter intervals').
-    auto row = [&](const std::string& unit, double v, int reps, const Params& extra = {}, double sd = 0) {
+    auto row = [&](const std::string& unit, double v, int reps, const Params& extra = {},
+                   double sd = 0) {
       if (!std::isfinite(v)) return;
       Observation o{"", l.probe, base, v, unit, v - kSpreadZ * sd, v, v + kSpreadZ * sd, reps};
       o.params.insert(o.params.end(), extra.begin(), extra.end());
@@ -520,7 +551,9 @@ class EnergyRun {
       Work l;
       l.probe = k == 1 ? kStaticOneSm : kStatic;
       l.active_sms = k;
-      l.enqueue = [k](int trips) { rest<<<k, kBlockThreads>>>(uint64_t(trips) * kRestTripNs, nullptr); };
+      l.enqueue = [k](int trips) {
+        rest<<<k, kBlockThreads>>>(uint64_t(trips) * kRestTripNs, nullptr);
+      };
       window(l, meter_);
     }
   }
@@ -531,39 +564,50 @@ class EnergyRun {
     l.probe = Op::kName;
     l.operands = operands;
     l.active_sms = k;
-    l.work_per_trip = double(k) * kBlockThreads / dev_.warp_size * ILP * kAluUnroll * Op::kResultsPerWarp;
+    l.work_per_trip =
+        double(k) * kBlockThreads / dev_.warp_size * ILP * kAluUnroll * Op::kResultsPerWarp;
     auto* sink = reinterpret_cast<typename Op::State*>(sink_.get());
     const uint32_t seed = operands == kZero ? 0u : kRandomSeed;
-    l.enqueue = [k, seed, sink](int trips) { alu<Op, ILP, kAluUnroll><<<k, kBlockThreads>>>(trips, seed, sink, 0); };
+    l.enqueue = [k, seed, sink](int trips) {
+      alu<Op, ILP, kAluUnroll><<<k, kBlockThreads>>>(trips, seed, sink, 0);
+    };
     window(l, meter_);
   }
 
   template <class Op, int ILP>
-  bool alu_if(const std::string& probe, const std::vector<double>& fractions, const std::string& operands) {
+  bool alu_if(const std::string& probe, const std::vector<double>& fractions,
+              const std::string& operands) {
     if (probe != Op::kName) return false;
     if (dev_.cc() < Op::kMinCC) {
-      ctx_.skip(probe, "needs compute capability " + std::to_string(Op::kMinCC / 10) + "." + std::to_string(Op::kMinCC % 10));
+      ctx_.skip(probe, "needs compute capability " + std::to_string(Op::kMinCC / 10) + "." +
+                           std::to_string(Op::kMinCC % 10));
       return true;
     }
-    if (!ctx_.enabled(probe) || !sass_allows(ctx_, probe, {alu_kernel_name(Op::kType, ILP)})) return true;
+    if (!ctx_.enabled(probe) || !sass_allows(ctx_, probe, {alu_kernel_name(Op::kType, ILP)}))
+      return true;
     for (double f : fractions) alu_window<Op, ILP>(operands, sms(f));
     return true;
   }
 
-  void measure_alu(const std::string& probe, const std::vector<double>& fractions, const std::string& operands) {
+  void measure_alu(const std::string& probe, const std::vector<double>& fractions,
+                   const std::string& operands) {
     using namespace pipes;
-    const bool known =
-        alu_if<Fp32Fma, kAluIlp>(probe, fractions, operands) || alu_if<Fp64Fma, kAluIlp>(probe, fractions, operands) ||
-        alu_if<Int32Mad, kAluIlp>(probe, fractions, operands) || alu_if<SfuSin, kAluIlp>(probe, fractions, operands) ||
-        alu_if<MmaF16, kMmaIlp>(probe, fractions, operands) || alu_if<MmaBf16, kMmaIlp>(probe, fractions, operands) ||
-        alu_if<MmaTf32, kMmaIlp>(probe, fractions, operands) || alu_if<MmaInt8, kMmaIlp>(probe, fractions, operands);
+    const bool known = alu_if<Fp32Fma, kAluIlp>(probe, fractions, operands) ||
+                       alu_if<Fp64Fma, kAluIlp>(probe, fractions, operands) ||
+                       alu_if<Int32Mad, kAluIlp>(probe, fractions, operands) ||
+                       alu_if<SfuSin, kAluIlp>(probe, fractions, operands) ||
+                       alu_if<MmaF16, kMmaIlp>(probe, fractions, operands) ||
+                       alu_if<MmaBf16, kMmaIlp>(probe, fractions, operands) ||
+                       alu_if<MmaTf32, kMmaIlp>(probe, fractions, operands) ||
+                       alu_if<MmaInt8, kMmaIlp>(probe, fractions, operands);
     if (!known) throw std::logic_error("energy: no ALU kernel for " + probe);
   }
 
   // The tensor pipe: Hopper's wgmma (what its GEMMs use), else warp-level mma.sync.
   void measure_tensor(const std::string& operands, const std::vector<double>& fractions) {
     if (dev_.cc() != 90) {
-      for (const char* op : {"tensor_mma_f16", "tensor_mma_bf16", "tensor_mma_tf32", "tensor_mma_int8"})
+      for (const char* op :
+           {"tensor_mma_f16", "tensor_mma_bf16", "tensor_mma_tf32", "tensor_mma_int8"})
         measure_alu(op, fractions, operands);
       return;
     }
@@ -584,7 +628,8 @@ class EnergyRun {
   }
 
   void fill(void* p, size_t bytes, bool zero, uint32_t mask = 0xFFFFFFFFu) {
-    fill_words<<<4 * dev_.sm_count, 256>>>(static_cast<uint32_t*>(p), bytes / 4, zero ? 0u : kRandomSeed, mask);
+    fill_words<<<4 * dev_.sm_count, 256>>>(static_cast<uint32_t*>(p), bytes / 4,
+                                           zero ? 0u : kRandomSeed, mask);
     CUDA_CHECK_LAUNCH();
   }
 
@@ -613,7 +658,9 @@ class EnergyRun {
 
   void measure_levels(const std::string& operands, const std::vector<double>& fractions) {
     const bool zero = operands == kZero;
-    if (!sass_allows(ctx_, "shared_read", {"energy::shared_stream<false>", "energy::shared_stream<true>"})) return;
+    if (!sass_allows(ctx_, "shared_read",
+                     {"energy::shared_stream<false>", "energy::shared_stream<true>"}))
+      return;
     if (big_.size() == 0) big_ = DeviceBuffer<uint8_t>(dram_buffer_bytes(dev_));
     fill(big_.get(), big_.bytes(), zero);
     const uint64_t l2 = static_cast<uint64_t>(dev_.l2_bytes);
@@ -625,14 +672,18 @@ class EnergyRun {
         const uint32_t seed = zero ? 0u : kRandomSeed;
         uint32_t* sink = reinterpret_cast<uint32_t*>(sink_.get());
         l.enqueue = [k, seed, sink, write](int trips) {
-          if (write) shared_stream<true><<<k, kBlockThreads>>>(trips, seed, sink, 0);
-          else shared_stream<false><<<k, kBlockThreads>>>(trips, seed, sink, 0);
+          if (write)
+            shared_stream<true><<<k, kBlockThreads>>>(trips, seed, sink, 0);
+          else
+            shared_stream<false><<<k, kBlockThreads>>>(trips, seed, sink, 0);
         };
         window(l, meter_);
       }
       read_window("l1_read", operands, k, kL1Accesses);
-      read_window("l2_near_read", operands, k, static_cast<uint64_t>(kL2NearFraction * l2) / 4096 * 256);
-      read_window("l2_far_read", operands, k, static_cast<uint64_t>(kL2FarFraction * l2) / 4096 * 256);
+      read_window("l2_near_read", operands, k,
+                  static_cast<uint64_t>(kL2NearFraction * l2) / 4096 * 256);
+      read_window("l2_far_read", operands, k,
+                  static_cast<uint64_t>(kL2FarFraction * l2) / 4096 * 256);
       read_window("dram_read", operands, k, big_.bytes() / 16);
       write_window(operands, k);
     }
@@ -655,8 +706,11 @@ class EnergyRun {
 
   // Kernels the fits never saw, on every SM, random data.
   void measure_heldout() {
-    if (!ctx_.enabled("heldout_triad") && !ctx_.enabled("heldout_fma_dram") && !ctx_.enabled("heldout_gemm")) return;
-    if (!sass_allows(ctx_, "heldout_triad", {"energy::triad"}) || !sass_allows(ctx_, "heldout_fma_dram", {"energy::fma_dram"}))
+    if (!ctx_.enabled("heldout_triad") && !ctx_.enabled("heldout_fma_dram") &&
+        !ctx_.enabled("heldout_gemm"))
+      return;
+    if (!sass_allows(ctx_, "heldout_triad", {"energy::triad"}) ||
+        !sass_allows(ctx_, "heldout_fma_dram", {"energy::fma_dram"}))
       return;
     if (big_.size() == 0) big_ = DeviceBuffer<uint8_t>(dram_buffer_bytes(dev_));
     fill(big_.get(), big_.bytes(), false, kFiniteMask);
@@ -666,24 +720,28 @@ class EnergyRun {
     Work t = level("heldout_triad", kRandom, k);
     t.components = {{"dram_read", 32.0 * n3}, {"dram_write", 16.0 * n3}, {"fp32_fma", 4.0 * n3}};
     t.enqueue = [f4, n3, k](int trips) {
-      triad<<<k, kBlockThreads>>>(f4 + n3, f4 + 2 * n3, f4, n3, kTriadScale, static_cast<uint32_t>(trips));
+      triad<<<k, kBlockThreads>>>(f4 + n3, f4 + 2 * n3, f4, n3, kTriadScale,
+                                  static_cast<uint32_t>(trips));
     };
     window(t, meter_);
     Work m = level("heldout_fma_dram", kRandom, k);
     m.components = {{"dram_read", 16.0 * n}, {"fp32_fma", 4.0 * (kMixedFmasPerWord + 1) * n}};
     float* sink = reinterpret_cast<float*>(sink_.get());
     m.enqueue = [f4, n, k, sink](int trips) {
-      fma_dram<<<k, kBlockThreads>>>(f4, n, kMixedMultiplier, static_cast<uint32_t>(trips), sink, 0);
+      fma_dram<<<k, kBlockThreads>>>(f4, n, kMixedMultiplier, static_cast<uint32_t>(trips), sink,
+                                     0);
     };
     window(m, meter_);
     pipes::GemmCounts counts;
     if (!ctx_.enabled("heldout_gemm")) return;
     if (auto gemm = pipes::wgmma_gemm(ctx_, "heldout_gemm", &counts)) {
       Work g = level("heldout_gemm", kRandom, k);
-      g.components = {{"tensor_wgmma_bf16", gemm->results_per_trip},
-                      {counts.footprint_bytes <= kL2NearFraction * double(dev_.l2_bytes) ? "l2_near_read" : "l2_far_read",
-                       counts.global_bytes_per_trip},
-                      {"shared_write", counts.shared_bytes_per_trip}};
+      g.components = {
+          {"tensor_wgmma_bf16", gemm->results_per_trip},
+          {counts.footprint_bytes <= kL2NearFraction * double(dev_.l2_bytes) ? "l2_near_read"
+                                                                             : "l2_far_read",
+           counts.global_bytes_per_trip},
+          {"shared_write", counts.shared_bytes_per_trip}};
       g.per_launch = {{"dram_write", counts.c_bytes_per_launch}};
       g.enqueue = gemm->enqueue;
       window(g, meter_);
@@ -693,10 +751,13 @@ class EnergyRun {
   // The host link (copy engines, pinned memory) and NVLink to a peer, with one resting block
   // on each GPU throughout: the state the static_one_sm windows measure.
   void measure_links() {
-    if (!ctx_.enabled("host_link_read") && !ctx_.enabled("host_link_write") && !ctx_.enabled("nvlink_write")) return;
+    if (!ctx_.enabled("host_link_read") && !ctx_.enabled("host_link_write") &&
+        !ctx_.enabled("nvlink_write"))
+      return;
     if (big_.size() == 0) big_ = DeviceBuffer<uint8_t>(dram_buffer_bytes(dev_));
     HostBuffer host(kHostChunk);
-    for (size_t i = 0; i < kHostChunk / 4; ++i) static_cast<uint32_t*>(host.p)[i] = scramble(kRandomSeed ^ uint32_t(i));
+    for (size_t i = 0; i < kHostChunk / 4; ++i)
+      static_cast<uint32_t*>(host.p)[i] = scramble(kRandomSeed ^ uint32_t(i));
     for (bool write : {false, true}) {
       Work l = level(write ? "host_link_write" : "host_link_read", kRandom, 1);
       l.work_per_trip = double(kHostChunk);
@@ -705,7 +766,8 @@ class EnergyRun {
       l.enqueue = [d, h, write](int trips) {
         for (int i = 0; i < trips; ++i)
           CUDA_CHECK(cudaMemcpyAsync(write ? h : d, write ? d : h, kHostChunk,
-                                     write ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, nullptr));
+                                     write ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice,
+                                     nullptr));
       };
       window(l, meter_, {dev_.ordinal});
     }
@@ -739,9 +801,12 @@ void EnergyRun::measure_nvlink() {
     CUDA_CHECK(cudaDeviceCanAccessPeer(&can, dev_.ordinal, d));
     char bus[32] = {};
     CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, d));
-    if (!can) why = "no peer access to GPU " + std::to_string(d);
-    else if (nvml_.link_to(bus) != "nvlink") why = "GPU " + std::to_string(d) + " is reached over " + nvml_.link_to(bus) + ", not NVLink";
-    else peer = d;
+    if (!can)
+      why = "no peer access to GPU " + std::to_string(d);
+    else if (nvml_.link_to(bus) != "nvlink")
+      why = "GPU " + std::to_string(d) + " is reached over " + nvml_.link_to(bus) + ", not NVLink";
+    else
+      peer = d;
   }
   if (peer < 0) return ctx_.skip(probe, why);
   char bus[32] = {};
@@ -764,7 +829,8 @@ void EnergyRun::measure_nvlink() {
   void* dst = remote.get();
   const int self = dev_.ordinal;
   l.enqueue = [src, dst, self, peer](int trips) {
-    for (int i = 0; i < trips; ++i) CUDA_CHECK(cudaMemcpyPeerAsync(dst, peer, src, self, kHostChunk, nullptr));
+    for (int i = 0; i < trips; ++i)
+      CUDA_CHECK(cudaMemcpyPeerAsync(dst, peer, src, self, kHostChunk, nullptr));
   };
   window(at_rest, pair, both);  // before and after: the pair's drift
   window(l, pair, both);
@@ -775,17 +841,21 @@ class EnergyFamily : public ProbeFamily {
  public:
   std::string name() const override { return std::string(energy::kFamily.name); }
   std::string description() const override {
-    return "energy per operation (each pipe) and per byte (shared, L1, L2, DRAM, host link, NVLink), "
+    return "energy per operation (each pipe) and per byte (shared, L1, L2, DRAM, host link, "
+           "NVLink), "
            "idle and static power: NVML energy counter against operation rate";
   }
   std::vector<ProbeInfo> probes() const override {
     std::vector<ProbeInfo> out = {{kIdle, "nothing launched: the GPU as the driver leaves it idle"},
                                   {kStatic, "every SM holding a block of sleeping warps"},
                                   {kStaticOneSm, "one SM holding a block of sleeping warps"}};
-    for (const auto& op : alu_ops()) out.push_back({op, "power against rate of " + op + " (pipes' op)"});
-    for (const char* op : {"tensor_mma_f16", "tensor_mma_bf16", "tensor_mma_tf32", "tensor_mma_int8"})
+    for (const auto& op : alu_ops())
+      out.push_back({op, "power against rate of " + op + " (pipes' op)"});
+    for (const char* op :
+         {"tensor_mma_f16", "tensor_mma_bf16", "tensor_mma_tf32", "tensor_mma_int8"})
       out.push_back({op, std::string("power against rate of ") + op + " (below sm_90)"});
-    for (const auto& op : pipes::wgmma_ops()) out.push_back({op.probe, std::string("power against rate of ") + op.probe});
+    for (const auto& op : pipes::wgmma_ops())
+      out.push_back({op.probe, std::string("power against rate of ") + op.probe});
     for (const auto& lv : levels()) out.push_back({lv, "power against bytes per second of " + lv});
     for (const char* h : {"heldout_gemm", "heldout_triad", "heldout_fma_dram"})
       out.push_back({h, "held-out kernel: measured energy against the energies' prediction"});

@@ -179,7 +179,8 @@ __device__ __forceinline__ void store(void* p, typename Access<W>::T v) {
 #undef GPUPROBE_EVICT_FIRST
 #undef GPUPROBE_HAVE_SM80_HINTS
 
-// Random-looking bits from an index (murmur3's finaliser): data whose bits toggle as real data's do.
+// Random-looking bits from an index (murmur3's finaliser): data whose bits toggle as real
+// data's do.
 __host__ __device__ __forceinline__ uint32_t scramble(uint32_t x) {
   x ^= x >> 16;
   x *= 0x85ebca6bu;
@@ -311,8 +312,8 @@ StreamStore stream_store_of() {
   s.launch = [](const void* src, void* dst, uint32_t rounds, uint32_t passes, uint32_t seed,
                 int grid, int threads) {
     using T = typename Access<W>::T;
-    stream_store<W, U, Op, Copy><<<grid, threads>>>(static_cast<const T*>(src), static_cast<T*>(dst),
-                                                    rounds, passes, seed);
+    stream_store<W, U, Op, Copy><<<grid, threads>>>(static_cast<const T*>(src),
+                                                    static_cast<T*>(dst), rounds, passes, seed);
   };
   s.width = W;
   s.ilp = U;

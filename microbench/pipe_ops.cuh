@@ -343,6 +343,7 @@ struct GemmCounts {
   double global_bytes_per_trip = 0, shared_bytes_per_trip = 0, c_bytes_per_launch = 0;
   double footprint_bytes = 0;
 };
-std::optional<RepeatedKernel> wgmma_gemm(RunContext& ctx, const std::string& probe, GemmCounts* counts);
+std::optional<RepeatedKernel> wgmma_gemm(RunContext& ctx, const std::string& probe,
+                                         GemmCounts* counts);
 
 }  // namespace gpuprobe::pipes

@@ -240,7 +240,8 @@ __device__ __forceinline__ void gemm_tiles(const uint4* a, const uint4* b, float
   }
   float4* out = c + (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) * (kAccRegs / 4);
 #pragma unroll
-  for (int q = 0; q < kAccRegs / 4; ++q) out[q] = make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]);
+  for (int q = 0; q < kAccRegs / 4; ++q)
+    out[q] = make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]);
   if (blockIdx.x == 0 && threadIdx.x == 0) *ran = kSm90aRan;
 }
 
@@ -248,7 +249,8 @@ __device__ __forceinline__ void gemm_tiles(const uint4* a, const uint4* b, float
 
 // Other targets, and the host pass: no wgmma. The kernels do nothing, so never prove sm_90a.
 template <class Op, bool kEachWaits>
-__device__ __forceinline__ void wgmma_chain(int, BlockSpan*, typename Op::Acc*, int, uint32_t*, uint32_t) {}
+__device__ __forceinline__ void wgmma_chain(int, BlockSpan*, typename Op::Acc*, int, uint32_t*,
+                                            uint32_t) {}
 __device__ __forceinline__ void gemm_tiles(const uint4*, const uint4*, float4*, int, uint32_t*) {}
 
 #endif
@@ -372,18 +374,19 @@ bool sm90a_device(RunContext& ctx, const std::string& probe) {
 
 template <class Op>
 std::optional<RepeatedKernel> repeated_of(RunContext& ctx, int blocks, bool zero_tiles) {
-  if (!sm90a_device(ctx, Op::kName) || !sass_allows(ctx, Op::kName, {wgmma_kernel_name(Op::kType, false)}))
+  if (!sm90a_device(ctx, Op::kName) ||
+      !sass_allows(ctx, Op::kName, {wgmma_kernel_name(Op::kType, false)}))
     return std::nullopt;
-  auto launch = std::make_shared<WgmmaLaunch<Op, false>>(blocks, kWgmmaWarpgroups * kWarpgroupThreads,
-                                                         zero_tiles ? 0u : kTileMask);
+  auto launch = std::make_shared<WgmmaLaunch<Op, false>>(
+      blocks, kWgmmaWarpgroups * kWarpgroupThreads, zero_tiles ? 0u : kTileMask);
   if (!proves_sm90a(ctx, Op::kName, *launch)) return std::nullopt;
   return RepeatedKernel{[launch](int trips) { launch->enqueue(trips); },
                         double(blocks) * kWgmmaWarpgroups * kWgmmaUnroll * Op::kMultiplyAdds};
 }
 
 template <class... Ops>
-std::optional<RepeatedKernel> repeated_by_name(RunContext& ctx, const std::string& probe, int blocks,
-                                               bool zero_tiles) {
+std::optional<RepeatedKernel> repeated_by_name(RunContext& ctx, const std::string& probe,
+                                               int blocks, bool zero_tiles) {
   std::optional<RepeatedKernel> out;
   ((probe == Ops::kName ? (out = repeated_of<Ops>(ctx, blocks, zero_tiles), true) : false) || ...);
   return out;
@@ -396,14 +399,18 @@ struct GemmBuffers {
   DeviceBuffer<uint32_t> ran;
   int blocks = 0;
   GemmBuffers(int blocks_, size_t a_vec, size_t b_vec)
-      : a(a_vec), b(b_vec), c(static_cast<size_t>(blocks_) * kWgmmaWarpgroups * kWarpgroupThreads * kAccRegs / 4),
-        ran(1), blocks(blocks_) {}
+      : a(a_vec),
+        b(b_vec),
+        c(static_cast<size_t>(blocks_) * kWgmmaWarpgroups * kWarpgroupThreads * kAccRegs / 4),
+        ran(1),
+        blocks(blocks_) {}
 };
 
 // Random bf16 operands as the chain's tiles hold them (hashed bytes, top two bits clear).
 void fill_operand(DeviceBuffer<uint4>& buf, uint32_t seed) {
   std::vector<uint32_t> words(buf.size() * 4);
-  for (size_t i = 0; i < words.size(); ++i) words[i] = scramble(seed ^ static_cast<uint32_t>(i)) & kTileMask;
+  for (size_t i = 0; i < words.size(); ++i)
+    words[i] = scramble(seed ^ static_cast<uint32_t>(i)) & kTileMask;
   CUDA_CHECK(cudaMemcpy(buf.get(), words.data(), buf.bytes(), cudaMemcpyHostToDevice));
 }
 
@@ -411,22 +418,25 @@ void fill_operand(DeviceBuffer<uint4>& buf, uint32_t seed) {
 
 std::optional<RepeatedKernel> wgmma_repeated(RunContext& ctx, const std::string& probe, int blocks,
                                              bool zero_tiles) {
-  return repeated_by_name<WgmmaF16, WgmmaBf16, WgmmaTf32, WgmmaFp8E4m3, WgmmaInt8>(ctx, probe, blocks,
-                                                                                   zero_tiles);
+  return repeated_by_name<WgmmaF16, WgmmaBf16, WgmmaTf32, WgmmaFp8E4m3, WgmmaInt8>(
+      ctx, probe, blocks, zero_tiles);
 }
 
-std::optional<RepeatedKernel> wgmma_gemm(RunContext& ctx, const std::string& probe, GemmCounts* counts) {
-  if (!sm90a_device(ctx, probe) || !sass_allows(ctx, probe, {"pipes::heldout_gemm"})) return std::nullopt;
+std::optional<RepeatedKernel> wgmma_gemm(RunContext& ctx, const std::string& probe,
+                                         GemmCounts* counts) {
+  if (!sm90a_device(ctx, probe) || !sass_allows(ctx, probe, {"pipes::heldout_gemm"}))
+    return std::nullopt;
   const int blocks = ctx.device().sm_count;  // one per SM: its accumulators fill half the registers
   constexpr size_t kStageBytes = size_t(kGemmStageVec) * 16;
-  auto buf = std::make_shared<GemmBuffers>(blocks, size_t(blocks) * kGemmStages * kWgmmaWarpgroups * kGemmStageAVec,
-                                           size_t(kGemmStages) * kGemmStageBVec);
+  auto buf = std::make_shared<GemmBuffers>(
+      blocks, size_t(blocks) * kGemmStages * kWgmmaWarpgroups * kGemmStageAVec,
+      size_t(kGemmStages) * kGemmStageBVec);
   fill_operand(buf->a, 0xA11CEu);
   fill_operand(buf->b, 0xB0Bu);
   CUDA_CHECK(cudaMemset(buf->ran.get(), 0, buf->ran.bytes()));
   auto enqueue = [buf](int trips) {
-    heldout_gemm<<<buf->blocks, kWgmmaWarpgroups * kWarpgroupThreads>>>(buf->a.get(), buf->b.get(), buf->c.get(),
-                                                                        trips, buf->ran.get());
+    heldout_gemm<<<buf->blocks, kWgmmaWarpgroups * kWarpgroupThreads>>>(
+        buf->a.get(), buf->b.get(), buf->c.get(), trips, buf->ran.get());
   };
   time_seconds([&] { enqueue(1); });
   uint32_t ran = 0;

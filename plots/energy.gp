@@ -6,7 +6,8 @@ set datafile missing NaN
 
 # The items the energy family can measure, in the order drawn; those no run has are left out.
 all_ops = "fp32_fma fp64_fma int32_mad sfu_sin tensor_mma_f16 tensor_mma_bf16 tensor_mma_tf32 " . \
-          "tensor_mma_int8 tensor_wgmma_f16 tensor_wgmma_bf16 tensor_wgmma_tf32 tensor_wgmma_fp8_e4m3 tensor_wgmma_int8"
+          "tensor_mma_int8 tensor_wgmma_f16 tensor_wgmma_bf16 tensor_wgmma_tf32 " . \
+          "tensor_wgmma_fp8_e4m3 tensor_wgmma_int8"
 all_bytes = "shared_read shared_write l1_read l2_near_read l2_far_read dram_read dram_write " . \
             "host_link_read host_link_write nvlink_write"
 nfiles = words(files)

@@ -27,10 +27,10 @@ using energy::Window;
 struct Truth {
   int sms = 132;
   double idle_w = 80, static_w = 160, drift_w_per_s = 0.3, per_sm_w = 0.05, clock = 1980;
-  std::map<std::string, double> joules = {{"fp32_fma", 1.1e-12},      {"fp64_fma", 6.5e-12},
-                                          {"tensor_wgmma_bf16", 0.45e-12}, {"dram_read", 18e-12},
-                                          {"dram_write", 21e-12},     {"l2_near_read", 2.2e-12},
-                                          {"shared_write", 0.6e-12}};
+  std::map<std::string, double> joules = {
+      {"fp32_fma", 1.1e-12},    {"fp64_fma", 6.5e-12},  {"tensor_wgmma_bf16", 0.45e-12},
+      {"dram_read", 18e-12},    {"dram_write", 21e-12}, {"l2_near_read", 2.2e-12},
+      {"shared_write", 0.6e-12}};
   double zero_factor = 0.7;  // all-zero operands cost this share
 };
 
@@ -45,15 +45,18 @@ double full_rate(const std::string& item) {
 
 class Windows {
  public:
-  Windows(const Truth& truth, double noise, unsigned seed) : truth_(truth), noise_(noise), rng_(seed) {}
+  Windows(const Truth& truth, double noise, unsigned seed)
+      : truth_(truth), noise_(noise), rng_(seed) {}
 
   // One window: power from the model at time t_, plus noise; its rows as the probe records them.
   void add(const std::string& probe, const std::string& operands, int k, double rate,
-           const std::vector<std::pair<std::string, double>>& components = {}, const std::string& reasons = "none",
-           double clock = 0) {
+           const std::vector<std::pair<std::string, double>>& components = {},
+           const std::string& reasons = "none", double clock = 0) {
     double p = probe == energy::kIdle ? truth_.idle_w
-                                      : truth_.static_w + truth_.drift_w_per_s * (t_ - 10) - (truth_.sms - k) * truth_.per_sm_w;
-    if (rate > 0) p += truth_.joules.at(probe) * rate * (operands == energy::kZero ? truth_.zero_factor : 1);
+                                      : truth_.static_w + truth_.drift_w_per_s * (t_ - 10) -
+                                            (truth_.sms - k) * truth_.per_sm_w;
+    if (rate > 0)
+      p += truth_.joules.at(probe) * rate * (operands == energy::kZero ? truth_.zero_factor : 1);
     for (const auto& [item, r] : components) p += truth_.joules.at(item) * r;
     // The window's error; its two counter intervals' powers spread sqrt(2) times wider.
     const double sd = noise_ * p, interval_sd = sd * std::sqrt(2.0);
@@ -62,16 +65,19 @@ class Windows {
                          {"active_sms", std::to_string(k)},
                          {"window", std::to_string(id_++)},
                          {"reasons", reasons}};
-    auto row = [&](const std::string& unit, double v, double lo, double hi, const Params& extra = {}) {
+    auto row = [&](const std::string& unit, double v, double lo, double hi,
+                   const Params& extra = {}) {
       Observation o{"energy", probe, base, v, unit, lo, v, hi, 2};
       o.params.insert(o.params.end(), extra.begin(), extra.end());
       rows_.push_back(o);
     };
     row("W", p, p - energy::kSpreadZ * interval_sd, p + energy::kSpreadZ * interval_sd);
-    if (rate > 0) row(energy::rate_unit(probe), rate / energy::kRateScale, rate / energy::kRateScale, rate / energy::kRateScale);
+    if (rate > 0)
+      row(energy::rate_unit(probe), rate / energy::kRateScale, rate / energy::kRateScale,
+          rate / energy::kRateScale);
     for (const auto& [item, r] : components)
-      row(energy::rate_unit(item), r / energy::kRateScale, r / energy::kRateScale, r / energy::kRateScale,
-          {{"component", item}});
+      row(energy::rate_unit(item), r / energy::kRateScale, r / energy::kRateScale,
+          r / energy::kRateScale, {{"component", item}});
     if (!components.empty()) row("s/launch", 0.01, 0.01, 0.01);
     const double mhz = clock > 0 ? clock : truth_.clock;
     row("MHz", mhz, mhz, mhz);
@@ -86,14 +92,19 @@ class Windows {
     add(energy::kStatic, "-", truth_.sms, 0);
     add(energy::kStaticOneSm, "-", 1, 0);
     for (const auto& [item, j] : truth_.joules)
-      for (double f : {0.5, 1.0}) add(item, energy::kRandom, int(f * truth_.sms), f * truth_.sms * full_rate(item));
+      for (double f : {0.5, 1.0})
+        add(item, energy::kRandom, int(f * truth_.sms), f * truth_.sms * full_rate(item));
     add(energy::kStatic, "-", truth_.sms, 0);
     add(energy::kStaticOneSm, "-", 1, 0);
     add("heldout_triad", energy::kRandom, truth_.sms, 0,
         {{"dram_read", 2.2e12}, {"dram_write", 1.1e12}, {"fp32_fma", 2.75e11}});
     add("heldout_gemm", energy::kRandom, truth_.sms, 0,
-        {{"tensor_wgmma_bf16", 3e14}, {"l2_near_read", 1.2e13}, {"shared_write", 1.2e13}, {"dram_write", 2e9}});
-    for (const auto& [item, j] : truth_.joules) add(item, energy::kZero, truth_.sms, truth_.sms * full_rate(item));
+        {{"tensor_wgmma_bf16", 3e14},
+         {"l2_near_read", 1.2e13},
+         {"shared_write", 1.2e13},
+         {"dram_write", 2e9}});
+    for (const auto& [item, j] : truth_.joules)
+      add(item, energy::kZero, truth_.sms, truth_.sms * full_rate(item));
     add(energy::kStatic, "-", truth_.sms, 0);
     add(energy::kIdle, "-", 0, 0);
     return rows_;
@@ -134,7 +145,8 @@ TEST(EnergyFit, KnownEnergiesAndStaticPowerComeBackExactlyWithoutNoise) {
   EXPECT_NEAR(stat->value, truth.static_w, 8);
   EXPECT_LE(stat->low, stat->value);
   EXPECT_NEAR(find(params, "idle_power")->value, truth.idle_w, 1e-9);
-  for (const auto& p : params) EXPECT_NE(find_parameter(p.name), nullptr) << p.name << " is not in docs/parameters.md";
+  for (const auto& p : params)
+    EXPECT_NE(find_parameter(p.name), nullptr) << p.name << " is not in docs/parameters.md";
 }
 
 TEST(EnergyFit, NoiseGivesAnIntervalThatHoldsTheTruth) {
@@ -163,10 +175,13 @@ TEST(EnergyFit, ThrottledOrReclockedWindowsAreLeftOut) {
   Truth truth;
   Windows w(truth, 0, 3);
   auto rows = w.plan();
-  // A window at full rate that hit the power cap: its power is what the cap allowed, not the model's.
+  // A window at full rate that hit the power cap: its power is what the cap allowed, not the
+  // model's.
   Windows extra(truth, 0, 4);
-  extra.add("fp32_fma", energy::kRandom, truth.sms, 2 * truth.sms * full_rate("fp32_fma"), {}, "sw_power_cap");
-  extra.add("fp32_fma", energy::kRandom, truth.sms, 2 * truth.sms * full_rate("fp32_fma"), {}, "none", 1485);
+  extra.add("fp32_fma", energy::kRandom, truth.sms, 2 * truth.sms * full_rate("fp32_fma"), {},
+            "sw_power_cap");
+  extra.add("fp32_fma", energy::kRandom, truth.sms, 2 * truth.sms * full_rate("fp32_fma"), {},
+            "none", 1485);
   for (auto o : extra.plan()) {
     o.params[2].second = "9" + o.params[2].second;  // window ids apart from the first plan's
     rows.push_back(o);
@@ -253,7 +268,8 @@ TEST(EnergyRecorded, HeldOutKernelsArePredictedWithinTenPercent) {
       EXPECT_TRUE(c.predicted) << name << " " << c.kernel << ": " << c.note;
       EXPECT_LE(std::fabs(c.error), energy::kHeldOutGoal) << name << " " << c.kernel;
     }
-    for (const auto& p : params) EXPECT_NE(find_parameter(p.name), nullptr) << name << ": " << p.name;
+    for (const auto& p : params)
+      EXPECT_NE(find_parameter(p.name), nullptr) << name << ": " << p.name;
   }
   EXPECT_GE(files, 1) << "no tests/data/*_energy.csv";
 }
@@ -261,8 +277,9 @@ TEST(EnergyRecorded, HeldOutKernelsArePredictedWithinTenPercent) {
 TEST(EnergyRecorded, DISABLED_PrintSynthetic) {
   Truth truth;
   std::cout << "BEGIN\n"
-            << format_observations({{"gpu", "synthetic (tests/test_energy.cpp, Truth; noise 0.2 %, seed 11)"}},
-                                   Windows(truth, 0.002, 11).plan())
+            << format_observations(
+                   {{"gpu", "synthetic (tests/test_energy.cpp, Truth; noise 0.2 %, seed 11)"}},
+                   Windows(truth, 0.002, 11).plan())
             << "END\n";
 }
 
@@ -274,16 +291,19 @@ TEST(EnergyFigures, EnergiesAndTheTraceAreDrawn) {
   const auto rows = Windows(Truth(), 0.002, 9).plan();
   const Metadata meta = {{"gpu", "synthetic"}, {"run_id", "20260101T000000Z"}};
   write_file_atomic((run.dir / "energy.csv").string(), format_observations(meta, rows));
-  write_file_atomic((run.dir / "parameters.csv").string(), format_parameters(meta, analyze("energy", rows)));
-  fs::copy_file(fs::path(GPUPROBE_TEST_DATA) / "synthetic_power_trace.csv", run.dir / "power_trace.csv");
+  write_file_atomic((run.dir / "parameters.csv").string(),
+                    format_parameters(meta, analyze("energy", rows)));
+  fs::copy_file(fs::path(GPUPROBE_TEST_DATA) / "synthetic_power_trace.csv",
+                run.dir / "power_trace.csv");
   write_file_atomic((run.dir / "families.csv").string(),
                     "family,status,start_s,end_s\nlatency,ok,0,0.975\npipes,ok,1.075,2.05\n");
   Diagnostics diag;
   for (const auto& script : figure_scripts(paths.plots_dir, diag)) {
     if (script.family != "energy") continue;
-    const auto written = render_figure(paths, script, {(run.dir / "energy.csv").string()}, {"synthetic"},
-                                       run.dir.string(), diag);
-    EXPECT_FALSE(written.empty()) << script.name << ": " << (diag.errors.empty() ? "" : diag.errors.front());
+    const auto written = render_figure(paths, script, {(run.dir / "energy.csv").string()},
+                                       {"synthetic"}, run.dir.string(), diag);
+    EXPECT_FALSE(written.empty()) << script.name << ": "
+                                  << (diag.errors.empty() ? "" : diag.errors.front());
     EXPECT_TRUE(fs::exists(run.dir / (script.name + ".svg"))) << script.name;
   }
   for (const auto& w : diag.warnings) ADD_FAILURE() << w;
@@ -294,7 +314,8 @@ TEST(EnergyNames, EveryItemHasItsParameterAndEveryParameterItsRow) {
     EXPECT_NE(find_parameter(energy::parameter_name(op, false)), nullptr) << op;
     EXPECT_NE(find_parameter(energy::parameter_name(op, true)), nullptr) << op;
   }
-  for (const auto& lv : energy::levels()) EXPECT_NE(find_parameter(energy::parameter_name(lv, false)), nullptr) << lv;
+  for (const auto& lv : energy::levels())
+    EXPECT_NE(find_parameter(energy::parameter_name(lv, false)), nullptr) << lv;
   EXPECT_EQ(energy::parameter_name("dram_read", true), "dram_read_energy_per_byte_zero");
   EXPECT_EQ(energy::parameter_name("tensor_wgmma_bf16", false), "tensor_wgmma_bf16_energy");
 }

@@ -23,7 +23,8 @@ TEST(OperatingPoint, ReasonsReadBackAsTheyWereWritten) {
   EXPECT_EQ(throttle_reason_text(0x1000), "other");
   EXPECT_EQ(throttle_reason_mask("sw_power_cap|hw_thermal"), 0x44u);
   EXPECT_EQ(throttle_reason_mask("none"), 0u);
-  for (const auto& r : throttle_reasons()) EXPECT_EQ(throttle_reason_mask(throttle_reason_text(r.bit)), r.bit);
+  for (const auto& r : throttle_reasons())
+    EXPECT_EQ(throttle_reason_mask(throttle_reason_text(r.bit)), r.bit);
   EXPECT_EQ(kLimitingReasons & 0x1, 0u) << "an idle GPU is not a throttled one";
 }
 
@@ -48,7 +49,8 @@ TEST(OperatingPoint, TraceRoundTripsAndSummarisesEachFamily) {
   EXPECT_EQ(latency.limited_fraction, 0);
   EXPECT_EQ(throttle_reason_text(latency.reasons), "none");
   EXPECT_EQ(summarize_family(trace, "nope").samples, 0);
-  EXPECT_EQ(operating_point_cells(summarize_family(trace, "nope")), std::vector<std::string>(operating_point_columns().size()));
+  EXPECT_EQ(operating_point_cells(summarize_family(trace, "nope")),
+            std::vector<std::string>(operating_point_columns().size()));
   const auto cells = operating_point_cells(pipes);
   ASSERT_EQ(cells.size(), operating_point_columns().size());
   EXPECT_EQ(cells[6], "sw_power_cap");
@@ -69,9 +71,11 @@ TEST(OperatingPoint, ARecordedThrottledFamilyMarksTheValuesItTouched) {
   const auto marked = analyze("pipes", obs, throttled);
   ASSERT_EQ(marked.size(), plain.size());
   for (size_t i = 0; i < marked.size(); ++i) {
-    EXPECT_NEAR(marked[i].confidence, plain[i].confidence * (1 - kThrottlePenalty * 0.4), 1e-12) << marked[i].name;
+    EXPECT_NEAR(marked[i].confidence, plain[i].confidence * (1 - kThrottlePenalty * 0.4), 1e-12)
+        << marked[i].name;
     EXPECT_EQ(marked[i].value, plain[i].value);
-    EXPECT_NE(marked[i].evidence.find("sw_power_cap active in 40 %"), std::string::npos) << marked[i].evidence;
+    EXPECT_NE(marked[i].evidence.find("sw_power_cap active in 40 %"), std::string::npos)
+        << marked[i].evidence;
     EXPECT_EQ(evidence_path(marked[i].evidence), plain[i].evidence);
     EXPECT_EQ(family_of(marked[i]), "pipes");
   }
@@ -87,7 +91,8 @@ TEST(OperatingPoint, ARecordedThrottledFamilyMarksTheValuesItTouched) {
 
 TEST(OperatingPoint, EvidenceNamesItsFileBeforeAnyNote) {
   EXPECT_EQ(evidence_path("pipes.csv"), "pipes.csv");
-  EXPECT_EQ(evidence_path("pipes.csv; sw_power_cap active in 12 % of the family's NVML samples"), "pipes.csv");
+  EXPECT_EQ(evidence_path("pipes.csv; sw_power_cap active in 12 % of the family's NVML samples"),
+            "pipes.csv");
   EXPECT_EQ(evidence_path(""), "");
 }
 

@@ -82,7 +82,8 @@ std::vector<Window> windows_of(const std::vector<Observation>& obs) {
     w.id = static_cast<int>(id);
     w.probe = o.probe;
     w.operands = o.param_text("operands");
-    w.active_sms = static_cast<int>(std::lround(std::isfinite(o.param("active_sms")) ? o.param("active_sms") : 0));
+    w.active_sms = static_cast<int>(
+        std::lround(std::isfinite(o.param("active_sms")) ? o.param("active_sms") : 0));
     w.reasons = o.param_text("reasons");
     const std::string component = o.param_text("component");
     if (o.unit == "W") {
@@ -174,8 +175,8 @@ bool reclocked(const Window& win, const Baseline& base) {
   return base.clock_mhz > 0 && std::fabs(win.sm_clock_mhz / base.clock_mhz - 1) > kClockShift;
 }
 
-FitPoints fit_points(const std::vector<Window>& windows, const Baseline& base, const std::string& item,
-                     const std::string& operands, bool pair) {
+FitPoints fit_points(const std::vector<Window>& windows, const Baseline& base,
+                     const std::string& item, const std::string& operands, bool pair) {
   FitPoints pts;
   for (const auto& win : windows) {
     const bool zero_rate = pair ? win.probe == kNvlinkBaseline : win.probe == kStatic;
@@ -201,7 +202,8 @@ FitPoints fit_points(const std::vector<Window>& windows, const Baseline& base, c
 }
 
 // The checks that lower a fit's confidence, each with its note.
-void judge(const FitPoints& pts, const analysis::LineFit& line, const Baseline& base, bool pair, EnergyFit& f) {
+void judge(const FitPoints& pts, const analysis::LineFit& line, const Baseline& base, bool pair,
+           EnergyFit& f) {
   std::vector<double> slopes;
   for (size_t i = 0; i < pts.x.size(); ++i)
     if (pts.x[i] > 0) slopes.push_back((pts.y[i] - line.intercept) / pts.x[i]);
@@ -211,14 +213,17 @@ void judge(const FitPoints& pts, const analysis::LineFit& line, const Baseline& 
     f.notes += "; one rate";
   } else if (f.energy_j > 0 && (s.max - s.min) / f.energy_j > kNonlinear) {
     f.confidence *= kNonlinearFactor;
-    f.notes += "; its rates' slopes differ by " + format_printf("%.0f", 100 * (s.max - s.min) / f.energy_j) + " %";
+    f.notes += "; its rates' slopes differ by " +
+               format_printf("%.0f", 100 * (s.max - s.min) / f.energy_j) + " %";
   }
   if (!pair && std::fabs(line.intercept / base.static_w - 1) > kInterceptShift) {
     f.confidence *= kInterceptFactor;
-    f.notes += "; intercept " + analysis::num(line.intercept) + " W against static " + analysis::num(base.static_w) + " W";
+    f.notes += "; intercept " + analysis::num(line.intercept) + " W against static " +
+               analysis::num(base.static_w) + " W";
   }
   if (f.excluded)
-    f.notes += "; " + std::to_string(f.excluded) + " window(s) left out (a limiting clock-event reason, or " +
+    f.notes += "; " + std::to_string(f.excluded) +
+               " window(s) left out (a limiting clock-event reason, or " +
                "another SM clock than the static windows')";
 }
 
@@ -263,8 +268,10 @@ std::vector<HeldOutCheck> heldout_checks(const std::vector<Observation>& obs,
     if (stat) c.terms.emplace_back("static", stat->value * win.launch_s);
     for (const auto& [item, rate] : win.components) {
       const Parameter* e = find(params, parameter_name(item, false));
-      if (e) c.terms.emplace_back(item, e->value * 1e-12 * rate * win.launch_s);
-      else missing += (missing.empty() ? "" : ", ") + parameter_name(item, false);
+      if (e)
+        c.terms.emplace_back(item, e->value * 1e-12 * rate * win.launch_s);
+      else
+        missing += (missing.empty() ? "" : ", ") + parameter_name(item, false);
     }
     if (!missing.empty()) {
       c.note = "not predicted: no " + missing;
@@ -286,12 +293,13 @@ std::string window_span(const std::vector<const Window*>& v) {
     clocks.push_back(w->sm_clock_mhz);
     temps.push_back(w->temperature_c);
   }
-  return std::to_string(v.size()) + " window(s), SM clock " + format_printf("%.0f", median(clocks)) +
-         " MHz, " + analysis::num(summarize(temps).min) + ".." + analysis::num(summarize(temps).max) +
-         " C (NVML)";
+  return std::to_string(v.size()) + " window(s), SM clock " +
+         format_printf("%.0f", median(clocks)) + " MHz, " + analysis::num(summarize(temps).min) +
+         ".." + analysis::num(summarize(temps).max) + " C (NVML)";
 }
 
-std::optional<Parameter> idle_power(const std::vector<Window>& windows, const std::string& evidence) {
+std::optional<Parameter> idle_power(const std::vector<Window>& windows,
+                                    const std::string& evidence) {
   const auto idle = of_probe(windows, kIdle);
   if (idle.empty()) return std::nullopt;
   std::vector<double> p;
@@ -302,7 +310,12 @@ std::optional<Parameter> idle_power(const std::vector<Window>& windows, const st
   }
   const Summary s = summarize(p);
   const double half = std::max(kIntervalZ * se, (s.max - s.min) / 2);
-  Parameter out{"idle_power", s.mean, "W", s.mean - half, s.mean + half, 0,
+  Parameter out{"idle_power",
+                s.mean,
+                "W",
+                s.mean - half,
+                s.mean + half,
+                0,
                 "NVML energy counter over counter steps with nothing launched for " +
                     analysis::num(kIdleSettleS) + " s before; " + window_span(idle) +
                     "; the clocks and power state where the driver leaves an idle GPU",
@@ -311,19 +324,26 @@ std::optional<Parameter> idle_power(const std::vector<Window>& windows, const st
   return out;
 }
 
-Parameter static_power(const Baseline& b, const std::vector<Window>& windows, const std::string& evidence) {
+Parameter static_power(const Baseline& b, const std::vector<Window>& windows,
+                       const std::string& evidence) {
   const auto stat = of_probe(windows, kStatic);
   std::vector<double> t;
   for (const Window* w : stat) t.push_back(w->t_s);
   const Summary ts = summarize(t);
   const double a = b.static_w + b.drift(ts.min), z = b.static_w + b.drift(ts.max);
-  Parameter out{"static_power", b.static_w, "W", std::min(a, z) - kIntervalZ * b.sd_w,
-                std::max(a, z) + kIntervalZ * b.sd_w, 0,
-                "every SM holding one block of sleeping warps (__nanosleep until a time): clocks up, "
-                "nothing issued; " + window_span(stat) + "; drift " + analysis::num(b.drift_w_per_s) +
-                    " W/s over the family (the interval spans it); one resident SM adds " +
-                    analysis::num(b.per_sm_w) + " W; the intercept of every energy fit",
-                evidence};
+  Parameter out{
+      "static_power",
+      b.static_w,
+      "W",
+      std::min(a, z) - kIntervalZ * b.sd_w,
+      std::max(a, z) + kIntervalZ * b.sd_w,
+      0,
+      "every SM holding one block of sleeping warps (__nanosleep until a time): clocks up, "
+      "nothing issued; " +
+          window_span(stat) + "; drift " + analysis::num(b.drift_w_per_s) +
+          " W/s over the family (the interval spans it); one resident SM adds " +
+          analysis::num(b.per_sm_w) + " W; the intercept of every energy fit",
+      evidence};
   out.confidence = analysis::spread_confidence(out.low, out.value, out.high);
   return out;
 }
@@ -332,15 +352,20 @@ std::string item_method(const std::string& item, const std::string& operands, co
                         const Baseline& b) {
   const bool level = is_level(item);
   std::string what;
-  if (const pipes::OpInfo* op = pipes::find_op(item)) what = op->what;
-  else if (const pipes::WgmmaInfo* wg = pipes::find_wgmma_op(item)) what = wg->what;
-  else what = item;
-  return "power against " + std::string(level ? "bytes" : "operations") + " per second: " +
-         std::to_string(f.points) + " window(s) of " + what + " on a fraction of the SMs, up to " +
-         analysis::num(f.max_rate) + (level ? " B/s" : " op/s") + ", with " + std::to_string(b.windows) +
+  if (const pipes::OpInfo* op = pipes::find_op(item))
+    what = op->what;
+  else if (const pipes::WgmmaInfo* wg = pipes::find_wgmma_op(item))
+    what = wg->what;
+  else
+    what = item;
+  return "power against " + std::string(level ? "bytes" : "operations") +
+         " per second: " + std::to_string(f.points) + " window(s) of " + what +
+         " on a fraction of the SMs, up to " + analysis::num(f.max_rate) +
+         (level ? " B/s" : " op/s") + ", with " + std::to_string(b.windows) +
          " static windows at rate 0; slope = energy per " + (level ? "byte" : "operation") +
          ", intercept " + analysis::num(f.intercept_w) + " W (static " + analysis::num(b.static_w) +
-         " W); " + operands + " operands; SM clock " + format_printf("%.0f", f.clock_mhz) + " MHz (NVML)" + f.notes;
+         " W); " + operands + " operands; SM clock " + format_printf("%.0f", f.clock_mhz) +
+         " MHz (NVML)" + f.notes;
 }
 
 }  // namespace
@@ -358,43 +383,78 @@ std::vector<CodeExpectation> energy_expectations() {
   const char* const ld_cg = R"(^ld\.global\.cg\.v4\.u32 )";
   const char* const ldg = R"(^LDG\.E\.128)";
   std::vector<CodeExpectation> out;
-  for (const char* probe : {"fp32_fma", "fp64_fma", "int32_mad", "sfu_sin", "tensor_mma_f16", "tensor_mma_bf16",
-                            "tensor_mma_tf32", "tensor_mma_int8"}) {
+  for (const char* probe : {"fp32_fma", "fp64_fma", "int32_mad", "sfu_sin", "tensor_mma_f16",
+                            "tensor_mma_bf16", "tensor_mma_tf32", "tensor_mma_int8"}) {
     const pipes::OpInfo* op = pipes::find_op(probe);
     const int ilp = std::string(probe).rfind("tensor_", 0) == 0 ? kMmaIlp : kAluIlp;
     const int steps = ilp * kAluUnroll;
     out.push_back({src,
-                   "energy::alu<pipes::" + std::string(op->type) + ", " + std::to_string(ilp) + ", " +
-                       std::to_string(kAluUnroll) + ">",
+                   "energy::alu<pipes::" + std::string(op->type) + ", " + std::to_string(ilp) +
+                       ", " + std::to_string(kAluUnroll) + ">",
                    probe,
                    {{op->ptx, steps * op->ptx_per_apply, false}},
                    {{op->sass, steps * op->sass_per_apply, false}},
                    op->min_cc});
   }
-  out.push_back({src, "energy::rest", kStatic, {{R"(^nanosleep\.u32 )", -1, false}}, {{"^NANOSLEEP", -1, false}}, 70});
-  out.push_back({src, "energy::shared_stream<false>", "shared_read",
-                 {{R"(^ld\.shared\.v4\.u32 )", kSharedUnroll, false}}, {{R"(^LDS\.128 )", kSharedUnroll, false}}});
-  out.push_back({src, "energy::shared_stream<true>", "shared_write",
-                 {{R"(^st\.shared\.v4\.u32 )", kSharedUnroll, false}}, {{R"(^STS\.128 )", kSharedUnroll, false}}});
-  out.push_back({src, "energy::fill_words", "dram_read", {{R"(^st\.global\.u32 )", -1, false}}, {{R"(^STG\.E )", -1, false}}});
-  out.push_back({src, "energy::triad", "heldout_triad",
-                 {{ld_cg, 2, false}, {R"(^st\.global\.v4\.u32 )", 1, false}, {R"(^fma\.rn\.f32 )", 4, false}},
-                 {{ldg, 2, false}, {R"(^STG\.E\.128 )", 1, false}, {"^FFMA R", 4, false}}});
+  out.push_back({src,
+                 "energy::rest",
+                 kStatic,
+                 {{R"(^nanosleep\.u32 )", -1, false}},
+                 {{"^NANOSLEEP", -1, false}},
+                 70});
+  out.push_back({src,
+                 "energy::shared_stream<false>",
+                 "shared_read",
+                 {{R"(^ld\.shared\.v4\.u32 )", kSharedUnroll, false}},
+                 {{R"(^LDS\.128 )", kSharedUnroll, false}}});
+  out.push_back({src,
+                 "energy::shared_stream<true>",
+                 "shared_write",
+                 {{R"(^st\.shared\.v4\.u32 )", kSharedUnroll, false}},
+                 {{R"(^STS\.128 )", kSharedUnroll, false}}});
+  out.push_back({src,
+                 "energy::fill_words",
+                 "dram_read",
+                 {{R"(^st\.global\.u32 )", -1, false}},
+                 {{R"(^STG\.E )", -1, false}}});
+  out.push_back(
+      {src,
+       "energy::triad",
+       "heldout_triad",
+       {{ld_cg, 2, false}, {R"(^st\.global\.v4\.u32 )", 1, false}, {R"(^fma\.rn\.f32 )", 4, false}},
+       {{ldg, 2, false}, {R"(^STG\.E\.128 )", 1, false}, {"^FFMA R", 4, false}}});
   const int mixed = 4 * (kMixedFmasPerWord + 1);
-  out.push_back({src, "energy::fma_dram", "heldout_fma_dram", {{ld_cg, 1, false}, {R"(^fma\.rn\.f32 )", mixed, false}},
+  out.push_back({src,
+                 "energy::fma_dram",
+                 "heldout_fma_dram",
+                 {{ld_cg, 1, false}, {R"(^fma\.rn\.f32 )", mixed, false}},
                  {{ldg, 1, false}, {"^FFMA R", mixed, false}}});
   // memory_streams.cuh's kernels as this file instantiates them (L1 reads plain, the rest .cg):
   // 16-byte accesses of the kind meant, however often ptxas unrolls their loop.
-  out.push_back({src, "stream_read<16, 4, (Load)0, false>", "l1_read", {{R"(^ld\.global\.v4\.u32 )", -1, false}},
+  out.push_back({src,
+                 "stream_read<16, 4, (Load)0, false>",
+                 "l1_read",
+                 {{R"(^ld\.global\.v4\.u32 )", -1, false}},
                  {{ldg, -1, false}}});
-  out.push_back({src, "stream_read<16, 4, (Load)2, false>", "dram_read", {{ld_cg, -1, false}}, {{ldg, -1, false}}});
-  out.push_back({src, "stream_store<16, 4, (Store)0, false>", "dram_write", {{R"(^st\.global\.v4\.u32 )", -1, false}},
+  out.push_back({src,
+                 "stream_read<16, 4, (Load)2, false>",
+                 "dram_read",
+                 {{ld_cg, -1, false}},
+                 {{ldg, -1, false}}});
+  out.push_back({src,
+                 "stream_store<16, 4, (Store)0, false>",
+                 "dram_write",
+                 {{R"(^st\.global\.v4\.u32 )", -1, false}},
                  {{R"(^STG\.E\.128 )", -1, false}}});
   // The held-out GEMM, compiled for sm_90a alone with the pipes' wgmma kernels.
-  out.push_back({"tensor_wgmma_sm90a", "pipes::heldout_gemm", "heldout_gemm",
-                 {{R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.bf16\.bf16 )", kGemmStepsPerStage, false},
+  out.push_back({"tensor_wgmma_sm90a",
+                 "pipes::heldout_gemm",
+                 "heldout_gemm",
+                 {{R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.bf16\.bf16 )",
+                   kGemmStepsPerStage, false},
                   {ld_cg, kGemmCopyBatch, false}},
-                 {{R"(^HGMMA\.64x256x16\.F32\.BF16 )", kGemmStepsPerStage, false}, {ldg, kGemmCopyBatch, false}},
+                 {{R"(^HGMMA\.64x256x16\.F32\.BF16 )", kGemmStepsPerStage, false},
+                  {ldg, kGemmCopyBatch, false}},
                  90});
   return out;
 }
@@ -421,8 +481,8 @@ std::vector<Parameter> analyze_energy(const std::vector<Observation>& obs, const
     auto f = fit_energy(windows, *base, item, operands);
     if (!f || !(f->energy_j > 0)) continue;
     out.push_back({parameter_name(item, operands == kZero), f->energy_j * 1e12,
-                   is_level(item) ? "pJ/B" : "pJ/op", f->low_j * 1e12, f->high_j * 1e12, f->confidence,
-                   item_method(item, operands, *f, *base), evidence});
+                   is_level(item) ? "pJ/B" : "pJ/op", f->low_j * 1e12, f->high_j * 1e12,
+                   f->confidence, item_method(item, operands, *f, *base), evidence});
   }
   return out;
 }

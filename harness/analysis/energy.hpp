@@ -31,11 +31,11 @@ inline constexpr FamilyDescriptor kFamily{
 // kIntervals updates; power is the energy between the first and last step over their time.
 constexpr double kSettleS = 0.08;
 constexpr int kIntervals = 2;
-constexpr double kLaunchS = 0.01;       // one launch: short against the window, long against a gap
-constexpr double kPollS = 0.0005;       // the host reads the counter this often
-constexpr double kSampleS = 0.02;       // and clocks, temperature and reasons this often
-constexpr double kWindowTimeoutS = 1.5; // a counter that has not moved by then is broken
-constexpr double kIdleSettleS = 0.3;    // no work for this long before an idle window
+constexpr double kLaunchS = 0.01;        // one launch: short against the window, long against a gap
+constexpr double kPollS = 0.0005;        // the host reads the counter this often
+constexpr double kSampleS = 0.02;        // and clocks, temperature and reasons this often
+constexpr double kWindowTimeoutS = 1.5;  // a counter that has not moved by then is broken
+constexpr double kIdleSettleS = 0.3;     // no work for this long before an idle window
 // A window's power is recorded as p05..p95 = power -+ kSpreadZ sd (its counter intervals'
 // spread), the scale spread_confidence reads repetitions on; the analysis reads it back.
 constexpr double kSpreadZ = 1.645;
@@ -70,10 +70,9 @@ inline const std::vector<std::string>& alu_ops() {
   return v;
 }
 inline const std::vector<std::string>& levels() {
-  static const std::vector<std::string> v = {"shared_read",  "shared_write", "l1_read",
-                                             "l2_near_read", "l2_far_read",  "dram_read",
-                                             "dram_write",   "host_link_read", "host_link_write",
-                                             "nvlink_write"};
+  static const std::vector<std::string> v = {
+      "shared_read", "shared_write", "l1_read",        "l2_near_read",    "l2_far_read",
+      "dram_read",   "dram_write",   "host_link_read", "host_link_write", "nvlink_write"};
   return v;
 }
 bool is_level(const std::string& probe);
@@ -118,7 +117,7 @@ struct Window {
   std::string reasons;                 // limiting clock-event reasons seen ("none")
   double power_w = 0, power_sd_w = 0;  // and the spread of its counter intervals' powers
   int intervals = 0;
-  double rate = 0;                     // op/s or B/s, read from Gop/s or GB/s (0 for idle, static)
+  double rate = 0;  // op/s or B/s, read from Gop/s or GB/s (0 for idle, static)
   std::string rate_unit;
   double sm_clock_mhz = 0, temperature_c = 0, t_s = 0, launch_s = 0;
   std::vector<std::pair<std::string, double>> components;  // held-out: item -> rate (op/s, B/s)
@@ -129,12 +128,12 @@ std::vector<Window> windows_of(const std::vector<Observation>& obs);
 // in time (thermal drift), and the power one resident SM adds (static minus static_one_sm,
 // spread over the SMs): baseline(k, t) = static(t) - (N - k) x per_sm.
 struct Baseline {
-  double static_w = 0;     // mean of the static windows
+  double static_w = 0;  // mean of the static windows
   double drift_w_per_s = 0, t_mean_s = 0;
-  double sd_w = 0;         // scatter of the static windows about the line
+  double sd_w = 0;  // scatter of the static windows about the line
   double per_sm_w = 0, per_sm_sd_w = 0;
   int sm_count = 0, windows = 0;
-  double clock_mhz = 0;    // median NVML SM clock of the static windows
+  double clock_mhz = 0;                         // median NVML SM clock of the static windows
   double at(int active_sms, double t_s) const;  // the baseline power
   double drift(double t_s) const;               // static(t) - static_w
 };
@@ -145,10 +144,10 @@ std::optional<Baseline> baseline_of(const std::vector<Window>& windows);
 struct EnergyFit {
   double energy_j = 0, low_j = 0, high_j = 0, confidence = 0;
   double intercept_w = 0;
-  int points = 0;          // the item's windows in the fit
-  int excluded = 0;        // left out: run power-capped or throttled, or at another clock
+  int points = 0;    // the item's windows in the fit
+  int excluded = 0;  // left out: run power-capped or throttled, or at another clock
   double clock_mhz = 0, max_rate = 0;
-  std::string notes;       // why the confidence is lower, for the method text
+  std::string notes;  // why the confidence is lower, for the method text
 };
 std::optional<EnergyFit> fit_energy(const std::vector<Window>& windows, const Baseline& base,
                                     const std::string& item, const std::string& operands);
@@ -158,9 +157,9 @@ std::optional<EnergyFit> fit_energy(const std::vector<Window>& windows, const Ba
 struct HeldOutCheck {
   std::string kernel;
   double measured_j = 0, predicted_j = 0;
-  double error = 0;        // (predicted - measured) / measured
+  double error = 0;                                   // (predicted - measured) / measured
   std::vector<std::pair<std::string, double>> terms;  // "static", then each item: J per launch
-  std::string note;        // why there is no prediction, or what the window ran under
+  std::string note;  // why there is no prediction, or what the window ran under
   bool predicted = false;
 };
 std::vector<HeldOutCheck> heldout_checks(const std::vector<Observation>& obs,

@@ -261,7 +261,8 @@ Options parse_command_line(const std::vector<std::string>& args) {
   add_passed_on(app, "compare", "overlay runs of several GPUs and tabulate their parameters side by "
                                 "side, or a fleet's outliers with --fleet (no GPU)");
   add_passed_on(app, "export",
-                "a run's parameters as JSON, an Accel-Sim config fragment, AccelWattch energies or MT4G's JSON (no GPU)");
+                "a run's parameters as JSON, an Accel-Sim config fragment, AccelWattch energies or "
+                "MT4G's JSON (no GPU)");
   app.add_subcommand("help", "this text");
   auto named = [&](const CLI::App* sub) { return sub->check_name(args[0]); };
   if (args[0].rfind('-', 0) != 0 && app.get_subcommands(named).empty())

@@ -41,7 +41,9 @@ Json energy_json(const RunData& run) {
   Json out = Json::object();
   for (const auto& p : run.params) {
     if (family_of(p) != "energy") continue;
-    const char* kind = p.unit == "pJ/op" ? "per_operation" : p.unit == "pJ/B" ? "per_byte" : "power";
+    const char* kind = p.unit == "pJ/op"  ? "per_operation"
+                       : p.unit == "pJ/B" ? "per_byte"
+                                          : "power";
     out[kind][p.name] = {{"value", num(p.value)}, {"unit", p.unit}, {"low", num(p.low)},
                          {"high", num(p.high)}, {"confidence", num(p.confidence)}};
   }
@@ -231,7 +233,8 @@ const std::vector<WattchKey>& wattch_keys() {
       {"FP_MUL_ACC", {"fp32_fma_energy"}, "fp32 FMA (FFMA)"},
       {"FP_SIN_ACC", {"sfu_sin_energy"}, "SFU sin (MUFU.SIN)"},
       {"DP_MUL_ACC", {"fp64_fma_energy"}, "fp64 FMA (DFMA)"},
-      {"TENSOR_ACC", {"tensor_wgmma_f16_energy", "tensor_mma_f16_energy"}, "tensor core fp16 multiply-add"},
+      {"TENSOR_ACC", {"tensor_wgmma_f16_energy", "tensor_mma_f16_energy"},
+       "tensor core fp16 multiply-add"},
       {"MEM_RD", {"dram_read_energy_per_byte"}, "DRAM reads"},
       {"MEM_WR", {"dram_write_energy_per_byte"}, "DRAM writes"},
       {"L2_RH", {"l2_near_read_energy_per_byte"}, "L2 read hits (the near partition where split)"},
@@ -242,20 +245,23 @@ const std::vector<WattchKey>& wattch_keys() {
 
 // AccelWattch's keys gpuprobe does not measure.
 constexpr const char* kWattchNotMeasured =
-    "TOT_INST, FP_INT, IC_H, IC_M, DC_RM, DC_WH, DC_WM, CC_H, CC_M, REG_RD, REG_WR, INT_ACC, FP_ACC, "
-    "DP_ACC, FP_SQRT_ACC, FP_LG_ACC, FP_EXP_ACC, TEX_ACC, MEM_PRE, L2_RM, L2_WH, L2_WM, NOC_A, PIPE_A, "
-    "idle_core_power, static_*_flane / static_*_addlane (lane activation powers)";
+    "TOT_INST, FP_INT, IC_H, IC_M, DC_RM, DC_WH, DC_WM, CC_H, CC_M, REG_RD, REG_WR, INT_ACC, "
+    "FP_ACC, DP_ACC, FP_SQRT_ACC, FP_LG_ACC, FP_EXP_ACC, TEX_ACC, MEM_PRE, L2_RM, L2_WH, L2_WM, "
+    "NOC_A, PIPE_A, idle_core_power, static_*_flane / static_*_addlane (lane activation powers)";
 
 }  // namespace
 
 std::string export_accelwattch(const RunData& run) {
-  std::string out = "<!-- AccelWattch per-component energies measured by gpuprobe " + std::string(gpuprobe_version()) +
-                    " on " + run.gpu + ", run " + run.meta_value("run_id") + ".\n"
-                    "     Each value is a measured energy per access: pJ per thread operation, per multiply-add\n"
-                    "     (tensor) or per byte (memory), and W for constant_power; AccelWattch's own XML holds\n"
-                    "     scale factors over McPAT's modelled energy per access, so divide by the modelled energy\n"
-                    "     to use one as a factor. Every line names the parameter of parameters.csv behind it. -->\n"
-                    "<component id=\"gpuprobe_energy\" name=\"gpuprobe_energy\">\n";
+  std::string out =
+      "<!-- AccelWattch per-component energies measured by gpuprobe " +
+      std::string(gpuprobe_version()) + " on " + run.gpu + ", run " + run.meta_value("run_id") +
+      ".\n"
+      "     Each value is a measured energy per access: pJ per thread operation, per\n"
+      "     multiply-add (tensor) or per byte (memory), and W for constant_power; AccelWattch's\n"
+      "     own XML holds scale factors over McPAT's modelled energy per access, so divide by the\n"
+      "     modelled energy to use one as a factor. Every line names the parameter of\n"
+      "     parameters.csv behind it. -->\n"
+      "<component id=\"gpuprobe_energy\" name=\"gpuprobe_energy\">\n";
   std::string left_out;
   std::set<std::string> used;
   for (const auto& k : wattch_keys()) {
@@ -263,21 +269,25 @@ std::string export_accelwattch(const RunData& run) {
     for (const char* name : k.params)
       if (!p) p = find(run, name);
     if (!p || p->confidence < kSimulatorMinConfidence) {
-      left_out += std::string("       ") + k.key + " (" + k.what + "): " +
-                  (p ? p->name + " at confidence " + format_printf("%.2f", p->confidence) : std::string("not measured")) +
-                  "\n";
+      const std::string why = p ? p->name + " at confidence " + format_printf("%.2f", p->confidence)
+                                : std::string("not measured");
+      left_out += std::string("       ") + k.key + " (" + k.what + "): " + why + "\n";
       continue;
     }
     used.insert(p->name);
-    out += "  <param name=\"" + std::string(k.key) + "\" value=\"" + format_number(p->value) + "\"/> <!-- " +
-           p->name + " " + p->unit + " [" + format_number(p->low) + ", " + format_number(p->high) + "], confidence " +
-           format_printf("%.2f", p->confidence) + ": " + k.what + " -->\n";
+    out += "  <param name=\"" + std::string(k.key) + "\" value=\"" + format_number(p->value) +
+           "\"/> <!-- " + p->name + " " + p->unit + " [" + format_number(p->low) + ", " +
+           format_number(p->high) + "], confidence " + format_printf("%.2f", p->confidence) + ": " +
+           k.what + " -->\n";
   }
   std::string unmapped;
   for (const auto& p : run.params)
-    if (family_of(p) == "energy" && !used.count(p.name)) unmapped += (unmapped.empty() ? "" : ", ") + p.name;
-  return out + "</component>\n<!-- Left out:\n" + left_out + "       not measured by gpuprobe: " + kWattchNotMeasured +
-         "\n     Measured, no AccelWattch key: " + (unmapped.empty() ? "none" : unmapped) + " -->\n";
+    if (family_of(p) == "energy" && !used.count(p.name))
+      unmapped += (unmapped.empty() ? "" : ", ") + p.name;
+  return out + "</component>\n<!-- Left out:\n" + left_out +
+         "       not measured by gpuprobe: " + kWattchNotMeasured +
+         "\n     Measured, no AccelWattch key: " + (unmapped.empty() ? "none" : unmapped) +
+         " -->\n";
 }
 
 std::string export_mt4g(const RunData& run) {
@@ -366,7 +376,8 @@ int export_main(const std::vector<std::string>& args) {
   app.add_flag("--accel-sim", accel_sim, "a gpgpusim.config fragment for Accel-Sim / GPGPU-Sim, measured values only");
   app.add_flag("--mt4g", mt4g, "the topology JSON of MT4G (caps-tum/mt4g), where it maps");
   app.add_flag("--accelwattch", accelwattch,
-               "the measured energies as AccelWattch's per-component XML parameters, where a key maps");
+               "the measured energies as AccelWattch's per-component XML parameters, where a key "
+               "maps");
   app.add_option("--out", out, "the file to write (default: stdout)")->type_name("FILE")->check(non_empty());
   auto one_format = [&] {
     if (json + accel_sim + mt4g + accelwattch != 1)

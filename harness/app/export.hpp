@@ -1,6 +1,6 @@
 #pragma once
-// `gpuprobe export RUN_DIR --json | --accel-sim | --mt4g | --accelwattch [--out FILE]`: a run's inferred
-// parameters in forms that other tools read.
+// `gpuprobe export RUN_DIR --json | --accel-sim | --mt4g | --accelwattch [--out FILE]`: a run's
+// inferred parameters in forms that other tools read.
 //   --json       gpuprobe's own schema ("gpuprobe-run", version kExportSchemaVersion; README)
 //   --accel-sim  a gpgpusim.config fragment for Accel-Sim / GPGPU-Sim from measured values only
 //   --mt4g       the topology JSON of MT4G (caps-tum/mt4g), read by sys-sage, where it maps

@@ -16,7 +16,9 @@ const std::vector<std::string> kTraceHeader = {"time_s",        "family",       
 constexpr unsigned long long kIdleReason = 0x1;  // the GPU had no work: says nothing of a clock
 
 // "" for NaN: a cell NVML did not answer.
-std::string cell(double v, const char* fmt) { return std::isfinite(v) ? format_printf(fmt, v) : ""; }
+std::string cell(double v, const char* fmt) {
+  return std::isfinite(v) ? format_printf(fmt, v) : "";
+}
 
 double number_or_nan(const std::string& s) {
   double v = NAN;
@@ -40,9 +42,9 @@ std::string meta_text(const Metadata& meta, const std::string& key) {
 
 const std::vector<ThrottleReason>& throttle_reasons() {
   static const std::vector<ThrottleReason> all = {
-      {0x1, "gpu_idle"},     {0x2, "applications_clocks"}, {0x4, "sw_power_cap"},
-      {0x8, "hw_slowdown"},  {0x10, "sync_boost"},         {0x20, "sw_thermal"},
-      {0x40, "hw_thermal"},  {0x80, "hw_power_brake"},     {0x100, "display_clocks"}};
+      {0x1, "gpu_idle"},    {0x2, "applications_clocks"}, {0x4, "sw_power_cap"},
+      {0x8, "hw_slowdown"}, {0x10, "sync_boost"},         {0x20, "sw_thermal"},
+      {0x40, "hw_thermal"}, {0x80, "hw_power_brake"},     {0x100, "display_clocks"}};
   return all;
 }
 
@@ -63,7 +65,8 @@ unsigned long long throttle_reason_mask(const std::string& text) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t bar = text.find('|', start);
-    std::string name = text.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+    std::string name =
+        text.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
     for (const auto& r : throttle_reasons())
       if (name == r.name) mask |= r.bit;
     if (bar == std::string::npos) break;
@@ -77,9 +80,9 @@ std::string format_trace(const Metadata& meta, const std::vector<OperatingSample
   rows.reserve(samples.size());
   for (const auto& s : samples)
     rows.push_back({format_printf("%.4f", s.t_s), s.family, cell(s.power_w, "%.2f"),
-                    cell(s.power_avg_w, "%.2f"), cell(s.energy_j, "%.3f"), cell(s.sm_clock_mhz, "%.0f"),
-                    cell(s.mem_clock_mhz, "%.0f"), cell(s.temperature_c, "%.0f"),
-                    throttle_reason_text(s.reasons)});
+                    cell(s.power_avg_w, "%.2f"), cell(s.energy_j, "%.3f"),
+                    cell(s.sm_clock_mhz, "%.0f"), cell(s.mem_clock_mhz, "%.0f"),
+                    cell(s.temperature_c, "%.0f"), throttle_reason_text(s.reasons)});
   return format_csv(meta, kTraceHeader, rows);
 }
 
@@ -105,7 +108,8 @@ std::vector<OperatingSample> trace_from_table(const CsvTable& t) {
   return out;
 }
 
-OperatingPoint summarize_family(const std::vector<OperatingSample>& trace, const std::string& family) {
+OperatingPoint summarize_family(const std::vector<OperatingSample>& trace,
+                                const std::string& family) {
   std::vector<OperatingSample> mine;
   for (const auto& s : trace)
     if (s.family == family) mine.push_back(s);
@@ -126,7 +130,8 @@ OperatingPoint summarize_family(const std::vector<OperatingSample>& trace, const
     before = s.energy_j;
   }
   if (steps.size() >= 2 && steps.back().first > steps.front().first)
-    op.power_w = (steps.back().second - steps.front().second) / (steps.back().first - steps.front().first);
+    op.power_w =
+        (steps.back().second - steps.front().second) / (steps.back().first - steps.front().first);
   const std::vector<double> power = finite(mine, &OperatingSample::power_w);
   if (!power.empty()) {
     if (!std::isfinite(op.power_w)) op.power_w = summarize(power).mean;
@@ -151,10 +156,11 @@ OperatingPoint summarize_family(const std::vector<OperatingSample>& trace, const
 }
 
 const std::vector<std::string>& operating_point_columns() {
-  static const std::vector<std::string> cols = {
-      "power_w",         "power_max_w",       "nvml_sm_clock_mhz", "nvml_sm_clock_min_mhz",
-      "mem_clock_mhz",   "temperature_max_c", "throttle_reasons",  "throttled_fraction",
-      "start_s",         "end_s"};
+  static const std::vector<std::string> cols = {"power_w",           "power_max_w",
+                                                "nvml_sm_clock_mhz", "nvml_sm_clock_min_mhz",
+                                                "mem_clock_mhz",     "temperature_max_c",
+                                                "throttle_reasons",  "throttled_fraction",
+                                                "start_s",           "end_s"};
   return cols;
 }
 

@@ -30,11 +30,11 @@ constexpr unsigned long long kLimitingReasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
 
 // One NVML reading; NaN where the driver did not answer.
 struct OperatingSample {
-  double t_s = 0;        // seconds since the run started (host steady clock)
-  std::string family;    // the family running then ("" between families)
-  double power_w = 0;    // NVML_FI_DEV_POWER_INSTANT where the driver has it, else power_avg_w
+  double t_s = 0;          // seconds since the run started (host steady clock)
+  std::string family;      // the family running then ("" between families)
+  double power_w = 0;      // NVML_FI_DEV_POWER_INSTANT where the driver has it, else power_avg_w
   double power_avg_w = 0;  // nvmlDeviceGetPowerUsage: the driver's average over about a second
-  double energy_j = 0;   // nvmlDeviceGetTotalEnergyConsumption, updated about every 100 ms
+  double energy_j = 0;     // nvmlDeviceGetTotalEnergyConsumption, updated about every 100 ms
   double sm_clock_mhz = 0, mem_clock_mhz = 0, temperature_c = 0;
   unsigned long long reasons = 0;
 };
@@ -49,15 +49,16 @@ std::vector<OperatingSample> trace_from_table(const CsvTable& t);
 struct OperatingPoint {
   int samples = 0;
   double start_s = 0, end_s = 0;  // first and last sample
-  double power_w = 0;       // mean: the energy counter's rise over the time it took, where it
-                            // rose; else the mean of the power samples
-  double power_max_w = 0;   // largest power sample
+  double power_w = 0;             // mean: the energy counter's rise over the time it took, where it
+                                  // rose; else the mean of the power samples
+  double power_max_w = 0;         // largest power sample
   double sm_clock_mhz = 0, sm_clock_min_mhz = 0, mem_clock_mhz = 0;  // median, least, median
   double temperature_max_c = 0;
   unsigned long long reasons = 0;  // every reason seen but gpu_idle
   double limited_fraction = 0;     // of the samples, those with a limiting reason
 };
-OperatingPoint summarize_family(const std::vector<OperatingSample>& trace, const std::string& family);
+OperatingPoint summarize_family(const std::vector<OperatingSample>& trace,
+                                const std::string& family);
 
 // families.csv: the columns appended after its first six, and one family's cells (empty cells
 // where NVML gave no sample).

@@ -456,7 +456,8 @@ class Suite {
     const bool not_in_quick = left_out_of_quick(fam, &why);
     if (not_in_quick || !fam.supported(dev_, &why)) {
       progress_.done("skipped: " + why);
-      add_family_row({fam.name(), not_in_quick ? "not_in_quick" : "unsupported", "0", "", "0", why}, {});
+      add_family_row(
+          {fam.name(), not_in_quick ? "not_in_quick" : "unsupported", "0", "", "0", why}, {});
       return false;
     }
     const auto t0 = Clock::now();
@@ -469,7 +470,9 @@ class Suite {
     if (nv0_.available) throttle_seen_ |= nvml_.read().throttle_reasons;
     const OperatingPoint op = summarize_family(sampler_.samples(), fam.name());
     keep_family(fam, obs, mhz, wall, op, &status, &message);
-    add_family_row({fam.name(), status, fixed(wall, 2), fixed(mhz, 1), std::to_string(obs.size()), message}, op);
+    add_family_row(
+        {fam.name(), status, fixed(wall, 2), fixed(mhz, 1), std::to_string(obs.size()), message},
+        op);
     progress_.done(status == "ok" ? fixed(wall, 1) + " s, " + std::to_string(obs.size()) + " rows"
                                   : (status == "failed" ? "FAILED" : status) + " after " + fixed(wall, 1) +
                                         " s: " + message);
@@ -521,7 +524,8 @@ class Suite {
     std::vector<std::string> family_header = {"family", "status", "wall_time_s", "sm_clock_mhz",
                                               "observations", "message"};
     for (const auto& c : operating_point_columns()) family_header.push_back(c);
-    write_file_atomic(dir_ + "/families.csv", format_csv(run_metadata(), family_header, family_rows_));
+    write_file_atomic(dir_ + "/families.csv",
+                      format_csv(run_metadata(), family_header, family_rows_));
     if (nv0_.available)
       write_file_atomic(dir_ + "/" + kTraceFile, format_trace(run_metadata(), sampler_.samples()));
     for (const auto& [file, notes] : {std::pair{"/invalid.csv", &invalid_}, {"/skipped.csv", &skipped_}}) {
