@@ -12,8 +12,10 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/energy.hpp"
+#include "app/report.hpp"
 #include "app/report_detail.hpp"
 #include "base/catalog.hpp"
+#include "base/operating_point.hpp"
 #include "base/run_dir.hpp"
 
 namespace gpuprobe {
@@ -307,6 +309,43 @@ TEST(EnergyFigures, EnergiesAndTheTraceAreDrawn) {
     EXPECT_TRUE(fs::exists(run.dir / (script.name + ".svg"))) << script.name;
   }
   for (const auto& w : diag.warnings) ADD_FAILURE() << w;
+}
+
+// report.md names the family that ran throttled and gives the held-out check, each within
+// six columns.
+TEST(EnergyReport, SaysWhatRanThrottledAndHowTheHeldOutKernelsCameOut) {
+  Staging run;
+  const auto rows = Windows(Truth(), 0.002, 10).plan();
+  const Metadata meta = {{"gpu", "synthetic"}, {"run_id", "20260101T000000Z"}};
+  write_file_atomic((run.dir / "energy.csv").string(), format_observations(meta, rows));
+  write_file_atomic((run.dir / "parameters.csv").string(),
+                    format_parameters(meta, analyze("energy", rows)));
+  std::vector<std::string> header = {"family", "status",       "wall_time_s",
+                                     "sm_clock_mhz", "observations", "message"};
+  for (const auto& c : operating_point_columns()) header.push_back(c);
+  const auto trace = trace_from_table(read_csv(std::string(GPUPROBE_TEST_DATA) + "/synthetic_power_trace.csv"));
+  std::vector<std::vector<std::string>> fams;
+  for (const char* f : {"latency", "pipes"}) {
+    fams.push_back({f, "ok", "1.0", "1980.0", "10", ""});
+    for (const auto& c : operating_point_cells(summarize_family(trace, f))) fams.back().push_back(c);
+  }
+  fams.push_back({"transpose", "failed", "0.5", "1980.0", "0", "out of memory"});
+  for (const auto& c : operating_point_cells(summarize_family(trace, "nope"))) fams.back().push_back(c);
+  write_file_atomic((run.dir / "families.csv").string(), format_csv(meta, header, fams));
+  ASSERT_EQ(report_main({run.dir.string()}), 0);
+  const std::string md = read_file((run.dir / "report.md").string());
+  // The operating point: the one family that ran throttled, not the one that did not.
+  const size_t op = md.find("### Operating point"), next = md.find("###", op + 3);
+  ASSERT_NE(op, std::string::npos);
+  const std::string section = md.substr(op, next - op);
+  EXPECT_NE(section.find("| pipes | sw_power_cap | 40 % | "), std::string::npos) << section;
+  EXPECT_EQ(section.find("latency"), std::string::npos) << section;
+  EXPECT_NE(md.find("### Energy check"), std::string::npos);
+  EXPECT_NE(md.find("| triad | "), std::string::npos);
+  EXPECT_NE(md.find("| gemm | "), std::string::npos);
+  EXPECT_NE(md.find("| yes | static "), std::string::npos);
+  // The failed family's row: families.csv's own six columns, not the operating point's.
+  EXPECT_NE(md.find("| transpose | failed | 0.5 | 1980.0 | 0 | out of memory |\n"), std::string::npos);
 }
 
 TEST(EnergyNames, EveryItemHasItsParameterAndEveryParameterItsRow) {
