@@ -258,6 +258,15 @@ std::optional<CounterPower> power_of(const std::vector<Edge>& edges, double from
   return p;
 }
 
+// Whether the work before `e` is done: a launch that failed throws here, rather than leaving a
+// window that never ends.
+bool finished(cudaEvent_t e) {
+  const cudaError_t r = cudaEventQuery(e);
+  if (r == cudaErrorNotReady) return false;
+  CUDA_CHECK(r);
+  return true;
+}
+
 // Timing events around a window's launches, destroyed however the window ends.
 struct GpuSpan {
   cudaEvent_t begin{}, end{};
@@ -327,8 +336,7 @@ class Meter {
         samples.back().t_s = now;
         next_sample = now + kSampleS;
       }
-      while (!inflight.empty() && cudaEventQuery(inflight.front()->get()) == cudaSuccess)
-        inflight.pop_front();
+      while (!inflight.empty() && finished(inflight.front()->get())) inflight.pop_front();
       enough = std::all_of(edges.begin(), edges.end(), [&](const std::vector<Edge>& e) {
         return power_of(e, t_begin + kSettleS).has_value();
       });
