@@ -5,7 +5,7 @@
 // Latency: one warp, a dependent chain per lane: each atomic's operand (add) or compare value
 // (CAS, which swaps in that value + 1: one integer add on the chain) is the previous atomic's
 // result; the cycles of the chain over its length, with `lanes` active lanes on `addresses`
-// words. Throughput: every warp of several blocks per SM, each lane running kAtomicsPerTrip
+// words (global: each step on the next of kChainLines lines, over the L2's slices). Throughput: every warp of several blocks per SM, each lane running kAtomicsPerTrip
 // independent chains on its warp's own 32-word region (so warps do not contend with each other);
 // shared is timed per SM with clock64, global (an L2 matter, chip-wide) with events and converted
 // to cycles with the SM clock measured for this run.
@@ -55,11 +55,15 @@ __global__ void chain_kernel(unsigned* global_words, int lanes, int addresses, i
   else
     p = word_of(global_words, lane, addresses);
   unsigned v = Cas ? 0u : 1u;
+  constexpr int kStrideWords = kChainStrideBytes / sizeof(unsigned);
+  constexpr int kTripsPerRound = kChainLines / kAtomicsPerTrip;
   long long start = clock64();
 #pragma unroll 1
   for (int i = 0; i < iters; ++i) {
+    // Global: the trip's lines of the round (shared memory has no slices to average over).
+    unsigned* q = Shared ? p : p + (i % kTripsPerRound) * kAtomicsPerTrip * kStrideWords;
 #pragma unroll
-    for (int j = 0; j < kAtomicsPerTrip; ++j) v = atomic_step<Cas>(p, v);
+    for (int j = 0; j < kAtomicsPerTrip; ++j) v = atomic_step<Cas>(Shared ? q : q + j * kStrideWords, v);
   }
   // This store needs the chain's last result, so the clock below waits for the chain.
   asm volatile(
@@ -137,7 +141,7 @@ class AtomicRunner {
   Sample latency(bool shared, bool cas, int lanes, int addresses) {
     const int iters = quick_ ? 16 : 64;
     if (chain_words_.size() == 0) {
-      chain_words_ = DeviceBuffer<unsigned>(kWarpLanes);
+      chain_words_ = DeviceBuffer<unsigned>(size_t(kChainLines) * kChainStrideBytes / sizeof(unsigned));
       CUDA_CHECK(cudaMemset(chain_words_.get(), 0, chain_words_.bytes()));
     }
     return with_kind(shared, cas, [&](auto kind) {
@@ -159,8 +163,10 @@ class AtomicRunner {
   Sample throughput(bool shared, bool cas, int lanes, int addresses) {
     const int per_sm = resident_blocks(shared, cas);
     const int blocks = dev_.sm_count * per_sm;
-    // About 2^16 (shared) or 2^15 (global) warp atomics per SM; a quarter in quick mode.
-    const int warp_ops = (shared ? 1 << 16 : 1 << 15) / (quick_ ? 4 : 1);
+    // About 2^16 (shared) or 2^17 (global) warp atomics per SM, a quarter in quick mode: global
+    // atomics are an L2 matter, timed with events around the whole launch, and 2^15 (about
+    // 0.35 ms on an H100) repeated to 1.41-1.65 per clk per SM between runs.
+    const int warp_ops = (shared ? 1 << 16 : 1 << 17) / (quick_ ? 4 : 1);
     const int iters = std::max(1, warp_ops / (per_sm * kWarpsPerBlock * kAtomicsPerTrip));
     SpanRecorder& spans = recorder_for(spans_, blocks);
     const size_t words = static_cast<size_t>(blocks) * kBlockThreads;
@@ -248,9 +254,15 @@ class AtomicsFamily : public ProbeFamily {
                       {"op", op_text(cas)},
                       {"lanes", std::to_string(lanes)},
                       {"addresses", std::to_string(addresses)}};
-          if (lat)
-            ctx.measure({kAtomicLatency, p, "cycles", reps, 0},
+          if (lat) {
+            Params pl = p;
+            if (!shared) {  // the lines the global chain steps over
+              pl.emplace_back("lines", std::to_string(kChainLines));
+              pl.emplace_back("line_stride_bytes", std::to_string(kChainStrideBytes));
+            }
+            ctx.measure({kAtomicLatency, pl, "cycles", reps, 0},
                         [&] { return runner.latency(shared, cas, lanes, addresses); });
+          }
           if (tput) {
             Params pt = p;
             pt.emplace_back("warps_per_sm", std::to_string(runner.warps_per_sm(shared, cas)));

@@ -130,7 +130,7 @@ class IlpOccupancyFamily : public ProbeFamily {
   }
   void run(RunContext& ctx) override {
     const DeviceInfo& dev = ctx.device();
-    warps_ = ilp_occupancy::warp_counts(dev.max_threads_per_sm / dev.warp_size, ctx.quick());
+    warps_ = ilp_occupancy::warp_counts(dev.max_threads_per_sm / dev.warp_size);
     if (ctx.enabled("fp32_fma") && checked(ctx, "fp32_fma", &ilp_occupancy::fma_kernel_name))
       sweep<FmaKind>(ctx, std::integer_sequence<int, 1, 2, 4, 8>{});
     if (ctx.enabled("dram_load") && checked(ctx, "dram_load", &ilp_occupancy::load_kernel_name)) {

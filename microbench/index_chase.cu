@@ -90,7 +90,9 @@ constexpr uint32_t kSharedWords = 4096;            // 16 KiB of shared memory
 constexpr uint32_t kL1Words = 16 * 1024 / 4;       // 16 KiB: inside any L1
 constexpr uint32_t kL2Words = 1024 * 1024 / 4;     // 1 MiB: past L1, well inside L2
 constexpr uint32_t kDramStrideWords = 4224 / 4;    // a new line and DRAM row region each step
-constexpr uint32_t kPairWords = 4096 / 4;          // 32 lines: L1-resident for B
+constexpr uint32_t kDramSteps = 4096;              // timed DRAM steps: 17 MiB of distinct lines
+constexpr uint32_t kPairStrideWords = kPairStrideBytes / 4;
+constexpr uint32_t kPairWords = kPairLines * kPairStrideWords;  // B touches kPairLines lines of id
 
 class IndexChaseFamily : public ProbeFamily {
  public:
@@ -109,26 +111,30 @@ class IndexChaseFamily : public ProbeFamily {
   void run(RunContext& ctx) override {
     const DeviceInfo& dev = ctx.device();
     const uint32_t trips = ctx.quick() ? 16 : 64;
+    // Chases through L2 (and the pair's atomics) time every line of their buffer once or more:
+    // the lines' L2 slices are near the SM or far from it, and 1024 steps over the first 128 KiB
+    // of a 1 MiB chain read another mix on another allocation (H100: 283.6 and 288.6 cycles).
+    const uint32_t l2_trips = kL2Words / kLineWords / kSteps;
+    const uint32_t dram_trips = kDramSteps / kSteps;
     const int reps = ctx.quick() ? 5 : 11;
     DeviceBuffer<long long> cycles(1);
     DeviceBuffer<uint32_t> sink(1);
-    const double steps = double(trips) * kSteps;
-    auto fetch = [&] {
+    auto fetch = [&](uint32_t timed_trips) {
       long long c = 0;
       CUDA_CHECK(cudaMemcpy(&c, cycles.get(), sizeof c, cudaMemcpyDeviceToHost));
-      return double(c) / steps;
+      return double(c) / (double(timed_trips) * kSteps);
     };
-    auto point = [&](const Variant& var, const std::function<double()>& launch_and_time) {
+    auto point = [&](const Variant& var, uint32_t timed_trips, const std::function<double()>& launch_and_time) {
       if (!ctx.enabled(var.probe) || !sass_allows(ctx, var.probe, {var.kernel})) return;
       record_step(ctx, var);
-      ctx.measure(Point{var.probe, {}, "cycles", reps}, [&] {
+      ctx.measure(Point{var.probe, point_params(var, timed_trips), "cycles", reps}, [&] {
         double s = launch_and_time();
-        return Sample{fetch(), s};
+        return Sample{fetch(timed_trips), s};
       });
     };
     const std::vector<Variant>& v = variants();  // shared, l1, l2, dram, the two pairs
 
-    point(v[0], [&] {
+    point(v[0], trips, [&] {
       return time_seconds([&] {
         shared_chase<<<1, 256, kSharedWords * 4>>>(kSharedWords, kLineWords + 1, trips, cycles.get(), sink.get(), 0);
       });
@@ -136,7 +142,7 @@ class IndexChaseFamily : public ProbeFamily {
     DeviceBuffer<uint32_t> l1(kL1Words);
     fill_stride<<<16, 256>>>(l1.get(), kL1Words, kLineWords);
     CUDA_CHECK_LAUNCH();
-    point(v[1], [&] {
+    point(v[1], trips, [&] {
       return time_seconds([&] {
         global_chase<false><<<1, 1>>>(l1.get(), 2 * kL1Words / kLineWords, trips, cycles.get(), sink.get(), 0);
       });
@@ -144,41 +150,52 @@ class IndexChaseFamily : public ProbeFamily {
     DeviceBuffer<uint32_t> l2(kL2Words);
     fill_stride<<<256, 256>>>(l2.get(), kL2Words, kLineWords);
     CUDA_CHECK_LAUNCH();
-    point(v[2], [&] {
+    point(v[2], l2_trips, [&] {
       return time_seconds([&] {
-        global_chase<true><<<1, 1>>>(l2.get(), kL2Words / kLineWords, trips, cycles.get(), sink.get(), 0);
+        global_chase<true><<<1, 1>>>(l2.get(), kL2Words / kLineWords, l2_trips, cycles.get(), sink.get(), 0);
       });
     });
     if (ctx.enabled("dram")) {
       // The chain's steps all new lines; before each run, twice the L2 written elsewhere
       // evicts them (no warm-up steps: every timed step misses L2).
-      const uint32_t words = static_cast<uint32_t>(steps) * kDramStrideWords + 1;
+      const uint32_t words = kDramSteps * kDramStrideWords + 1;
       DeviceBuffer<uint32_t> dram(words);
       DeviceBuffer<char> flush(static_cast<size_t>(2 * std::max<long long>(dev.l2_bytes, 1 << 20)));
       fill_stride<<<1024, 256>>>(dram.get(), words, kDramStrideWords);
       CUDA_CHECK_LAUNCH();
-      point(v[3], [&] {
+      point(v[3], dram_trips, [&] {
         CUDA_CHECK(cudaMemset(flush.get(), 1, flush.bytes()));
-        return time_seconds([&] { global_chase<false><<<1, 1>>>(dram.get(), 0, trips, cycles.get(), sink.get(), 0); });
+        return time_seconds([&] { global_chase<false><<<1, 1>>>(dram.get(), 0, dram_trips, cycles.get(), sink.get(), 0); });
       });
     }
-    point(v[4], [&] {
+    point(v[4], trips, [&] {
       return time_seconds([&] {
         shared_pair<<<1, 256, 2 * kSharedWords * 4>>>(kSharedWords, kLineWords + 1, trips, 0, cycles.get(), sink.get(), 0);
       });
     });
     DeviceBuffer<uint32_t> pa(kPairWords), pid(kPairWords);
-    fill_stride<<<4, 256>>>(pa.get(), kPairWords, kLineWords);
-    fill_identity<<<4, 256>>>(pid.get(), kPairWords);
+    fill_stride<<<256, 256>>>(pa.get(), kPairWords, kPairStrideWords);
+    fill_identity<<<256, 256>>>(pid.get(), kPairWords);
     CUDA_CHECK_LAUNCH();
-    point(v[5], [&] {
+    // kPairLines lines: the full run's 1024 steps go round them 4 times, quick's 256 once.
+    point(v[5], trips, [&] {
       return time_seconds([&] {
-        global_pair<<<1, 1>>>(pa.get(), pid.get(), 2 * kPairWords / kLineWords, trips, 0, cycles.get(), sink.get(), 0);
+        global_pair<<<1, 1>>>(pa.get(), pid.get(), 2 * kPairLines, trips, 0, cycles.get(), sink.get(), 0);
       });
     });
   }
 
  private:
+  // A point's timed steps, and for the global pair the lines its atomics step over.
+  static Params point_params(const Variant& var, uint32_t timed_trips) {
+    Params params = {{"steps", std::to_string(timed_trips * kSteps)}};
+    if (std::string(var.probe) == "atomic_global_pair") {
+      params.emplace_back("lines", std::to_string(kPairLines));
+      params.emplace_back("line_stride_bytes", std::to_string(kPairStrideBytes));
+    }
+    return params;
+  }
+
   // The SASS of one step of the probe's timed loop, as evidence in the observations file.
   static void record_step(RunContext& ctx, const Variant& v) {
     std::string step = one_step(timed_sass(ctx.device(), v.kernel), v.load);

@@ -28,7 +28,7 @@ do for [g=1:3] {
 # 4st/W, bank (4st/W) mod B; a bank serves one distinct word per pass (GTC 2013, CUDA guide).
 set print $model
 print "stride,kepler,maxwell,volta"
-do for [s=0:64] {
+do for [s=0:32] {
   line = sprintf("%d", s)
   do for [g=1:3] {
     B = arch_banks[g]; W = arch_width[g]
@@ -48,18 +48,28 @@ do for [s=0:64] {
 }
 unset print
 
-# Maxwell and Volta document the same geometry: one curve for both when they agree.
+# Maxwell and Volta document the same geometry: one mark for both when they agree. Each names
+# its GPUs; a source that does not say how it found the geometry is said to be so.
 same_mv = arch_banks[2] == arch_banks[3] && arch_width[2] == arch_width[3]
-geom(g) = sprintf("%dx%d B%s", int(arch_banks[g]), int(arch_width[g]), arch_note[g])
+short_gpu(g) = (_sg = arch_gpu[g][1:5] eq "Tesla" ? arch_gpu[g][7:] : arch_gpu[g], \
+                strstrt(_sg, " ") > 0 ? _sg[1:strstrt(_sg, " ") - 1] : _sg)
+note_text(g) = arch_note[g] eq " (unknown)" ? ", no method given" : arch_note[g]
+geom(g) = sprintf("%dx%d B%s", int(arch_banks[g]), int(arch_width[g]), note_text(g))
+# Documented pass counts as large open marks at each stride, under the measured curve: a
+# measured point inside its mark agrees, one outside parts from it.
+set style line 21 lc rgb "#D55E00" lw 2 pt 4 ps 2.2
+set style line 22 lc rgb "#555555" lw 1.5 pt 8 ps 1.6
+set style line 23 lc rgb "#CC79A7" lw 1.5 pt 12 ps 1.8
 models = ""
-if (arch_banks[1] == arch_banks[1] && arch_width[1] == arch_width[1]) {
-  models = models . sprintf(", $model using 1:2 with steps ls 11 title 'Kepler doc. %s'", geom(1))
-}
 if (arch_banks[2] == arch_banks[2] && arch_width[2] == arch_width[2]) {
-  models = models . sprintf(", $model using 1:3 with steps ls 12 title '%s doc. %s'", same_mv ? "Maxwell/Volta" : "Maxwell", geom(2))
+  models = models . sprintf("$model using 1:3 with points ls 21 title '%s%s doc. %s', ", short_gpu(2), \
+                            same_mv ? ", " . short_gpu(3) : "", geom(2))
 }
 if (!same_mv && arch_banks[3] == arch_banks[3] && arch_width[3] == arch_width[3]) {
-  models = models . sprintf(", $model using 1:4 with steps ls 13 title 'Volta doc. %s'", geom(3))
+  models = models . sprintf("$model using 1:4 with points ls 23 title '%s doc. %s', ", short_gpu(3), geom(3))
+}
+if (arch_banks[1] == arch_banks[1] && arch_width[1] == arch_width[1]) {
+  models = models . sprintf("$model using 1:2 with points ls 22 title '%s doc. %s', ", short_gpu(1), geom(1))
 }
 # What the run inferred: banks x width, written at the top left of the middle panel (the first
 # holds the key) in each GPU's colour.
@@ -74,15 +84,18 @@ do for [i=1:words(files)] {
   }
 }
 
-# One panel per access width, strides 0-32 (the pattern repeats past the bank count): all
-# warps' cycles per request, one colour per GPU; the documented geometries as grey steps in
-# the 4 B panel, for which their pass counts are computed.
+# One panel per access width, strides 0-32 (the pattern repeats past the bank count; the sweep's
+# larger strides are left out, not drawn to the edge): all warps' cycles per request, one colour
+# per GPU; the documented geometries' pass counts in the 4 B panel, for which they are computed;
+# the key above the panels.
+max_stride = 32
+in_range(s) = s <= max_stride ? s : NaN
 wide = 1
 do for [ext in "svg png pdf"] {
   eval set_output(ext)
   keyfont = sprintf(",%d", ext eq "png" ? 16 : (ext eq "svg" ? 9 : 6))
   markfont = mark_font(ext)
-  set multiplot layout 1, 3 margins 0.08, 0.99, 0.16, 0.9 spacing 0.03, 0
+  set multiplot layout 1, 3 margins 0.08, 0.99, 0.16, 0.84 spacing 0.03, 0
   set xrange [-0.5:32.5]
   set xtics 0, 8, 32
   set mxtics 4
@@ -90,7 +103,8 @@ do for [ext in "svg png pdf"] {
   set yrange [0.7:48]
   set ytics (1, 2, 4, 8, 16, 32)
   do for [k=1:3] {
-    set key top left font keyfont
+    # The key above the panels: no curve or mark under it.
+    set key at screen 0.5, screen 0.995 center top vertical font keyfont
     w = word(widths, k)
     set title sprintf("%s B per lane", w) font keyfont
     set xlabel (k == 2 ? "stride between lanes (elements of the access width)" : "")
@@ -99,13 +113,13 @@ do for [ext in "svg png pdf"] {
     unset label
     if (k == 2) { eval inferred_cmd }
     if (k == 1) {
-      plot for [i=1:words(files)] word(files, i) \
-             using (sel("stride_throughput", "cycles/request", w) ? column("stride") : NaN):"value" \
-             with linespoints ls i pt 7 ps 0.5 title word(labels, i) @models
+      plot @models for [i=1:words(files)] word(files, i) \
+             using (sel("stride_throughput", "cycles/request", w) ? in_range(column("stride")) : NaN):"value" \
+             with linespoints ls i pt 7 ps 0.5 title word(labels, i) . " measured"
     } else {
       unset key
       plot for [i=1:words(files)] word(files, i) \
-             using (sel("stride_throughput", "cycles/request", w) ? column("stride") : NaN):"value" \
+             using (sel("stride_throughput", "cycles/request", w) ? in_range(column("stride")) : NaN):"value" \
              with linespoints ls i pt 7 ps 0.5 notitle
     }
   }

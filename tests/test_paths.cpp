@@ -1,25 +1,18 @@
-// The paths between things: host link, clusters/DSM, SM x L2 topology and P2P analyses on
+// The paths between things: host link, clusters/DSM and SM x L2 topology analyses on
 // synthetic observations, and on the recorded H100 run where tests/data has it.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <random>
-#include <stdexcept>
-
-#include <nlohmann/json.hpp>
 
 #include "recorded.hpp"
 #include "parameter_checks.hpp"
 #include "analysis/analyzer.hpp"
 #include "analysis/clusters.hpp"
 #include "analysis/host_link.hpp"
+#include "base/node.hpp"
 #include "analysis/l2_topology.hpp"
-#include "analysis/p2p.hpp"
-#include "app/cli.hpp"
-#include "app/nvbandwidth_json.hpp"
-#include "base/run_dir.hpp"
 #include "observation_rows.hpp"
 
 namespace gpuprobe {
@@ -73,7 +66,8 @@ TEST(HostLink, ABestAtTheLargestSizeMayStillRise) {
   EXPECT_TRUE(p.at_largest);
   EXPECT_LT(p.confidence, 0.65);
   const auto ps = analyze("host_link", rows);
-  const Parameter* d2h = find(ps, "d2h_bandwidth_pageable");
+  EXPECT_EQ(find(ps, "d2h_bandwidth_pageable"), nullptr);  // no size reaches the sustained range
+  const Parameter* d2h = find(ps, "d2h_bandwidth_pageable_peak");
   ASSERT_NE(d2h, nullptr);
   EXPECT_NE(d2h->method.find("may still rise"), std::string::npos) << d2h->method;
   ASSERT_TRUE(host_link::plateau(link_rows("ce_d2h_pageable", 17, 5), &p));
@@ -110,8 +104,122 @@ TEST(HostLink, AnalyzerNamesEveryLink) {
                         "h2d_bandwidth_pageable", "h2d_bandwidth_sm", "d2h_bandwidth_sm", "host_mapped_latency"})
     EXPECT_NE(find(ps, n), nullptr) << n;
   EXPECT_NEAR(find(ps, "bidir_bandwidth_pinned")->value, 92, 3);
+  EXPECT_NE(find(ps, "h2d_bandwidth_pageable_peak"), nullptr);
   EXPECT_EQ(find(ps, "d2h_bandwidth_pageable"), nullptr);  // not measured, not reported
+  EXPECT_EQ(find(ps, "d2h_bandwidth_pageable_peak"), nullptr);
   EXPECT_DOUBLE_EQ(find(ps, "host_mapped_latency")->value, 1207);
+}
+
+// A copy's rate rises smoothly with its size: a size below both neighbours (a dip) or above
+// both (a spike) by more than 10 %, or a largest size falling more than that, disagrees.
+TEST(HostLink, SizesWhoseNeighboursDisagree) {
+  EXPECT_TRUE(host_link::disagreeing({1, 5, 17, 36, 48, 53, 55, 55, 55, 55}).empty());
+  // CE H2D at 64 KiB, and the bidirectional curve: the dip first, then the size it makes a spike.
+  EXPECT_EQ(host_link::disagreeing({1, 5, 2, 36, 48}), (std::vector<size_t>{2, 1}));
+  EXPECT_EQ(host_link::disagreeing({84, 98, 49, 86, 95}), (std::vector<size_t>{2, 1}));
+  EXPECT_EQ(host_link::disagreeing({10, 19.6, 16.9, 16.7}), std::vector<size_t>{1});  // a spike
+  EXPECT_EQ(host_link::disagreeing({50, 55, 40}), std::vector<size_t>{2});  // the largest falls
+  EXPECT_TRUE(host_link::disagreeing({50, 55, 52}).empty());               // ... within 10 %
+  EXPECT_TRUE(host_link::disagreeing({}).empty());
+  EXPECT_TRUE(host_link::disagreeing({7}).empty());
+}
+
+// The probe measures a disagreeing size again while it has passes and time left: the dip
+// first; a third pass outvotes a disturbed one, and then the size agrees.
+TEST(HostLink, SizeToRepeatWithinPassesAndBudget) {
+  std::vector<std::vector<double>> passes = {{84}, {98}, {49}, {86}, {95}};
+  const std::vector<double> cost = {0.01, 0.01, 0.02, 0.05, 0.2};
+  EXPECT_EQ(host_link::size_to_repeat(passes, cost, 1), 2);
+  EXPECT_EQ(host_link::size_to_repeat(passes, cost, 0.015), 1);  // the dip costs more than is left
+  passes[2].push_back(50);  // measured again, as slow: still a dip
+  EXPECT_EQ(host_link::size_to_repeat(passes, cost, 1), 2);
+  passes[2].push_back(97);  // a third pass: median 50, still disagrees, but no passes are left
+  EXPECT_EQ(host_link::size_to_repeat(passes, cost, 1), 1);
+  passes[2] = {49, 97, 96};  // the disturbed pass outvoted: every size agrees
+  EXPECT_EQ(host_link::size_to_repeat(passes, cost, 1), -1);
+  EXPECT_EQ(host_link::size_to_repeat({}, {}, 1), -1);
+}
+
+// Passes of one size merge into the median of their medians, the interval over all of them.
+TEST(HostLink, PassesOfASizeMerge) {
+  std::vector<Observation> rows;
+  for (auto [pass, v] : {std::pair<int, double>{1, 49}, {2, 97}, {3, 99}})
+    rows.push_back(make_row("host_link", "ce_bidir_pinned", {{"bytes", "67108864"}, {"pass", std::to_string(pass)}},
+                            v, "GB/s", 0.01));
+  rows.push_back(make_row("host_link", "ce_bidir_pinned", {{"bytes", "16777216"}, {"pass", "1"}}, 95, "GB/s", 0.01));
+  const auto sizes = host_link::size_rates(rows);
+  ASSERT_EQ(sizes.size(), 2u);
+  EXPECT_EQ(sizes[0].bytes, 16777216);
+  EXPECT_EQ(sizes[1].passes, 3);
+  EXPECT_DOUBLE_EQ(sizes[1].value, 97);
+  EXPECT_DOUBLE_EQ(sizes[1].low, 49 * 0.99);
+  EXPECT_DOUBLE_EQ(sizes[1].high, 99 * 1.01);
+  EXPECT_LT(sizes[1].confidence, 0.2);  // the passes disagree: a wide spread
+  const auto ps = analyze("host_link", rows);
+  const Parameter* bidir = find(ps, "bidir_bandwidth_pinned");
+  ASSERT_NE(bidir, nullptr);
+  EXPECT_NEAR(bidir->value, 96, 1.01);
+  EXPECT_NE(bidir->method.find("64 MiB 48.5-100 GB/s over 3 passes"), std::string::npos) << bidir->method;
+}
+
+// Pageable H2D as the H100 gives it: a peak where the source stays in the host's caches, then
+// copies from host DRAM at about half of it. The headline is the sustained rate, the peak named.
+TEST(HostLink, PageableHeadlineIsTheSustainedRate) {
+  std::vector<Observation> rows;
+  const double rates[] = {1.8, 6.7, 11.1, 16.1, 19.6, 16.9, 16.9, 16.7, 11.3, 10.7};
+  const auto sizes = host_link::transfer_sizes(false);
+  for (size_t i = 0; i < sizes.size(); ++i)
+    rows.push_back(make_row("host_link", "ce_h2d_pageable", {{"bytes", std::to_string(sizes[i])}}, rates[i], "GB/s", 0.01));
+  host_link::Sustained s;
+  ASSERT_TRUE(host_link::sustained(rows, &s));
+  EXPECT_EQ(s.sizes, 2);
+  EXPECT_DOUBLE_EQ(s.value, 11);
+  EXPECT_DOUBLE_EQ(s.low, 10.7 * 0.99);
+  EXPECT_DOUBLE_EQ(s.high, 11.3 * 1.01);
+  rows.push_back(make_row("host_link", "host_memcpy", {{"bytes", "268435456"}}, 12.5, "GB/s", 0.02));
+  const auto ps = analyze("host_link", rows);
+  const Parameter* h2d = find(ps, "h2d_bandwidth_pageable");
+  const Parameter* peak = find(ps, "h2d_bandwidth_pageable_peak");
+  ASSERT_NE(h2d, nullptr);
+  ASSERT_NE(peak, nullptr);
+  EXPECT_DOUBLE_EQ(h2d->value, 11);
+  EXPECT_DOUBLE_EQ(peak->value, 19.6);
+  EXPECT_NE(h2d->method.find("memcpy of that size: 12.5 GB/s"), std::string::npos) << h2d->method;
+  EXPECT_NE(h2d->method.find("h2d_bandwidth_pageable_peak"), std::string::npos) << h2d->method;
+  EXPECT_FALSE(host_link::sustained({}, &s));
+}
+
+TEST(HostLink, PcieRateAfterTheLineCode) {
+  EXPECT_NEAR(node::pcie_line_gbs(5, 16), 63.0, 0.05);  // 32 GT/s x 16 x 128/130 / 8
+  EXPECT_NEAR(node::pcie_line_gbs(4, 16), 31.5, 0.05);
+  EXPECT_NEAR(node::pcie_line_gbs(3, 8), 7.88, 0.01);
+  EXPECT_DOUBLE_EQ(node::pcie_line_gbs(2, 16), 8.0);    // 5 GT/s, 8b/10b
+  EXPECT_LT(node::pcie_line_gbs(0, 16), 0);
+  EXPECT_LT(node::pcie_line_gbs(9, 16), 0);
+  EXPECT_LT(node::pcie_line_gbs(5, 0), 0);
+  // The share of it a copy reaches is in the method text.
+  auto rows = link_rows("ce_h2d_pinned", 55, 5);
+  rows.push_back(make_row("host_link", "pcie_link", {{"generation", "5"}, {"lanes", "16"}},
+                          node::pcie_line_gbs(5, 16), "GB/s", 0));
+  const auto ps = analyze("host_link", rows);
+  const Parameter* h2d = find(ps, "h2d_bandwidth_pinned");
+  ASSERT_NE(h2d, nullptr);
+  EXPECT_NE(h2d->method.find("% of the link's raw rate, PCIe gen 5 x16"), std::string::npos) << h2d->method;
+}
+
+// The mapped-memory chain at several places of the buffer: the median, the interval over all.
+TEST(HostLink, MappedLatencyOverPlaces) {
+  std::vector<Observation> rows;
+  for (auto [offset, ns] : {std::pair<const char*, double>{"0", 1140}, {"268435456", 1152}, {"536870912", 1146}})
+    rows.push_back(make_row("host_link", "mapped_latency",
+                            {{"hops", "256"}, {"stride_bytes", "4096"}, {"offset_bytes", offset}}, ns, "ns", 0.002));
+  const auto ps = analyze("host_link", rows);
+  const Parameter* p = find(ps, "host_mapped_latency");
+  ASSERT_NE(p, nullptr);
+  EXPECT_DOUBLE_EQ(p->value, 1146);
+  EXPECT_DOUBLE_EQ(p->low, 1140 * 0.998);
+  EXPECT_DOUBLE_EQ(p->high, 1152 * 1.002);
+  EXPECT_NE(p->method.find("at 3 places"), std::string::npos) << p->method;
 }
 
 TEST(HostLink, RecordedH100) {
@@ -319,153 +427,6 @@ TEST(L2Topology, RecordedH100) {
   EXPECT_LE(gpc->low, 8);
   EXPECT_GE(gpc->high, 8);
   EXPECT_LE(gpc->confidence, 0.5);
-}
-
-// ---------------------------------------------------------------- P2P matrices
-
-std::vector<Observation> p2p_rows(int gpus) {
-  std::vector<Observation> obs;
-  for (int d = 0; d < gpus; ++d)
-    for (int p = 0; p < gpus; ++p) {
-      if (d == p) continue;
-      Params pp = {{"device", std::to_string(d)}, {"peer", std::to_string(p)}};
-      // GPU 3's links are degraded to half.
-      const double f = (d == 3 || p == 3) ? 0.5 : 1.0;
-      obs.push_back(make_row("p2p", "ce_write", pp, 370 * f, "GB/s", 0.01));
-      obs.push_back(make_row("p2p", "sm_read", pp, 360 * f, "GB/s", 0.01));
-      obs.push_back(make_row("p2p", "latency", pp, 800, "ns", 0.01));
-    }
-  return obs;
-}
-
-TEST(P2p, OneGpuRunRecordsTheSkipAndWhy) {
-  CsvTable t = read_csv(data_file("h100_paths_families.csv"));
-  bool seen = false;
-  for (const auto& r : t.rows)
-    if (r[0] == "p2p") {
-      seen = true;
-      EXPECT_EQ(r[1], "unsupported");
-      EXPECT_NE(r.back().find("needs two or more GPUs"), std::string::npos) << r.back();
-    }
-  EXPECT_TRUE(seen);
-}
-
-TEST(P2p, MatrixRowsAreDevicesColumnsPeers) {
-  p2p::Matrix m;
-  ASSERT_TRUE(p2p::matrix(p2p_rows(4), "ce_write", "GB/s", &m));
-  ASSERT_EQ(m.gpus(), 4);
-  for (int d = 0; d < 4; ++d) EXPECT_TRUE(std::isnan(m.value[size_t(d)][size_t(d)]));
-  EXPECT_DOUBLE_EQ(m.value[0][1], 370);
-  EXPECT_DOUBLE_EQ(m.value[3][0], 185);
-  EXPECT_FALSE(p2p::matrix(p2p_rows(4), "ce_write_bidir", "GB/s", &m));
-}
-
-TEST(P2p, AnalyzerMedianAndSlowestPair) {
-  auto ps = analyze("p2p", p2p_rows(5));  // 8 of the 20 pairs involve the slow GPU
-  expect_well_formed(ps);
-  const Parameter* ce = find(ps, "p2p_write_bandwidth_ce");
-  ASSERT_NE(ce, nullptr);
-  EXPECT_DOUBLE_EQ(ce->value, 370);
-  EXPECT_DOUBLE_EQ(ce->low, 185);
-  EXPECT_DOUBLE_EQ(find(ps, "p2p_latency")->value, 800);
-  EXPECT_EQ(find(ps, "p2p_bidir_bandwidth_ce"), nullptr);
-}
-
-// ---------------------------------------------------------------- nvbandwidth JSON
-
-// Read back with nlohmann-json's strict parser, which throws on anything that is not JSON.
-using nlohmann::json;
-
-// The layout of nvbandwidth's json_output.cpp (v0.8): keys, kinds, string cells.
-void expect_nvbandwidth_layout(const json& root) {
-  ASSERT_TRUE(root.is_object());
-  ASSERT_EQ(root.count("nvbandwidth"), 1u);
-  const json& nvb = root.at("nvbandwidth");
-  ASSERT_TRUE(nvb.is_object());
-  EXPECT_TRUE(nvb.at("CUDA Runtime Version").is_number());
-  EXPECT_TRUE(nvb.at("Driver Version").is_string());
-  EXPECT_TRUE(nvb.at("git_version").is_string());
-  EXPECT_TRUE(nvb.at("version").is_string());
-  const json& devices = nvb.at("GPU Device list");
-  ASSERT_TRUE(devices.is_array());
-  for (const auto& d : devices) EXPECT_TRUE(d.is_string());
-  const json& cases = nvb.at("testcases");
-  ASSERT_TRUE(cases.is_array());
-  for (const auto& c : cases) {
-    ASSERT_TRUE(c.is_object());
-    for (const char* k : {"name", "status", "bandwidth_description"}) EXPECT_TRUE(c.at(k).is_string()) << k;
-    EXPECT_EQ(c.at("status"), "Passed");
-    EXPECT_TRUE(c.at("sum").is_number());
-    const json& m = c.at("bandwidth_matrix");
-    ASSERT_TRUE(m.is_array());
-    ASSERT_FALSE(m.empty());
-    for (const auto& row : m) {
-      ASSERT_TRUE(row.is_array());
-      EXPECT_EQ(row.size(), m[0].size());
-      for (const auto& cell : row) EXPECT_TRUE(cell.is_string());
-    }
-  }
-}
-
-const json* find_case(const json& root, const std::string& name) {
-  for (const auto& c : root.at("nvbandwidth").at("testcases"))
-    if (c.at("name") == name) return &c;
-  return nullptr;
-}
-
-TEST(NvbandwidthJson, RecordedHostLinkUnderNvbandwidthNames) {
-  Metadata meta;
-  std::map<std::string, std::vector<Observation>> fam;
-  fam["host_link"] = read_observations(data_file("h100_host_link.csv"), &meta);
-  auto cases = nvbandwidth_cases(fam);
-  const json root = json::parse(format_nvbandwidth_json(meta, cases));
-  expect_nvbandwidth_layout(root);
-  const json* h2d = find_case(root, "host_to_device_memcpy_ce");
-  ASSERT_NE(h2d, nullptr);
-  EXPECT_EQ(h2d->at("bandwidth_description"), "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)");
-  const double v = std::stod(h2d->at("bandwidth_matrix")[0][0].get<std::string>());
-  EXPECT_NEAR(v, 54, 3);
-  EXPECT_DOUBLE_EQ(h2d->at("sum").get<double>(), v);
-  for (const char* n : {"device_to_host_memcpy_ce", "host_to_device_memcpy_sm", "device_to_host_memcpy_sm",
-                        "host_device_latency_sm"})
-    EXPECT_NE(find_case(root, n), nullptr) << n;
-  EXPECT_EQ(find_case(root, "host_to_device_bidirectional_memcpy_ce"), nullptr);  // means another thing
-  EXPECT_NEAR(std::stod(find_case(root, "host_device_latency_sm")->at("bandwidth_matrix")[0][0].get<std::string>()),
-              1150, 100);
-  EXPECT_EQ(root.at("nvbandwidth").at("CUDA Runtime Version"), 13000);
-}
-
-TEST(NvbandwidthJson, P2pMatricesWithNotApplicableDiagonal) {
-  std::map<std::string, std::vector<Observation>> fam;
-  fam["p2p"] = p2p_rows(3);
-  const json root = json::parse(format_nvbandwidth_json({}, nvbandwidth_cases(fam)));
-  expect_nvbandwidth_layout(root);
-  const json* w = find_case(root, "device_to_device_memcpy_write_ce");
-  ASSERT_NE(w, nullptr);
-  const json& m = w->at("bandwidth_matrix");
-  ASSERT_EQ(m.size(), 3u);
-  EXPECT_EQ(m[1][1], "N/A");
-  EXPECT_EQ(m[0][1], "370");
-  EXPECT_DOUBLE_EQ(w->at("sum").get<double>(), 6 * 370);
-  EXPECT_NE(find_case(root, "device_to_device_latency_sm"), nullptr);
-  EXPECT_NE(find_case(root, "device_to_device_memcpy_read_sm"), nullptr);
-}
-
-TEST(NvbandwidthJson, RunWithoutHostOrPeerFamiliesIsAnError) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "gpuprobe_nvb_empty";
-  fs::create_directories(dir);
-  EXPECT_THROW(write_nvbandwidth_json(dir.string(), (dir / "x.json").string()), std::runtime_error);
-  EXPECT_FALSE(fs::exists(dir / "x.json"));
-  fs::remove_all(dir);
-}
-
-TEST(NvbandwidthJson, CommandLine) {
-  EXPECT_EQ(parse_command_line({"run", "--json-nvbandwidth", "a.json"}).json_nvbandwidth, "a.json");
-  EXPECT_EQ(parse_command_line({"analyze", "d", "--json-nvbandwidth=b.json"}).json_nvbandwidth, "b.json");
-  EXPECT_THROW(parse_command_line({"run", "--json-nvbandwidth"}), UsageError);
-  EXPECT_THROW(parse_command_line({"run", "--json-nvbandwidth="}), UsageError);
-  EXPECT_THROW(parse_command_line({"info", "--json-nvbandwidth", "x"}), UsageError);
 }
 
 }  // namespace

@@ -344,7 +344,7 @@ std::vector<Observation> ilp_rows(const std::string& probe, double peak, double 
   std::normal_distribution<double> noise(1.0, 0.005);
   std::vector<Observation> out;
   for (int ilp : ilp_occupancy::kIlps)
-    for (int w : ilp_occupancy::warp_counts(64, false)) {
+    for (int w : ilp_occupancy::warp_counts(64)) {
       double rate = std::min(peak, w * ilp * per_op / latency) * noise(rng);
       out.push_back(row("ilp_occupancy", probe, {{"ilp", std::to_string(ilp)}, {"warps_per_sm", std::to_string(w)}},
                         rate, unit, 0.01));
@@ -353,11 +353,11 @@ std::vector<Observation> ilp_rows(const std::string& probe, double peak, double 
 }
 
 TEST(IlpOccupancy, WarpCountsCoverTheSm) {
-  auto w = ilp_occupancy::warp_counts(64, false);
+  auto w = ilp_occupancy::warp_counts(64);
   EXPECT_EQ(w.front(), 1);
   EXPECT_EQ(w.back(), 64);
   EXPECT_TRUE(std::is_sorted(w.begin(), w.end()));
-  auto w48 = ilp_occupancy::warp_counts(48, true);
+  auto w48 = ilp_occupancy::warp_counts(48);
   EXPECT_EQ(w48.back(), 48);
   for (int x : w48) EXPECT_LE(x, 48);
 }

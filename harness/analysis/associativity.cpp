@@ -588,9 +588,11 @@ std::vector<Parameter> ways_and_sets(const AssociativityFit& fit, const Associat
               num(fit.pow2.ways, 5) + " ways (log-likelihood " +
               num(fit.pow2.log_likelihood - b.log_likelihood, 3) + " against the best)";
   method += "; deviance/dof " + num(fit.deviance_per_dof, 3) + text.others + "; " + fit.verdict.text();
+  // A set count is whole: its interval the whole counts around the fit's range (two H200 runs
+  // fitted 312.8-313 and 312-312.2 sets, one count apart, each interval a fifth of one).
   return {param("l1_ways", b.ways, "ways", fit.ways_low, fit.ways_high, conf, method),
-          param("l1_sets", std::round(sets), "sets", std::min(sets_low, std::round(sets)),
-                std::max(sets_high, std::round(sets)), conf, method)};
+          param("l1_sets", std::round(sets), "sets", std::floor(std::min(sets_low, std::round(sets))),
+                std::ceil(std::max(sets_high, std::round(sets))), conf, method)};
 }
 
 // The capacity this probe sees, at each shared-memory setting; l1_size is the largest. The

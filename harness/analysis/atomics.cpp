@@ -48,6 +48,15 @@ std::vector<CodeExpectation> atomics_expectations() {
 GPUPROBE_REGISTER_CODE_EXPECTATIONS(atomics_expectations);
 
 
+// A global chain that stepped over lines (rows since issue 25 say how many, and how far apart)
+// averages over near and far L2 slices; older rows were of one word, one slice.
+std::string lines_text(const Observation& o) {
+  const double lines = o.param("lines"), stride = o.param("line_stride_bytes");
+  if (!(lines > 1)) return "";
+  return "; each step on the next of " + analysis::num(lines) + " lines " + analysis::num(stride, 4) +
+         " B apart (every active lane on the same line): the mean over their L2 slices, near and far";
+}
+
 }  // namespace
 
 std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, const Metadata&) {
@@ -72,7 +81,7 @@ std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, cons
                                                 {"op", wnt.op},
                                                 {"lanes", wnt.lanes},
                                                 {"addresses", wnt.addresses}}))
-        out.push_back(analysis::measured(wnt.name, *o, wnt.how, evidence));
+        out.push_back(analysis::measured(wnt.name, *o, wnt.how + lines_text(*o), evidence));
     if (const Observation* o =
             analysis::find_row(tput, {{"space", space}, {"op", "add"}, {"lanes", "32"}, {"addresses", "32"}}))
       out.push_back(analysis::measured(

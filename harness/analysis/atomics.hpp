@@ -22,6 +22,13 @@ constexpr int kAtomicsPerTrip = 8;                     // in chain_kernel and st
 std::string chain_kernel_name(bool shared, bool cas);  // "atomics::chain_kernel<true, false>"
 std::string stream_kernel_name(bool shared, bool cas);
 
+// The global latency chain steps over kChainLines lines kChainStrideBytes apart (every lane of a
+// step on the same line, as the pattern has it): one word's L2 slice is near the SM or far from
+// it (H100: 262 or 478 cycles, by where an allocation landed), many lines average over both.
+constexpr int kChainLines = 64;
+constexpr int kChainStrideBytes = 4096 + 128;  // a new page and a new line offset each step
+static_assert(kChainLines % kAtomicsPerTrip == 0, "a round of the lines is whole trips");
+
 std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, const Metadata& meta);
 
 // The family, declared once (base/family.hpp).

@@ -127,10 +127,14 @@ std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, c
     s.name = "divergence_slowdown_" + std::to_string(f.paths_max) + "_paths" + m.suffix;
     s.value = f.slowdown_max;
     s.unit = "ratio";
-    s.low = s.high = f.slowdown_max;
+    // The ratio of two rows: the interval from both rows' quantiles.
+    const Observation& one = rows.at(1);
+    const Observation& most = rows.at(f.paths_max);
+    s.low = one.p95 > 0 ? most.p05 / one.p95 : f.slowdown_max;
+    s.high = one.p05 > 0 ? most.p95 / one.p05 : f.slowdown_max;
     s.confidence = conf;
     s.method = std::string(m.what) + "; t(" + std::to_string(f.paths_max) + ")/t(1), model: " +
-               std::to_string(f.paths_max);
+               std::to_string(f.paths_max) + "; interval: t(P)'s p05..p95 over t(1)'s p95..p05";
     out.push_back(s);
   }
   return out;

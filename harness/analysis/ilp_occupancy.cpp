@@ -16,9 +16,8 @@ namespace gpuprobe {
 
 namespace ilp_occupancy {
 
-std::vector<int> warp_counts(int max_warps, bool quick) {
-  std::vector<int> all = quick ? std::vector<int>{1, 2, 4, 8, 16, 32, 64}
-                               : std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 56, 64};
+std::vector<int> warp_counts(int max_warps) {
+  const std::vector<int> all = {1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 56, 64};
   std::vector<int> out;
   for (int w : all)
     if (w <= max_warps) out.push_back(w);
@@ -167,7 +166,7 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
     char peak_text[160];
     std::snprintf(peak_text, sizeof peak_text, "the %.4g %s peak (seen at two points within 3 %%%s)",
                   peak, unit.c_str(), spikes ? "; higher lone points set aside" : "");
-    std::vector<double> in_flight;
+    std::vector<double> in_flight, in_flight_below;
     for (const auto& [ilp, points] : by_ilp) {
       std::vector<int> warps;
       std::vector<double> rates;
@@ -200,18 +199,23 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
       p.evidence = "ilp_occupancy.csv";
       out.push_back(p);
       in_flight.push_back(double(k.warps) * ilp);
+      in_flight_below.push_back(double(k.warps_below) * ilp);
     }
     if (in_flight.empty()) continue;
     Parameter p;
     p.name = kind + "_in_flight_90pct";
     p.value = median(in_flight);
     p.unit = "warp-ops/SM";
-    p.low = *std::min_element(in_flight.begin(), in_flight.end());
+    // Each knee lies between its sweep point and the one below (H200: 160 warp-ops/SM in two
+    // runs, 192 in a third, where the interval was 160-160).
+    p.low = *std::min_element(in_flight_below.begin(), in_flight_below.end());
     p.high = *std::max_element(in_flight.begin(), in_flight.end());
     // If ILP substitutes for warps, warps x ILP at the knee is the same for every ILP.
-    p.confidence = std::clamp(p.low / p.high, kAgreementFloor, 1.0);
+    const auto [least, most] = std::minmax_element(in_flight.begin(), in_flight.end());
+    p.confidence = std::clamp(*least / *most, kAgreementFloor, 1.0);
     p.method = "warps x ILP at the 90 % knee, median over ILP " + std::to_string(in_flight.size()) +
-               " values (low/high: their range; equal when ILP replaces occupancy)";
+               " values (equal when ILP replaces occupancy); low/high: from the sweep point below "
+               "the lowest knee to the highest";
     p.evidence = "ilp_occupancy.csv";
     out.push_back(p);
   }

@@ -118,14 +118,22 @@ std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, 
       p.confidence = std::min(p.confidence, analysis::spread_confidence(*b));
       if (!(p.value > 0)) continue;  // B alone as slow as the pair: no atomic latency to report
     }
-    const bool one_placement = std::string(v.probe) == "atomic_global_pair";
+    // Rows since issue 25 say the lines the pair's atomics stepped over; older ones had one
+    // placement of a few lines.
+    const bool global_pair = std::string(v.probe) == "atomic_global_pair";
+    const bool one_placement = global_pair && !(o->param("lines") > 1);
     if (one_placement) p.confidence = std::min(p.confidence, index_chase::kOnePlacementConfidence);
+    const std::string over_lines =
+        global_pair && !one_placement
+            ? "; the atomics step over " + analysis::num(o->param("lines")) + " lines " +
+                  analysis::num(o->param("line_stride_bytes"), 4) + " B apart: the mean over their L2 slices"
+            : "";
     std::string step = sass_of(v.probe);
     auto includes = catalog().includes.find(v.parameter);
     p.method = std::string(base ? "result_pair: " : "index_chase: ") + "includes " +
                (includes == catalog().includes.end() ? std::string("(not documented)") : includes->second) +
                "; one thread, " + std::to_string(index_chase::kSteps) + " dependent steps per trip" +
-               (one_placement ? "; one SM against one L2 slice, whose distance varies between runs" : "") +
+               (one_placement ? "; one SM against one L2 slice, whose distance varies between runs" : "") + over_lines +
                (step.empty() ? "" : "; SASS of one step: " + step);
     out.push_back(p);
   }

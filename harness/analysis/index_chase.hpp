@@ -19,6 +19,12 @@ namespace gpuprobe {
 namespace index_chase {
 
 constexpr int kSteps = 16;  // dependent steps per unrolled loop trip (the code check counts them)
+// The global pair's atomics step over kPairLines lines kPairStrideBytes apart: a line's L2 slice
+// is near the SM or far from it (H100: 281 or 438 cycles, by where the chain landed), many lines
+// spread over pages average over both. Only kPairLines lines of the identity array are loaded:
+// they stay in L1.
+constexpr int kPairLines = 256;
+constexpr int kPairStrideBytes = 4096 + 128;
 
 struct Variant {
   const char* probe;      // observations' probe

@@ -1,17 +1,77 @@
 #pragma once
-// Several GPUs in one machine: peer-to-peer bandwidth (copy engine and SM kernels, one way and
-// both ways at once) and latency between every pair, with the link NVML reports. Matrices are
-// indexed [device][peer] as nvbandwidth's are: the row is the GPU that initiates (its copy
-// engine writes, its kernel reads, its thread chases), the column the GPU whose memory it uses.
+// Several GPUs in one machine: peer-to-peer bandwidth between every ordered pair (copy engine
+// and SM kernels, writing into the peer's memory and reading from it, one way and both ways at
+// once) and latency; then the fabric under load (one GPU to all others, all others to one, all
+// pairs at once); with the link NVML reports (base/node.hpp, in every file's metadata). Pair
+// matrices are indexed [device][peer] as nvbandwidth's are: the row is the GPU that initiates
+// (its copy engine or its kernel moves the data, its thread chases), the column the GPU whose
+// memory it writes or reads.
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "base/family.hpp"
+#include "base/node.hpp"
 #include "base/observation.hpp"
 
 namespace gpuprobe {
 
 namespace p2p {
+
+// Who moves the data: copies issued to a copy engine (cudaMemcpyPeerAsync), or a grid-stride
+// kernel of 16 B loads and stores.
+enum class Engine { copy_engine, sm };
+// The initiating GPU writes its memory into the other's, or reads the other's into its own.
+enum class Access { write, read };
+enum class Pattern {
+  pair,        // device and peer: one copy
+  pair_bidir,  // device and peer, each initiating one copy toward the other at once
+  one_to_all,  // device (the one) initiates a copy with every other GPU at once
+  all_to_one,  // every other GPU initiates a copy with device at once
+  all_pairs,   // every GPU initiates a copy with every other at once
+};
+
+struct Mode {
+  const char* probe;
+  Pattern pattern;
+  Engine engine;
+  Access access;
+  const char* what;  // one line, for `gpuprobe list`
+  // nvbandwidth's test case that moves the same data the same way ("" none) and the
+  // bandwidth_description its JSON carries (testcases_ce.cpp, testcases_sm.cpp of v0.8).
+  const char* nvbandwidth_name;
+  const char* nvbandwidth_description;
+};
+// Every bandwidth mode, pairs first; each is a probe of the family and a parameter
+// p2p_<probe>_bandwidth.
+const std::vector<Mode>& modes();
+const Mode* find_mode(const std::string& probe);
+std::string parameter_name(const Mode& m);
+// Pair modes give a [device][peer] matrix; the others one figure per device, or per node.
+bool is_pair(const Mode& m);
+// nvbandwidth's bidirectional device-to-device cases report each direction and their sum (three
+// matrices in one bandwidth_matrix); gpuprobe's pair_bidir modes measure the sum: compared with
+// the sum's rows (the last third), not written under nvbandwidth's name.
+bool compares_with_total_rows(const Mode& m);
+
+// One copy of a measurement: bytes flow from `src`'s memory to `dst`'s, moved by `by` (one of
+// the two: the GPU whose copy engine or kernel does it).
+struct Transfer {
+  int src, dst, by;
+  bool operator==(const Transfer& o) const { return src == o.src && dst == o.dst && by == o.by; }
+};
+// The copies one measurement of `m` runs at once on `gpus` GPUs: for a pair mode between
+// `device` and `peer`; for one_to_all and all_to_one between `device` and every other GPU; for
+// all_pairs every ordered pair (`device`, `peer` unused). Only copies whose initiator may access
+// the other's memory (`accessible(by, other)`) are kept.
+std::vector<Transfer> transfers(const Mode& m, int device, int peer, int gpus,
+                                const std::function<bool(int, int)>& accessible);
+
+// The physical rate, GB/s, that the copies of one measurement of `m` can reach together as the
+// node's links are described (base/node.hpp): the pair's (twice, both ways at once), one GPU's
+// to every other (`device` the one), or every GPU's own summed (all pairs: `device` -1); a
+// pair's alone where all pairs' rows give one (`device` and `peer`). Negative where unknown.
+double physical_gbs(const Mode& m, const node::Node& n, int device, int peer);
 
 // value[device][peer]; NaN where not measured (the diagonal, pairs without peer access).
 struct Matrix {
@@ -24,29 +84,21 @@ struct Matrix {
 // false when the probe has no rows.
 bool matrix(const std::vector<Observation>& obs, const std::string& probe, const std::string& unit,
             Matrix* out);
-
-// The probes and what nvbandwidth calls the same measurement (its test-case name and the
-// description its JSON carries; empty where its measurement means something else).
-struct Measure {
-  const char* probe;
-  const char* unit;
-  const char* nvbandwidth_name;
-  const char* nvbandwidth_description;
-  const char* parameter;
-};
-const std::vector<Measure>& measures();
+// One figure per device (rows with a device and no peer: one_to_all, all_to_one), NaN where
+// not measured, sized to the largest device seen; empty when the probe has no such rows.
+std::vector<double> per_device(const std::vector<Observation>& obs, const std::string& probe,
+                               const std::string& unit);
 
 // The family, declared once (base/family.hpp).
-inline constexpr FamilyDescriptor kFamily{
-    "p2p", "", "",
-    "analysis-only: a handful of link figures per GPU pair, read from the table; no committed "
-    "multi-GPU run to draw yet"};
+inline constexpr FamilyDescriptor kFamily{"p2p", "p2p.gp"};
 
 }  // namespace p2p
 
-// p2p_write_bandwidth_ce, p2p_bidir_bandwidth_ce, p2p_read_bandwidth_sm,
-// p2p_bidir_bandwidth_sm (GB/s) and p2p_latency (ns): median over pairs, low/high the
-// slowest and fastest pair.
+// p2p_<mode>_bandwidth (GB/s): the median over pairs (pair modes) or over devices (one to all,
+// all to one), low/high the slowest and fastest, or the node's total (all pairs at once);
+// p2p_latency (ns); nvlink_links, nvlink_link_bandwidth, nvlink_bandwidth from the node's
+// metadata. A value above the physical rate of the links it crossed is impossible: confidence
+// near 0, and the method says so.
 std::vector<Parameter> analyze_p2p(const std::vector<Observation>& obs, const Metadata& meta);
 
 }  // namespace gpuprobe

@@ -13,6 +13,7 @@
 #include "base/csv.hpp"
 #include "app/paper_table.hpp"
 #include "app/fleet.hpp"
+#include "app/nvbandwidth_json.hpp"
 #include "app/report.hpp"
 #include "base/run_dir.hpp"
 #include "base/version.hpp"
@@ -403,15 +404,27 @@ int compare_main(const std::vector<std::string>& args_in) {
       ->check(non_empty());
   app.add_option("--table", table, "a paper table of the runs to stdout instead of a comparison folder")
       ->check(CLI::IsMember({"markdown", "latex", "csv"}));
+  std::string nvbandwidth;
+  app.add_option("--nvbandwidth", nvbandwidth,
+                 "one run beside nvbandwidth's --json output of the same machine, test case by test case "
+                 "(markdown to stdout)")
+      ->type_name("FILE")
+      ->check(non_empty());
   add_path_options(app, &plots, &reference);
   auto enough_runs = [&] {
-    if (dirs.size() < (table.empty() ? 2u : 1u))
-      throw UsageError("expected at least " + std::string(table.empty() ? "two RUN_DIRs" : "one RUN_DIR"));
+    if (!nvbandwidth.empty() && dirs.size() != 1) throw UsageError("--nvbandwidth: expected one RUN_DIR");
+    const bool one = !table.empty() || !nvbandwidth.empty();
+    if (dirs.size() < (one ? 1u : 2u))
+      throw UsageError("expected at least " + std::string(one ? "one RUN_DIR" : "two RUN_DIRs"));
     if (dirs.size() > kMaxCompareRuns)
       throw UsageError("at most " + std::to_string(kMaxCompareRuns) + " RUN_DIRs (compare --fleet takes more)");
   };
   if (auto code = parse_subcommand(app, args_in, diag.prefix, enough_runs)) return *code;
   try {
+    if (!nvbandwidth.empty()) {
+      std::fputs(nvbandwidth_side_by_side(dirs.front(), read_file(nvbandwidth)).c_str(), stdout);
+      return 0;
+    }
     return compare_runs(resolve_paths(plots, reference), dirs, out_dir, table, diag);
   } catch (const std::exception& e) {
     diag.print("compare.md");

@@ -8,10 +8,12 @@
 #include <utility>
 
 #include "analysis/common/util.hpp"
+#include "analysis/p2p.hpp"
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
 #include "base/csv.hpp"
 #include "base/json.hpp"
+#include "base/node.hpp"
 #include "base/run_dir.hpp"
 #include "base/version.hpp"
 
@@ -50,6 +52,69 @@ Json energy_json(const RunData& run) {
   return out;
 }
 
+Json numbers(const std::vector<double>& v) {
+  Json out = Json::array();
+  for (double x : v) out.push_back(num(x));
+  return out;
+}
+
+// The run's p2p figures: a [device][peer] matrix per pair mode (and per pair under all pairs at
+// once, beside the node's total), one figure per device for one to all and all to one.
+Json p2p_json(const RunData& run) {
+  Json out = Json::object();
+  const std::string file = run.file_of("p2p");
+  if (file.empty()) return out;
+  const std::vector<Observation> obs = read_observations(file);
+  auto matrix = [&](const std::string& probe, const std::string& unit, Json& into) {
+    p2p::Matrix m;
+    if (!p2p::matrix(obs, probe, unit, &m)) return;
+    Json rows = Json::array();
+    for (const auto& row : m.value) rows.push_back(numbers(row));
+    into["matrix"] = rows;
+  };
+  for (const auto& mode : p2p::modes()) {
+    Json j = {{"unit", "GB/s"}};
+    matrix(mode.probe, "GB/s", j);
+    if (mode.pattern == p2p::Pattern::all_pairs) {
+      for (const auto& o : select(obs, mode.probe, "GB/s"))
+        if (!std::isfinite(o.param("device"))) j["total"] = num(o.value);
+    } else if (!p2p::is_pair(mode)) {
+      const std::vector<double> v = p2p::per_device(obs, mode.probe, "GB/s");
+      if (!v.empty()) j["per_device"] = numbers(v);
+    }
+    if (j.size() > 1) out[mode.probe] = j;
+  }
+  Json lat = {{"unit", "ns"}};
+  matrix("latency", "ns", lat);
+  if (lat.size() > 1) out["latency"] = lat;
+  return out;
+}
+
+// The node: every GPU with its links (base/node.hpp, from the metadata), the PCIe paths, and
+// the p2p figures.
+Json node_json(const RunData& run) {
+  const node::Node n = node::from_metadata(run.meta);
+  Json gpus = Json::array();
+  for (const auto& g : n.gpus) {
+    Json to_gpus = Json::object();
+    for (const auto& [peer, links] : g.peer_links) to_gpus[std::to_string(peer)] = links;
+    gpus.push_back({{"ordinal", g.ordinal},
+                    {"name", g.name},
+                    {"pci_bus_id", g.bus},
+                    {"pcie",
+                     {{"generation", g.pcie_gen}, {"width", g.pcie_width}, {"max_generation", g.pcie_max_gen},
+                      {"max_width", g.pcie_max_width}, {"gbs", num(node::pcie_gbs(g) > 0 ? node::pcie_gbs(g) : NAN)}}},
+                    {"nvlink",
+                     {{"known", g.why.empty() && g.nvlink}, {"why_unknown", g.why}, {"active_links", g.links},
+                      {"version", g.version}, {"link_gbs", num(g.link_gbs > 0 ? g.link_gbs : NAN)},
+                      {"to_nvswitch", g.switch_links}, {"to_gpus", to_gpus}, {"to_other", g.other_links},
+                      {"gbs", num(node::gpu_nvlink_gbs(g) > 0 ? node::gpu_nvlink_gbs(g) : NAN)}}}});
+  }
+  Json paths = Json::array();
+  for (const auto& [ab, level] : n.paths) paths.push_back({{"gpus", {ab.first, ab.second}}, {"path", level}});
+  return {{"gpus", gpus}, {"pcie_paths", paths}, {"p2p", p2p_json(run)}};
+}
+
 }  // namespace
 
 std::string export_json(const RunData& run) {
@@ -84,6 +149,7 @@ std::string export_json(const RunData& run) {
   }
   root["families"] = families;
   root["energy"] = energy_json(run);
+  root["node"] = node_json(run);
   return json_text(root);
 }
 

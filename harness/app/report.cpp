@@ -411,6 +411,7 @@ int report_run(const ReportPaths& paths, const std::string& dir, const std::stri
                         "` was measured and inferred, in full (report.md shows a label).\n\n";
   std::string md = report_intro(run) + headline_markdown(run, families, doc);
   md += families_markdown(run, doc, methods);
+  md += node_markdown(run);
   md += power_markdown(run, families, diag);
   md += figures_section(fig, !paths.gnuplot.empty());
   md += sources_markdown(doc, ref, methods);

@@ -21,6 +21,11 @@ std::string power_markdown(const RunData& run, const CsvTable& families, Diagnos
 std::string trim_copy(const std::string& s);  // without leading and trailing spaces
 std::string md_escape(const std::string& s);  // a markdown table cell: '|' escaped, one line
 
+// report.md's Node section (report_node.cpp): the GPUs and their links from the run's node_*
+// metadata, the p2p figures against the links' physical rate; "" for a run of one GPU that
+// predates that metadata.
+std::string node_markdown(const RunData& run);
+
 // A temporary directory, unique to this process and call (mkdtemp), that removes itself on
 // every way out: return, exception, and a stop signal (the loops look at it and return).
 struct Staging {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "app/cli.hpp"
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/run_dir.hpp"
 #include "base/stats.hpp"
@@ -23,6 +24,14 @@ constexpr size_t kMinRuns = 2;
 // (low = high) still differs between runs in its last digits, and the tightest tolerance in
 // docs/parameters.md is 2 %.
 constexpr double kNegligibleSpread = 1e-3;
+
+// A parameter whose tolerance docs/parameters.md gives as "not compared ..." (suite_wall_time:
+// the run's own wall time) claims no precision about the GPU: its spread is listed, not flagged.
+bool compared(const std::string& name) {
+  const CatalogEntry* e = find_parameter(name);
+  double tol = 0;
+  return !e || tolerance_fraction(e->tolerance, &tol);
+}
 
 std::vector<SpreadRow> spread_of(const std::vector<std::vector<Parameter>>& runs) {
   struct Values {
@@ -50,7 +59,7 @@ std::vector<SpreadRow> spread_of(const std::vector<std::vector<Parameter>>& runs
       r.max = *std::max_element(v.values.begin(), v.values.end());
       r.relative_spread = r.median != 0 ? (r.max - r.min) / std::fabs(r.median) : 0;
       r.median_interval = v.widths.empty() ? 0 : median(v.widths);
-      r.exceeds = v.values.size() >= kMinRuns &&
+      r.exceeds = v.values.size() >= kMinRuns && compared(name) &&
                   r.max - r.min > std::max(r.median_interval, kNegligibleSpread * std::fabs(r.median));
     }
     out.push_back(r);

@@ -18,7 +18,8 @@ struct SpreadRow {
   double median = 0, min = 0, max = 0;
   double relative_spread = 0;  // (max - min) / |median|; 0 when the median is 0
   double median_interval = 0;  // median over the runs of high - low
-  bool exceeds = false;        // max - min > median_interval (and > 0.1 % of the median), two runs or more
+  bool exceeds = false;        // max - min > median_interval (and > 0.1 % of the median), two runs or
+                               // more, of a parameter docs/parameters.md compares (a tolerance)
 };
 
 // One row per parameter any run gave, in name order.

@@ -2,7 +2,9 @@
 // NVML, loaded at run time with dlopen so that the build never needs nvml.h and a machine
 // without it still runs the suite (it says so, and goes on).
 #include <string>
+#include <vector>
 
+#include "base/node.hpp"
 #include "base/operating_point.hpp"  // throttle_reason_text, OperatingSample
 
 namespace gpuprobe {
@@ -31,8 +33,20 @@ class Nvml {
   // nvidia-smi topo names it (PIX, PXB, PHB, NODE, SYS), or "unknown" with NVML absent.
   std::string link_to(const std::string& other_pci_bus_id) const;
 
-  // Power and energy (the operating point, base/operating_point.hpp): what this device
-  // answers of them now; t_s and family are left for the caller. NaN where it does not.
+  // ---- The node's links (p2p; base/node.hpp summarizes them) ----
+  // Why NVML cannot describe this GPU's links ("" when it can).
+  std::string why_not() const;
+  // Every NVLink link NVML knows of (nvmlDeviceGetNvLinkState answers), active or not: none on a
+  // GPU without NVLink. False where NVML cannot tell.
+  bool nvlinks(std::vector<node::LinkReading>* links) const;
+  // The PCIe link's current and maximum generation and width (0 where NVML does not say).
+  void pcie(node::Gpu* g) const;
+  // nvmlDeviceGetTopologyCommonAncestor to the GPU at `other_pci_bus_id`; -1 unknown.
+  int common_ancestor(const std::string& other_pci_bus_id) const;
+
+  // ---- Power and energy (the operating point, base/operating_point.hpp) ----
+  // What this device answers of them now (t_s and family are left for the caller); NaN where
+  // it does not.
   OperatingSample sample() const;
   // The total energy counter (mJ since the driver loaded, Volta and later); false where the
   // device or driver has none (`why` says so).

@@ -31,6 +31,7 @@
 #include "app/summary.hpp"
 #include "base/version.hpp"
 #include "gpu/device.hpp"
+#include "gpu/node_probe.hpp"
 #include "gpu/nvml.hpp"
 #include "gpu/power_sampler.hpp"
 #include "gpu/sass_check.hpp"
@@ -248,6 +249,7 @@ Metadata device_metadata(const DeviceInfo& d, const NvmlReading& nv) {
   } else {
     m.emplace_back("nvml", "unavailable: " + nv.why_unavailable);
   }
+  for (auto& kv : node::to_metadata(read_node())) m.push_back(std::move(kv));  // every GPU, its links
   return m;
 }
 
@@ -458,6 +460,9 @@ class Suite {
       progress_.done("skipped: " + why);
       add_family_row(
           {fam.name(), not_in_quick ? "not_in_quick" : "unsupported", "0", "", "0", why}, {});
+      // A family this GPU cannot run is in skipped.csv and the report too; one a quick run
+      // leaves out is in not_measured.csv.
+      if (!not_in_quick) skipped_.push_back({fam.name(), "all", why});
       return false;
     }
     const auto t0 = Clock::now();

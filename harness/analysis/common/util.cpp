@@ -42,6 +42,12 @@ Parameter ratio_of(const std::string& name, const Parameter& num, const Paramete
           std::min(num.confidence, den.confidence), method, evidence};
 }
 
+void widen_to_at_least(Parameter& p, double fraction) {
+  const double d = std::fabs(p.value) * fraction;
+  p.low = std::min(p.low, p.value - d);
+  p.high = std::max(p.high, p.value + d);
+}
+
 std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
                                      const std::string& unit) {
   std::vector<Observation> out;

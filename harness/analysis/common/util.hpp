@@ -43,6 +43,10 @@ Parameter measured(const std::string& name, const Observation& o, const std::str
 Parameter ratio_of(const std::string& name, const Parameter& num, const Parameter& den,
                    const std::string& method, const std::string& evidence);
 
+// Widens p's interval to at least value x (1 -+ fraction): an error the repetitions of one run
+// cannot show (a timing window's fixed cost), of a size repeated runs show (docs/repeatability.md).
+void widen_to_at_least(Parameter& p, double fraction);
+
 // The rows of `probe` in `unit` with a finite value.
 std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
                                      const std::string& unit);
