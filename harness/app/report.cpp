@@ -332,12 +332,25 @@ std::string families_markdown(const RunData& run, Documenting& doc, std::string&
   return md;
 }
 
+// The figures not drawn, one row per reason ("energy, energy_trace | no energy.csv in this run").
+std::vector<std::vector<std::string>> by_reason(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::vector<std::string>> out = {rows.front()};
+  for (size_t i = 1; i < rows.size(); ++i) {
+    auto same = std::find_if(out.begin() + 1, out.end(), [&](const auto& r) { return r[1] == rows[i][1]; });
+    if (same == out.end())
+      out.push_back(rows[i]);
+    else
+      (*same)[0] += ", " + rows[i][0];
+  }
+  return out;
+}
+
 std::string figures_section(const DrawnFigures& fig, bool have_gnuplot) {
   std::string md = "## Figures\n\n" + (fig.markdown.empty() ? std::string("None drawn.\n\n")
                                                               : "Each also as PNG and PDF beside its SVG in `" +
                                                                     fig.dir + "/`.\n\n" + fig.markdown);
   if (fig.not_drawn.size() > 1) {
-    md += "### Figures not drawn\n\n" + markdown_table(fig.not_drawn) + "\n";
+    md += "### Figures not drawn\n\n" + markdown_table(by_reason(fig.not_drawn)) + "\n";
     if (!have_gnuplot)
       md += "To draw them: install gnuplot (or set `GNUPLOT` to its path) and run "
             "`gpuprobe report RUN_DIR` again.\n\n";
