@@ -191,6 +191,11 @@ class BandwidthRun {
   void measure_store(const StreamStore& k);
   void measure_l1(const L1Read& k);
   void measure_bulk(bool write, uint32_t chunk, uint32_t stages);
+  void run_reads(size_t big);
+  void run_bulk_reads();
+  void run_slice_reads(size_t big);
+  void run_writes(size_t big);
+  void run_l1_reads();
 
   RunContext& ctx_;
   const DeviceInfo& dev_;
@@ -377,9 +382,7 @@ void BandwidthRun::measure_bulk(bool write, uint32_t chunk, uint32_t stages) {
 
 void BandwidthRun::run() {
   const DeviceInfo& d = dev_;
-  const bool quick = ctx_.quick();
-  const uint64_t l2 = static_cast<uint64_t>(d.l2_bytes);
-  if (l2 == 0) throw std::runtime_error("bandwidth: the device reports no L2 size");
+  if (d.l2_bytes == 0) throw std::runtime_error("bandwidth: the device reports no L2 size");
   const size_t big = dram_buffer_bytes(d);
   a_ = DeviceBuffer<uint8_t>(big);
   CUDA_CHECK(cudaMemset(a_.get(), 0x3c, a_.bytes()));
@@ -396,95 +399,108 @@ void BandwidthRun::run() {
                peak,
                1});
 
-  if (ctx_.enabled("read")) {
-    const StreamRead best = stream_read_of<16, 4, Load::cg>();
-    // DRAM: every width, then the ILP, cache-operator and streaming-hint variants at 16 B.
-    std::vector<StreamRead> dram = {stream_read_of<4, 4, Load::cg>(),
-                                    stream_read_of<8, 4, Load::cg>(), best};
-    if (!quick) {
-      for (const auto& k :
-           {stream_read_of<16, 1, Load::cg>(), stream_read_of<16, 2, Load::cg>(),
-            stream_read_of<16, 8, Load::cg>(), stream_read_of<16, 4, Load::cs>(),
-            stream_read_of<16, 4, Load::nc>(), stream_read_of<16, 4, Load::plain>(),
-            stream_read_of<16, 4, Load::na>(), stream_read_of<16, 4, Load::cg_256>(),
-            stream_read_of<16, 4, Load::nc_na_256>(), stream_read_of<16, 8, Load::nc_na_256>(),
-            stream_read_of<16, 4, Load::na_ef>()})
-        dram.push_back(k);
-    }
-    for (const auto& k : dram) measure_read(k, big, true);
-    // Footprint sweep, 16 B: three points per octave (one in quick mode) up to half the
-    // buffer; the whole buffer is the DRAM point above.
-    const double ratio = quick ? 2.0 : std::cbrt(2.0);
-    for (double f = 256.0 * 1024; f <= big / 2.0; f *= ratio)
-      measure_read(best, static_cast<uint64_t>(f) / 4096 * 4096, false);
-    // Inside one L2 partition and across both, with rounds small enough (4 and 8 B, or 16 B
-    // at ILP 1 and 2) that no two threads read the same data at once.
-    const std::vector<double> fracs = quick ? std::vector<double>{0.25, 0.75}
-                                            : std::vector<double>{0.125, 0.25, 0.375, 0.45, 0.75};
-    for (double frac : fracs) {
-      const auto f = static_cast<uint64_t>(frac * l2) / 4096 * 4096;
-      measure_read(stream_read_of<4, 4, Load::cg>(), f, false);
-      measure_read(stream_read_of<8, 4, Load::cg>(), f, false);
-      measure_read(stream_read_of<16, 1, Load::cg>(), f, false);
-      if (!quick) measure_read(stream_read_of<16, 2, Load::cg>(), f, false);
-    }
-  }
-
-  if (ctx_.enabled("read_bulk")) {
-    for (auto [chunk, stages] : quick ? std::vector<std::pair<uint32_t, uint32_t>>{{16384, 4}}
-                                      : std::vector<std::pair<uint32_t, uint32_t>>{
-                                            {4096, 8}, {16384, 4}, {32768, 3}, {32768, 6},
-                                            {65536, 3}})
-      measure_bulk(false, chunk, stages);
-  }
-
-  if (ctx_.enabled("read_slices")) {
-    measure_read(stream_read_of<16, 4, Load::cg, true>(), big, true);
-    if (!quick) {
-      measure_read(stream_read_of<16, 8, Load::cg, true>(), big, true);
-      measure_read(stream_read_of<16, 4, Load::nc_na_256, true>(), big, true);
-    }
-  }
-
-  const bool write = ctx_.enabled("write"), copy = ctx_.enabled("copy");
-  if (write || copy || ctx_.enabled("write_bulk")) {
-    b_ = DeviceBuffer<uint8_t>(big);
-    CUDA_CHECK(cudaMemset(b_.get(), 0, b_.bytes()));
-    if (write) {
-      std::vector<StreamStore> stores = {
-          stream_store_of<4, 4, Store::wb, false>(),  stream_store_of<8, 4, Store::wb, false>(),
-          stream_store_of<16, 4, Store::wb, false>(), stream_store_of<4, 4, Store::cs, false>(),
-          stream_store_of<8, 4, Store::cs, false>(),  stream_store_of<16, 4, Store::cs, false>()};
-      if (!quick) {
-        for (const auto& k : {stream_store_of<16, 8, Store::wb, false>(),
-                              stream_store_of<16, 8, Store::cs, false>(),
-                              stream_store_of<16, 4, Store::na, false>(),
-                              stream_store_of<16, 4, Store::ef, false>()})
-          stores.push_back(k);
-      }
-      for (const auto& k : stores) measure_store(k);
-    }
-    if (ctx_.enabled("write_bulk")) {
-      for (uint32_t chunk : quick ? std::vector<uint32_t>{16384} : std::vector<uint32_t>{4096, 16384, 65536})
-        measure_bulk(true, chunk, 1);
-    }
-    if (copy) {
-      for (const auto& k :
-           {stream_store_of<4, 4, Store::wb, true>(), stream_store_of<8, 4, Store::wb, true>(),
-            stream_store_of<16, 4, Store::wb, true>(), stream_store_of<16, 4, Store::cs, true>(),
-            stream_store_of<16, 4, Store::na, true>()})
-        measure_store(k);
-    }
-    b_ = DeviceBuffer<uint8_t>();
-  }
+  if (ctx_.enabled("read")) run_reads(big);
+  if (ctx_.enabled("read_bulk")) run_bulk_reads();
+  if (ctx_.enabled("read_slices")) run_slice_reads(big);
+  run_writes(big);
   a_ = DeviceBuffer<uint8_t>();  // before the L1 probe: nothing else may need the memory
+  if (ctx_.enabled("l1_read")) run_l1_reads();
+}
 
-  if (ctx_.enabled("l1_read")) {
-    measure_l1(l1_read_of<4, 4, Load::plain>());
-    measure_l1(l1_read_of<8, 4, Load::plain>());
-    measure_l1(l1_read_of<16, 4, Load::plain>());
-    if (!quick) measure_l1(l1_read_of<16, 4, Load::ca>());
+// DRAM at every width and variant, then the footprint sweep through the L2 partitions.
+void BandwidthRun::run_reads(size_t big) {
+  const bool quick = ctx_.quick();
+  const uint64_t l2 = static_cast<uint64_t>(dev_.l2_bytes);
+  const StreamRead best = stream_read_of<16, 4, Load::cg>();
+  // DRAM: every width, then the ILP, cache-operator and streaming-hint variants at 16 B.
+  std::vector<StreamRead> dram = {stream_read_of<4, 4, Load::cg>(),
+                                  stream_read_of<8, 4, Load::cg>(), best};
+  if (!quick) {
+    for (const auto& k :
+         {stream_read_of<16, 1, Load::cg>(), stream_read_of<16, 2, Load::cg>(),
+          stream_read_of<16, 8, Load::cg>(), stream_read_of<16, 4, Load::cs>(),
+          stream_read_of<16, 4, Load::nc>(), stream_read_of<16, 4, Load::plain>(),
+          stream_read_of<16, 4, Load::na>(), stream_read_of<16, 4, Load::cg_256>(),
+          stream_read_of<16, 4, Load::nc_na_256>(), stream_read_of<16, 8, Load::nc_na_256>(),
+          stream_read_of<16, 4, Load::na_ef>()})
+      dram.push_back(k);
   }
+  for (const auto& k : dram) measure_read(k, big, true);
+  // Footprint sweep, 16 B: three points per octave (one in quick mode) up to half the
+  // buffer; the whole buffer is the DRAM point above.
+  const double ratio = quick ? 2.0 : std::cbrt(2.0);
+  for (double f = 256.0 * 1024; f <= big / 2.0; f *= ratio)
+    measure_read(best, static_cast<uint64_t>(f) / 4096 * 4096, false);
+  // Inside one L2 partition and across both, with rounds small enough (4 and 8 B, or 16 B
+  // at ILP 1 and 2) that no two threads read the same data at once.
+  const std::vector<double> fracs =
+      quick ? std::vector<double>{0.25, 0.75} : std::vector<double>{0.125, 0.25, 0.375, 0.45, 0.75};
+  for (double frac : fracs) {
+    const auto f = static_cast<uint64_t>(frac * l2) / 4096 * 4096;
+    measure_read(stream_read_of<4, 4, Load::cg>(), f, false);
+    measure_read(stream_read_of<8, 4, Load::cg>(), f, false);
+    measure_read(stream_read_of<16, 1, Load::cg>(), f, false);
+    if (!quick) measure_read(stream_read_of<16, 2, Load::cg>(), f, false);
+  }
+}
+
+void BandwidthRun::run_bulk_reads() {
+  for (auto [chunk, stages] : ctx_.quick()
+                                  ? std::vector<std::pair<uint32_t, uint32_t>>{{16384, 4}}
+                                  : std::vector<std::pair<uint32_t, uint32_t>>{
+                                        {4096, 8}, {16384, 4}, {32768, 3}, {32768, 6}, {65536, 3}})
+    measure_bulk(false, chunk, stages);
+}
+
+void BandwidthRun::run_slice_reads(size_t big) {
+  measure_read(stream_read_of<16, 4, Load::cg, true>(), big, true);
+  if (!ctx_.quick()) {
+    measure_read(stream_read_of<16, 8, Load::cg, true>(), big, true);
+    measure_read(stream_read_of<16, 4, Load::nc_na_256, true>(), big, true);
+  }
+}
+
+// Stores, bulk stores and copies share the second DRAM buffer, held only while they run.
+void BandwidthRun::run_writes(size_t big) {
+  const bool quick = ctx_.quick();
+  const bool write = ctx_.enabled("write"), copy = ctx_.enabled("copy");
+  const bool write_bulk = ctx_.enabled("write_bulk");
+  if (!write && !copy && !write_bulk) return;
+  b_ = DeviceBuffer<uint8_t>(big);
+  CUDA_CHECK(cudaMemset(b_.get(), 0, b_.bytes()));
+  if (write) {
+    std::vector<StreamStore> stores = {
+        stream_store_of<4, 4, Store::wb, false>(),  stream_store_of<8, 4, Store::wb, false>(),
+        stream_store_of<16, 4, Store::wb, false>(), stream_store_of<4, 4, Store::cs, false>(),
+        stream_store_of<8, 4, Store::cs, false>(),  stream_store_of<16, 4, Store::cs, false>()};
+    if (!quick) {
+      for (const auto& k :
+           {stream_store_of<16, 8, Store::wb, false>(), stream_store_of<16, 8, Store::cs, false>(),
+            stream_store_of<16, 4, Store::na, false>(), stream_store_of<16, 4, Store::ef, false>()})
+        stores.push_back(k);
+    }
+    for (const auto& k : stores) measure_store(k);
+  }
+  if (write_bulk) {
+    for (uint32_t chunk :
+         quick ? std::vector<uint32_t>{16384} : std::vector<uint32_t>{4096, 16384, 65536})
+      measure_bulk(true, chunk, 1);
+  }
+  if (copy) {
+    for (const auto& k :
+         {stream_store_of<4, 4, Store::wb, true>(), stream_store_of<8, 4, Store::wb, true>(),
+          stream_store_of<16, 4, Store::wb, true>(), stream_store_of<16, 4, Store::cs, true>(),
+          stream_store_of<16, 4, Store::na, true>()})
+      measure_store(k);
+  }
+  b_ = DeviceBuffer<uint8_t>();
+}
+
+void BandwidthRun::run_l1_reads() {
+  measure_l1(l1_read_of<4, 4, Load::plain>());
+  measure_l1(l1_read_of<8, 4, Load::plain>());
+  measure_l1(l1_read_of<16, 4, Load::plain>());
+  if (!ctx_.quick()) measure_l1(l1_read_of<16, 4, Load::ca>());
 }
 
 class BandwidthFamily : public ProbeFamily {

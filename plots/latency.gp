@@ -4,12 +4,19 @@
 load 'plots/style.gp'
 
 probes = "ld_global ld_cg ld_nc shared constant"
-draw_order = "constant shared ld_nc ld_cg ld_global"
+# ld.global, ld.cg and ld.nc lie on one another past the L1, and ld.nc on ld.global below it:
+# ld.global is the line (small filled marks) that the levels are read from; ld.cg's open squares
+# sit on its dashed line; ld.nc, drawn last as large open circles without a line, one measured
+# point in nc_every, rings ld.global's marks where the two agree: neither hides the other.
+line_order = "constant shared ld_cg ld_global"
 probe_title(p) = p eq "ld_global" ? "ld.global" : p eq "ld_cg" ? "ld.cg" : p eq "ld_nc" ? "ld.nc" : p
-probe_dt(p) = p eq "ld_global" ? 1 : p eq "ld_cg" ? 2 : p eq "ld_nc" ? 4 : p eq "shared" ? 3 : 5
-# ld.global, ld.cg and ld.nc lie on one another past the L1 (and ld.nc on ld.global below it):
-# open marks for the two drawn over ld.global's filled ones keep all three visible.
-probe_pt(p) = p eq "ld_global" ? 7 : p eq "ld_cg" ? 4 : p eq "ld_nc" ? 8 : p eq "shared" ? 11 : 13
+probe_dt(p) = p eq "ld_global" ? 1 : p eq "ld_cg" ? 2 : p eq "shared" ? 3 : 5
+probe_pt(p) = p eq "ld_global" ? 7 : p eq "ld_cg" ? 4 : p eq "ld_nc" ? 6 : p eq "shared" ? 11 : 13
+probe_ps(p) = p eq "ld_global" ? 0.6 : p eq "ld_nc" ? 1.8 : 1
+nc_lw = 1.2
+nc_every = 2
+nc_n = 0
+nc_pick(x) = (nc_n = nc_n + 1, nc_n % nc_every == 0 ? x : NaN)
 sel(p) = is_probe(p) && is_unit("cycles")
 
 # Documented levels of the representative Kepler, Maxwell and Volta parts; a level that is not
@@ -92,34 +99,40 @@ do for [i=1:words(files)] {
 x_hi = 1.05 * 256 * 4**ceil(log(xmax / 256) / log(4) - 1e-9)
 
 # What the run inferred, in each GPU's colour: plateaus as "name value" at the level, knees as a
-# dotted line at the capacity over its interval (shaded).
-array lvl_name[4] = ["L1", "L2", "L2 far", "DRAM"]
-array lvl_q[4] = ["l1_hit_latency", "l2_near_hit_latency", "l2_far_hit_latency", "dram_latency"]
-array knee_name[3] = ["L1", "L2/2", "L2"]
-array knee_q[3] = ["l1_size", "l2_segment_size", "l2_size"]
+# dotted line at the capacity over its interval (shaded). Every level between L1 and DRAM that
+# the run names: a mid cache, the L2 (near and far), a last-level cache.
+array lvl_name[6] = ["L1", "mid", "L2", "L2 far", "LLC", "DRAM"]
+array lvl_q[6] = ["l1_hit_latency", "mid_cache_hit_latency", "l2_near_hit_latency", "l2_far_hit_latency", \
+                  "llc_hit_latency", "dram_latency"]
+array knee_name[5] = ["L1", "mid", "L2/2", "L2", "LLC"]
+array knee_q[5] = ["l1_size", "mid_cache_size", "l2_segment_size", "l2_size", "llc_size"]
 marks_cmd = ""
 knee_text(b) = b >= 1048576 ? sprintf("%.0f MiB", b / 1048576.) : sprintf("%.0f KiB", b / 1024.)
 knee_step = 0.17
+# known(v): the run gave the value (NaN where it did not)
+known(v) = v == v
 do for [i=1:words(files)] {
-  array knee_at[3]
-  do for [k=1:3] {
+  array knee_at[5]
+  do for [k=1:5] {
     call 'plots/mark_knee.gp' (i) (knee_q[k]) (knee_name[k])
     knee_at[k] = knee_value
   }
-  # A level's label sits inside its plateau: after the knee before it.
-  if (lvl_q[2] eq "l2_near_hit_latency") {
-    call 'plots/param_value.gp' param_file(i) "l2_near_hit_latency"
-    if (param_value != param_value) { lvl_q[2] = "l2_hit_latency" }
-  }
-  # The far L2's plateau is short: its label ends before the knee that starts it; DRAM's ends
-  # at the right edge, clear of the far L2's.
-  do for [k=1:4] {
-    x = k == 1 ? 512 : (k == 2 ? (knee_at[1] == knee_at[1] ? 2 * knee_at[1] : 1048576) : \
-        k == 3 ? (knee_at[2] == knee_at[2] ? 0.85 * knee_at[2] : 16777216) : x_hi / 1.1)
-    level_just = k >= 3 ? "right" : "left"
+  # an unsplit L2 is l2_hit_latency
+  call 'plots/param_value.gp' param_file(i) "l2_near_hit_latency"
+  lvl_q[3] = param_value == param_value ? "l2_near_hit_latency" : "l2_hit_latency"
+  # A level's label sits inside its plateau: after the knee before it (the L2's after the mid
+  # cache's where there is one). The far L2's plateau is short: its label ends before the knee
+  # that starts it; DRAM's ends at the right edge, clear of the far L2's.
+  inner_end = known(knee_at[2]) ? knee_at[2] : knee_at[1]
+  do for [k=1:6] {
+    x = k == 1 ? 512 : k == 2 ? 1.2 * knee_at[1] : \
+        k == 3 ? (known(inner_end) ? 2 * inner_end : 1048576) : \
+        k == 4 ? (known(knee_at[3]) ? 0.85 * knee_at[3] : 16777216) : \
+        k == 5 ? 1.5 * knee_at[4] : x_hi / 1.1
+    level_just = k == 4 || k == 6 ? "right" : "left"
     # L1's label stays above its level: the shared and constant curves lie just below it.
     level_side = k == 1 ? "above" : "around"
-    call 'plots/mark_level.gp' (i) (lvl_q[k]) (lvl_name[k]) (x) "%.0f"
+    if (known(x)) { call 'plots/mark_level.gp' (i) (lvl_q[k]) (lvl_name[k]) (x) "%.0f" }
   }
 }
 
@@ -153,10 +166,18 @@ do for [ext in "svg png pdf"] {
   # The key names each GPU by its colour and each load path by its dashes and marks (and, for
   # one GPU, its colour). ld.global, whose levels are marked, is drawn last with smaller points,
   # over the paths that lie on it, whose open points show around its own.
-  plot for [i=1:words(files)] for [p in draw_order] word(files, i) \
+  nc = word_index(probes, "ld_nc", 1)
+  plot for [i=1:words(files)] for [p in line_order] word(files, i) \
          using (sel(p) ? column("footprint_bytes") : NaN):"value" smooth unique \
-         with linespoints ls i lc rgb series_color(i, word_index(probes, p, 1)) dt probe_dt(p) pt probe_pt(p) ps (p eq "ld_global" ? 0.6 : 1) * pscale notitle, \
+         with linespoints ls i lc rgb series_color(i, word_index(probes, p, 1)) dt probe_dt(p) \
+         pt probe_pt(p) ps probe_ps(p) * pscale notitle, \
+       for [i=1:words(files)] word(files, i) using (sel("ld_nc") ? nc_pick(column("footprint_bytes")) : NaN):"value" \
+         with points ls i lc rgb series_color(i, nc) lw nc_lw pt probe_pt("ld_nc") ps probe_ps("ld_nc") * pscale notitle, \
        for [i=1:words(files)] NaN with lines ls i title word(labels, i), \
-       for [p in probes] NaN with linespoints lc rgb key_color(word_index(probes, p, 1)) dt probe_dt(p) pt probe_pt(p) \
-         ps pscale title probe_title(p)
+       for [p in "ld_global ld_cg"] NaN with linespoints lc rgb key_color(word_index(probes, p, 1)) \
+         dt probe_dt(p) pt probe_pt(p) ps pscale title probe_title(p), \
+       NaN with points lc rgb key_color(nc) lw nc_lw pt probe_pt("ld_nc") ps probe_ps("ld_nc") * pscale \
+         title probe_title("ld_nc"), \
+       for [p in "shared constant"] NaN with linespoints lc rgb key_color(word_index(probes, p, 1)) \
+         dt probe_dt(p) pt probe_pt(p) ps pscale title probe_title(p)
 }

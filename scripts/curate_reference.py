@@ -4,7 +4,7 @@
 Reads the raw collection (default ../shared/reference/documented_figures.csv, relative to
 the repository root) and writes results/reference/documented_figures.csv with the same
 columns plus `method` (after `unit`), where every documented quantity that corresponds to a canonical parameter of
-DESIGN.md section 3 carries the canonical name and the unit the suite reports (sizes in
+docs/parameters.md (docs/design.md, section 3) carries the canonical name and the unit the suite reports (sizes in
 bytes, latencies in cycles, bandwidth in GB/s or B/clk/SM, rates in results/clk/SM).
 Every other row is copied unchanged. No row is dropped; a few are duplicated where one
 documented figure covers several canonical parameters (see MAPPING). Each decision is

@@ -34,6 +34,12 @@ const std::string kCdna3Wp = "AMD CDNA 3 Architecture whitepaper (reference_addi
 const std::string kRdna2 = "AMD Radeon RX 6900 XT specifications / RDNA 2 ISA guide (reference_additions.csv)";
 const std::string kRdna3 = "AMD Radeon RX 7900 XTX specifications / RDNA 3 ISA guide (reference_additions.csv)";
 
+// Latency levels issue 25 read off public pointer-chase curves of other designs (not documented
+// figures): an Infinity Cache of 256 MB at about 456 cycles before DRAM at about 880 (CDNA 3), a
+// 128 KB mid cache at about 120 cycles before an L2 at about 220 (RDNA 2), and Blackwell's two
+// dies, the second die's L2 half at 660-690 cycles past a ~330-cycle L2, DRAM at about 860.
+const std::string kIssue25 = "the shape issue 25 reads off a public latency curve of the part";
+
 Figure doc(double v, const std::string& src) { return {v, src}; }
 Figure assumed(double v, const std::string& why) { return {v, "assumed: " + why}; }
 
@@ -111,10 +117,12 @@ Gpu gpu(const std::string& key, const std::string& name, const std::string& arch
   return g;
 }
 
-std::vector<Gpu> declare() {
-  std::vector<Gpu> v;
-  const std::string lat = "no cycle figure documented; a value of the generation's order";
-  const std::string walk = "walk cost not documented; a visible step of the order page walks take";
+// Figures no source gives, and why the value is plausible.
+const std::string kLat = "no cycle figure documented; a value of the generation's order";
+const std::string kWalk = "walk cost not documented; a visible step of the order page walks take";
+
+// Kepler to Volta: the figures Jia et al. document.
+void nvidia_to_volta(std::vector<Gpu>& v) {
   {
     Gpu g = gpu("kepler", "Tesla K80 (GK210)", "kepler", "3.7");
     tlb(g, jia_tlb3(), 12);
@@ -122,8 +130,9 @@ std::vector<Gpu> declare() {
                       doc(35, kJia18), 40),
                 level("l2", doc(1536 * KiB, kJia18), doc(200, kJia18), 14)};
     g.dram_latency = doc(331, kPpt + ", K40m figure taken for the GK210");
-    g.tlb = {{doc(128 * MiB, kJia18 + " (L2 TLB reach)"), assumed(120, walk)}};
+    g.tlb = {{doc(128 * MiB, kJia18 + " (L2 TLB reach)"), assumed(120, kWalk)}};
     g.l2_bytes_meta = 1536 * KiB;
+    g.shared_per_sm_meta = 112 * KiB;
     g.sm_clock_mhz = assumed(875, "K80 boost clock");
     g.dram_read_gbs = assumed(200, "near the documented copy figure 191 GB/s");
     g.dram_theoretical_gbs = assumed(240, "half of the K80 board's 480 GB/s");
@@ -137,8 +146,9 @@ std::vector<Gpu> declare() {
     g.levels = {level("l1", doc(24 * KiB, kJia18), doc(82, kJia18), 30),
                 level("l2", doc(2 * MiB, kJia18), doc(207, kJia18), 14)};
     g.dram_latency = doc(379, kPpt + ", GTX Titan X (GM200) figure taken for the GM204");
-    g.tlb = {{doc(128 * MiB, kJia18 + " (L2 TLB reach)"), assumed(120, walk)}};
+    g.tlb = {{doc(128 * MiB, kJia18 + " (L2 TLB reach)"), assumed(120, kWalk)}};
     g.l2_bytes_meta = 2 * MiB;
+    g.shared_per_sm_meta = 96 * KiB;
     g.sm_clock_mhz = assumed(1178, "M60 boost clock");
     g.dram_read_gbs = assumed(140, "near the documented copy figure 127 GB/s");
     g.dram_theoretical_gbs = assumed(160, "half of the M60 board's 320 GB/s");
@@ -151,9 +161,10 @@ std::vector<Gpu> declare() {
     tlb(g, jia_tlb(32 * MiB, 2 * MiB, 2 * GiB, 32 * MiB), 16);
     g.levels = {level("l1", doc(24 * KiB, kJia18), doc(82, kJia18), 30),
                 level("l2", doc(4 * MiB, kJia18), doc(234, kJia18), 20)};
-    g.dram_latency = assumed(430, lat);
-    g.tlb = {{doc(32 * MiB, kJia18 + " (L1 TLB reach)"), assumed(70, walk)}};
+    g.dram_latency = assumed(430, kLat);
+    g.tlb = {{doc(32 * MiB, kJia18 + " (L1 TLB reach)"), assumed(70, kWalk)}};
     g.l2_bytes_meta = 4 * MiB;
+    g.shared_per_sm_meta = 64 * KiB;
     g.sm_clock_mhz = assumed(1328, "P100 PCIe boost clock");
     g.dram_read_gbs = assumed(550, "near the documented copy figure 510 GB/s");
     g.dram_theoretical_gbs = doc(732, kV100Wp);
@@ -169,8 +180,9 @@ std::vector<Gpu> declare() {
                       doc(28, kJia18), 40),
                 level("l2", doc(6 * MiB, kJia18), doc(193, kJia18), 20)};
     g.dram_latency = doc(375, kJia18Dram);
-    g.tlb = {{doc(32 * MiB, kJia18 + " (L1 TLB reach)"), assumed(60, walk)}};
+    g.tlb = {{doc(32 * MiB, kJia18 + " (L1 TLB reach)"), assumed(60, kWalk)}};
     g.l2_bytes_meta = 6 * MiB;
+    g.shared_per_sm_meta = 96 * KiB;
     g.sm_clock_mhz = assumed(1380, "V100 PCIe boost clock");
     g.dram_read_gbs = assumed(800, "near the documented copy figure 750 GB/s");
     g.dram_theoretical_gbs = doc(900, kV100Wp);
@@ -178,14 +190,19 @@ std::vector<Gpu> declare() {
     banks(g, doc(32, kJia18), doc(4, kJia18));
     v.push_back(g);
   }
+}
+
+// Turing to Ada.
+void nvidia_turing_to_ada(std::vector<Gpu>& v) {
   {
     Gpu g = gpu("turing", "Tesla T4 (TU104)", "turing", "7.5");
     tlb(g, assumed_tlb("as the documented V100 (Jia et al. 2018)", 32 * MiB, 2 * MiB, 8 * GiB, 32 * MiB), 16);
     g.levels = {level("l1", doc(64 * KiB, kJia19 + ", upper end of 32-64 KiB"), doc(32, kJia19), 40),
                 level("l2", doc(4 * MiB, kJia19), doc(188, kJia19), 12)};
-    g.dram_latency = assumed(300, lat);
-    g.tlb = {{assumed(32 * MiB, "as the documented V100 L1 TLB reach"), assumed(60, walk)}};
+    g.dram_latency = assumed(300, kLat);
+    g.tlb = {{assumed(32 * MiB, "as the documented V100 L1 TLB reach"), assumed(60, kWalk)}};
     g.l2_bytes_meta = 4 * MiB;
+    g.shared_per_sm_meta = 64 * KiB;
     g.sm_clock_mhz = assumed(1590, "T4 boost clock");
     g.dram_read_gbs = assumed(240, "three quarters of the theoretical peak");
     g.dram_theoretical_gbs = assumed(320, "T4 datasheet 320 GB/s");
@@ -198,10 +215,12 @@ std::vector<Gpu> declare() {
     Gpu g = gpu("ga100", "A100 40GB (GA100)", "ampere", "8.0");
     tlb(g, assumed_tlb("as the documented V100 (Jia et al. 2018)", 32 * MiB, 2 * MiB, 8 * GiB, 32 * MiB), 40);
     g.levels = {level("l1", doc(192 * KiB, kA100Wp + ", 192 KB L1/shared, no shared carve-out"),
-                      assumed(34, lat), 40),
-                split_l2(doc(40 * MiB, kA100Wp), assumed(210, lat), assumed(390, lat + "; far partition"), 24)};
-    g.dram_latency = assumed(560, lat);
+                      assumed(34, kLat), 40),
+                split_l2(doc(40 * MiB, kA100Wp), assumed(210, kLat),
+                         assumed(390, kLat + "; far partition"), 24)};
+    g.dram_latency = assumed(560, kLat);
     g.l2_bytes_meta = 40 * MiB;
+    g.shared_per_sm_meta = 164 * KiB;
     g.sm_clock_mhz = assumed(1410, "A100 boost clock");
     g.dram_read_gbs = assumed(1400, "90 % of the theoretical peak");
     g.dram_theoretical_gbs = assumed(1555, "A100 40GB datasheet 1555 GB/s");
@@ -212,10 +231,12 @@ std::vector<Gpu> declare() {
   {
     Gpu g = gpu("ga102", "GeForce RTX 3090 (GA102)", "ampere", "8.6");
     tlb(g, assumed_tlb("as the documented V100 (Jia et al. 2018)", 32 * MiB, 2 * MiB, 8 * GiB, 32 * MiB), 24);
-    g.levels = {level("l1", doc(128 * KiB, kGa102Wp + ", 128 KB L1/shared per SM"), assumed(33, lat), 30),
-                level("l2", doc(6 * MiB, kGa102Wp), assumed(240, lat), 5)};
-    g.dram_latency = assumed(500, lat);
+    g.levels = {
+        level("l1", doc(128 * KiB, kGa102Wp + ", 128 KB L1/shared per SM"), assumed(33, kLat), 30),
+        level("l2", doc(6 * MiB, kGa102Wp), assumed(240, kLat), 5)};
+    g.dram_latency = assumed(500, kLat);
     g.l2_bytes_meta = 6 * MiB;
+    g.shared_per_sm_meta = 100 * KiB;
     g.sm_clock_mhz = assumed(1695, "RTX 3090 boost clock");
     g.dram_read_gbs = assumed(850, "90 % of the theoretical peak");
     g.dram_theoretical_gbs = assumed(936, "RTX 3090 specification 936 GB/s");
@@ -226,10 +247,12 @@ std::vector<Gpu> declare() {
   {
     Gpu g = gpu("ada", "GeForce RTX 4090 (AD102)", "ada", "8.9");
     tlb(g, assumed_tlb("as the documented V100 (Jia et al. 2018)", 32 * MiB, 2 * MiB, 8 * GiB, 32 * MiB), 24);
-    g.levels = {level("l1", doc(128 * KiB, kAdaWp + ", 128 KB L1/shared per SM"), assumed(30, lat), 30),
-                level("l2", doc(72 * MiB, kAdaWp), assumed(270, lat), 6)};
-    g.dram_latency = assumed(580, lat);
+    g.levels = {
+        level("l1", doc(128 * KiB, kAdaWp + ", 128 KB L1/shared per SM"), assumed(30, kLat), 30),
+        level("l2", doc(72 * MiB, kAdaWp), assumed(270, kLat), 6)};
+    g.dram_latency = assumed(580, kLat);
     g.l2_bytes_meta = 72 * MiB;
+    g.shared_per_sm_meta = 100 * KiB;
     g.sm_clock_mhz = assumed(2520, "RTX 4090 boost clock");
     g.dram_read_gbs = assumed(900, "90 % of the theoretical peak");
     g.dram_theoretical_gbs = assumed(1008, "RTX 4090 specification 1008 GB/s");
@@ -238,6 +261,10 @@ std::vector<Gpu> declare() {
     usual_banks(g);
     v.push_back(g);
   }
+}
+
+// Hopper and Blackwell: split L2s, the second a two-die part.
+void nvidia_hopper_on(std::vector<Gpu>& v) {
   {
     Gpu g = gpu("h100", "H100 SXM5 80GB HBM3", "hopper", "9.0");
     tlb(g, hopper_tlb(kH100Run + ", tlb.csv"), 80);
@@ -245,6 +272,7 @@ std::vector<Gpu> declare() {
                 split_l2(doc(50 * MiB, kH100Wp), doc(263, kH100Run), doc(500, kH100Run), 40)};
     g.dram_latency = doc(680, kH100Run);
     g.l2_bytes_meta = 50 * MiB;
+    g.shared_per_sm_meta = 228 * KiB;
     g.sm_clock_mhz = doc(1980, kH100Wp);
     g.dram_read_gbs = doc(3150, kH100Run);
     g.dram_theoretical_gbs = doc(3352, kH100Wp);
@@ -259,7 +287,7 @@ std::vector<Gpu> declare() {
                 split_l2(assumed(50 * MiB, "as the H100 SXM5"), assumed(265, "as the H100 SXM5"),
                          assumed(510, "as the H100 SXM5"), 30)};
     g.dram_latency = assumed(720, "HBM3 behind the same L2; a little above the H100 SXM5");
-    g.tlb = {{assumed(512 * MiB, "a TLB step past the sweep's fine range"), assumed(90, walk)}};
+    g.tlb = {{assumed(512 * MiB, "a TLB step past the sweep's fine range"), assumed(90, kWalk)}};
     g.l2_bytes_meta = 0;  // a converted curve without metadata
     g.sm_clock_mhz = assumed(1980, "as the H100 SXM5");
     g.dram_read_gbs = assumed(3700, "about 92 % of 4 TB/s");
@@ -272,11 +300,15 @@ std::vector<Gpu> declare() {
   {
     Gpu g = gpu("b200", "B200 (Blackwell)", "blackwell", "10.0");
     tlb(g, hopper_tlb("assumed: as the measured H100 SXM5"), 180);
-    g.levels = {level("l1", assumed(240 * KiB, "256 KB L1/shared per SM as Hopper"), assumed(33, lat), 60),
-                split_l2(assumed(126 * MiB, "L2 size reported for the B200"), assumed(300, lat),
-                         assumed(760, lat + "; a larger far penalty than Hopper's"), 30)};
-    g.dram_latency = assumed(950, lat);
+    // Two dies: the L2 half of the SM's own die, then the other die's half past it (the shape
+    // of Hopper's near and far partitions, with twice the far penalty), then DRAM.
+    g.levels = {
+        level("l1", assumed(240 * KiB, "256 KB L1/shared per SM as Hopper"), assumed(33, kLat), 60),
+        split_l2(assumed(126 * MiB, "L2 size reported for the B200"), assumed(330, kIssue25),
+                 assumed(675, kIssue25 + " (660-690: the second die's L2 half)"), 30)};
+    g.dram_latency = assumed(860, kIssue25);
     g.l2_bytes_meta = 126 * MiB;
+    g.shared_per_sm_meta = 228 * KiB;
     g.sm_clock_mhz = assumed(1965, "B200 boost clock");
     g.dram_read_gbs = assumed(7000, "about 88 % of 8 TB/s");
     g.dram_theoretical_gbs = assumed(8000, "B200 HBM3e 8 TB/s");
@@ -284,16 +316,22 @@ std::vector<Gpu> declare() {
     usual_banks(g);
     v.push_back(g);
   }
+}
+
+// AMD's designs, as converted public curves: one chase (no ld.cg), more levels.
+void amd(std::vector<Gpu>& v) {
   {
     Gpu g = gpu("cdna2", "Instinct MI250X, one GCD (CDNA 2)", "cdna2", "gfx90a");
     tlb(g, assumed_tlb("no AMD TLB reach documented; 2 MiB fragments, a few thousand L2 entries", 32 * MiB, 2 * MiB, 4 * GiB, 2 * MiB), 64);
-    g.levels = {level("l1", doc(16 * KiB, kCdna2Wp + ", 16 KB vector L1 per CU"), assumed(120, lat), 20),
-                level("l2", doc(8 * MiB, kCdna2Wp + ", 8 MB L2 per GCD"), assumed(310, lat), 10)};
-    g.dram_latency = assumed(720, lat);
+    g.levels = {
+        level("l1", doc(16 * KiB, kCdna2Wp + ", 16 KB vector L1 per CU"), assumed(120, kLat), 20),
+        level("l2", doc(8 * MiB, kCdna2Wp + ", 8 MB L2 per GCD"), assumed(310, kLat), 10)};
+    g.dram_latency = assumed(720, kLat);
     g.l2_bytes_meta = 8 * MiB;
     g.sm_clock_mhz = assumed(1700, "MI250X peak engine clock");
     g.dram_read_gbs = assumed(1300, "about 80 % of one GCD's 1.6 TB/s");
     g.dram_theoretical_gbs = assumed(1638, "half of MI250X's 3.2 TB/s");
+    g.cg_probe = false;
     g.l2_read_gbs = assumed(4000, "of the order CDNA 2 microbenchmarks show");
     g.round_bytes = false;
     usual_banks(g);
@@ -302,10 +340,16 @@ std::vector<Gpu> declare() {
   {
     Gpu g = gpu("cdna3", "Instinct MI300X (CDNA 3)", "cdna3", "gfx942");
     tlb(g, assumed_tlb("no AMD TLB reach documented; 2 MiB fragments, a few thousand L2 entries", 32 * MiB, 2 * MiB, 4 * GiB, 2 * MiB), 192);
-    g.levels = {level("l1", doc(32 * KiB, kCdna3Wp + ", 32 KB vector L1 per CU"), assumed(120, lat), 20),
-                level("l2", doc(4 * MiB, kCdna3Wp + ", 4 MB L2 per XCD"), assumed(240, lat), 12),
-                level("llc", doc(256 * MiB, kCdna3Wp + ", 256 MB Infinity Cache"), assumed(460, lat), 8)};
-    g.dram_latency = assumed(900, lat);
+    g.levels = {
+        level("l1", doc(32 * KiB, kCdna3Wp + ", 32 KB vector L1 per CU"), assumed(120, kLat), 20),
+        level("l2", doc(4 * MiB, kCdna3Wp + ", 4 MB L2 per XCD"), assumed(240, kLat), 12),
+        level("llc", doc(256 * MiB, kCdna3Wp + ", 256 MB Infinity Cache"), assumed(456, kIssue25),
+              8)};
+    g.dram_latency = assumed(880, kIssue25);
+    // a TLB reach inside the Infinity Cache (the L1 TLB's, above): the cache's plateau steps up
+    // before DRAM, a step of the kind that made the cache read as DRAM
+    g.tlb = {{assumed(32 * MiB, "the L1 TLB reach assumed above"), assumed(45, kWalk)}};
+    g.cg_probe = false;
     g.l2_bytes_meta = 4 * MiB;  // one die's share
     g.sm_clock_mhz = assumed(2100, "MI300X peak engine clock");
     g.dram_read_gbs = assumed(4300, "about 80 % of 5.3 TB/s");
@@ -318,15 +362,19 @@ std::vector<Gpu> declare() {
   {
     Gpu g = gpu("rdna2", "Radeon RX 6900 XT (RDNA 2)", "rdna2", "gfx1030");
     tlb(g, assumed_tlb("no AMD TLB reach documented; 2 MiB fragments, a few thousand L2 entries", 32 * MiB, 2 * MiB, 4 * GiB, 2 * MiB), 16);
-    g.levels = {level("l1", doc(16 * KiB, kRdna2 + ", 16 KB L0 vector cache per CU"), assumed(110, lat), 20),
-                level("mid_cache", doc(128 * KiB, kRdna2 + ", 128 KB L1 per shader array"), assumed(170, lat), 12),
-                level("l2", doc(4 * MiB, kRdna2), assumed(270, lat), 12),
-                level("llc", doc(128 * MiB, kRdna2 + ", 128 MB Infinity Cache"), assumed(400, lat), 8)};
-    g.dram_latency = assumed(720, lat);
+    g.levels = {
+        level("l1", doc(16 * KiB, kRdna2 + ", 16 KB L0 vector cache per CU"),
+              assumed(75, "a cache step below the mid cache"), 20),
+        level("mid_cache", doc(128 * KiB, kRdna2 + ", 128 KB L1 per shader array"),
+              assumed(120, kIssue25), 12),
+        level("l2", doc(4 * MiB, kRdna2), assumed(220, kIssue25), 12),
+        level("llc", doc(128 * MiB, kRdna2 + ", 128 MB Infinity Cache"), assumed(400, kLat), 8)};
+    g.dram_latency = assumed(720, kLat);
     g.l2_bytes_meta = 4 * MiB;
     g.sm_clock_mhz = assumed(2250, "RX 6900 XT boost clock");
     g.dram_read_gbs = assumed(460, "90 % of 512 GB/s");
     g.dram_theoretical_gbs = assumed(512, "RX 6900 XT specification 512 GB/s");
+    g.cg_probe = false;
     g.l2_read_gbs = assumed(2000, "of the order RDNA 2 microbenchmarks show");
     g.round_bytes = false;
     usual_banks(g);
@@ -335,21 +383,33 @@ std::vector<Gpu> declare() {
   {
     Gpu g = gpu("rdna3", "Radeon RX 7900 XTX (RDNA 3)", "rdna3", "gfx1100");
     tlb(g, assumed_tlb("no AMD TLB reach documented; 2 MiB fragments, a few thousand L2 entries", 32 * MiB, 2 * MiB, 4 * GiB, 2 * MiB), 24);
-    g.levels = {level("l1", doc(32 * KiB, kRdna3 + ", 32 KB L0 vector cache per CU"), assumed(100, lat), 20),
-                level("mid_cache", doc(256 * KiB, kRdna3 + ", 256 KB L1 per shader array"), assumed(160, lat), 12),
-                level("l2", doc(6 * MiB, kRdna3), assumed(260, lat), 12),
-                level("llc", doc(96 * MiB, kRdna3 + ", 96 MB Infinity Cache"), assumed(390, lat), 8)};
-    g.dram_latency = assumed(700, lat);
+    g.levels = {
+        level("l1", doc(32 * KiB, kRdna3 + ", 32 KB L0 vector cache per CU"), assumed(100, kLat),
+              20),
+        level("mid_cache", doc(256 * KiB, kRdna3 + ", 256 KB L1 per shader array"),
+              assumed(160, kLat), 12),
+        level("l2", doc(6 * MiB, kRdna3), assumed(260, kLat), 12),
+        level("llc", doc(96 * MiB, kRdna3 + ", 96 MB Infinity Cache"), assumed(390, kLat), 8)};
+    g.dram_latency = assumed(700, kLat);
     g.l2_bytes_meta = 6 * MiB;
     g.sm_clock_mhz = assumed(2500, "RX 7900 XTX boost clock");
     g.dram_read_gbs = assumed(860, "90 % of 960 GB/s");
     g.dram_theoretical_gbs = assumed(960, "RX 7900 XTX specification 960 GB/s");
+    g.cg_probe = false;
     g.l2_read_gbs = assumed(3000, "of the order RDNA 3 microbenchmarks show");
     g.round_bytes = false;
     g.cold_climb = true;
     usual_banks(g);
     v.push_back(g);
   }
+}
+
+std::vector<Gpu> declare() {
+  std::vector<Gpu> v;
+  nvidia_to_volta(v);
+  nvidia_turing_to_ada(v);
+  nvidia_hopper_on(v);
+  amd(v);
   for (auto& g : v) declare_family_figures(g);
   return v;
 }
@@ -422,10 +482,13 @@ Noise noise_for(const Gpu& g, unsigned seed) {
 
 namespace {
 
-// The run's metadata, as a converted curve would carry it (l2_bytes only where declared).
+// The run's metadata, as a converted curve would carry it (l2_bytes and shared_per_sm_bytes
+// only where declared).
 Metadata metadata(const Gpu& g, const std::string& family) {
   Metadata m = {{"gpu", g.name}, {"compute_capability", g.cc}};
   if (g.l2_bytes_meta > 0) m.push_back({"l2_bytes", format_printf("%.0f", g.l2_bytes_meta)});
+  if (g.shared_per_sm_meta > 0)
+    m.push_back({"shared_per_sm_bytes", format_printf("%.0f", g.shared_per_sm_meta)});
   m.push_back({"sm_clock_mhz", format_printf("%.1f", g.sm_clock_mhz.value)});
   m.push_back({"family", family});
   return m;
@@ -476,14 +539,46 @@ void shared_bank_rows(const Gpu& g, const Noise& n, std::mt19937_64& rng, Run& r
 
 }  // namespace
 
-Run generate(const Gpu& g, unsigned seed) {
-  const Noise n = noise_for(g, seed);
-  std::mt19937_64 rng(0xabcdefULL + seed * 104729ULL + std::hash<std::string>{}(g.key));
-  std::normal_distribution<double> gauss(0, 1);
-  std::uniform_real_distribution<double> u(0, 1);
-  Run run;
-  run.meta = metadata(g, "latency");
+namespace {
 
+// One seed's random stream: every row of a run draws from it in turn.
+struct Draws {
+  std::mt19937_64 rng;
+  std::normal_distribution<double> gauss{0, 1};
+  std::uniform_real_distribution<double> u{0, 1};
+  double normal() { return gauss(rng); }
+  double uniform() { return u(rng); }
+};
+
+// A curve's coarse footprints measured, then refined as the family refines (rounds of
+// refinement_points around the knees).
+template <typename Measure>
+std::vector<segmentation::CurvePoint> refined_curve(const std::vector<uint64_t>& coarse,
+                                                    uint64_t most, Measure measure) {
+  std::vector<segmentation::CurvePoint> curve;
+  for (uint64_t f : coarse) curve.push_back({double(f), measure(double(f))});
+  segmentation::RefineOptions ro;
+  ro.min_ratio = 1.0 + (kFineRatio - 1.0) / 16;
+  ro.max_points = kRefinePoints;
+  for (int r = 0; r < kRefineRounds; ++r) {
+    std::vector<uint64_t> next;
+    for (double x : segmentation::refinement_points(curve, ro)) {
+      const uint64_t f = latency::round_to_lines(x, kLine);
+      const bool seen =
+          std::any_of(curve.begin(), curve.end(),
+                      [&](const segmentation::CurvePoint& q) { return uint64_t(q.x) == f; });
+      if (!seen && f >= 1024 && f <= most && std::find(next.begin(), next.end(), f) == next.end())
+        next.push_back(f);
+    }
+    if (next.empty()) break;
+    for (uint64_t f : next) curve.push_back({double(f), measure(double(f))});
+  }
+  return curve;
+}
+
+// The latency family's chase curves (ld_global, and ld_cg where the run has it); returns the L2
+// size the sweep was made for.
+double latency_rows(const Gpu& g, const Noise& n, Draws& d, Run& run) {
   // The level whose hits a footprint mostly sees, for its wobble.
   auto factors = [&](double f, bool skip_l1) {
     std::vector<double> fac(g.levels.size(), 1.0);
@@ -495,53 +590,39 @@ Run generate(const Gpu& g, unsigned seed) {
     }
     return fac;
   };
-  auto measure = [&](double f, bool skip_l1) {
-    double y = chase_latency_with(g, f, skip_l1, factors(f, skip_l1));
-    y *= (1 + n.clock_offset) * (1 + n.jitter * gauss(rng));
-    if (u(rng) < n.outlier_rate) y *= 1.2 + 0.6 * u(rng);
-    return y;
-  };
-
   // The sweep the family makes (its free memory taken as ample).
   const double l2_seen = g.l2_bytes_meta > 0 ? g.l2_bytes_meta : g.levels.back().size.value;
   const auto range = latency::global_sweep(l2_seen, 64.0 * 1024 * MiB, kLine);
   const auto coarse = latency::coarse_footprints(1024, range.max_bytes, kLine, kFineRatio, range.tail_bytes);
   for (const std::string probe : {"ld_global", "ld_cg"}) {
     const bool skip_l1 = probe == "ld_cg";
-    std::vector<segmentation::CurvePoint> curve;
-    for (uint64_t f : coarse) curve.push_back({double(f), measure(double(f), skip_l1)});
-    segmentation::RefineOptions ro;
-    ro.min_ratio = 1.0 + (kFineRatio - 1.0) / 16;
-    ro.max_points = kRefinePoints;
-    for (int r = 0; r < kRefineRounds; ++r) {
-      std::vector<uint64_t> next;
-      for (double x : segmentation::refinement_points(curve, ro)) {
-        const uint64_t f = latency::round_to_lines(x, kLine);
-        const bool seen = std::any_of(curve.begin(), curve.end(),
-                                      [&](const segmentation::CurvePoint& q) { return uint64_t(q.x) == f; });
-        if (!seen && f >= 1024 && f <= std::max(range.max_bytes, range.tail_bytes) &&
-            std::find(next.begin(), next.end(), f) == next.end())
-          next.push_back(f);
-      }
-      if (next.empty()) break;
-      for (uint64_t f : next) curve.push_back({double(f), measure(double(f), skip_l1)});
-    }
-    for (const auto& q : curve)
+    if (skip_l1 && !g.cg_probe) continue;
+    auto measure = [&](double f) {
+      double y = chase_latency_with(g, f, skip_l1, factors(f, skip_l1));
+      y *= (1 + n.clock_offset) * (1 + n.jitter * d.normal());
+      if (d.uniform() < n.outlier_rate) y *= 1.2 + 0.6 * d.uniform();
+      return y;
+    };
+    for (const auto& q :
+         refined_curve(coarse, std::max(range.max_bytes, range.tail_bytes), measure))
       run.latency.push_back(make_row("latency", probe,
-                                {{"footprint_bytes", format_printf("%.0f", q.x)},
-                                 {"stride_bytes", std::to_string(kLine)}},
-                                q.y, "cycles", 2 * n.jitter));
+                                     {{"footprint_bytes", format_printf("%.0f", q.x)},
+                                      {"stride_bytes", std::to_string(kLine)}},
+                                     q.y, "cycles", 2 * n.jitter));
   }
+  return l2_seen;
+}
 
-  // Bandwidth: ld.global.cg reads from 0.005x to 32x the reported L2 (the whole L2 where none
-  // is reported), a few widths and ILPs each; the rate mixes each level's bandwidth by its hit
-  // fraction (DRAM and every cache between as one level past the L2). Below one round of the
-  // grid's reads the memory system merges requests and the rate is inflated.
+// Bandwidth: ld.global.cg reads from 0.005x to 32x the reported L2 (the whole L2 where none
+// is reported), a few widths and ILPs each; the rate mixes each level's bandwidth by its hit
+// fraction (DRAM and every cache between as one level past the L2). Below one round of the
+// grid's reads the memory system merges requests and the rate is inflated.
+void bandwidth_rows(const Gpu& g, const Noise& n, double l2_seen, Draws& d, Run& run) {
   const double l2 = g.l2_bytes_meta > 0 ? g.l2_bytes_meta : l2_seen;
   // one round of the grid's reads: about a third of the L2 (the H100: 17 MiB of 50)
   const double round = 0.34 * l2;
-  run.bandwidth.push_back(make_row("bandwidth", "dram_theoretical", {}, g.dram_theoretical_gbs.value,
-                              "GB/s", 0));
+  run.bandwidth.push_back(
+      make_row("bandwidth", "dram_theoretical", {}, g.dram_theoretical_gbs.value, "GB/s", 0));
   const Level* l2_level = nullptr;
   for (const auto& l : g.levels)
     if (l.name == "l2") l2_level = &l;
@@ -551,8 +632,8 @@ Run generate(const Gpu& g, unsigned seed) {
     const double inv = h / g.l2_read_gbs.value + (1 - h) / g.dram_read_gbs.value;
     for (const auto& [width, ilp, eff] : std::vector<std::tuple<int, int, double>>{
              {16, 4, 1.0}, {8, 4, 0.97}, {4, 4, 0.8}}) {
-      double bw = eff / inv * (1 + n.jitter * gauss(rng));
-      if (f < round) bw *= 1.1 + 1.2 * u(rng);
+      double bw = eff / inv * (1 + n.jitter * d.normal());
+      if (f < round) bw *= 1.1 + 1.2 * d.uniform();
       Params p = {{"width_bytes", std::to_string(width)},
                   {"ilp", std::to_string(ilp)},
                   {"op", "ld.global.cg"},
@@ -562,6 +643,17 @@ Run generate(const Gpu& g, unsigned seed) {
       run.bandwidth.push_back(make_row("bandwidth", "read", p, bw, "GB/s", n.jitter));
     }
   }
+}
+
+}  // namespace
+
+Run generate(const Gpu& g, unsigned seed) {
+  const Noise n = noise_for(g, seed);
+  Draws d{std::mt19937_64(0xabcdefULL + seed * 104729ULL + std::hash<std::string>{}(g.key))};
+  Run run;
+  run.meta = metadata(g, "latency");
+  const double l2_seen = latency_rows(g, n, d, run);
+  bandwidth_rows(g, n, l2_seen, d, run);
   // the banks' own generator, so that the rows above stay as they were
   std::mt19937_64 bank_rng(0xba4cULL + seed * 15485863ULL + std::hash<std::string>{}(g.key));
   shared_bank_rows(g, n, bank_rng, run);

@@ -77,6 +77,9 @@ struct Gpu {
   // What the run's metadata says: l2_bytes as the runtime reports it (0: absent, as in a
   // converted curve; one die's share on a multi-die part).
   double l2_bytes_meta = 0;
+  // ... and shared_per_sm_bytes, the largest shared memory per SM (0: absent, as in a converted
+  // curve): the CUDA C++ Programming Guide's figure for the compute capability.
+  double shared_per_sm_meta = 0;
   Figure sm_clock_mhz;
   Figure dram_read_gbs, dram_theoretical_gbs, l2_read_gbs;
   bool round_bytes = true;  // the bandwidth rows carry round_bytes
@@ -84,6 +87,9 @@ struct Gpu {
   // conflict-free wavefront (analysis/shared_banks.hpp's bank model).
   Figure shared_banks, shared_bank_width;
   bool cold_climb = false;  // the first level climbs slowly (cold misses over the chase)
+  // The run has ld.global.cg's curve, which skips the L1 (an NVIDIA run). Another vendor's curve,
+  // converted from a public chase, has one: ld_global's alone.
+  bool cg_probe = true;
   // The TLB family's levels, from the SM out (`tlb` above is only what the latency ladder's
   // chase adds), and the device memory its plain chase may sweep.
   std::vector<TlbLevel> tlb_levels;

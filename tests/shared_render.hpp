@@ -1,5 +1,5 @@
 #pragma once
-// The report of the newest committed full H100 run (figures, report.md, methods.md), rendered
+// The report of the committed full H100 run (kH100Run) (figures, report.md, methods.md), rendered
 // from a copy of its CSV files: 10-20 s of gnuplot, which several tests read. ctest runs every
 // test in a process of its own, so a suite-level setup would render it once per test; instead
 // the fixture test SharedRender.H100Report renders it once per ctest invocation into
@@ -27,9 +27,9 @@ inline std::string shared_render_root() {
 // "" (with `why`) when the report failed. A marker file says the rendering completed.
 inline std::string render_h100_copy(const std::filesystem::path& root, std::string* why) {
   namespace fs = std::filesystem;
-  const std::string run = newest_full_run("nvidia-h100-80gb-hbm3");
-  if (run.empty()) {
-    *why = "no full H100 run committed";
+  const std::string run = committed_run(kH100Run);
+  if (!fs::exists(fs::path(run) / "parameters.csv")) {
+    *why = "the committed run results/" + std::string(kH100Run) + " is missing";
     return "";
   }
   std::error_code ec;

@@ -19,6 +19,7 @@
 #include "base/observation.hpp"
 
 using namespace gpuprobe;
+using gpuprobe::bytes_in_flight::CurvePoint;
 using gpuprobe::bytes_in_flight::littles_law_bytes_per_sm;
 using gpuprobe::bytes_in_flight::saturation_point;
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/observation.hpp"
+#include "committed_runs.hpp"
 
 namespace fs = std::filesystem;
 
@@ -61,10 +62,10 @@ fs::path empty_dir(const std::string& name) {
   return p;
 }
 
-// A writable copy of the committed H100 repeat run (its CSV files only), as `name`.
+// A writable copy of the committed filtered H100 run (its CSV files only), as `name`.
 fs::path copy_run(const std::string& name) {
   fs::path dst = empty_dir(name);
-  for (const auto& e : fs::directory_iterator("results/nvidia-h100-80gb-hbm3/20261122T082400Z"))
+  for (const auto& e : fs::directory_iterator(gpuprobe::committed_run(gpuprobe::kH100FilteredRun)))
     if (e.path().extension() == ".csv") fs::copy_file(e.path(), dst / e.path().filename());
   return dst;
 }
@@ -85,6 +86,15 @@ TEST(Cli, HelpListsCommands) {
   EXPECT_EQ(r.code, 0);
   for (const char* c : {"run", "list", "info", "analyze", "report", "compare"})
     EXPECT_NE(r.out.find(c), std::string::npos) << c;
+}
+
+TEST(Cli, VersionIsOneLine) {
+  Result r = run("--version");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("gpuprobe ", 0), 0u) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_GT(r.out.size(), std::string("gpuprobe \n").size()) << "a version after the name";
+  EXPECT_EQ(r.err, "");
 }
 
 TEST(Cli, EveryCommandHasItsOwnHelp) {
@@ -384,7 +394,8 @@ TEST(Figures, AnInterruptedRunIsReportedAsIncomplete) {
       << md.substr(0, 600);
   fs::path out = fs::temp_directory_path() / "gpuprobe_cli_incomplete_compare";
   fs::remove_all(out);
-  run("compare " + dir.string() + " results/nvidia-h200/20261122T081642Z --out " + out.string());
+  run("compare " + dir.string() + " " + gpuprobe::committed_run(gpuprobe::kH200Run) + " --out " +
+      out.string());
   md = slurp(out / "compare.md");
   EXPECT_NE(md.find("(run_status=interrupted, SIGINT during tlb)"), std::string::npos) << md.substr(0, 800);
 }

@@ -50,13 +50,12 @@ class FigureMarks : public ::testing::Test {
   // One rendering for the whole suite: under ctest the fixture test's, run by hand its own
   // (tests/shared_render.hpp).
   static void SetUpTestSuite() {
-    if (resolve_paths().gnuplot.empty() || newest_full_run("nvidia-h100-80gb-hbm3").empty()) return;
+    if (resolve_paths().gnuplot.empty()) return;
     dir = shared_h100_render(&why);
     if (!dir.empty()) params = read_parameters((dir / "parameters.csv").string());
   }
   void SetUp() override {
     if (resolve_paths().gnuplot.empty()) GTEST_SKIP() << "gnuplot not on PATH";
-    if (newest_full_run("nvidia-h100-80gb-hbm3").empty()) GTEST_SKIP() << "no full H100 run committed";
     ASSERT_FALSE(dir.empty()) << "report of the committed H100 run failed: " << why;
   }
   // The value of a parameter the run must have.
@@ -87,7 +86,6 @@ class FigureMarks : public ::testing::Test {
 TEST(SharedRender, H100Report) {
   const std::string root = shared_render_root();
   if (root.empty()) GTEST_SKIP() << "not under ctest: each test binary renders its own copy";
-  if (newest_full_run("nvidia-h100-80gb-hbm3").empty()) GTEST_SKIP() << "no full H100 run committed";
   std::string why;
   EXPECT_FALSE(render_h100_copy(root, &why).empty()) << why;
 }

@@ -12,29 +12,13 @@
 #include "base/csv.hpp"
 #include "app/fleet.hpp"
 #include "base/run_dir.hpp"
+#include "committed_runs.hpp"
 
 namespace gpuprobe {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The committed H100 run with the most parameters.
-std::string committed_h100_run() {
-  std::string best;
-  size_t most = 0;
-  const fs::path root = fs::path(GPUPROBE_SOURCE_DIR) / "results" / "nvidia-h100-80gb-hbm3";
-  if (!fs::is_directory(root)) return best;
-  for (const auto& e : fs::directory_iterator(root)) {
-    const fs::path p = e.path() / "parameters.csv";
-    if (!fs::exists(p)) continue;
-    const size_t n = read_parameters(p.string()).size();
-    if (n > most) {
-      most = n;
-      best = e.path().string();
-    }
-  }
-  return best;
-}
 
 struct Fault {
   int member;
@@ -66,8 +50,7 @@ const std::vector<Fault> kFaults = {{2, "dram_read_bandwidth", 0.8},
                                     {6, "h2d_bandwidth_pinned", 0.5}};
 
 TEST(Fleet, FlagsTheSlowTheThrottledAndTheDegradedLinkOnly) {
-  const std::string run = committed_h100_run();
-  if (run.empty()) GTEST_SKIP() << "no committed H100 run";
+  const std::string run = committed_run(kH100Run);
   const auto members = fleet_from(load_fleet_member(run), 8, kFaults);
   const auto cells = fleet_deviations(members);
   std::set<std::pair<size_t, std::string>> flagged;
@@ -100,8 +83,7 @@ TEST(Fleet, IdenticalFleetFlagsNothingAndTinyDifferencesStayUnflagged) {
 }
 
 TEST(Fleet, CommandWritesCsvAndReport) {
-  const std::string run = committed_h100_run();
-  if (run.empty()) GTEST_SKIP() << "no committed H100 run";
+  const std::string run = committed_run(kH100Run);
   const fs::path dir = fs::temp_directory_path() / "gpuprobe_fleet_test";
   fs::remove_all(dir);
   std::vector<std::string> args;

@@ -3,8 +3,6 @@
 // the curve recorded on the H100.
 #include <gtest/gtest.h>
 
-#include "recorded.hpp"
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,8 +10,10 @@
 #include <random>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/common/util.hpp"
 #include "analysis/latency.hpp"
 #include "base/observation.hpp"
+#include "recorded.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::latency;
@@ -577,5 +577,146 @@ TEST(LatencyLadder, RecordedH100SessionsAgree) {
     if (pa.unit == "cycles") {
       EXPECT_NEAR(pa.value, b.at(name).value, 0.03 * pa.value) << name;
     }
+  }
+}
+
+// A file that repeats its rows (issue 23's 244k-row latency.csv was a run's rows many times
+// over) is the same curve: rows of one footprint are one point, and the ladder is the run's.
+TEST(LatencyLadder, RepeatedRowsAreOnePointEach) {
+  const std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_latency.csv";
+  REQUIRE_RECORDED(std::filesystem::exists(path)) << path;
+  Metadata meta;
+  const auto obs = read_observations(path, &meta);
+  std::vector<Observation> thrice;
+  for (int k = 0; k < 3; ++k) append(thrice, obs);
+  EXPECT_EQ(latency_curve(thrice, "ld_cg").size(), latency_curve(obs, "ld_cg").size());
+  const auto once = infer_latency(obs, meta), again = infer_latency(thrice, meta);
+  ASSERT_EQ(once.size(), again.size());
+  for (size_t i = 0; i < once.size(); ++i) {
+    EXPECT_EQ(once[i].name, again[i].name);
+    EXPECT_EQ(once[i].value, again[i].value) << once[i].name;
+    EXPECT_EQ(once[i].confidence, again[i].confidence) << once[i].name;
+  }
+}
+
+// Issue 25: the H100's l1_size interval reached 291.6 KiB, past the 256 KiB its unified
+// L1/shared array holds. No interval goes past shared memory per SM + 32 KiB (the run's
+// shared_per_sm_bytes), whatever the step's shape; a reading past it is cut and trusted less.
+TEST(LatencyLadder, L1IntervalStaysWithinTheUnifiedArray) {
+  const double most = 233472 + 32 * KiB;  // kH100Meta's shared memory per SM + 32 KiB
+  const std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_latency.csv";
+  REQUIRE_RECORDED(std::filesystem::exists(path)) << path;
+  Metadata meta;
+  auto recorded = by_name(infer_latency(read_observations(path, &meta), meta));
+  ASSERT_EQ(analysis::meta_number(meta, "shared_per_sm_bytes"), 233472);
+  EXPECT_LE(recorded["l1_size"].high, most);
+  EXPECT_GE(recorded["l1_size"].high, recorded["l1_size"].value);
+  EXPECT_NE(recorded["l1_size"].method.find("unified L1/shared array"), std::string::npos);
+  H100Like h;
+  h.global.levels[0].sharpness = 1.5;  // a gradual L1 whose step runs far past the array
+  auto p = by_name(infer_latency(h.observations(0.005, 5), kH100Meta));
+  EXPECT_LE(p["l1_size"].high, most);
+  EXPECT_LE(p["l1_size"].low, p["l1_size"].value);
+  EXPECT_LE(p["l1_size"].value, p["l1_size"].high);
+  // an L1 read past the bound (a model of 300 KiB) is cut to it, below confidence 0.5
+  Model big = h.global;
+  big.levels[0] = {33, 300 * KiB};
+  auto b =
+      by_name(infer_latency(to_observations("ld_global", sweep(big, KiB, 225 * MiB)), kH100Meta));
+  EXPECT_EQ(b["l1_size"].value, most);
+  EXPECT_LT(b["l1_size"].confidence, 0.5);
+  // without the attribute nothing is cut
+  auto free = by_name(infer_latency(to_observations("ld_global", sweep(big, KiB, 225 * MiB)),
+                                    {{"l2_bytes", "52428800"}}));
+  EXPECT_GT(free["l1_size"].value, most);
+}
+
+// --- other designs' ladders (issue 25) --------------------------------------------------------
+
+namespace {
+
+// The chase another vendor's GPU gives (a public curve converted: ld_global's alone), over the
+// family's own sweep (1 KiB to 1 GiB).
+std::vector<Observation> one_chase(const Model& m, unsigned seed) {
+  return to_observations("ld_global", sweep(m, KiB, 1024 * MiB, seed));
+}
+
+}  // namespace
+
+// CDNA 3 (MI300X): a 256 MB Infinity Cache at about 456 cycles before DRAM at about 880, with a
+// TLB reach inside it (+70 cycles past 32 MiB: a level of its own, the step 1.16x). The cache read
+// as DRAM before, the TLB step's level being too close to be a cache's: a level that a farther,
+// slower tier follows is never DRAM.
+TEST(LatencyLadder, LastLevelCacheBehindATlbStepIsNotDram) {
+  Model m{{{120, 32 * KiB, 20},
+           {240, 4 * MiB, 12},
+           {456, 32 * MiB, 30},
+           {526, 256 * MiB, 8},
+           {880, 0}}};
+  for (const Metadata& meta : {Metadata{{"l2_bytes", "4194304"}}, Metadata{}})
+    for (unsigned seed : {1u, 2u, 3u}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + (meta.empty() ? ", no metadata" : ""));
+      auto p = by_name(infer_latency(one_chase(m, seed), meta));
+      expect_near(p, "l1_hit_latency", 120, 0.03);
+      expect_near(p, "l2_hit_latency", 240, 0.03);
+      expect_near(p, "llc_hit_latency", 456, 0.03);
+      expect_near(p, "dram_latency", 880, 0.03);
+      EXPECT_EQ(p["cache_levels"].value, 3);
+      expect_near(p, "llc_size", 256 * MiB, 0.1);  // the step past the TLB's, not the TLB's
+    }
+}
+
+// RDNA 2: a 128 KB mid cache at about 120 cycles between a 16 KB L0 and a 4 MB L2 at about 220
+// (then a 128 MB Infinity Cache). Read as the L2 at 0.97 before: with the runtime's L2 size the
+// step nearest it is the L2's and the levels before it are L1-class; with no metadata at all
+// the names are a guess (below 0.5) and the method says why.
+TEST(LatencyLadder, MidCacheBeforeTheL2IsNamed) {
+  Model m{{{75, 16 * KiB, 20},
+           {120, 128 * KiB, 12},
+           {220, 4 * MiB, 12},
+           {400, 128 * MiB, 8},
+           {720, 0}}};
+  for (unsigned seed : {1u, 2u, 3u}) {
+    auto p = by_name(infer_latency(one_chase(m, seed), {{"l2_bytes", "4194304"}}));
+    expect_near(p, "l1_hit_latency", 75, 0.03);
+    expect_near(p, "mid_cache_hit_latency", 120, 0.03);
+    expect_near(p, "mid_cache_size", 128 * KiB, 0.1);
+    expect_near(p, "l2_hit_latency", 220, 0.03);
+    expect_near(p, "l2_size", 4 * MiB, 0.1);
+    expect_near(p, "llc_hit_latency", 400, 0.03);
+    expect_near(p, "dram_latency", 720, 0.03);
+    EXPECT_EQ(p["cache_levels"].value, 4);
+    EXPECT_GT(p["mid_cache_hit_latency"].confidence, 0.5);
+    auto guess = by_name(infer_latency(one_chase(m, seed), {}));
+    for (const char* name :
+         {"mid_cache_hit_latency", "l2_hit_latency", "llc_hit_latency", "cache_levels"}) {
+      ASSERT_EQ(guess.count(name), 1u) << name;
+      EXPECT_LT(guess[name].confidence, 0.5) << name;
+      EXPECT_NE(guess[name].method.find("named by their order and sizes alone"), std::string::npos)
+          << name;
+    }
+    expect_near(guess, "mid_cache_hit_latency", 120, 0.03);
+    expect_near(guess, "l2_hit_latency", 220, 0.03);
+  }
+}
+
+// Blackwell (B200): two dies, the second die's L2 half at 660-690 cycles past a ~330-cycle L2,
+// DRAM at about 860: near and far L2 as Hopper's partitions, and no last-level cache, though
+// DRAM is only 1.3x the far half.
+TEST(LatencyLadder, SecondDiesL2HalfIsTheFarL2) {
+  Model g{{{33, 240 * KiB}, {330, 63 * MiB, 30}, {675, 126 * MiB, 30}, {860, 0}}};
+  Model cg{{{330, 63 * MiB, 30}, {675, 126 * MiB, 30}, {860, 0}}};
+  const Metadata meta = {{"l2_bytes", "132120576"}, {"shared_per_sm_bytes", "233472"}};
+  for (unsigned seed : {1u, 2u, 3u}) {
+    std::vector<Observation> obs = one_chase(g, seed);
+    append(obs, to_observations("ld_cg", sweep(cg, KiB, 1024 * MiB, seed + 10)));
+    auto p = by_name(infer_latency(obs, meta));
+    expect_near(p, "l2_near_hit_latency", 330, 0.03);
+    expect_near(p, "l2_far_hit_latency", 675, 0.03);
+    expect_near(p, "l2_segment_size", 63 * MiB, 0.1);
+    expect_near(p, "l2_size", 126 * MiB, 0.1);
+    expect_near(p, "dram_latency", 860, 0.03);
+    EXPECT_EQ(p.count("llc_hit_latency"), 0u);
+    EXPECT_EQ(p["cache_levels"].value, 2);
   }
 }

@@ -20,6 +20,7 @@
 #include "analysis/analyzer.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
+#include "committed_runs.hpp"
 #include "model_bench.hpp"
 #include "model_gpu.hpp"
 
@@ -101,6 +102,18 @@ const std::vector<Known> kKnownFailures = {
     // at about 3 points a swing: the mean may be off by a fifth of the wobble's amplitude, and
     // with the clock's error (up to 1 %) by more than 3 % (GH200 seed 2: 6.6 %, -6.2 %)
     {"gh200", "l2_far_hit_latency", {2}, kFarShelf},
+    // The same on the B200's far half (675 cycles, wobbling 3-8 %): 696, 3.1 % high, at 0.40.
+    {"b200", "l2_far_hit_latency", {20}, kFarShelf},
+    // CDNA 3's Infinity Cache holds a TLB reach (456 cycles, 501 past 32 MiB, each wobbling up to
+    // 8 %): the wobble's band joins the two into one shelf, read between them (476, 4.4 % high)
+    // at 0.45. The truth is the hit before the reach.
+    {"cdna3", "llc_hit_latency", {20}, "LLC shelf read across the TLB reach inside it"},
+    // Past RDNA 2's 128 MiB Infinity Cache the sweep's sparse tail holds two points; the last one,
+    // at 1 GiB, is an outlier (x1.37): DRAM is read from it at 0.30.
+    {"rdna2",
+     "dram_latency",
+     {9},
+     "the sweep's last point, DRAM's only one past the step, an outlier"},
 };
 
 bool failed(const Answer& a) { return a.verdict != "right"; }
@@ -249,39 +262,36 @@ const std::map<std::pair<std::string, std::string>, std::string> kSizesReadAnew 
 // holds from the same evidence file comes out within 1 % of it, but for the sizes listed
 // above. (A committed l1_size from carveout.csv is that family's, now l1_size_no_miss.)
 TEST(ModelGpus, CommittedHopperRunsReanalyseWithinOnePercent) {
-  const std::string root = std::string(GPUPROBE_SOURCE_DIR) + "/results";
   int compared = 0;
   std::set<std::pair<std::string, std::string>> moved_as_listed;
-  for (const std::string gpu : {"nvidia-h100-80gb-hbm3", "nvidia-h200"}) {
-    if (!std::filesystem::exists(root + "/" + gpu)) continue;
-    for (const auto& dir : std::filesystem::directory_iterator(root + "/" + gpu)) {
-      const std::string d = dir.path().string();
-      const std::string run = gpu + "/" + dir.path().filename().string();
-      if (!std::filesystem::exists(d + "/parameters.csv")) continue;
-      std::map<std::string, Parameter> committed;
-      for (const auto& p : read_parameters(d + "/parameters.csv")) committed[p.name] = p;
-      for (const std::string family : {"latency", "bandwidth"}) {
-        if (!std::filesystem::exists(d + "/" + family + ".csv")) continue;
-        Metadata meta;
-        const auto obs = read_observations(d + "/" + family + ".csv", &meta);
-        for (const auto& p : analyze(family, obs, meta)) {
-          auto it = committed.find(p.name);
-          if (it == committed.end() || it->second.evidence != family + ".csv") continue;
-          ++compared;
-          const bool moved = std::fabs(p.value / it->second.value - 1) > 0.01;
-          const auto listed = kSizesReadAnew.find({run, p.name});
-          if (listed != kSizesReadAnew.end()) {
-            std::cout << "EXPECTED DEVIATION: " << run << " " << p.name << " " << it->second.value
-                      << " -> " << p.value << ": " << listed->second << "\n";
-            if (moved) moved_as_listed.insert(listed->first);
-            continue;
-          }
-          EXPECT_FALSE(moved) << run << " " << p.name << " " << it->second.value << " -> " << p.value;
+  for (const auto& r : kCommittedRuns) {
+    const std::string run = r.dir;
+    if (r.kind == RunKind::repeat) continue;
+    if (run.rfind("nvidia-h100-80gb-hbm3/", 0) != 0 && run.rfind("nvidia-h200/", 0) != 0) continue;
+    const std::string d = committed_run(run);
+    std::map<std::string, Parameter> committed;
+    for (const auto& p : read_parameters(d + "/parameters.csv")) committed[p.name] = p;
+    for (const std::string family : {"latency", "bandwidth"}) {
+      if (!std::filesystem::exists(d + "/" + family + ".csv")) continue;
+      Metadata meta;
+      const auto obs = read_observations(d + "/" + family + ".csv", &meta);
+      for (const auto& p : analyze(family, obs, meta)) {
+        auto it = committed.find(p.name);
+        if (it == committed.end() || it->second.evidence != family + ".csv") continue;
+        ++compared;
+        const bool moved = std::fabs(p.value / it->second.value - 1) > 0.01;
+        const auto listed = kSizesReadAnew.find({run, p.name});
+        if (listed != kSizesReadAnew.end()) {
+          std::cout << "EXPECTED DEVIATION: " << run << " " << p.name << " " << it->second.value
+                    << " -> " << p.value << ": " << listed->second << "\n";
+          if (moved) moved_as_listed.insert(listed->first);
+          continue;
         }
+        EXPECT_FALSE(moved) << run << " " << p.name << " " << it->second.value << " -> " << p.value;
       }
     }
   }
-  if (compared == 0) GTEST_SKIP() << "no committed Hopper run with parameters.csv";
+  EXPECT_GT(compared, 0) << "no committed Hopper run with parameters.csv";
   for (const auto& [key, why] : kSizesReadAnew)
     EXPECT_TRUE(moved_as_listed.count(key))
         << key.first << " " << key.second << " is listed as moving but agrees now: remove it";

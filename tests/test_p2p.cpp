@@ -47,9 +47,6 @@ struct Scratch {
 
 constexpr double kLink = 26.562, kLinks = 18;
 
-// A committed run, by its path under the source tree.
-std::string committed(const std::string& rel) { return std::string(GPUPROBE_SOURCE_DIR) + "/results/" + rel; }
-const char* const kH200TwoGpus = "nvidia-h200/20261125T225152Z";
 
 // ---------------------------------------------------------------- the node's description
 
@@ -90,7 +87,7 @@ TEST(NodeMeta, RoundTripsThroughTheMetadata) {
 
 TEST(NodeMeta, OldRunsHaveNone) {
   Metadata meta;
-  read_observations(committed(kH200TwoGpus) + "/p2p.csv", &meta);
+  read_observations(committed_run(kH200TwoGpuRun) + "/p2p.csv", &meta);
   ASSERT_FALSE(meta.empty());
   EXPECT_TRUE(node::from_metadata(meta).empty());
 }
@@ -436,7 +433,7 @@ TEST(NvbandwidthJson, OneGpuWaivesThePeerCasesAndSucceeds) {
 TEST(NvbandwidthJson, CommittedTwoGpuRunListsBothDevices) {
   Scratch tmp("gpuprobe-nvb2");
   const std::string out = (tmp.path / "nvb.json").string();
-  write_nvbandwidth_json(committed(kH200TwoGpus), out);
+  write_nvbandwidth_json(committed_run(kH200TwoGpuRun), out);
   const json root = json::parse(read_file(out));
   expect_nvbandwidth_layout(root, 2, false);
   EXPECT_EQ(root["nvbandwidth"]["GPU Device list"][0], "0: NVIDIA H200 (00000000:00:06): (unknown host)");
@@ -563,9 +560,9 @@ TEST(NodeReport, GpusLinksAndTheFiguresAgainstThem) {
   const fs::path one = tmp.path / "one";
   write_node_run(one, nvswitch_node(1), {}, {});
   EXPECT_NE(node_markdown(load(one)).find("One GPU: the p2p family has no peer to measure."), std::string::npos);
-  EXPECT_NE(node_markdown(load(committed(kH200TwoGpus))).find("predates the node_* metadata"),
+  EXPECT_NE(node_markdown(load(committed_run(kH200TwoGpuRun))).find("predates the node_* metadata"),
             std::string::npos);
-  EXPECT_EQ(node_markdown(load(newest_full_run("nvidia-h100-80gb-hbm3"))), "");  // one GPU, before node_*
+  EXPECT_EQ(node_markdown(load(committed_run(kH100Run))), "");  // one GPU, before node_*
 }
 
 TEST(NodeExport, JsonHoldsTheGpusLinksAndMatrices) {
@@ -586,7 +583,7 @@ TEST(NodeExport, JsonHoldsTheGpusLinksAndMatrices) {
   EXPECT_EQ(node["p2p"]["all_pairs_write_ce"]["total"], 1760);
   EXPECT_EQ(node["p2p"]["latency"]["unit"], "ns");
   // A run of one GPU before node_*: an empty node, the key still there.
-  const json old = json::parse(export_json(load(newest_full_run("nvidia-h100-80gb-hbm3"))));
+  const json old = json::parse(export_json(load(committed_run(kH100Run))));
   EXPECT_TRUE(old.at("node").at("gpus").empty());
 }
 

@@ -89,9 +89,9 @@ TEST(Pipes, ThroughputAndLatencyPerOp) {
 }
 
 TEST(Pipes, NoisyOrClockShiftedRunsAreLessCertain) {
-  auto clean = analyze_pipes(pipes_rows("fp32_add", 128, 128, 4), {});
-  auto noisy = analyze_pipes(pipes_rows("fp32_add", 128, 128, 4, 0.08), {});
-  auto shifted = analyze_pipes(pipes_rows("fp32_add", 128, 100, 4), {});
+  auto clean = pipes::analyze_pipes(pipes_rows("fp32_add", 128, 128, 4), {});
+  auto noisy = pipes::analyze_pipes(pipes_rows("fp32_add", 128, 128, 4, 0.08), {});
+  auto shifted = pipes::analyze_pipes(pipes_rows("fp32_add", 128, 100, 4), {});
   double c = find(clean, "fp32_add_throughput_per_sm")->confidence;
   EXPECT_LT(find(noisy, "fp32_add_throughput_per_sm")->confidence, c);
   EXPECT_LT(find(shifted, "fp32_add_throughput_per_sm")->confidence, c);
@@ -101,7 +101,8 @@ TEST(Pipes, NoisyOrClockShiftedRunsAreLessCertain) {
 
 TEST(Pipes, ClockChangeDuringTheProbeIsReportedNotPenalised) {
   // As the tensor probes on the H100: events 8 % below cycles, the clock near 1820 MHz.
-  auto ps = analyze_pipes(pipes_rows("tensor_mma_f16", 1364, 1254, 24), {{"family_sm_clock_mhz", "1980.0"}});
+  auto ps = pipes::analyze_pipes(pipes_rows("tensor_mma_f16", 1364, 1254, 24),
+                                 {{"family_sm_clock_mhz", "1980.0"}});
   const Parameter* t = find(ps, "tensor_mma_f16_throughput_per_sm");
   ASSERT_NE(t, nullptr);
   EXPECT_GT(t->confidence, 0.95);
@@ -111,12 +112,12 @@ TEST(Pipes, ClockChangeDuringTheProbeIsReportedNotPenalised) {
 
 TEST(Pipes, MissingRowsLeaveParametersOut) {
   std::vector<Observation> only_latency = {row("pipes", "shuffle", {{"mode", "latency"}}, 23, "cycles")};
-  auto ps = analyze_pipes(only_latency, {});
+  auto ps = pipes::analyze_pipes(only_latency, {});
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_EQ(ps[0].name, "shuffle_latency");
-  EXPECT_TRUE(analyze_pipes({}, {}).empty());
+  EXPECT_TRUE(pipes::analyze_pipes({}, {}).empty());
   // A probe the table does not know still gets its parameters, named after it.
-  auto odd = analyze_pipes(pipes_rows("popc", 16, 16, 10), {});
+  auto odd = pipes::analyze_pipes(pipes_rows("popc", 16, 16, 10), {});
   EXPECT_NE(find(odd, "popc_throughput_per_sm"), nullptr);
 }
 
@@ -165,7 +166,8 @@ TEST(Pipes, WgmmaRatesAndLatencyAreMultiplyAddsAndCycles) {
   EXPECT_NE(l->method.find("wait_group 0"), std::string::npos) << l->method;
   EXPECT_NE(l->method.find("one warpgroup"), std::string::npos) << l->method;
   // mma.sync on sm_90 points at the wgmma probes.
-  auto mma = analyze_pipes(pipes_rows("tensor_mma_f16", 1364, 1254, 24), {{"compute_capability", "9.0"}});
+  auto mma = pipes::analyze_pipes(pipes_rows("tensor_mma_f16", 1364, 1254, 24),
+                                  {{"compute_capability", "9.0"}});
   EXPECT_NE(find(mma, "tensor_mma_f16_throughput_per_sm")->method.find("tensor_wgmma_*"), std::string::npos);
 }
 
@@ -173,7 +175,7 @@ TEST(Pipes, WgmmaOnlyThroughputWhenLatencyIsMissing) {
   // An invalid latency kernel leaves its row out: the throughput still stands, alone.
   auto obs = pipes_rows("tensor_wgmma_int8", 4000, 3900, 150);
   obs.erase(obs.begin() + 2, obs.end());
-  auto ps = analyze_pipes(obs, {});
+  auto ps = pipes::analyze_pipes(obs, {});
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_EQ(ps[0].name, "tensor_wgmma_int8_throughput_per_sm");
   EXPECT_NE(ps[0].method.find("IGMMA"), std::string::npos);
@@ -321,7 +323,7 @@ TEST(DualIssue, ParametersAndVerdictsFromObservations) {
 TEST(DualIssue, IncompletePairsAreLeftOut) {
   auto obs = dual_rows("fp32_sfu", 4, 0.5, 8, 1, 4.4);
   obs.pop_back();
-  EXPECT_TRUE(analyze_dual_issue(obs, {}).empty());
+  EXPECT_TRUE(dual_issue::analyze_dual_issue(obs, {}).empty());
 }
 
 TEST(DualIssue, EveryPairAndMixHasAnExpectation) {

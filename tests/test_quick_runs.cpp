@@ -1,7 +1,8 @@
 // Quick is a faithful subset: every parameter a --quick run writes, whatever its confidence, lies
 // within the interval of the full run of the same head on the same machine, widened by the
 // parameter's tolerance (docs/parameters.md, the one table: tolerance_of below), and none of
-// those a quick run leaves out (not_measured.csv). The pairs held are named in kPairs.
+// those a quick run leaves out (not_measured.csv). The pairs held are named in
+// tests/committed_runs.hpp (kQuickFullPairs).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "base/catalog.hpp"
 #include "base/observation.hpp"
 #include "app/run_analysis.hpp"
+#include "committed_runs.hpp"
 
 namespace fs = std::filesystem;
 
@@ -66,18 +68,6 @@ RunInfo run_info(const fs::path& dir) {
   return r;
 }
 
-// The committed quick/full pairs held to each other: a quick and a full run of one head, made
-// one after the other on one machine, for each GPU (results/<gpu-slug>/<run-id>). Point the
-// test at new pairs here.
-struct RunPair {
-  const char* quick;
-  const char* full;
-};
-const RunPair kPairs[] = {
-    {"nvidia-h100-80gb-hbm3/20261126T014039Z", "nvidia-h100-80gb-hbm3/20261126T013959Z"},
-    {"nvidia-h200/20261125T225234Z", "nvidia-h200/20261125T225152Z"},
-};
-
 // Values of those pairs that their head's quick sweep got wrong and a later head fixes: the
 // quick run, the parameter, the fix. A pair of the fixed head drops its entries; an entry whose
 // value agrees fails, so that the list stays exact.
@@ -94,15 +84,13 @@ const FixedSince kFixedSince[] = {
      "the same coarse grid: 32 against 20"},
 };
 
-fs::path results_dir() { return fs::path(GPUPROBE_SOURCE_DIR) / "results"; }
-
 TEST(QuickRuns, EachPairIsAQuickAndAFullRunOfOneHeadAndGpu) {
-  ASSERT_GE(std::size(kPairs), 2u) << "a pair for the H100 and one for the H200";
-  for (const auto& pair : kPairs) {
+  ASSERT_GE(std::size(kQuickFullPairs), 2u) << "a pair for the H100 and one for the H200";
+  for (const auto& pair : kQuickFullPairs) {
     SCOPED_TRACE(std::string(pair.quick) + " against " + pair.full);
-    ASSERT_TRUE(fs::exists(results_dir() / pair.quick / "parameters.csv"));
-    ASSERT_TRUE(fs::exists(results_dir() / pair.full / "parameters.csv"));
-    const RunInfo q = run_info(results_dir() / pair.quick), f = run_info(results_dir() / pair.full);
+    const fs::path quick = committed_run(pair.quick), full = committed_run(pair.full);
+    ASSERT_TRUE(fs::exists(quick / "parameters.csv") && fs::exists(full / "parameters.csv"));
+    const RunInfo q = run_info(quick), f = run_info(full);
     EXPECT_TRUE(q.quick);
     EXPECT_FALSE(f.quick);
     EXPECT_FALSE(q.filtered || f.filtered) << "a filtered run measures only part of the suite";
@@ -126,11 +114,11 @@ const FixedSince* fixed_since(const std::string& quick, const std::string& name)
 
 // Both runs as this gpuprobe analyses their committed observations (what each wrote itself is
 // held to that by tests/test_reanalysis.cpp): a quick run's subset is today's catalog's.
-void expect_quick_agrees(const RunPair& pair) {
+void expect_quick_agrees(const QuickFullPair& pair) {
   SCOPED_TRACE(std::string(pair.quick) + " against " + pair.full);
   std::map<std::string, Parameter> full;
-  for (const auto& p : analyze_run_dir((results_dir() / pair.full).string()).params) full[p.name] = p;
-  for (const auto& p : analyze_run_dir((results_dir() / pair.quick).string()).params) {
+  for (const auto& p : analyze_run_dir(committed_run(pair.full)).params) full[p.name] = p;
+  for (const auto& p : analyze_run_dir(committed_run(pair.quick)).params) {
     EXPECT_FALSE(catalog().not_in_quick.count(p.name)) << p.name << " is listed as not measured by a quick run";
     double tol = 0;
     if (!tolerance_of(p.name, &tol)) continue;
@@ -148,7 +136,7 @@ void expect_quick_agrees(const RunPair& pair) {
 }
 
 TEST(QuickRuns, CommittedQuickRunsAgreeWithTheFullRun) {
-  for (const auto& pair : kPairs) expect_quick_agrees(pair);
+  for (const auto& pair : kQuickFullPairs) expect_quick_agrees(pair);
 }
 
 TEST(QuickRuns, EveryToleranceIsReadable) {

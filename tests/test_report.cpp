@@ -138,18 +138,10 @@ TEST_F(ReportTest, CompareWritesTableAndEveryFigure) {
 // side by side instead of one after another in one long test.
 constexpr int kCommittedShards = 4;
 
-// results/<gpu>/<run-id>/ with parameters.csv, sorted.
+// The committed runs of tests/committed_runs.hpp's table (a missing one fails the test).
 std::vector<fs::path> committed_runs() {
-  fs::path results = fs::path(GPUPROBE_SOURCE_DIR) / "results";
   std::vector<fs::path> runs;
-  if (fs::is_directory(results))
-    for (const auto& gpu : fs::directory_iterator(results)) {
-      if (!gpu.is_directory() || gpu.path().filename() == "reference" || gpu.path().filename() == "compare")
-        continue;
-      for (const auto& run : fs::directory_iterator(gpu.path()))
-        if (fs::exists(run.path() / "parameters.csv")) runs.push_back(run.path());
-    }
-  std::sort(runs.begin(), runs.end());
+  for (const auto& dir : committed_run_dirs()) runs.emplace_back(dir);
   return runs;
 }
 
@@ -178,15 +170,14 @@ fs::path copy_of(const fs::path& run, const fs::path& tmp) {
 class CommittedRunReports : public ::testing::TestWithParam<int> {};
 
 TEST_P(CommittedRunReports, RenderEveryFigure) {
-  const std::vector<fs::path> runs = committed_runs();
-  if (runs.empty()) GTEST_SKIP() << "no run committed under results/ yet";
   if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  const std::vector<fs::path> runs = committed_runs();
   Scratch tmp("gpuprobe-committed");
   ASSERT_FALSE(tmp.path.empty());
   Diagnostics quiet;
   const std::vector<FigureScript> scripts = figure_scripts((fs::path(GPUPROBE_SOURCE_DIR) / "plots").string(), quiet);
-  // The newest full H100 run is rendered once for several tests (tests/shared_render.hpp).
-  const fs::path shared = newest_full_run("nvidia-h100-80gb-hbm3");
+  // The H100 run is rendered once for several tests (tests/shared_render.hpp).
+  const fs::path shared = committed_run(kH100Run);
   for (size_t i = static_cast<size_t>(GetParam()); i < runs.size(); i += kCommittedShards) {
     std::string why;
     const fs::path copy = runs[i] == shared ? fs::path(shared_h100_render(&why)) : copy_of(runs[i], tmp.path);
@@ -200,9 +191,8 @@ TEST_P(CommittedRunReports, RenderEveryFigure) {
 INSTANTIATE_TEST_SUITE_P(CommittedRuns, CommittedRunReports, ::testing::Range(0, kCommittedShards));
 
 TEST(CommittedRuns, CompareRendersEveryFigure) {
-  const std::vector<fs::path> runs = committed_runs();
-  if (runs.size() < 2) GTEST_SKIP() << "fewer than two runs committed under results/";
   if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
+  const std::vector<fs::path> runs = committed_runs();
   Scratch tmp("gpuprobe-committed-compare");
   ASSERT_FALSE(tmp.path.empty());
   Diagnostics quiet;

@@ -24,8 +24,7 @@ class ExportH100 : public ::testing::Test {
   RunData run;
   std::map<std::string, const Parameter*> by_name;
   void SetUp() override {
-    fs::path dir = newest_full_run("nvidia-h100-80gb-hbm3");
-    if (dir.empty()) GTEST_SKIP() << "no full H100 run committed";
+    const fs::path dir = committed_run(kH100Run);
     Diagnostics quiet;
     quiet.prefix = "test";
     run = load_run(dir.string(), known_families({}), quiet);

@@ -85,7 +85,6 @@ bool has_absolute_path(const std::string& text, std::string* found) {
 
 // Reads the report rendered once for several tests (tests/shared_render.hpp).
 TEST(ReportLayout, CommittedH100RunReadsAsASummary) {
-  if (newest_full_run("nvidia-h100-80gb-hbm3").empty()) GTEST_SKIP() << "no full H100 run committed";
   std::string why;
   const fs::path copy = shared_h100_render(&why);
   ASSERT_FALSE(copy.empty()) << why;
@@ -114,8 +113,7 @@ TEST(ReportLayout, CommittedH100RunReadsAsASummary) {
 }
 
 TEST(ReportLayout, MethodLabelsAreShort) {
-  std::string run = newest_full_run("nvidia-h100-80gb-hbm3");
-  if (run.empty()) GTEST_SKIP() << "no full H100 run committed";
+  const std::string run = committed_run(kH100Run);
   Diagnostics quiet;
   quiet.prefix = "test";
   for (const auto& p : load_run(run, known_families({}), quiet).params) {
@@ -247,6 +245,12 @@ TEST(ReportLayout, CommittedFilteredRunsSayWhatWasNotInTheRun) {
     EXPECT_NE(md.find("| L1 hit latency | not in this run |"), std::string::npos);
     EXPECT_NE(md.find("| SM clock (measured) (`sm_clock_measured`) | "), std::string::npos);
     EXPECT_EQ(md.find("| not measured |"), std::string::npos) << md.substr(0, md.find("## Parameters by family"));
+    // The families the filter left out, in one warning line.
+    const std::string missing = "families missing from this run (--filter ";
+    const size_t at = md.find(missing);
+    EXPECT_NE(at, std::string::npos);
+    EXPECT_EQ(md.find("missing from this run", at + missing.size()), std::string::npos)
+        << "one line, not one per family";
   }
   EXPECT_GE(filtered, 1) << "no committed run filtered to families without latency";
 }
@@ -259,8 +263,7 @@ bool have_gnuplot() {
 // 504 pt, figures of panels side by side), with their fonts embedded.
 TEST(ReportLayout, PaperStyleDrawsColumnWidthPdfsWithEmbeddedFonts) {
   if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not on PATH";
-  fs::path run = newest_full_run("nvidia-h100-80gb-hbm3");
-  if (run.empty()) GTEST_SKIP() << "no full H100 run committed";
+  const fs::path run = committed_run(kH100Run);
   TempDir tmp;
   fs::path copy = tmp.path / "run";
   fs::create_directories(copy);

@@ -28,10 +28,10 @@ class PaperTable : public ::testing::Test {
     fs::path src = GPUPROBE_SOURCE_DIR;
     Diagnostics quiet;
     quiet.prefix = "test";
-    for (const char* gpu : {"nvidia-h100-80gb-hbm3", "nvidia-h200"}) {
-      std::string r = newest_full_run(gpu);
-      if (r.empty()) GTEST_SKIP() << "no full " << gpu << " run committed";
-      runs.push_back(load_run(r, known_families({}), quiet));
+    for (const char* run : {kH100Run, kH200Run}) {
+      const std::string dir = committed_run(run);
+      ASSERT_TRUE(fs::exists(fs::path(dir) / "parameters.csv")) << dir;
+      runs.push_back(load_run(dir, known_families({}), quiet));
     }
     labels = run_labels(runs);
     ref = load_reference((src / "results/reference/documented_figures.csv").string());

@@ -14,6 +14,7 @@
 #include "app/cli.hpp"
 #include "base/csv.hpp"
 #include "app/spread.hpp"
+#include "committed_runs.hpp"
 
 namespace fs = std::filesystem;
 
@@ -121,11 +122,11 @@ TEST(Spread, CommittedRepeatRunsFlagTheLaunchOverhead) {
   const fs::path repeat = fs::path(GPUPROBE_SOURCE_DIR) / "results" / "repeatability" / "nvidia-h200-5b0501a";
   std::vector<std::string> dirs;
   std::vector<std::vector<Parameter>> runs;
-  for (const auto& e : fs::directory_iterator(repeat / "runs")) {
-    dirs.push_back(e.path().string());
-    runs.push_back(read_parameters((e.path() / "parameters.csv").string()));
+  for (const auto& dir : committed_run_dirs({RunKind::repeat})) {
+    dirs.push_back(dir);
+    runs.push_back(read_parameters(dir + "/parameters.csv"));
   }
-  ASSERT_GE(runs.size(), 2u) << "the committed repeat runs moved: name two or more runs of one GPU here";
+  ASSERT_EQ(runs.size(), 3u) << "the three repeat runs of tests/committed_runs.hpp";
   const std::vector<SpreadRow> rows = spread_of(runs);
   const SpreadRow* launch = row_of(rows, "kernel_launch_overhead");
   ASSERT_NE(launch, nullptr);

@@ -11,12 +11,9 @@
 #include "analysis/common/util.hpp"
 #include "base/csv.hpp"
 
-namespace gpuprobe {
-
-namespace bandwidth {
+namespace gpuprobe::bandwidth {
 
 namespace {
-
 
 std::string mib(double bytes) { return format_printf("%.4g", bytes / (1024.0 * 1024.0)) + " MiB"; }
 
@@ -222,8 +219,6 @@ std::optional<Parameter> l1_read(const std::vector<Observation>& obs) {
 
 }  // namespace
 
-}  // namespace bandwidth
-
 std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, const Metadata&) {
   using namespace bandwidth;
   double theoretical = std::nan("");
@@ -237,4 +232,4 @@ std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, co
 
 GPUPROBE_REGISTER_ANALYZER(bandwidth::kFamily, analyze_bandwidth);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::bandwidth

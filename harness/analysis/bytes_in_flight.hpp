@@ -4,11 +4,13 @@
 #include <optional>
 #include <vector>
 
-#include "analysis/bandwidth.hpp"  // CurvePoint
+#include "analysis/common/segmentation.hpp"  // CurvePoint
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
 namespace gpuprobe::bytes_in_flight {
+
+using segmentation::CurvePoint;  // x: bytes in flight per SM, y: the rate they reach
 
 struct Saturation {
   double x = 0, low = 0, high = 0;

@@ -9,9 +9,7 @@
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
 
-namespace gpuprobe {
-
-namespace divergence {
+namespace gpuprobe::divergence {
 
 std::vector<int> path_counts(bool quick) {
   if (quick) return {1, 2, 4, 8, 16, 32};
@@ -68,8 +66,6 @@ std::vector<CodeExpectation> divergence_expectations() {
 GPUPROBE_REGISTER_CODE_EXPECTATIONS(divergence_expectations);
 
 }  // namespace
-
-}  // namespace divergence
 
 namespace {
 // The per-point slopes' range against the slope itself takes the confidence down, but never
@@ -142,4 +138,4 @@ std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, c
 
 GPUPROBE_REGISTER_ANALYZER(divergence::kFamily, analyze_divergence);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::divergence

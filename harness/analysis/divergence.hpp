@@ -7,9 +7,7 @@
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
-namespace gpuprobe {
-
-namespace divergence {
+namespace gpuprobe::divergence {
 
 constexpr int kMaxPaths = 32;
 constexpr int kStepsPerPath = 64;  // FMAs on each path per loop trip
@@ -30,11 +28,9 @@ bool fit_paths(const std::vector<int>& paths, const std::vector<double>& cycles,
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"divergence", "divergence.gp"};
 
-}  // namespace divergence
-
 // divergence_cost_per_path (whole SM busy) and divergence_cost_per_path_one_warp (one warp
 // alone, where a scheduler could hide one path's latency behind another's), and
 // divergence_slowdown_<P>_paths for the largest P.
 std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, const Metadata& meta);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::divergence

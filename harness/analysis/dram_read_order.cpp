@@ -6,9 +6,7 @@
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
 
-namespace gpuprobe {
-
-namespace dram_read_order {
+namespace gpuprobe::dram_read_order {
 
 const char* order_name(Order o) {
   switch (o) {
@@ -115,8 +113,6 @@ std::string describe(const Observation& o) {
 
 }  // namespace
 
-}  // namespace dram_read_order
-
 std::vector<Parameter> analyze_dram_read_order(const std::vector<Observation>& obs, const Metadata&) {
   const Observation* best = nullptr;
   int kernels = 0;
@@ -151,4 +147,4 @@ std::vector<Parameter> analyze_dram_read_order(const std::vector<Observation>& o
 
 GPUPROBE_REGISTER_ANALYZER(dram_read_order::kFamily, analyze_dram_read_order);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::dram_read_order

@@ -10,9 +10,7 @@
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
-namespace gpuprobe {
-
-namespace dram_read_order {
+namespace gpuprobe::dram_read_order {
 
 // How the grid walks a buffer of N accesses, each pass front to back:
 //   grid:  the whole grid together (thread t reads t, t + T, ...; T threads in the grid);
@@ -53,10 +51,8 @@ bool walk_of(Order o, unsigned long long n, int blocks, int threads, int ilp, Wa
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"dram_read_order", "dram_read_order.gp"};
 
-}  // namespace dram_read_order
-
 // dram_read_bandwidth_best (the best read kernel's GB/s) and dram_read_peak_fraction (it over
 // the theoretical peak the family recorded).
 std::vector<Parameter> analyze_dram_read_order(const std::vector<Observation>& obs, const Metadata& meta);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::dram_read_order

@@ -11,9 +11,7 @@
 #include "analysis/pipes.hpp"
 #include "base/code_check.hpp"
 
-namespace gpuprobe {
-
-namespace dual_issue {
+namespace gpuprobe::dual_issue {
 
 const std::vector<PairInfo>& pairs() {
   // int32 is the logic op: integer adds go half to the FMA pipe (IMAD.IADD), which would
@@ -127,8 +125,6 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(dual_issue_expectations);
 
 }  // namespace
 
-}  // namespace dual_issue
-
 namespace {
 
 // A pair this much faster than the fastest solo stream, past the timing's noise, issues more
@@ -224,4 +220,4 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
 
 GPUPROBE_REGISTER_ANALYZER(dual_issue::kFamily, analyze_dual_issue);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::dual_issue

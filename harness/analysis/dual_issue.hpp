@@ -20,9 +20,7 @@
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
-namespace gpuprobe {
-
-namespace dual_issue {
+namespace gpuprobe::dual_issue {
 
 // Rounds per loop trip; each round issues `a` steps of stream A and `b` of stream B, one
 // step per independent chain.
@@ -65,8 +63,6 @@ std::string verdict_for(double overlap);
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"dual_issue", "dual_issue.gp"};
 
-}  // namespace dual_issue
-
 std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, const Metadata& meta);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::dual_issue

@@ -12,9 +12,7 @@
 #include "base/code_check.hpp"
 #include "base/stats.hpp"
 
-namespace gpuprobe {
-
-namespace ilp_occupancy {
+namespace gpuprobe::ilp_occupancy {
 
 std::vector<int> warp_counts(int max_warps) {
   const std::vector<int> all = {1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 56, 64};
@@ -90,8 +88,6 @@ std::vector<CodeExpectation> ilp_expectations() {
 GPUPROBE_REGISTER_CODE_EXPECTATIONS(ilp_expectations);
 
 }  // namespace
-
-}  // namespace ilp_occupancy
 
 namespace {
 
@@ -224,4 +220,4 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
 
 GPUPROBE_REGISTER_ANALYZER(ilp_occupancy::kFamily, analyze_ilp_occupancy);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::ilp_occupancy

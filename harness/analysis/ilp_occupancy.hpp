@@ -10,9 +10,7 @@
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
-namespace gpuprobe {
-
-namespace ilp_occupancy {
+namespace gpuprobe::ilp_occupancy {
 
 constexpr int kIlps[] = {1, 2, 4, 8};
 // Independent FMAs per loop trip (ILP chains x 256/ILP steps), the same for every ILP.
@@ -50,8 +48,6 @@ Knee knee(const std::vector<int>& warps, const std::vector<double>& rates, doubl
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"ilp_occupancy", "ilp_occupancy.gp"};
 
-}  // namespace ilp_occupancy
-
 // <kind>_warps_90pct_ilp<k> (warps/SM reaching 90 % of the kind's peak at ILP k) and
 // <kind>_in_flight_90pct (warps x ILP at the knee, median over ILP) for kind = fp32_fma and
 // dram_load. An ILP that never reaches 90 % gives <kind>_ceiling_ilp<k> instead: its best rate
@@ -59,4 +55,4 @@ inline constexpr FamilyDescriptor kFamily{"ilp_occupancy", "ilp_occupancy.gp"};
 // SM holds would be needed) or flat (a limit of its own that warps do not lift).
 std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs, const Metadata& meta);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::ilp_occupancy

@@ -7,9 +7,7 @@
 #include "analysis/common/util.hpp"
 #include "base/catalog.hpp"
 
-namespace gpuprobe {
-
-namespace index_chase {
+namespace gpuprobe::index_chase {
 
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> v = {
@@ -80,8 +78,6 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(index_chase_expectations);
 
 }  // namespace
 
-}  // namespace index_chase
-
 std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
   auto row = [&](const std::string& probe) -> const Observation* {
@@ -142,4 +138,4 @@ std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, 
 
 GPUPROBE_REGISTER_ANALYZER(index_chase::kFamily, analyze_index_chase);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::index_chase

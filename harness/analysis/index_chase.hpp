@@ -14,9 +14,7 @@
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
-namespace gpuprobe {
-
-namespace index_chase {
+namespace gpuprobe::index_chase {
 
 constexpr int kSteps = 16;  // dependent steps per unrolled loop trip (the code check counts them)
 // The global pair's atomics step over kPairLines lines kPairStrideBytes apart: a line's L2 slice
@@ -41,11 +39,9 @@ std::string one_step(const std::vector<Instruction>& region, const std::string& 
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"index_chase", "index_chase.gp"};
 
-}  // namespace index_chase
-
 // shared_latency_index_chase, l1_hit_latency_index_chase, l2_hit_latency_index_chase,
 // dram_latency_index_chase (cycles per step), and atomic_shared_latency_result_pair,
 // atomic_global_latency_result_pair (pair minus the chase of the same load B).
 std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, const Metadata& meta);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::index_chase

@@ -88,15 +88,33 @@ GlobalSweep global_sweep(double l2_bytes, double free_bytes, uint32_t stride) {
   return s;
 }
 
+// Footprints within this factor of each other are one footprint measured again (a file that
+// repeats its rows, or a sweep denser than any analysis needs): the latency family's refinement
+// never splits a gap narrower than 0.76 % (2^(1/6) / 16), and committed runs hold no two
+// footprints of a probe closer than 0.9 %. Merging them bounds the points a curve can have
+// (about 350 an octave), so that the segmentation's cost does not grow with the file.
+constexpr double kSameFootprint = 1.002;
+
 std::vector<CurvePoint> latency_curve(const std::vector<Observation>& obs,
                                       const std::string& probe) {
-  std::vector<CurvePoint> out;
-  for (const auto& o : select(obs, probe, "cycles")) {
+  std::vector<CurvePoint> all;
+  for (const auto& o : obs) {
+    if (o.probe != probe || o.unit != "cycles") continue;
     CurvePoint q{o.param("footprint_bytes"), o.value};
-    if (std::isfinite(q.x) && std::isfinite(q.y) && q.x > 0 && q.y > 0) out.push_back(q);
+    if (std::isfinite(q.x) && std::isfinite(q.y) && q.x > 0 && q.y > 0) all.push_back(q);
   }
-  std::sort(out.begin(), out.end(),
+  std::sort(all.begin(), all.end(),
             [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
+  std::vector<CurvePoint> out;
+  for (size_t i = 0; i < all.size();) {
+    std::vector<double> xs, ys;
+    for (size_t j = i; j < all.size() && all[j].x <= all[i].x * kSameFootprint; ++j) {
+      xs.push_back(all[j].x);
+      ys.push_back(all[j].y);
+    }
+    i += xs.size();
+    out.push_back({median(xs), median(ys)});
+  }
   return out;
 }
 
@@ -114,8 +132,8 @@ std::string load_text(const std::string& probe) {
 std::string method_text(const std::vector<Observation>& obs, const std::string& probe,
                         const std::string& what) {
   std::string spacing;
-  for (const auto& o : select(obs, probe, "cycles")) {
-    spacing = o.param_text("stride_bytes");
+  for (const auto& o : obs) {
+    if (o.probe == probe && o.unit == "cycles") spacing = o.param_text("stride_bytes");
     if (!spacing.empty()) break;
   }
   return "pointer chase (" + load_text(probe) +
@@ -153,9 +171,12 @@ double transition_doubt(const Knee& k) {
   return span <= 1 ? 1.0 : std::max(0.3, 1.0 - 0.35 * (span - 1));
 }
 
-Knee capacity_knee(const Segmentation& s, const Knee& k) {
+// `upper`: the plateau the step climbs to, when not the next one (a piece of the ramp between
+// the two counts as the transition's).
+Knee capacity_knee(const Segmentation& s, const Knee& k,
+                   std::optional<size_t> upper = std::nullopt) {
   const Plateau& lo = s.plateaus[k.lower];
-  const Plateau& hi = s.plateaus[k.lower + 1];
+  const Plateau& hi = s.plateaus[upper.value_or(k.lower + 1)];
   if (hi.level <= lo.level) return k;
   const double zlo = std::log(lo.level), dz = std::log(hi.level / lo.level);
   // The transition read on the points that are not above any point after them: latency does
@@ -215,6 +236,47 @@ constexpr double kFarStep = 1.3;
 // level at least this (an LLC is about half as far as DRAM).
 constexpr double kCacheStep = 1.5;
 
+// Where a curve's L2 ends and, split, where its near partition does (knee indices), and how
+// well the L2 step fits the device's L2 size.
+struct L2Steps {
+  size_t end = 0;
+  std::optional<size_t> segment;
+  double fit = 1.0;
+};
+
+// `first` is the first plateau past any L1-class level. With the device's L2 size known, the L2
+// step is the knee nearest it (a TLB step past it is not the L2's end) and a split L2's near
+// level ends at the knee nearest half of it; without, the L2 ends at the knee after `first`. The
+// plateau between the two is a far partition when it ends at about twice the near one's
+// footprint and is kFarStep slower: Hopper's far partition, or Blackwell's second die's half.
+L2Steps l2_steps(const Segmentation& s, size_t first, double l2_bytes) {
+  L2Steps l{first, std::nullopt, 1.0};
+  auto size_at = [&](size_t knee) { return capacity_knee(s, s.knees[knee]).x; };
+  auto partitions = [&](size_t seg, size_t end) {
+    const double r = size_at(end) / size_at(seg);
+    return end > seg && r >= kSplitMin && r <= kSplitMax &&
+           s.plateaus[end].level >= kFarStep * s.plateaus[seg].level;
+  };
+  const size_t knees = s.knees.size();
+  if (first >= knees) return l;
+  if (!(std::isfinite(l2_bytes) && l2_bytes > 0)) {
+    if (first + 1 < knees && partitions(first, first + 1)) {
+      l.segment = first;
+      l.end = first + 1;
+    }
+    return l;
+  }
+  auto off = [&](size_t k, double bytes) { return std::fabs(std::log(size_at(k) / bytes)); };
+  for (size_t k = first; k < knees; ++k)
+    if (off(k, l2_bytes) < off(l.end, l2_bytes)) l.end = k;
+  size_t seg = first;
+  for (size_t k = first; k < l.end; ++k)
+    if (off(k, l2_bytes / 2) < off(seg, l2_bytes / 2)) seg = k;
+  l.fit = off(l.end, l2_bytes) < std::log(kL2SizeFit) ? 1.0 : 0.5;
+  if (partitions(seg, l.end)) l.segment = seg;
+  return l;
+}
+
 // What the plateaus of a curve past its L1-class levels are.
 struct Ladder {
   const Segmentation* seg = nullptr;
@@ -224,67 +286,72 @@ struct Ladder {
   size_t l2_end = 0;              // knee where the L2 ends
   std::optional<size_t> llc;      // plateau of a cache between L2 and DRAM
   size_t dram = 0;                // plateau of DRAM
-  double fit = 1.0;               // lower when the reading is less certain
+  size_t past_l2 = 0;             // plateau the L2 step climbs to (the LLC's, or DRAM's)
+  double fit = 1.0;               // lower when the L2 step lies far from the device's L2 size
+  double past = 1.0;              // lower when the levels past the L2 leave their names in doubt
+  std::string past_note;          // ... and why
 };
 
-// `first` is the first plateau past any L1-class level. The L2 ends at the knee after it, or
-// after the far partition: the plateau between is a far partition when it ends at about twice
-// the near one's footprint (and, with the device's L2 size known, near that size). Past the L2,
-// a plateau is a last-level cache when the next step is a cache miss's (>= kCacheStep), else
-// DRAM, and later, smaller steps are TLB reaches, not levels.
-std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2_bytes) {
+// A plateau less than this share as sure as the next one of its tier is a piece of the ramp into
+// the tier's level (rdna2 model seed 59: 5 points climbing 318-392 before an LLC at 399).
+constexpr double kRampPiece = 0.5;
+// More cache steps past the L2 than a last-level cache's and DRAM's leave both names in doubt.
+constexpr double kExtraStepsDoubt = 0.45;
+
+// Past the L2, the plateaus fall into tiers: a step of kCacheStep or more (a cache miss to the
+// next level) starts a tier, smaller ones (a TLB reach, which adds less than the access it
+// precedes) stay in it. The last tier is DRAM's; the first, when another follows it, a
+// last-level cache's: a level that a farther, slower tier follows within the sweep is never
+// DRAM, whatever smaller steps lie between (a TLB reach inside an Infinity Cache).
+void read_past_l2(const Segmentation& s, Ladder& l) {
   const size_t n = s.plateaus.size();
-  if (n < first + 2) return std::nullopt;
-  const bool known = std::isfinite(l2_bytes) && l2_bytes > 0;
+  std::vector<size_t> tiers = {l.l2_end + 1};
+  for (size_t k = tiers[0] + 1; k < n; ++k)
+    if (s.plateaus[k].level >= kCacheStep * s.plateaus[tiers.back()].level) tiers.push_back(k);
+  // A tier's level is its first plateau but for a piece of the ramp into it (short, climbing:
+  // less than kRampPiece as sure as the plateau after it in the tier)
+  auto level_of = [&](size_t t) {
+    const size_t end = t + 1 < tiers.size() ? tiers[t + 1] : n;
+    size_t k = tiers[t];
+    while (k + 1 < end && s.plateaus[k].confidence < kRampPiece * s.plateaus[k + 1].confidence) ++k;
+    return k;
+  };
+  l.dram = level_of(tiers.size() - 1);
+  if (tiers.size() >= 2) l.llc = level_of(0);
+  l.past_l2 = level_of(0);
+  if (tiers.size() > 2) {
+    l.past = kExtraStepsDoubt;
+    l.past_note = "; " + std::to_string(tiers.size() - 1) +
+                  " cache steps past the L2 where an LLC makes one: names in doubt";
+  }
+}
+
+std::optional<Ladder> find_ladder(const Segmentation& s, size_t first, double l2_bytes) {
+  if (s.plateaus.size() < first + 2) return std::nullopt;
+  const L2Steps steps = l2_steps(s, first, l2_bytes);
   Ladder l;
   l.seg = &s;
   l.near = first;
-  l.l2_end = first;
-  auto size_at = [&](size_t knee) { return capacity_knee(s, s.knees[knee]).x; };
-  auto partitions = [&](size_t seg, size_t end) {
-    const double r = size_at(end) / size_at(seg);
-    return end > seg && r >= kSplitMin && r <= kSplitMax &&
-           s.plateaus[end].level >= kFarStep * s.plateaus[seg].level;
-  };
-  const size_t knees = s.knees.size();
-  if (known) {
-    // The L2 step is the knee nearest the device's L2 size (a TLB step past it is not the
-    // L2's end); a split L2's near level ends at the knee nearest half of it.
-    size_t end = first;
-    for (size_t k = first; k < knees; ++k)
-      if (std::fabs(std::log(size_at(k) / l2_bytes)) < std::fabs(std::log(size_at(end) / l2_bytes)))
-        end = k;
-    size_t seg = first;
-    for (size_t k = first; k < end; ++k)
-      if (std::fabs(std::log(size_at(k) / (l2_bytes / 2))) <
-          std::fabs(std::log(size_at(seg) / (l2_bytes / 2))))
-        seg = k;
-    l.l2_end = end;
-    l.fit = std::fabs(std::log(size_at(end) / l2_bytes)) < std::log(kL2SizeFit) ? 1.0 : 0.5;
-    if (partitions(seg, end)) {
-      l.segment = seg;
-      l.far = end;
-    }
-  } else if (first + 1 < knees && partitions(first, first + 1)) {
-    l.segment = first;
-    l.far = first + 1;
-    l.l2_end = first + 1;
+  l.l2_end = steps.end;
+  l.fit = steps.fit;
+  if (steps.segment) {
+    l.segment = steps.segment;
+    l.far = steps.end;
   }
-  l.dram = l.l2_end + 1;
-  if (l.dram + 1 < n && s.plateaus[l.dram + 1].level >= kCacheStep * s.plateaus[l.dram].level) {
-    l.llc = l.dram;
-    l.dram = l.dram + 1;
-  }
+  if (l.l2_end + 1 >= s.plateaus.size()) return std::nullopt;
+  read_past_l2(s, l);
   return l;
 }
 
 // A sweep that ended past a cache's step with no plateau after it (the sparse tail puts one or
 // two points past a 96-256 MiB last-level cache): the last point stands for the level the
 // curve climbs to, as a plateau of its own at kEndPointConfidence, so that the level before
-// is read as the cache it is and not as DRAM.
+// is read as the cache it is and not as DRAM. It takes a climb to it, a point between: a lone
+// slow point right after a level is as likely an outlier (a slow load) as a step, and only
+// lowers the confidence of DRAM read before it (add_past_l2).
 constexpr double kEndPointConfidence = 0.3;
 void close_end(Segmentation& s) {
-  if (s.plateaus.empty() || s.plateaus.back().last + 1 >= s.points.size()) return;
+  if (s.plateaus.empty() || s.plateaus.back().last + 2 >= s.points.size()) return;
   const CurvePoint& end = s.points.back();
   if (end.y < kCacheStep * s.plateaus.back().level) return;
   Plateau top;
@@ -342,31 +409,95 @@ Curves segment_probes(const std::vector<Observation>& obs, const Metadata& meta)
   return v;
 }
 
-// A plateau is an L1-class level (L1, or a mid cache between L1 and L2) when it is below
-// kInnerBelowL2 of an L2 hit (ld.cg's first plateau); at most kMostInner of them. Without
-// ld.cg, the first plateau is one when it ends within kInnerPerShared times what the SM's
-// L1/shared array holds, or, with neither, when two more levels follow it.
+// The L1-class levels of a curve (L1, and a mid cache between L1 and L2: RDNA's 128-256 KiB
+// L1 behind a 16-32 KiB L0), and how sure their count is.
+struct Inner {
+  size_t count = 0;
+  double doubt = 1.0;  // applies to every name between L1 and DRAM
+  std::string note;    // why, for the method text
+};
+
+// A plateau is an L1-class level when it is below kInnerBelowL2 of an L2 hit (ld.cg's first
+// plateau); at most kMostInner of them. Without ld.cg (another vendor's curve has one chase),
+// the runtime's L2 size tells which step is the L2's: the plateaus before the L2's (its near
+// partition's) are L1-class. With neither, a plateau is one when it ends within kInnerPerShared
+// times what the SM's L1/shared array holds. With none of the three, the first plateau is the L1
+// when two more levels follow it, and the second a mid cache when it ends within kMidCacheMost
+// and three more follow it (an L2, an LLC, DRAM); which level is which is then a guess between
+// a mid cache, the L2 and a last-level cache, and every name between L1 and DRAM says so.
 constexpr double kInnerBelowL2 = 0.75;
 constexpr size_t kMostInner = 2;
 constexpr double kInnerPerShared = 4;
-size_t inner_levels(const Curves& v, const Segmentation& s) {
-  if (s.plateaus.empty()) return 0;
+// No L2 documented holds less than 1.5 MiB (the K80's); no mid cache more than 256 KiB (RDNA 3).
+constexpr double kMidCacheMost = 1024.0 * 1024;
+// A name read from a curve's shape alone is a guess.
+constexpr double kShapeOnlyDoubt = 0.45;
+const std::string kShapeOnlyNote =
+    "; no ld.cg curve, L2 size or shared memory per SM to tell a mid cache, the L2 and a "
+    "last-level cache apart: named by their order and sizes alone";
+
+Inner inner_levels(const Curves& v, const Segmentation& s) {
+  const size_t n = s.plateaus.size();
+  if (n == 0) return {};
+  Inner in;
   if (std::isfinite(v.l2_level)) {
-    size_t k = 0;
-    while (k < s.plateaus.size() && k < kMostInner && s.plateaus[k].level < kInnerBelowL2 * v.l2_level)
-      ++k;
-    return k;
+    while (in.count < n && in.count < kMostInner &&
+           s.plateaus[in.count].level < kInnerBelowL2 * v.l2_level)
+      ++in.count;
+    return in;
   }
-  const Plateau& p0 = s.plateaus[0];
-  if (std::isfinite(v.shared_per_sm) && v.shared_per_sm > 0)
-    return s.plateaus.size() >= 2 && s.points[p0.last].x <= kInnerPerShared * v.shared_per_sm ? 1 : 0;
-  return s.plateaus.size() >= 3 ? 1 : 0;
+  if (v.l2_known) {
+    const L2Steps l2 = l2_steps(s, 0, v.l2_bytes);
+    const size_t near = l2.segment ? *l2.segment : l2.end;
+    in.count = std::min(near, kMostInner);
+    return in;
+  }
+  auto ends_by = [&](size_t k, double bytes) { return s.points[s.plateaus[k].last].x <= bytes; };
+  if (std::isfinite(v.shared_per_sm) && v.shared_per_sm > 0) {
+    // the L1 needs a level after it, a mid cache two (the L2 and DRAM)
+    while (in.count < kMostInner && in.count + (in.count == 0 ? 1 : 2) < n &&
+           ends_by(in.count, kInnerPerShared * v.shared_per_sm))
+      ++in.count;
+    return in;
+  }
+  in.count = n >= 3 ? 1 : 0;
+  if (n >= 5 && ends_by(1, kMidCacheMost)) in.count = 2;
+  if (n >= 4) {
+    in.doubt = kShapeOnlyDoubt;
+    in.note = kShapeOnlyNote;
+  }
+  return in;
+}
+
+// The L1 shares one array with shared memory: it holds at most the largest shared memory per
+// SM (the runtime's shared_per_sm_bytes) and what the smallest carve-out keeps for the L1,
+// 28-32 KiB on every NVIDIA part since Volta (CUDA C++ Programming Guide, compute capabilities:
+// 96 + 32 KB on 7.0, 64 + 32 on 7.5, 164 + 28 on 8.0, 100 + 28 on 8.6 and 8.9, 228 + 28 on
+// 9.0); Kepler's 16 KiB and the separate L1 of Maxwell and Pascal, smaller than their shared
+// memory, lie within it.
+constexpr double kL1BeyondShared = 32 * 1024;
+// A reading past that bound is cut to it; where the first level itself held on past it, the
+// reading is off and loses this share of its confidence.
+constexpr double kPastBoundLoss = 0.5;
+
+// l1_size's interval (and value) cut at what the device's attributes allow.
+void bound_l1(const Curves& v, Parameter& p) {
+  if (!(std::isfinite(v.shared_per_sm) && v.shared_per_sm > 0)) return;
+  const double most = v.shared_per_sm + kL1BeyondShared;
+  if (p.high <= most) return;
+  const std::string why = " (interval cut at shared memory per SM + 32 KiB, " +
+                          analysis::kib(most) + ": the unified L1/shared array holds no more)";
+  p.method += why;
+  if (p.value > most && p.low > most) p.confidence *= kPastBoundLoss;
+  p.value = std::min(p.value, most);
+  p.high = most;
+  p.low = std::min(p.low, most);
 }
 
 // l1_hit_latency and l1_size, and mid_cache_* for a second level below the L2's.
-void add_inner_levels(const Curves& v, size_t inner, std::vector<Parameter>& out) {
+void add_inner_levels(const Curves& v, const Inner& in, std::vector<Parameter>& out) {
   const Segmentation& g = *v.g;
-  if (inner > 0) {
+  if (in.count > 0) {
     const Plateau& p0 = g.plateaus[0];
     out.push_back(level_param("l1_hit_latency", p0, p0.confidence, v.method("ld_global", "first plateau")));
     if (!g.knees.empty()) {
@@ -374,15 +505,17 @@ void add_inner_levels(const Curves& v, size_t inner, std::vector<Parameter>& out
       out.push_back(size_param("l1_size", k, k.confidence,
                                v.method("ld_global", "footprint where the first plateau ends" + kCapacityText +
                                                          " (largest L1: carve-out preference 0)")));
+      bound_l1(v, out.back());
     }
   }
-  if (inner > 1 && g.knees.size() > 1) {
+  if (in.count > 1 && g.knees.size() > 1) {
     const Plateau& p1 = g.plateaus[1];
     const Knee k = capacity_knee(g, g.knees[1]);
-    out.push_back(level_param("mid_cache_hit_latency", p1, p1.confidence,
-                              v.method("ld_global", "second plateau, below the L2's level")));
-    out.push_back(size_param("mid_cache_size", k, k.confidence,
-                             v.method("ld_global", "footprint where the second plateau ends" + kCapacityText)));
+    out.push_back(level_param("mid_cache_hit_latency", p1, p1.confidence * in.doubt,
+                              v.method("ld_global", "second plateau, before the L2's" + in.note)));
+    out.push_back(size_param("mid_cache_size", k, k.confidence * in.doubt,
+                             v.method("ld_global", "footprint where the second plateau ends" +
+                                                       kCapacityText + in.note)));
   }
 }
 
@@ -390,45 +523,55 @@ void add_inner_levels(const Curves& v, size_t inner, std::vector<Parameter>& out
 constexpr double kStepsAgree = 1.25, kDisagreeLoss = 0.6;
 
 // The L2 level(s) and sizes of a ladder read from `probe`: l2_hit_latency (unsplit) or
-// l2_near_hit_latency, l2_segment_size and l2_far_hit_latency; l2_size.
+// l2_near_hit_latency, l2_segment_size and l2_far_hit_latency; l2_size. `in`'s doubt about
+// which plateau is the L2 applies to each.
 void add_l2(const Curves& v, const Ladder& l, const std::string& probe, double agree,
-            std::vector<Parameter>& out) {
+            const Inner& in, std::vector<Parameter>& out) {
   const Segmentation& s = *l.seg;
   const Plateau& near = s.plateaus[l.near];
-  const Knee l2_step = capacity_knee(s, s.knees[l.l2_end]);
+  const Knee l2_step = capacity_knee(s, s.knees[l.l2_end], l.past_l2);
   const std::string from = probe == "ld_cg" && v.l2_known ? ", footprints from L2/64" : "";
   const bool split = l.far.has_value();
+  auto method = [&](const std::string& what) { return v.method(probe, what + in.note); };
   // an L2 step far from the device's L2 size (a far partition missed?) leaves its name in doubt
   out.push_back(level_param(
-      split ? "l2_near_hit_latency" : "l2_hit_latency", near, near.confidence * l.fit,
-      v.method(probe, (split ? "first L2 plateau (near partition)" : "L2 plateau (one level seen)") + from)));
+      split ? "l2_near_hit_latency" : "l2_hit_latency", near, near.confidence * l.fit * in.doubt,
+      method((split ? "first L2 plateau (near partition)" : "L2 plateau (one level seen)") +
+             from)));
   if (split) {
     const Plateau& far = s.plateaus[*l.far];
     const Knee seg_step = capacity_knee(s, s.knees[*l.segment]);
-    out.push_back(size_param("l2_segment_size", seg_step, seg_step.confidence * agree,
-                             v.method(probe, "footprint where the near L2 plateau ends" + kCapacityText)));
-    out.push_back(level_param(
-        "l2_far_hit_latency", far, far.confidence,
-        v.method(probe, "L2 plateau ending at about twice the near one's footprint (far partition)")));
+    out.push_back(size_param("l2_segment_size", seg_step, seg_step.confidence * agree * in.doubt,
+                             method("footprint where the near L2 plateau ends" + kCapacityText)));
+    out.push_back(
+        level_param("l2_far_hit_latency", far, far.confidence * in.doubt,
+                    method("L2 plateau ending at about twice the near one's footprint (far "
+                           "partition, or a second die's L2 half)")));
   }
-  out.push_back(size_param("l2_size", l2_step, l2_step.confidence * l.fit * agree,
-                           v.method(probe, "footprint where the last L2 plateau ends" + kCapacityText)));
+  out.push_back(size_param("l2_size", l2_step, l2_step.confidence * l.fit * agree * in.doubt,
+                           method("footprint where the last L2 plateau ends" + kCapacityText)));
 }
 
 // Past the L2: llc_* for a last-level cache, dram_latency and cache_levels.
-void add_past_l2(const Curves& v, const Ladder& l, const std::string& probe, size_t inner,
+void add_past_l2(const Curves& v, const Ladder& l, const std::string& probe, const Inner& in,
                  std::vector<Parameter>& out) {
   const Segmentation& s = *l.seg;
+  const std::string note = l.past_note + in.note;
   if (l.llc) {
     const Plateau& llc = s.plateaus[*l.llc];
-    const Knee llc_step = capacity_knee(s, s.knees[*l.llc]);
+    const Knee llc_step = capacity_knee(s, s.knees[*l.llc], l.dram);
     // the level is an LLC only by the DRAM plateau after it (a lone slow point at the sweep's end
     // may be an outlier): no surer than that plateau
-    const double named = std::min(llc.confidence, s.plateaus[l.dram].confidence);
-    out.push_back(level_param("llc_hit_latency", llc, named * l.fit,
-                              v.method(probe, "plateau past the L2 followed by a cache miss's step (>= 1.5x)")));
-    out.push_back(size_param("llc_size", llc_step, std::min(llc_step.confidence, named) * l.fit,
-                             v.method(probe, "footprint where that plateau ends" + kCapacityText)));
+    const double named =
+        std::min(llc.confidence, s.plateaus[l.dram].confidence) * l.fit * l.past * in.doubt;
+    out.push_back(level_param("llc_hit_latency", llc, named,
+                              v.method(probe,
+                                       "plateau past the L2 that a cache miss's step (>= 1.5x) "
+                                       "follows within the sweep" +
+                                           note)));
+    out.push_back(size_param(
+        "llc_size", llc_step, std::min(llc_step.confidence * l.fit * l.past * in.doubt, named),
+        v.method(probe, "footprint where that plateau ends" + kCapacityText + note)));
   }
   const Plateau& dram = s.plateaus[l.dram];
   // Points past the last plateau that climb beyond it: the sweep may have ended inside a
@@ -438,33 +581,48 @@ void add_past_l2(const Curves& v, const Ladder& l, const std::string& probe, siz
     for (size_t i = dram.last + 1; i < s.points.size(); ++i)
       climbs_on = climbs_on || s.points[i].y > dram.level * kCacheStep;
   // ... and a wide transition into it may hide a short DRAM plateau before a TLB step
-  const double tail = (climbs_on ? 0.5 : 1.0) * transition_doubt(capacity_knee(s, s.knees[l.l2_end]));
-  out.push_back(level_param("dram_latency", dram, dram.confidence * l.fit * tail,
-                            v.method(probe, "first plateau past the last cache (later, smaller steps: TLB reach)")));
-  const size_t levels = inner + 1 + (l.llc ? 1 : 0);
-  const double conf = std::min(s.plateaus[l.near].confidence, dram.confidence) * l.fit * tail;
-  out.push_back({"cache_levels", double(levels), "levels", double(levels), double(levels), clamp01(conf),
-                 v.method(probe, "plateaus below DRAM: L1-class levels of ld.global, the L2 "
-                                 "(partitions count once) and any last-level cache"),
+  const double tail =
+      (climbs_on ? 0.5 : 1.0) * transition_doubt(capacity_knee(s, s.knees[l.l2_end], l.past_l2));
+  out.push_back(level_param("dram_latency", dram, dram.confidence * l.fit * tail * l.past,
+                            v.method(probe,
+                                     "first plateau of the last cache miss's step (later, "
+                                     "smaller steps: TLB reach)" +
+                                         l.past_note)));
+  const size_t levels = in.count + 1 + (l.llc ? 1 : 0);
+  const double conf =
+      std::min(s.plateaus[l.near].confidence, dram.confidence) * l.fit * tail * l.past * in.doubt;
+  out.push_back({"cache_levels", double(levels), "levels", double(levels), double(levels),
+                 clamp01(conf),
+                 v.method(probe,
+                          "plateaus below DRAM: L1-class levels of ld.global, the L2 "
+                          "(partitions count once) and any last-level cache" +
+                              note),
                  "latency.csv"});
 }
 
-// L2 levels and DRAM: from ld.cg (no L1 in the way), else from ld.global past its L1.
-void add_ladder(const Curves& v, size_t inner, std::vector<Parameter>& out) {
-  std::optional<Ladder> g_ladder;
-  if (v.g) g_ladder = find_ladder(*v.g, inner, v.l2_bytes);
-  std::optional<Ladder> ladder = v.cg ? find_ladder(*v.cg, 0, v.l2_bytes) : std::nullopt;
-  const std::string probe = ladder ? "ld_cg" : "ld_global";
-  if (!ladder) ladder = g_ladder;
+// Where a ladder's L2 ends, in bytes.
+double l2_end_bytes(const Ladder& l) {
+  return capacity_knee(*l.seg, l.seg->knees[l.l2_end], l.past_l2).x;
+}
+
+// L2 levels and DRAM: from ld.cg (no L1 in the way), else from ld.global past its L1-class
+// levels; from ld.global too when ld.cg's L2 step lies far from the device's L2 size and
+// ld.global's near it (ld.cg's segmentation missed a far level that ld.global's shows).
+void add_ladder(const Curves& v, const Inner& in, std::vector<Parameter>& out) {
+  const std::optional<Ladder> g = v.g ? find_ladder(*v.g, in.count, v.l2_bytes) : std::nullopt;
+  const std::optional<Ladder> cg = v.cg ? find_ladder(*v.cg, 0, v.l2_bytes) : std::nullopt;
+  const bool use_cg = cg && !(g && g->fit > cg->fit);
+  const std::optional<Ladder>& ladder = use_cg ? cg : g;
+  const std::optional<Ladder>& other = use_cg ? g : cg;
   if (!ladder) return;
-  double agree = 1.0;
-  if (probe == "ld_cg" && g_ladder) {
-    const Knee mine = capacity_knee(*ladder->seg, ladder->seg->knees[ladder->l2_end]);
-    const Knee other = capacity_knee(*g_ladder->seg, g_ladder->seg->knees[g_ladder->l2_end]);
-    agree = std::fabs(std::log(other.x / mine.x)) <= std::log(kStepsAgree) ? 1.0 : kDisagreeLoss;
-  }
-  add_l2(v, *ladder, probe, agree, out);
-  add_past_l2(v, *ladder, probe, inner, out);
+  const std::string probe = use_cg ? "ld_cg" : "ld_global";
+  // two curves that both saw the L2 step should agree on where it is
+  const double agree = other && std::fabs(std::log(l2_end_bytes(*other) / l2_end_bytes(*ladder))) >
+                                    std::log(kStepsAgree)
+                           ? kDisagreeLoss
+                           : 1.0;
+  add_l2(v, *ladder, probe, agree, in, out);
+  add_past_l2(v, *ladder, probe, in, out);
 }
 
 }  // namespace
@@ -472,10 +630,10 @@ void add_ladder(const Curves& v, size_t inner, std::vector<Parameter>& out) {
 std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const Metadata& meta) {
   const Curves v = segment_probes(obs, meta);
   std::vector<Parameter> out;
-  const size_t inner = v.g ? inner_levels(v, *v.g) : 0;
+  const Inner inner = v.g ? inner_levels(v, *v.g) : Inner{};
   if (v.g) add_inner_levels(v, inner, out);
   add_ladder(v, inner, out);
-  if (v.nc && inner_levels(v, *v.nc) > 0)
+  if (v.nc && inner_levels(v, *v.nc).count > 0)
     out.push_back(level_param("readonly_hit_latency", v.nc->plateaus[0], v.nc->plateaus[0].confidence,
                               v.method("ld_nc", "first plateau")));
   if (v.sh && !v.sh->plateaus.empty())

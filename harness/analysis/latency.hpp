@@ -36,13 +36,16 @@ GlobalSweep global_sweep(double l2_bytes, double free_bytes, uint32_t stride);
 // (base/code_check.hpp registers what each must hold); empty for an unknown probe.
 std::vector<std::string> latency_kernels(const std::string& probe);
 
-// The latency family's curve for one probe: footprint_bytes against cycles per load.
+// The latency family's curve for one probe: footprint_bytes against cycles per load, in order
+// of footprint; rows of one footprint (within 0.2 %) are one point, at their medians.
 std::vector<segmentation::CurvePoint> latency_curve(const std::vector<Observation>& obs,
-                                      const std::string& probe);
+                                                    const std::string& probe);
 
-// Infers the latency ladder from the latency family's observations (see DESIGN.md for the
-// names). Uses the metadata's l2_bytes and shared_per_sm_bytes, when present, only to tell
-// which step is which; every value comes from the curves.
+// Infers the latency ladder from the latency family's observations (see docs/parameters.md for
+// the names): L1, a mid cache, the L2 (near and far), a last-level cache, DRAM. Uses the
+// metadata's l2_bytes and shared_per_sm_bytes, when present, only to tell which step is which
+// and to bound l1_size's interval (the unified L1/shared array); every value comes from the
+// curves. Where nothing tells which level is which, the names are read at low confidence.
 std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const Metadata& meta);
 
 // The family, declared once (base/family.hpp).

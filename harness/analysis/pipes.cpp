@@ -12,9 +12,7 @@
 #include "base/code_check.hpp"
 #include "base/stats.hpp"
 
-namespace gpuprobe {
-
-namespace pipes {
+namespace gpuprobe::pipes {
 
 std::string kernel_name(const std::string& op_type, int ilp, int unroll) {
   return "pipes::throughput<pipes::" + op_type + ", " + std::to_string(ilp) + ", " +
@@ -170,8 +168,6 @@ const Observation* find_row(const std::vector<Observation>& rows, const std::str
 
 }  // namespace
 
-}  // namespace pipes
-
 namespace {
 
 using analysis::meta_number;
@@ -282,4 +278,4 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
 
 GPUPROBE_REGISTER_ANALYZER(pipes::kFamily, analyze_pipes);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::pipes

@@ -8,9 +8,7 @@
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
-namespace gpuprobe {
-
-namespace pipes {
+namespace gpuprobe::pipes {
 
 // Throughput: 8 independent chains, each step unrolled 64 times per loop trip, so that the
 // loop's own 3 instructions cost < 1 % of the issue slots. Latency: one chain, 128 steps.
@@ -59,10 +57,8 @@ const WgmmaInfo* find_wgmma_op(const std::string& probe);
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"pipes", "pipes.gp"};
 
-}  // namespace pipes
-
 // <op>_throughput_per_sm (results/clk/SM, from the per-SM cycle counts) and <op>_latency
 // (cycles per dependent step) for every op in `obs`, wgmma ops included.
 std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const Metadata& meta);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::pipes

@@ -1,6 +1,7 @@
 #include "app/cli.hpp"
 
 #include "app/cli_parse.hpp"
+#include "base/version.hpp"
 
 #ifdef GPUPROBE_HAVE_RE2
 #include <re2/re2.h>
@@ -252,6 +253,7 @@ Options parse_command_line(const std::vector<std::string>& args) {
                "and export its runs from their CSV files alone",
                kProgram};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(kProgram) + " " + gpuprobe_version());
   app.footer("Each command lists its options with 'gpuprobe <command> --help'.");
   add_run(app, o);
   app.add_subcommand("list", "every probe family and probe with a one-line description (no GPU needed)");
@@ -275,6 +277,10 @@ Options parse_command_line(const std::vector<std::string>& args) {
   } catch (const CLI::CallForHelp&) {
     o.command = "help";
     o.help = app.help();
+    return o;
+  } catch (const CLI::CallForVersion& v) {
+    o.command = "help";
+    o.help = std::string(v.what()) + "\n";
     return o;
   } catch (const CLI::ParseError& e) {
     std::string command = kProgram;

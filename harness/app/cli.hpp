@@ -15,7 +15,7 @@ class UsageError : public std::runtime_error {
 
 struct Options {
   std::string command;              // run, list, info, analyze, report, compare, export, help
-  std::string help;                 // help: the text asked for (the command's, or the overview)
+  std::string help;                 // help: the text asked for (overview, a command's, --version)
   bool quick = false;
   std::string filter;               // regex over "family/probe"; empty selects all
   std::string out = "results";      // root of run directories

@@ -200,7 +200,8 @@ bool draw_figures(const ReportPaths& paths, const std::vector<FigureScript>& scr
 }
 
 // families.csv, read (and any fault in it reported) once. A family it accounts for
-// (unsupported on this GPU, failed) is no surprise when its CSV is missing.
+// (unsupported on this GPU, failed) is no surprise when its CSV is missing; the others are
+// named in one warning (a filtered run lacks most of them).
 CsvTable read_families(const RunData& run, const std::set<std::string>& known, Diagnostics& diag) {
   CsvTable families;
   const std::string families_csv = (fs::path(run.dir) / "families.csv").string();
@@ -208,9 +209,16 @@ CsvTable read_families(const RunData& run, const std::set<std::string>& known, D
   std::set<std::string> accounted;
   for (const auto& row : families.rows)
     if (!row.empty()) accounted.insert(row[0]);
+  std::string missing;
+  size_t count = 0;
   for (const auto& family : known)
     if (!fs::exists(fs::path(run.dir) / (family + ".csv")) && !accounted.count(family))
-      diag.warn(run.dir + ": no " + family + ".csv: family '" + family + "' missing from this run");
+      missing += (count++ ? ", " : "") + family;
+  const std::string filter = run.meta_value("filter");
+  if (count > 0)
+    diag.warn(run.dir + ": " + std::to_string(count) + (count == 1 ? " family" : " families") +
+              " missing from this run" + (filter.empty() ? "" : " (--filter " + filter + ")") +
+              ": " + missing);
   return families;
 }
 

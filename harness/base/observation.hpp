@@ -1,6 +1,6 @@
 #pragma once
 // Observations (one measurement per row) and inferred parameters: the data contract of
-// DESIGN.md section 3, with readers that check what they are handed.
+// docs/design.md section 3, with readers that check what they are handed.
 #include <string>
 #include <utility>
 #include <vector>

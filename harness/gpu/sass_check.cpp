@@ -126,16 +126,22 @@ const SassCache& sass_for(const std::string& arch) {
   return parsed(c, text, found, arch);
 }
 
+// The SASS of this device's architecture. It takes the device, not the architecture's name: a
+// reference bound to sass_for("sm_" + ...) is one GCC 13 takes for dangling on the temporary
+// name (-Wdangling-reference), though the entry lives in sass_for's static cache.
+const SassCache& device_sass(const DeviceInfo& dev) {
+  return sass_for("sm_" + std::to_string(dev.cc()));
+}
 
 }  // namespace
 
 std::string load_sass(const DeviceInfo& dev) {
-  const SassCache& sass = sass_for("sm_" + std::to_string(dev.cc()));
+  const SassCache& sass = device_sass(dev);
   return sass.available ? "" : sass.why;
 }
 
 SassVerdict check_kernel_sass(const DeviceInfo& dev, const std::string& kernel) {
-  const SassCache& sass = sass_for("sm_" + std::to_string(dev.cc()));
+  const SassCache& sass = device_sass(dev);
   if (!sass.available) return {SassStatus::unchecked, sass.why};
   const CodeExpectation* e = find_expectation(kernel);
   if (!e) return {SassStatus::failed, "no code expectation registered for " + kernel};
@@ -146,7 +152,7 @@ SassVerdict check_kernel_sass(const DeviceInfo& dev, const std::string& kernel) 
 }
 
 std::vector<Instruction> timed_sass(const DeviceInfo& dev, const std::string& kernel) {
-  const SassCache& sass = sass_for("sm_" + std::to_string(dev.cc()));
+  const SassCache& sass = device_sass(dev);
   const KernelCode* k = sass.available ? find_kernel(sass.kernels, kernel) : nullptr;
   return k ? timed_region(*k, CodeDialect::sass) : std::vector<Instruction>{};
 }

@@ -1,9 +1,13 @@
 // Analysis time on large family files (Google Benchmark, not a unit test: timings belong
-// here). The target is <= 2 s for a 1 M-row file. Run:
+// here). The targets: <= 2 s for a 1 M-row tlb.csv; a latency.csv ten times larger analysed in
+// less than ten times the time (issue 23: it grew as n^2.7, 32 s at 244k rows). Run:
 //   build/bench_analysis --benchmark_filter=Tlb
+//   build/bench_analysis --benchmark_filter=Latency
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -43,6 +47,46 @@ void BM_AnalyzeTlb(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
 }
 BENCHMARK(BM_AnalyzeTlb)->Arg(250000)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// A latency sweep of `rows` rows over ld.global, ld.cg and ld.nc: footprints log-spaced from
+// 1 KiB to 1 GiB, the H100's ladder (L1 32 cycles to 240 KiB; L2 285, its far half 532, to
+// 25 and 50 MiB; DRAM 690) with gradual steps and 0.5 % noise. Ten times the rows is the same
+// ladder ten times as densely measured.
+std::vector<Observation> latency_rows(size_t rows) {
+  constexpr double KiB = 1024, MiB = 1024 * KiB;
+  auto hit = [](double f, double size, double sharpness) {
+    return 1 / (1 + std::pow(f / size, sharpness));
+  };
+  auto cycles = [&](double f, bool l1) {
+    const double near = hit(f, 25 * MiB, 30), all = hit(f, 50 * MiB, 30);
+    double y = near * 285 + (all - std::min(all, near)) * 532 + (1 - std::max(all, near)) * 690;
+    if (l1) y = hit(f, 240 * KiB, 40) * 32 + (1 - hit(f, 240 * KiB, 40)) * y;
+    return y;
+  };
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> noise(0, 0.005);
+  std::vector<Observation> obs;
+  obs.reserve(rows);
+  const size_t per = rows / 3;
+  for (const std::string probe : {"ld_global", "ld_cg", "ld_nc"})
+    for (size_t i = 0; i < per; ++i) {
+      const double octaves = 20.0 * (static_cast<double>(i) + 0.5) / static_cast<double>(per);
+      const double f = std::round(KiB * std::exp2(octaves) / 128) * 128;
+      const double y = cycles(f, probe != "ld_cg") * (1 + noise(rng));
+      const Params p = {{"footprint_bytes", std::to_string(static_cast<long long>(f))},
+                        {"stride_bytes", "128"}};
+      obs.push_back({"latency", probe, p, y, "cycles", y, y, y, 9});
+    }
+  return obs;
+}
+
+void BM_AnalyzeLatency(benchmark::State& state) {
+  const auto obs = latency_rows(static_cast<size_t>(state.range(0)));
+  const Metadata meta = {{"l2_bytes", "52428800"}, {"shared_per_sm_bytes", "233472"}};
+  for (auto _ : state) benchmark::DoNotOptimize(analyze_checked("latency", obs, meta));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
+}
+BENCHMARK(BM_AnalyzeLatency)->Arg(24400)->Arg(244000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 

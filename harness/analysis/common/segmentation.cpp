@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <set>
 
 #include "analysis/common/util.hpp"
 #include "base/stats.hpp"
@@ -71,27 +72,67 @@ struct Run {
   double tol = 0;  // the band the run was grown with (log)
 };
 
+// The log latencies of a growing set of points, kept in two sorted halves: the median (as
+// median() reads it: the middle one, or the lower middle plus half the gap to the upper), the
+// least and the largest in O(log n) per point added or removed. Growing a run point by point
+// and sorting it anew each time made the segmentation cubic in a dense curve's points.
+class LevelBand {
+ public:
+  void add(double z) {
+    if (lower_.empty() || z <= *lower_.rbegin()) lower_.insert(z);
+    else upper_.insert(z);
+    balance();
+  }
+  void remove(double z) {
+    if (z <= *lower_.rbegin()) lower_.erase(lower_.find(z));
+    else upper_.erase(upper_.find(z));
+    balance();
+  }
+  // Whether every point lies within `tol` of the median (LogCurve::level).
+  bool within(double tol) const {
+    const double lo = *lower_.rbegin();
+    const double m = upper_.size() == lower_.size() ? lo + (*upper_.begin() - lo) * 0.5 : lo;
+    const double top = upper_.empty() ? lo : *upper_.rbegin();
+    return top - m <= tol && m - *lower_.begin() <= tol;
+  }
+
+ private:
+  // lower_ holds the smaller half and, for an odd count, the middle point
+  void balance() {
+    if (lower_.size() > upper_.size() + 1) {
+      upper_.insert(*lower_.rbegin());
+      lower_.erase(std::prev(lower_.end()));
+    } else if (upper_.size() > lower_.size()) {
+      lower_.insert(*upper_.begin());
+      upper_.erase(upper_.begin());
+    }
+  }
+  std::multiset<double> lower_, upper_;
+};
+
 // Grows a run from `start` while every member stays within `tol` of the members' median. A
 // lone point off the level is skipped (kept inside the run, left out of the level) when the
 // run is established and the two points after it are back on the level.
 Run grow_run(const LogCurve& c, size_t start, double tol) {
   const size_t n = c.z.size();
   Run r{start, start, {start}, tol};
+  LevelBand band;
+  band.add(c.z[start]);
   size_t j = start + 1;
   while (j < n) {
-    auto with = r.members;
-    with.push_back(j);
-    if (c.level(with, tol)) {
-      r.members = std::move(with);
+    band.add(c.z[j]);
+    if (band.within(tol)) {
+      r.members.push_back(j);
       r.last = j++;
       continue;
     }
+    band.remove(c.z[j]);
     if (r.members.size() >= 2 && j + 2 < n) {
-      auto skip = r.members;
-      skip.push_back(j + 1);
-      skip.push_back(j + 2);
-      if (c.level(skip, tol)) {
-        r.members = std::move(skip);
+      band.add(c.z[j + 1]);
+      band.add(c.z[j + 2]);
+      if (band.within(tol)) {
+        r.members.push_back(j + 1);
+        r.members.push_back(j + 2);
         r.last = j + 2;
         j += 3;
         continue;
@@ -166,7 +207,7 @@ constexpr double kClimbTolerances = 3, kClimbLoss = 0.5;
 //   over a short shelf (fewer swings to average).
 constexpr double kMadToSigma = 1.4826;
 constexpr double kNormalMad = 0.6745;  // the MAD of a unit normal (1 / kMadToSigma, rounded)
-constexpr double kSwingFloor = 0.4, kShortSwing = 0.75;
+constexpr double kSwingFloor = 0.4, kShortSwing = 0.75, kLeftOutCrest = 0.75;
 
 // A knee's confidence: its plateaus' (the weaker), times
 // - its step: a level change of kStepJumps times the curve's jump noise, or kStepTolerances
@@ -301,9 +342,6 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   pl.first = r.first;
   pl.last = r.last;
   pl.members = r.members.size();
-  std::vector<double> ys;
-  for (size_t i : r.members) ys.push_back(p[i].y);
-  pl.level = median(ys);
   // A wide band lets a plateau take the tail of the transitions at its ends: the level is read
   // from the members between them, as the (trimmed) mean of their curve (a shelf's slow wobble
   // over a swing or two averages out in a mean; a median of a swing and a half is off by a
@@ -319,11 +357,19 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
               : up.rise > kLevelTolerance)
       pl.level = std::exp(line.at(c.lx[r.members.front()]));
   }
+  // A shelf is judged on the members its level is read from: a transition's shoulder that the
+  // run took in (the H100's far L2 holds points from 442 cycles up before its 532) is neither
+  // the level's range, nor a swing of it, nor a climb across it, and the level rests on the
+  // points that are left.
+  const std::vector<size_t>& judged = shelf ? kept : r.members;
+  std::vector<double> ys;
+  for (size_t i : judged) ys.push_back(p[i].y);
   // the range of the members, and the level (a climb's start may lie just below them)
   pl.min = std::min(pl.level, *std::min_element(ys.begin(), ys.end()));
   pl.max = std::max(pl.level, *std::max_element(ys.begin(), ys.end()));
-  pl.rise = c.rise(r.members);
-  const double points = std::min(kMembersMost, kMembersBase + kPerMember * static_cast<double>(pl.members));
+  pl.rise = c.rise(judged);
+  const double points =
+      std::min(kMembersMost, kMembersBase + kPerMember * static_cast<double>(judged.size()));
   // a level that climbs across its run (cold misses spread over the chase) has no one value:
   // a climb of three times the 3 % a latency is held to halves the confidence; the band the
   // run was grown with no longer sets this (a wide wobble band would excuse any climb)
@@ -332,12 +378,25 @@ Plateau make_plateau(const std::vector<CurvePoint>& p, const LogCurve& c, const 
   // by that much (a wobble over a short shelf does not average out).
   std::vector<double> dev;
   const double mz = std::log(pl.level);
-  for (size_t i : r.members) dev.push_back(std::fabs(c.z[i] - mz));
-  const double sigma = kMadToSigma * median(dev);
+  for (size_t i : judged) dev.push_back(std::fabs(c.z[i] - mz));
+  // A shelf's swing is at least half the range of its core (its points away from its ends,
+  // where a transition's shoulder may linger): the median absolute deviation passes over a
+  // trough that a few of a short shelf's points show, which still moves its mean.
+  double half_range = 0;
+  if (shelf) {
+    const std::vector<size_t> core = inner_members(c, kept);
+    const auto [lo, hi] = std::minmax_element(core.begin(), core.end(),
+                                              [&](size_t a, size_t b) { return c.z[a] < c.z[b]; });
+    half_range = std::expm1(c.z[*hi] - c.z[*lo]) / 2;
+  }
+  const double sigma = std::max(kMadToSigma * median(dev), half_range);
   double swing = sigma > kLevelTolerance ? std::max(kSwingFloor, kLevelTolerance / sigma) : 1.0;
   // ... the more so over a short shelf, which holds few swings
-  if (sigma > kLevelTolerance / 2 && c.lx[r.last] - c.lx[r.first] < std::log(kShelfMaxSpan))
-    swing *= kShortSwing;
+  const bool short_shelf = c.lx[r.last] - c.lx[r.first] < std::log(kShelfMaxSpan);
+  if (sigma > kLevelTolerance / 2 && short_shelf) swing *= kShortSwing;
+  // ... and over a short shelf that left a point inside it out as a slow load, which may have
+  // been a swing's crest: its mean leans towards the troughs (B200 model seed 51, 5 % low)
+  if (shelf && short_shelf && kept.back() - kept.front() + 1 > kept.size()) swing *= kLeftOutCrest;
   pl.confidence = points * flat * swing;
   return pl;
 }
@@ -469,12 +528,11 @@ Run widest_between(const std::vector<CurvePoint>& p, const LogCurve& c, const Ru
   for (size_t j = a.last + 1; j < b.first; ++j) {
     Run t;
     t.tol = std::log1p(opt.max_tolerance);
+    LevelBand band;
     for (size_t i = j; i < b.first && c.z[i] > za + jump && c.z[i] < zb - jump; ++i) {
+      band.add(c.z[i]);
+      if (!band.within(t.tol)) break;
       t.members.push_back(i);
-      if (!c.level(t.members, t.tol)) {
-        t.members.pop_back();
-        break;
-      }
     }
     if (t.members.size() < opt.min_points) continue;
     t.first = t.members.front();
