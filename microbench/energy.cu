@@ -459,12 +459,8 @@ constexpr float kTriadScale = 0.5f, kMixedMultiplier = 0.5f;
 class EnergyRun {
  public:
   explicit EnergyRun(RunContext& ctx)
-      : ctx_(ctx),
-        dev_(ctx.device()),
-        nvml_(dev_.pci_bus_id),
-        t0_(Clock::now()),
-        meter_({&nvml_}, t0_),
-        sink_(1024) {}
+      : ctx_(ctx), dev_(ctx.device()), nvml_(dev_.pci_bus_id), t0_(Clock::now()),
+        meter_({&nvml_}, t0_), sink_(1024) {}
 
   void run() {
     idle();
@@ -680,10 +676,8 @@ class EnergyRun {
         const uint32_t seed = zero ? 0u : kRandomSeed;
         uint32_t* sink = reinterpret_cast<uint32_t*>(sink_.get());
         l.enqueue = [k, seed, sink, write](int trips) {
-          if (write)
-            shared_stream<true><<<k, kBlockThreads>>>(trips, seed, sink, 0);
-          else
-            shared_stream<false><<<k, kBlockThreads>>>(trips, seed, sink, 0);
+          if (write) shared_stream<true><<<k, kBlockThreads>>>(trips, seed, sink, 0);
+          else shared_stream<false><<<k, kBlockThreads>>>(trips, seed, sink, 0);
         };
         window(l, meter_);
       }
@@ -809,12 +803,10 @@ void EnergyRun::measure_nvlink() {
     CUDA_CHECK(cudaDeviceCanAccessPeer(&can, dev_.ordinal, d));
     char bus[32] = {};
     CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, d));
-    if (!can)
-      why = "no peer access to GPU " + std::to_string(d);
+    if (!can) why = "no peer access to GPU " + std::to_string(d);
     else if (nvml_.link_to(bus) != "nvlink")
       why = "GPU " + std::to_string(d) + " is reached over " + nvml_.link_to(bus) + ", not NVLink";
-    else
-      peer = d;
+    else peer = d;
   }
   if (peer < 0) return ctx_.skip(probe, why);
   char bus[32] = {};

@@ -276,18 +276,16 @@ __global__ void stream_store(const typename Access<W>::T* src, typename Access<W
                              uint32_t rounds, uint32_t passes, uint32_t seed) {
   const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   const uint64_t first = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const auto fill = seed ? splat<W>(scramble(seed ^ static_cast<uint32_t>(first)))
-                         : typename Access<W>::T{};
+  const auto fill =
+      seed ? splat<W>(scramble(seed ^ static_cast<uint32_t>(first))) : typename Access<W>::T{};
   for (uint32_t pass = 0; pass < passes; ++pass) {
     uint64_t i = first;
     for (uint32_t r = 0; r < rounds; ++r) {
       typename Access<W>::T v[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        if constexpr (Copy)
-          v[u] = load<Load::cg, W>(src + i + u * threads);
-        else
-          v[u] = fill;
+        if constexpr (Copy) v[u] = load<Load::cg, W>(src + i + u * threads);
+        else v[u] = fill;
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) store<Op, W>(dst + i + u * threads, v[u]);
@@ -312,8 +310,8 @@ StreamStore stream_store_of() {
   s.launch = [](const void* src, void* dst, uint32_t rounds, uint32_t passes, uint32_t seed,
                 int grid, int threads) {
     using T = typename Access<W>::T;
-    stream_store<W, U, Op, Copy><<<grid, threads>>>(static_cast<const T*>(src),
-                                                    static_cast<T*>(dst), rounds, passes, seed);
+    stream_store<W, U, Op, Copy>
+        <<<grid, threads>>>(static_cast<const T*>(src), static_cast<T*>(dst), rounds, passes, seed);
   };
   s.width = W;
   s.ilp = U;

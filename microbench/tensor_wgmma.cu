@@ -256,13 +256,13 @@ __device__ __forceinline__ void gemm_tiles(const uint4*, const uint4*, float4*, 
 #endif
 
 template <class Op>
-__global__ void __launch_bounds__(kWgmmaWarpgroups * kWarpgroupThreads, 1)
+__global__ void __launch_bounds__(kWgmmaWarpgroups* kWarpgroupThreads, 1)
     wgmma_throughput(int iters, BlockSpan* spans, typename Op::Acc* sink, int flag, uint32_t* ran,
                      uint32_t tile_mask) {
   wgmma_chain<Op, false>(iters, spans, sink, flag, ran, tile_mask);
 }
 
-__global__ void __launch_bounds__(kWgmmaWarpgroups * kWarpgroupThreads, 1)
+__global__ void __launch_bounds__(kWgmmaWarpgroups* kWarpgroupThreads, 1)
     heldout_gemm(const uint4* a, const uint4* b, float4* c, int trips, uint32_t* ran) {
   gemm_tiles(a, b, c, trips, ran);
 }
@@ -399,11 +399,9 @@ struct GemmBuffers {
   DeviceBuffer<uint32_t> ran;
   int blocks = 0;
   GemmBuffers(int blocks_, size_t a_vec, size_t b_vec)
-      : a(a_vec),
-        b(b_vec),
+      : a(a_vec), b(b_vec),
         c(static_cast<size_t>(blocks_) * kWgmmaWarpgroups * kWarpgroupThreads * kAccRegs / 4),
-        ran(1),
-        blocks(blocks_) {}
+        ran(1), blocks(blocks_) {}
 };
 
 // Random bf16 operands as the chain's tiles hold them (hashed bytes, top two bits clear).
@@ -442,8 +440,9 @@ std::optional<RepeatedKernel> wgmma_gemm(RunContext& ctx, const std::string& pro
   uint32_t ran = 0;
   CUDA_CHECK(cudaMemcpy(&ran, buf->ran.get(), sizeof ran, cudaMemcpyDeviceToHost));
   if (ran != kSm90aRan) {
-    ctx.invalid(probe, "the kernel that ran is not the sm_90a code (build with 90 among "
-                       "CMAKE_CUDA_ARCHITECTURES)");
+    ctx.invalid(probe,
+                "the kernel that ran is not the sm_90a code (build with 90 among "
+                "CMAKE_CUDA_ARCHITECTURES)");
     return std::nullopt;
   }
   counts->global_bytes_per_trip = double(blocks) * kGemmStages * kStageBytes;

@@ -320,17 +320,20 @@ TEST(EnergyReport, SaysWhatRanThrottledAndHowTheHeldOutKernelsCameOut) {
   write_file_atomic((run.dir / "energy.csv").string(), format_observations(meta, rows));
   write_file_atomic((run.dir / "parameters.csv").string(),
                     format_parameters(meta, analyze("energy", rows)));
-  std::vector<std::string> header = {"family", "status",       "wall_time_s",
+  std::vector<std::string> header = {"family",       "status",       "wall_time_s",
                                      "sm_clock_mhz", "observations", "message"};
   for (const auto& c : operating_point_columns()) header.push_back(c);
-  const auto trace = trace_from_table(read_csv(std::string(GPUPROBE_TEST_DATA) + "/synthetic_power_trace.csv"));
+  const auto trace =
+      trace_from_table(read_csv(std::string(GPUPROBE_TEST_DATA) + "/synthetic_power_trace.csv"));
   std::vector<std::vector<std::string>> fams;
   for (const char* f : {"latency", "pipes"}) {
     fams.push_back({f, "ok", "1.0", "1980.0", "10", ""});
-    for (const auto& c : operating_point_cells(summarize_family(trace, f))) fams.back().push_back(c);
+    for (const auto& c : operating_point_cells(summarize_family(trace, f)))
+      fams.back().push_back(c);
   }
   fams.push_back({"transpose", "failed", "0.5", "1980.0", "0", "out of memory"});
-  for (const auto& c : operating_point_cells(summarize_family(trace, "nope"))) fams.back().push_back(c);
+  for (const auto& c : operating_point_cells(summarize_family(trace, "nope")))
+    fams.back().push_back(c);
   write_file_atomic((run.dir / "families.csv").string(), format_csv(meta, header, fams));
   ASSERT_EQ(report_main({run.dir.string()}), 0);
   const std::string md = read_file((run.dir / "report.md").string());
@@ -345,7 +348,8 @@ TEST(EnergyReport, SaysWhatRanThrottledAndHowTheHeldOutKernelsCameOut) {
   EXPECT_NE(md.find("| gemm | "), std::string::npos);
   EXPECT_NE(md.find("| yes | static "), std::string::npos);
   // The failed family's row: families.csv's own six columns, not the operating point's.
-  EXPECT_NE(md.find("| transpose | failed | 0.5 | 1980.0 | 0 | out of memory |\n"), std::string::npos);
+  EXPECT_NE(md.find("| transpose | failed | 0.5 | 1980.0 | 0 | out of memory |\n"),
+            std::string::npos);
 }
 
 TEST(EnergyNames, EveryItemHasItsParameterAndEveryParameterItsRow) {

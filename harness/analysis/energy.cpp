@@ -268,10 +268,8 @@ std::vector<HeldOutCheck> heldout_checks(const std::vector<Observation>& obs,
     if (stat) c.terms.emplace_back("static", stat->value * win.launch_s);
     for (const auto& [item, rate] : win.components) {
       const Parameter* e = find(params, parameter_name(item, false));
-      if (e)
-        c.terms.emplace_back(item, e->value * 1e-12 * rate * win.launch_s);
-      else
-        missing += (missing.empty() ? "" : ", ") + parameter_name(item, false);
+      if (e) c.terms.emplace_back(item, e->value * 1e-12 * rate * win.launch_s);
+      else missing += (missing.empty() ? "" : ", ") + parameter_name(item, false);
     }
     if (!missing.empty()) {
       c.note = "not predicted: no " + missing;
@@ -352,12 +350,9 @@ std::string item_method(const std::string& item, const std::string& operands, co
                         const Baseline& b) {
   const bool level = is_level(item);
   std::string what;
-  if (const pipes::OpInfo* op = pipes::find_op(item))
-    what = op->what;
-  else if (const pipes::WgmmaInfo* wg = pipes::find_wgmma_op(item))
-    what = wg->what;
-  else
-    what = item;
+  if (const pipes::OpInfo* op = pipes::find_op(item)) what = op->what;
+  else if (const pipes::WgmmaInfo* wg = pipes::find_wgmma_op(item)) what = wg->what;
+  else what = item;
   return "power against " + std::string(level ? "bytes" : "operations") +
          " per second: " + std::to_string(f.points) + " window(s) of " + what +
          " on a fraction of the SMs, up to " + analysis::num(f.max_rate) +

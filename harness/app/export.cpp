@@ -46,8 +46,11 @@ Json energy_json(const RunData& run) {
     const char* kind = p.unit == "pJ/op"  ? "per_operation"
                        : p.unit == "pJ/B" ? "per_byte"
                                           : "power";
-    out[kind][p.name] = {{"value", num(p.value)}, {"unit", p.unit}, {"low", num(p.low)},
-                         {"high", num(p.high)}, {"confidence", num(p.confidence)}};
+    out[kind][p.name] = {{"value", num(p.value)},
+                         {"unit", p.unit},
+                         {"low", num(p.low)},
+                         {"high", num(p.high)},
+                         {"confidence", num(p.confidence)}};
   }
   return out;
 }
@@ -299,7 +302,8 @@ const std::vector<WattchKey>& wattch_keys() {
       {"FP_MUL_ACC", {"fp32_fma_energy"}, "fp32 FMA (FFMA)"},
       {"FP_SIN_ACC", {"sfu_sin_energy"}, "SFU sin (MUFU.SIN)"},
       {"DP_MUL_ACC", {"fp64_fma_energy"}, "fp64 FMA (DFMA)"},
-      {"TENSOR_ACC", {"tensor_wgmma_f16_energy", "tensor_mma_f16_energy"},
+      {"TENSOR_ACC",
+       {"tensor_wgmma_f16_energy", "tensor_mma_f16_energy"},
        "tensor core fp16 multiply-add"},
       {"MEM_RD", {"dram_read_energy_per_byte"}, "DRAM reads"},
       {"MEM_WR", {"dram_write_energy_per_byte"}, "DRAM writes"},

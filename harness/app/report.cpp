@@ -32,7 +32,8 @@ std::string markdown_of(const CsvTable& t,
                         const std::function<bool(const std::vector<std::string>&)>& keep = {},
                         size_t columns = SIZE_MAX) {
   auto first = [&](const std::vector<std::string>& r) {
-    return std::vector<std::string>(r.begin(), r.begin() + static_cast<long>(std::min(columns, r.size())));
+    return std::vector<std::string>(r.begin(),
+                                    r.begin() + static_cast<long>(std::min(columns, r.size())));
   };
   std::vector<std::vector<std::string>> rows = {first(t.header)};
   for (const auto& r : t.rows)
@@ -344,11 +345,10 @@ std::string families_markdown(const RunData& run, Documenting& doc, std::string&
 std::vector<std::vector<std::string>> by_reason(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::vector<std::string>> out = {rows.front()};
   for (size_t i = 1; i < rows.size(); ++i) {
-    auto same = std::find_if(out.begin() + 1, out.end(), [&](const auto& r) { return r[1] == rows[i][1]; });
-    if (same == out.end())
-      out.push_back(rows[i]);
-    else
-      (*same)[0] += ", " + rows[i][0];
+    auto same =
+        std::find_if(out.begin() + 1, out.end(), [&](const auto& r) { return r[1] == rows[i][1]; });
+    if (same == out.end()) out.push_back(rows[i]);
+    else (*same)[0] += ", " + rows[i][0];
   }
   return out;
 }

@@ -317,8 +317,7 @@ OperatingSample Nvml::sample() const {
   f.field_id = kFieldPowerInstant;
   if (m.links.fields && m.links.fields(m.dev, 1, &f) == 0 && f.ret == 0 && field_number(f) >= 0)
     s.power_w = field_number(f) / 1000.0;
-  else
-    s.power_w = s.power_avg_w;
+  else s.power_w = s.power_avg_w;
   unsigned long long mj = 0;
   if (energy_mj(&mj)) s.energy_j = static_cast<double>(mj) / 1000.0;
   if (m.throttle) m.throttle(m.dev, &s.reasons);
@@ -328,10 +327,8 @@ OperatingSample Nvml::sample() const {
 bool Nvml::energy_mj(unsigned long long* mj, std::string* why) const {
   const Impl& m = *impl_;
   std::string reason;
-  if (!m.dev)
-    reason = m.why;
-  else if (!m.total_energy)
-    reason = "libnvidia-ml lacks nvmlDeviceGetTotalEnergyConsumption";
+  if (!m.dev) reason = m.why;
+  else if (!m.total_energy) reason = "libnvidia-ml lacks nvmlDeviceGetTotalEnergyConsumption";
   else if (int rc = m.total_energy(m.dev, mj); rc != 0)
     reason = "nvmlDeviceGetTotalEnergyConsumption returned " + std::to_string(rc) +
              (rc == 3 ? " (not supported on this device)" : "");

@@ -315,8 +315,9 @@ class Suite {
  public:
   Suite(const Options& opt, const DeviceInfo& dev, Nvml& nvml, const NvmlReading& nv0, double mhz0,
         std::string dir, Metadata base, PowerSampler& sampler)
-      : opt_(opt), dev_(dev), nvml_(nvml), nv0_(nv0), dir_(std::move(dir)), base_(std::move(base)),
-        clocks_{mhz0}, throttle_seen_(nv0.throttle_reasons), sampler_(sampler) {}
+      : opt_(opt), dev_(dev), nvml_(nvml), nv0_(nv0), dir_(std::move(dir)),
+        base_(std::move(base)), clocks_{mhz0}, throttle_seen_(nv0.throttle_reasons),
+        sampler_(sampler) {}
 
   // Measures and analyzes every family in turn, writing the run files after each, until the
   // last or a stop signal.
@@ -458,8 +459,8 @@ class Suite {
     const bool not_in_quick = left_out_of_quick(fam, &why);
     if (not_in_quick || !fam.supported(dev_, &why)) {
       progress_.done("skipped: " + why);
-      add_family_row(
-          {fam.name(), not_in_quick ? "not_in_quick" : "unsupported", "0", "", "0", why}, {});
+      add_family_row({fam.name(), not_in_quick ? "not_in_quick" : "unsupported", "0", "", "0", why},
+                     {});
       // A family this GPU cannot run is in skipped.csv and the report too; one a quick run
       // leaves out is in not_measured.csv.
       if (!not_in_quick) skipped_.push_back({fam.name(), "all", why});
@@ -526,8 +527,8 @@ class Suite {
       write_file_atomic(dir_ + "/not_measured.csv", format_csv(run_metadata(), {"parameter", "reason"}, rows));
     }
     write_file_atomic(dir_ + "/parameters.csv", format_parameters(run_metadata(), params_));
-    std::vector<std::string> family_header = {"family", "status", "wall_time_s", "sm_clock_mhz",
-                                              "observations", "message"};
+    std::vector<std::string> family_header = {"family",       "status",       "wall_time_s",
+                                              "sm_clock_mhz", "observations", "message"};
     for (const auto& c : operating_point_columns()) family_header.push_back(c);
     write_file_atomic(dir_ + "/families.csv",
                       format_csv(run_metadata(), family_header, family_rows_));
