@@ -12,9 +12,7 @@
 #include "base/operating_point.hpp"
 #include "base/stats.hpp"
 
-namespace gpuprobe {
-
-namespace energy {
+namespace gpuprobe::energy {
 
 namespace {
 
@@ -458,10 +456,7 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(energy_expectations);
 
 }  // namespace
 
-}  // namespace energy
-
 std::vector<Parameter> analyze_energy(const std::vector<Observation>& obs, const Metadata&) {
-  using namespace energy;
   const std::string evidence = analysis::evidence_file(obs, std::string(kFamily.name));
   const std::vector<Window> windows = windows_of(obs);
   std::vector<Parameter> out;
@@ -484,4 +479,4 @@ std::vector<Parameter> analyze_energy(const std::vector<Observation>& obs, const
 
 GPUPROBE_REGISTER_ANALYZER(energy::kFamily, analyze_energy);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::energy

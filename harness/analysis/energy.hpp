@@ -15,9 +15,7 @@
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
-namespace gpuprobe {
-
-namespace energy {
+namespace gpuprobe::energy {
 
 inline constexpr FamilyDescriptor kFamily{
     "energy", "energy.gp energy_trace.gp", "", "",
@@ -165,8 +163,8 @@ struct HeldOutCheck {
 std::vector<HeldOutCheck> heldout_checks(const std::vector<Observation>& obs,
                                          const std::vector<Parameter>& params);
 
-}  // namespace energy
-
+// The parameters above (idle_power, static_power, <item>_energy[_zero],
+// <level>_energy_per_byte[_zero]) from the family's windows.
 std::vector<Parameter> analyze_energy(const std::vector<Observation>& obs, const Metadata& meta);
 
-}  // namespace gpuprobe
+}  // namespace gpuprobe::energy
