@@ -25,12 +25,14 @@ struct Result {
   std::string out, err;
 };
 
-Result run(const std::string& args) {
+// `env` goes before the binary: "env GPUPROBE_RANK=0 ..." sets its environment.
+Result run(const std::string& args, const std::string& env = "") {
   // ctest runs tests in parallel: each test gets its own stderr file.
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   fs::path errfile = fs::temp_directory_path() /
                      (std::string("gpuprobe_cli_") + info->name() + ".stderr");
-  std::string cmd = std::string(GPUPROBE_BINARY) + " " + args + " 2>" + errfile.string();
+  std::string cmd =
+      env + (env.empty() ? "" : " ") + GPUPROBE_BINARY + " " + args + " 2>" + errfile.string();
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -98,7 +100,8 @@ TEST(Cli, VersionIsOneLine) {
 }
 
 TEST(Cli, EveryCommandHasItsOwnHelp) {
-  for (const std::string cmd : {"run", "info", "analyze", "report", "compare", "compare --fleet", "export"}) {
+  for (const std::string cmd :
+       {"run", "info", "analyze", "report", "compare", "compare --fleet", "export", "anchor"}) {
     Result r = run(cmd + " --help");
     EXPECT_EQ(r.code, 0) << cmd << ": " << r.err;
     EXPECT_NE(r.out.find("Usage: gpuprobe " + cmd), std::string::npos) << cmd << ": " << r.out;
@@ -107,8 +110,9 @@ TEST(Cli, EveryCommandHasItsOwnHelp) {
 }
 
 TEST(Cli, BadFlagOfEveryCommandIsOneLineAndExit2) {
-  for (const std::string cmd : {"run", "list", "info", "analyze d", "report d", "compare a b", "compare --fleet a b c",
-                                "export d --json"}) {
+  for (const std::string cmd :
+       {"run", "list", "info", "analyze d", "report d", "compare a b", "compare --fleet a b c",
+        "export d --json", "anchor d --versus d"}) {
     Result r = run(cmd + " --bogus");
     EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
     EXPECT_EQ(lines(r.err), 1) << cmd << ": " << r.err;
@@ -152,6 +156,31 @@ TEST(Cli, MissingDeviceFailsBeforeWritingAnything) {
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("device"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(out));
+}
+
+// One rank of a job: its environment and its filter are checked before any GPU is opened, so
+// that a mistake in a job script is one line, not a rank waiting for the others.
+TEST(Cli, RanksFromEnvChecksItsEnvironmentFirst) {
+  const std::string no_rank =
+      "env -u GPUPROBE_RANK -u OMPI_COMM_WORLD_RANK -u SLURM_PROCID -u PMI_RANK -u NCCL_COMM_ID";
+  const std::string rank0 = no_rank + " GPUPROBE_RANK=0 GPUPROBE_NRANKS=2";
+  fs::path out = empty_dir("gpuprobe_cli_ranks");
+  const std::string id = " --nccl-id-file " + (out / "id").string() + " --out " + out.string();
+  struct Case {
+    std::string env, args, says;
+  };
+  for (const Case& c :
+       {Case{no_rank, "run --ranks-from-env" + id, "no rank in the environment"},
+        Case{rank0, "run --ranks-from-env --filter '^latency/'" + id, "also selects latency"},
+        Case{rank0, "run --ranks-from-env --out " + out.string(), "--nccl-id-file"},
+        Case{rank0 + " GPUPROBE_RANK=x", "run --ranks-from-env" + id, "GPUPROBE_RANK='x'"},
+        Case{"", "run" + id, "--nccl-id-file needs --ranks-from-env"}}) {
+    Result r = run(c.args, c.env);
+    EXPECT_EQ(r.code, 2) << c.args << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
   EXPECT_TRUE(fs::is_empty(out));
 }
 

@@ -204,6 +204,17 @@ void add_run(CLI::App& app, Options& o) {
                   "test-case names and layout, where the measurements mean the same)")
       ->type_name("FILE")
       ->check(non_empty());
+  run->add_flag("--ranks-from-env", o.ranks_from_env,
+                "this process is one rank of a job of one process per GPU (rank and size from "
+                "GPUPROBE_RANK/GPUPROBE_NRANKS, srun's or mpirun's variables): the collectives "
+                "family alone; rank 0 measures and writes the run, the others take part and "
+                "write nothing");
+  run->add_option("--nccl-id-file", o.nccl_id_file,
+                  "with --ranks-from-env: a file every rank can read (a shared file system) "
+                  "where rank 0 leaves NCCL's unique id; without it every rank takes the id "
+                  "from NCCL_COMM_ID")
+      ->type_name("FILE")
+      ->check(non_empty());
   run->footer("Google Benchmark's own flags (--benchmark_*=VALUE) pass through; "
               "--benchmark_out=FILE also copies its JSON there.");
 }
@@ -265,6 +276,8 @@ Options parse_command_line(const std::vector<std::string>& args) {
   add_passed_on(app, "export",
                 "a run's parameters as JSON, an Accel-Sim config fragment, AccelWattch energies or "
                 "MT4G's JSON (no GPU)");
+  add_passed_on(app, "anchor",
+                "a run's collective figures beside nccl-tests' output or another run's (no GPU)");
   app.add_subcommand("help", "this text");
   auto named = [&](const CLI::App* sub) { return sub->check_name(args[0]); };
   if (args[0].rfind('-', 0) != 0 && app.get_subcommands(named).empty())
@@ -292,6 +305,10 @@ Options parse_command_line(const std::vector<std::string>& args) {
   if (o.command == "help") o.help = overview;
   if (sub->get_prefix_command()) o.rest = sub->remaining();
   if (o.command == "run") take_benchmark_flags(sub->remaining(), o);
+  if (!o.nccl_id_file.empty() && !o.ranks_from_env)
+    throw UsageError("--nccl-id-file needs --ranks-from-env");
+  // One rank of a job runs the collectives alone (program/ranks.cpp checks a filter given).
+  if (o.ranks_from_env && o.filter.empty()) o.filter = "^collectives/";
   if (!o.filter.empty()) filter_matches(o.filter, "");  // reject a malformed regex now
   return o;
 }

@@ -23,6 +23,8 @@ struct Options {
   std::string reference;            // documented figures CSV; empty: the default
   std::string benchmark_out;        // extra copy of the Google Benchmark JSON
   std::string json_nvbandwidth;     // run/analyze: host-link and P2P results as nvbandwidth's JSON
+  bool ranks_from_env = false;      // run: one rank of a job, one process per GPU (collectives)
+  std::string nccl_id_file;         // run --ranks-from-env: where rank 0 leaves NCCL's unique id
   std::vector<std::string> benchmark_flags;  // --benchmark_* passed to Google Benchmark
   std::vector<std::string> positional;       // run directories of analyze/report/compare
   bool to_stdout = false;           // analyze: print parameters.csv instead of writing it
@@ -30,8 +32,8 @@ struct Options {
   std::vector<std::string> rest;             // report/compare/export: their own flags, untouched
 };
 
-// The command and its options (CLI11); report, compare and export keep their own arguments
-// in `rest`, parsed by their *_main. Throws UsageError with one line.
+// The command and its options (CLI11); report, compare, export and anchor keep their own
+// arguments in `rest`, parsed by their *_main. Throws UsageError with one line.
 Options parse_command_line(const std::vector<std::string>& args);
 
 // For `run`: throws UsageError unless --out can hold run folders and --benchmark_out can be

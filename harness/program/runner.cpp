@@ -35,6 +35,7 @@
 #include "gpu/nvml.hpp"
 #include "gpu/power_sampler.hpp"
 #include "gpu/sass_check.hpp"
+#include "program/ranks.hpp"
 
 namespace gpuprobe {
 
@@ -568,6 +569,9 @@ class Suite {
 }  // namespace
 
 int run_suite(const Options& opt, int argc, char** argv) {
+  // One rank of a job (--ranks-from-env): the ranks other than 0 follow rank 0 and end here.
+  if (opt.ranks_from_env)
+    if (std::optional<int> code = join_as_rank(opt)) return *code;
   const auto suite_t0 = Clock::now();
   const std::time_t suite_start = std::time(nullptr);  // the run-id
   validate_outputs(opt);
