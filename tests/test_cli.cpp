@@ -14,74 +14,11 @@
 #include <vector>
 
 #include "base/observation.hpp"
-#include "committed_runs.hpp"
+#include "cli_run.hpp"
 
 namespace fs = std::filesystem;
 
-namespace {
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-// `env` goes before the binary: "env GPUPROBE_RANK=0 ..." sets its environment.
-Result run(const std::string& args, const std::string& env = "") {
-  // ctest runs tests in parallel: each test gets its own stderr file.
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path errfile = fs::temp_directory_path() /
-                     (std::string("gpuprobe_cli_") + info->name() + ".stderr");
-  std::string cmd =
-      env + (env.empty() ? "" : " ") + GPUPROBE_BINARY + " " + args + " 2>" + errfile.string();
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  FILE* e = fopen(errfile.c_str(), "r");
-  if (e) {
-    while ((n = fread(buf.data(), 1, buf.size(), e)) > 0) r.err.append(buf.data(), n);
-    fclose(e);
-  }
-  return r;
-}
-
-int lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
-bool have_gpu() { return run("info").code == 0; }
-
-fs::path empty_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / name;
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-// A writable copy of the committed filtered H100 run (its CSV files only), as `name`.
-fs::path copy_run(const std::string& name) {
-  fs::path dst = empty_dir(name);
-  for (const auto& e : fs::directory_iterator(gpuprobe::committed_run(gpuprobe::kH100FilteredRun)))
-    if (e.path().extension() == ".csv") fs::copy_file(e.path(), dst / e.path().filename());
-  return dst;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void append(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::app) << text; }
-
-}  // namespace
+using namespace cli;
 
 TEST(Cli, HelpListsCommands) {
   Result r = run("--help");
@@ -192,13 +129,9 @@ TEST(Cli, AnalyzeOfMissingDirectoryIsOneLine) {
 
 TEST(GpuRun, QuickLatencyRunEndToEnd) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU on this machine: the end-to-end run needs one";
-  fs::path out = empty_dir("gpuprobe_cli_run");
-  Result r = run("run --quick --filter '^latency/' --out " + out.string());
-  ASSERT_EQ(r.code, 0) << r.err;
-  fs::path run_dir;
-  for (auto& slug : fs::directory_iterator(out))
-    for (auto& rd : fs::directory_iterator(slug.path())) run_dir = rd.path();
-  ASSERT_FALSE(run_dir.empty());
+  Result r;
+  const fs::path run_dir = quick_run("^latency/", "gpuprobe_cli_run", &r);
+  ASSERT_FALSE(run_dir.empty()) << r.err;
   for (const char* f : {"latency.csv", "parameters.csv", "families.csv", "benchmark.json"})
     EXPECT_TRUE(fs::exists(run_dir / f)) << f;
   auto params = gpuprobe::read_parameters((run_dir / "parameters.csv").string());
@@ -229,14 +162,6 @@ TEST(Cli, AnalyzeKeepsTheRunLevelParameters) {
   ASSERT_NE(slurp(dir / "parameters.csv").find("sm_clock_measured,"), std::string::npos);
   ASSERT_EQ(run("analyze " + dir.string()).code, 0);
   EXPECT_NE(slurp(dir / "parameters.csv").find("sm_clock_measured,"), std::string::npos);
-}
-
-TEST(Cli, AnalyzeRedirectedIntoTheRunNoLongerTruncates) {
-  fs::path dir = copy_run("gpuprobe_cli_analyze_redirect");
-  fs::path p = dir / "parameters.csv";
-  Result r = run("analyze --stdout " + dir.string() + " > " + p.string());
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(slurp(p).find("dram_read_bandwidth,"), std::string::npos);
 }
 
 TEST(Cli, AnalyzeListsABrokenFamilyFileItNeedsWithItsLine) {

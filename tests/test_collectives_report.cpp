@@ -180,11 +180,14 @@ TEST(CollectivesFigure, MarksEachBusbwAndTheLinkRate) {
       obs.push_back(collectives::bandwidth_row(t, c, 4, true));
     }
   const Metadata meta = {{"gpu", "test"}, {"run_id", "20260101T000000Z"}};
-  write_file_atomic((dir / "collectives.csv").string(), format_observations(meta, obs));
+  // As the runner writes them (base/run_dir.hpp: RunFileRights::run).
+  write_file_atomic((dir / "collectives.csv").string(), format_observations(meta, obs),
+                    RunFileRights::run);
   std::vector<Parameter> params = analyze("collectives", obs);
   params.push_back({"nvlink_links", 18, "links", 18, 18, 1, "nvml", "p2p.csv"});
   params.push_back({"nvlink_link_bandwidth", 25, "GB/s", 25, 25, 1, "nvml", "p2p.csv"});
-  write_file_atomic((dir / "parameters.csv").string(), format_parameters(meta, params));
+  write_file_atomic((dir / "parameters.csv").string(), format_parameters(meta, params),
+                    RunFileRights::run);
   Diagnostics diag;
   const FigureScript* script = nullptr;
   const auto scripts = figure_scripts(paths.plots_dir, diag);

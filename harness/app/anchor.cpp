@@ -223,7 +223,7 @@ int anchor_main(const std::vector<std::string>& args) {
     if (ranks == 0)
       for (const auto& r : run.rows) ranks = std::max(ranks, r.ranks);
     std::fputs(anchor_table(run, others, ranks, all_sizes).c_str(), stdout);
-    return 0;
+    return checked_stdout("gpuprobe anchor", 0);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuprobe anchor: %s\n", e.what());
     return 1;

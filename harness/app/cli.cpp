@@ -1,6 +1,7 @@
 #include "app/cli.hpp"
 
 #include "app/cli_parse.hpp"
+#include "base/run_dir.hpp"
 #include "base/version.hpp"
 
 #ifdef GPUPROBE_HAVE_RE2
@@ -11,8 +12,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -108,6 +111,15 @@ void validate_outputs(const Options& o) {
   namespace fs = std::filesystem;
   std::error_code ec;
   require_writable_folder("--out", o.out);
+  for (const auto& [flag, path] : {std::pair{"--benchmark_out", &o.benchmark_out},
+                                   {"--json-nvbandwidth", &o.json_nvbandwidth}}) {
+    if (path->empty()) continue;
+    try {
+      check_output_path(*path);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(std::string(flag) + ": " + e.what());
+    }
+  }
   if (!o.benchmark_out.empty()) {
     if (fs::is_directory(o.benchmark_out, ec))
       throw UsageError("--benchmark_out: " + o.benchmark_out + " is a folder, not a file");
@@ -116,6 +128,17 @@ void validate_outputs(const Options& o) {
       throw UsageError("--benchmark_out: no folder " + parent.string());
     require_writable_folder("--benchmark_out", parent);
   }
+}
+
+int checked_stdout(const std::string& prefix, int code) {
+  // A write that failed before (a buffer filled) left its errno, unless a later call changed it.
+  const int earlier = errno;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int why = flushed ? earlier : errno;
+  if (flushed && !std::ferror(stdout)) return code;
+  std::fprintf(stderr, "%s: cannot write standard output: %s\n", prefix.c_str(),
+               why ? std::strerror(why) : "a write failed");
+  return 1;
 }
 
 std::string one_line_error(const CLI::Error& e, const std::string& command) {
@@ -134,7 +157,7 @@ std::optional<int> parse_subcommand(CLI::App& app, const std::vector<std::string
     return std::nullopt;
   } catch (const CLI::CallForHelp&) {
     std::fputs(app.help().c_str(), stdout);
-    return 0;
+    return checked_stdout(prefix, 0);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: %s\n", prefix.c_str(), one_line_error(e, app.get_name()).c_str());
   } catch (const UsageError& e) {

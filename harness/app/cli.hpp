@@ -37,9 +37,15 @@ struct Options {
 Options parse_command_line(const std::vector<std::string>& args);
 
 // For `run`: throws UsageError unless --out can hold run folders and --benchmark_out can be
-// written, so that a mistake there is found before any measurement, not after hours of it.
-// Creates nothing.
+// written, and neither it nor --json-nvbandwidth names a file of a run's measurements
+// (check_output_path), so that a mistake there is found before any measurement, not after
+// hours of it. Creates nothing.
 void validate_outputs(const Options& o);
+
+// Standard output flushed and checked (a full disk, a closed pipe): `code` when all of it was
+// written, else 1 after one line "<prefix>: cannot write standard output: <why>" on stderr.
+// Every command that prints its result ends with it.
+int checked_stdout(const std::string& prefix, int code);
 
 // True when `name` ("family/probe") is selected by `filter` (regex search; empty: all).
 // Throws UsageError for a malformed regex.

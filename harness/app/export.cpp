@@ -11,6 +11,7 @@
 #include "analysis/p2p.hpp"
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
+#include "app/run_analysis.hpp"
 #include "base/csv.hpp"
 #include "base/json.hpp"
 #include "base/node.hpp"
@@ -462,13 +463,18 @@ int export_main(const std::vector<std::string>& args) {
     Diagnostics diag;
     diag.prefix = "gpuprobe export";
     RunData run = load_run(dir, known_families({}), diag);
+    // A run that does not read cleanly is not exported in part: each fault, one line, instead.
+    if (!diag.errors.empty()) {
+      print_messages(diag.prefix, {}, diag.errors, false);
+      return 1;
+    }
     std::string text = json          ? export_json(run)
                        : accel_sim   ? export_accel_sim(run)
                        : accelwattch ? export_accelwattch(run)
                                      : export_mt4g(run);
     if (out.empty()) std::fputs(text.c_str(), stdout);
     else write_file_atomic(out, text);
-    return diag.errors.empty() ? 0 : 1;
+    return checked_stdout(diag.prefix, 0);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuprobe export: %s\n", e.what());
     return 1;

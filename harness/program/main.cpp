@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     Options opt = parse_command_line(args);
     if (opt.command == "help") {
       std::fputs(opt.help.c_str(), stdout);
-      return 0;
+      return checked_stdout("gpuprobe", 0);
     }
     // A report stopped by a signal removes its temporaries and leaves the run as it was
     // (`run` installs the same handlers once it has a folder to keep).

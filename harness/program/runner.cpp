@@ -280,7 +280,7 @@ int print_list() {
     for (const auto& p : f->probes())
       std::cout << "  " << f->name() << "/" << p.name << "  " << p.description << "\n";
   }
-  return 0;
+  return checked_stdout("gpuprobe list", 0);
 }
 
 int print_info(const Options& opt) {
@@ -296,7 +296,7 @@ int print_info(const Options& opt) {
     std::cout << "nvml_sm_clock_mhz: " << nv.sm_clock_mhz << "\nthrottle_reasons: "
               << throttle_reason_text(nv.throttle_reasons) << "\n";
   std::cout << "theoretical_dram_bandwidth_gbs: " << fixed(d.theoretical_dram_gbs(), 1) << "\n";
-  return 0;
+  return checked_stdout("gpuprobe info", 0);
 }
 
 namespace {
@@ -351,11 +351,17 @@ class Suite {
       return 128 + stop_.sig;
     }
     Summary c = summarize(clocks_);
-    merge_parameters(params_, {{"sm_clock_measured", c.p50, "MHz", c.min, c.max, 0.99,
-                 "clock_vs_globaltimer: clock64 vs %globaltimer over ~20 ms on every SM, median of the readings taken "
-                 "before each family", "families.csv"},
-                {"suite_wall_time", seconds_since(suite_t0), "s", seconds_since(suite_t0),
-                 seconds_since(suite_t0), 1.0, "host_clock: host steady clock, whole run", "families.csv"}});
+    // One reading: the value is its own interval (three reads put the value outside it).
+    const double wall = seconds_since(suite_t0);
+    wall_time_ = format_number(wall);  // also in the metadata, should parameters.csv be lost
+    merge_parameters(
+        params_,
+        {{"sm_clock_measured", c.p50, "MHz", c.min, c.max, 0.99,
+          "clock_vs_globaltimer: clock64 vs %globaltimer over ~20 ms on every SM, median of the readings taken "
+          "before each family",
+          "families.csv"},
+         {"suite_wall_time", wall, "s", wall, wall, 1.0, "host_clock: host steady clock, whole run",
+          "families.csv"}});
     write_run_files();
     if (!opt_.benchmark_out.empty()) write_file_atomic(opt_.benchmark_out, reporter_.json());
     if (!opt_.json_nvbandwidth.empty()) write_nvbandwidth_json(dir_, opt_.json_nvbandwidth);
@@ -390,9 +396,9 @@ class Suite {
     if (failures_) {
       std::fprintf(stderr, "gpuprobe: %d family(ies) failed; what they measured is kept in %s\n",
                    failures_, dir_.c_str());
-      return 1;
+      return checked_stdout("gpuprobe", 1);
     }
-    return 0;
+    return checked_stdout("gpuprobe", 0);
   }
 
  private:
@@ -513,6 +519,7 @@ class Suite {
     m.emplace_back("throttle_reasons_seen", nv0_.available ? throttle_reason_text(throttle_seen_)
                                                            : "unknown (no NVML)");
     m.emplace_back("run_status", run_status_);
+    if (!wall_time_.empty()) m.emplace_back("suite_wall_time_s", wall_time_);
     if (stop_.sig)
       m.emplace_back("interrupted", signal_name(stop_.sig) + " during " +
                                         (stopped_in_.empty() ? "no family" : stopped_in_));
@@ -562,6 +569,7 @@ class Suite {
   Interrupted stop_{0};
   std::string stopped_in_;
   bool measured_any_ = false;
+  std::string wall_time_;  // suite_wall_time once the run is finished
   std::map<std::string, std::vector<std::string>> not_measured_;
   PowerSampler& sampler_;
 };
