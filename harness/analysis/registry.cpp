@@ -5,6 +5,7 @@
 #include "analysis/analyzer.hpp"
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
+#include "base/operating_point.hpp"
 #include "base/probe.hpp"
 
 namespace gpuprobe {
@@ -80,6 +81,9 @@ Analysis analyze_checked(const std::string& family, const std::vector<Observatio
                            " not written: " + why);
     }
   }
+  // Values measured while the clock was held down say so (the family's NVML samples, which
+  // the runner wrote into the file's metadata).
+  mark_throttled(a.params, meta);
   return a;
 }
 

@@ -296,7 +296,9 @@ Options parse_command_line(const std::vector<std::string>& args) {
   add_passed_on(app, "report", "render every figure of a run and write RUN_DIR/report.md (no GPU)");
   add_passed_on(app, "compare", "overlay runs of several GPUs and tabulate their parameters side by "
                                 "side, or a fleet's outliers with --fleet (no GPU)");
-  add_passed_on(app, "export", "a run's parameters as JSON, an Accel-Sim config fragment or MT4G's JSON (no GPU)");
+  add_passed_on(app, "export",
+                "a run's parameters as JSON, an Accel-Sim config fragment, AccelWattch energies or "
+                "MT4G's JSON (no GPU)");
   add_passed_on(app, "anchor",
                 "a run's collective figures beside nccl-tests' output or another run's (no GPU)");
   app.add_subcommand("help", "this text");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -27,13 +28,23 @@ namespace {
 
 // A table of the run as markdown, its rows chosen by `keep` (all when empty); "" when no row
 // is left.
+// Its first `columns` columns, of the rows `keep` accepts.
 std::string markdown_of(const CsvTable& t,
-                        const std::function<bool(const std::vector<std::string>&)>& keep = {}) {
-  std::vector<std::vector<std::string>> rows = {t.header};
+                        const std::function<bool(const std::vector<std::string>&)>& keep = {},
+                        size_t columns = SIZE_MAX) {
+  auto first = [&](const std::vector<std::string>& r) {
+    return std::vector<std::string>(r.begin(),
+                                    r.begin() + static_cast<long>(std::min(columns, r.size())));
+  };
+  std::vector<std::vector<std::string>> rows = {first(t.header)};
   for (const auto& r : t.rows)
-    if (!keep || keep(r)) rows.push_back(r);
+    if (!keep || keep(r)) rows.push_back(first(r));
   return rows.size() > 1 ? markdown_table(rows) : "";
 }
+
+// families.csv's own columns (family, status, wall time, clock, rows, message): report.md shows
+// these of a family that did not run as asked; its operating point is in methods.md.
+constexpr size_t kFamilyStatusColumns = 6;
 
 // A CSV of the run (invalid.csv, skipped.csv) as a markdown table, or "" when absent or empty.
 std::string table_of(const std::string& path, Diagnostics& diag) {
@@ -302,7 +313,7 @@ std::string family_markdown(const std::string& family, const RunData& run, Docum
   if (any_documented) rows[0].push_back("documented");
   std::vector<std::vector<std::string>> older = {{"parameter"}};
   for (const auto& rep : representative_gpus()) older[0].push_back(rep.label);
-  const std::string evidence = run.params[members.front()].evidence;
+  const std::string evidence = evidence_path(run.params[members.front()].evidence);
   methods += "## " + family + "\n\n";
   for (size_t k = 0; k < members.size(); ++k) {
     const Parameter& p = run.params[members[k]];
@@ -338,6 +349,18 @@ std::string families_markdown(const RunData& run, Documenting& doc, std::string&
   return md;
 }
 
+// The figures not drawn, one row per reason ("energy, energy_trace | no energy.csv in this run").
+std::vector<std::vector<std::string>> by_reason(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::vector<std::string>> out = {rows.front()};
+  for (size_t i = 1; i < rows.size(); ++i) {
+    auto same =
+        std::find_if(out.begin() + 1, out.end(), [&](const auto& r) { return r[1] == rows[i][1]; });
+    if (same == out.end()) out.push_back(rows[i]);
+    else (*same)[0] += ", " + rows[i][0];
+  }
+  return out;
+}
+
 std::string figures_section(const DrawnFigures& fig, bool have_gnuplot) {
   const std::string none =
       fig.tried > 0 ? "None drawn; the figures of an earlier report, if any, are left in `" +
@@ -348,7 +371,7 @@ std::string figures_section(const DrawnFigures& fig, bool have_gnuplot) {
                                                : "Each also as PNG and PDF beside its SVG in `" +
                                                      fig.dir + "/`.\n\n" + fig.markdown);
   if (fig.not_drawn.size() > 1) {
-    md += "### Figures not drawn\n\n" + markdown_table(fig.not_drawn) + "\n";
+    md += "### Figures not drawn\n\n" + markdown_table(by_reason(fig.not_drawn)) + "\n";
     if (!have_gnuplot)
       md += "To draw them: install gnuplot (or set `GNUPLOT` to its path) and run "
             "`gpuprobe report RUN_DIR` again.\n\n";
@@ -382,7 +405,8 @@ std::string device_and_run(const RunData& run, const CsvTable& families, Diagnos
   // asked (unsupported on this GPU, failed, interrupted).
   std::string fam = markdown_of(families);
   if (!fam.empty()) methods += "## Families\n\n" + fam + "\n";
-  std::string not_ok = markdown_of(families, [](const auto& r) { return r.size() > 1 && r[1] != "ok"; });
+  std::string not_ok = markdown_of(
+      families, [](const auto& r) { return r.size() > 1 && r[1] != "ok"; }, kFamilyStatusColumns);
   if (!fam.empty())
     md += "### Families\n\n" + (not_ok.empty() ? std::string("All ran") : not_ok + "\nThe others ran") +
           "; wall times and clocks: [methods.md](methods.md#families).\n\n";
@@ -428,6 +452,7 @@ int report_run(const ReportPaths& paths, const std::string& dir, const std::stri
   std::string md = report_intro(run) + headline_markdown(run, families, doc);
   md += families_markdown(run, doc, methods);
   md += node_markdown(run);
+  md += power_markdown(run, families, diag);
   md += figures_section(fig, !paths.gnuplot.empty());
   md += sources_markdown(doc, ref, methods);
   md += messages_markdown(diag, dir);

@@ -14,6 +14,10 @@ namespace gpuprobe {
 // empty (invalid.csv).
 bool read_table(const std::string& path, CsvTable* t, Diagnostics& diag, bool rows_expected = true);
 
+// report.md's power sections (report_energy.cpp): the families that ran throttled, and the
+// energy family's held-out check; "" when the run has neither.
+std::string power_markdown(const RunData& run, const CsvTable& families, Diagnostics& diag);
+
 std::string trim_copy(const std::string& s);  // without leading and trailing spaces
 std::string md_escape(const std::string& s);  // a markdown table cell: '|' escaped, one line
 

@@ -206,7 +206,7 @@ void check_run_identity(RunData& run, Diagnostics& diag) {
     diag.warn(dir + ": no '# gpuprobe_version=' metadata (written by an older gpuprobe?): read "
               "as the current format");
   for (size_t i = 0; i < run.params.size(); ++i) {
-    const std::string& ev = run.params[i].evidence;
+    const std::string ev = evidence_path(run.params[i].evidence);
     if (!ev.empty() && run.param_lines[i] > 0 && !fs::exists(fs::path(dir) / ev))
       diag.warn(run.params_path + ":" + std::to_string(run.param_lines[i]) + ": evidence '" + ev +
                 "' is not in the run");

@@ -101,6 +101,14 @@ std::vector<std::vector<std::string>> drop_not_quick(std::vector<Parameter>& par
   return dropped;
 }
 
+std::vector<std::vector<std::string>> family_rows_not_measured(const std::string& family,
+                                                               const std::string& reason) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [name, entry] : catalog().params)
+    if (entry.family == family) rows.push_back({name, reason});
+  return rows;
+}
+
 bool tolerance_fraction(const std::string& tolerance, double* fraction) {
   if (tolerance == "exact") {
     *fraction = 0;

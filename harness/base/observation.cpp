@@ -206,6 +206,10 @@ void merge_parameters(std::vector<Parameter>& params, const std::vector<Paramete
   }
 }
 
+std::string evidence_path(const std::string& evidence) {
+  return evidence.substr(0, evidence.find("; "));
+}
+
 std::vector<Observation> select(const std::vector<Observation>& obs, const std::string& probe,
                                 const std::string& unit) {
   std::vector<Observation> out;

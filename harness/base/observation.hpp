@@ -35,8 +35,12 @@ struct Parameter {
   double low = 0, high = 0;
   double confidence = 0;
   std::string method;
-  std::string evidence;
+  std::string evidence;  // the file it came from, then any notes after "; "
 };
+
+// The file an evidence names: its text up to the first "; " ("pipes.csv; sw_power_cap ..."
+// -> "pipes.csv").
+std::string evidence_path(const std::string& evidence);
 
 // Fixed columns that end every observations file.
 extern const std::vector<std::string> kObservationTail;

@@ -326,7 +326,7 @@ bool file_exists(const std::string& path) {
 
 bool is_run_level_file(const std::string& stem) {
   return stem == "parameters" || stem == "families" || stem == "invalid" || stem == "skipped" ||
-         stem == "not_measured";
+         stem == "not_measured" || stem == "power_trace";
 }
 
 }  // namespace gpuprobe

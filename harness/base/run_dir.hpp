@@ -49,8 +49,8 @@ std::string read_file(const std::string& path);
 // std::runtime_error naming both paths on failure.
 void replace_dir(const std::string& staged, const std::string& target);
 bool file_exists(const std::string& path);
-// A run's own files, not a family's observations: parameters, families, invalid, skipped and
-// not_measured (by stem).
+// A run's own files, not a family's observations: parameters, families, invalid, skipped,
+// not_measured and power_trace (by stem).
 bool is_run_level_file(const std::string& stem);
 
 // What a folder holds, read from the metadata of the files gpuprobe writes, so that no
