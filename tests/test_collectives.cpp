@@ -161,7 +161,10 @@ TEST(Collectives, BusbwIsTheLargestSizesAndLatencyTheSmallest) {
       ASSERT_NE(lat, nullptr) << name;
       EXPECT_NEAR(lat->value, 18, 0.1) << name;
       EXPECT_EQ(lat->unit, "us");
-      EXPECT_GT(lat->confidence, 0.8);
+      // The host's launch path moves it between runs: a rough figure at most, +-30 %.
+      EXPECT_DOUBLE_EQ(lat->confidence, 0.5);
+      EXPECT_LE(lat->low, 0.7 * lat->value + 1e-9);
+      EXPECT_GE(lat->high, 1.3 * lat->value - 1e-9);
     }
     const Parameter* r = find(ps, "collective_ranks");
     ASSERT_NE(r, nullptr);
@@ -214,8 +217,8 @@ TEST(Collectives, StillRisingAtTheLargestSizeIsNoPlateau) {
   ASSERT_NE(bw, nullptr);
   EXPECT_LE(bw->confidence, 0.6);
   EXPECT_NE(bw->method.find("no plateau"), std::string::npos) << bw->method;
-  // The smallest sizes are flat: a latency with full confidence.
-  EXPECT_GT(find(ps, "all_reduce_latency")->confidence, 0.8);
+  // The smallest sizes are flat: a latency at the most confidence a host-bound time gets.
+  EXPECT_DOUBLE_EQ(find(ps, "all_reduce_latency")->confidence, 0.5);
 }
 
 TEST(Collectives, LatencyOfSizesThatAreNotFlatIsDoubted) {

@@ -139,8 +139,9 @@ TEST(AnalyzeConcurrency, ParametersAndTheirMethods) {
   ASSERT_TRUE(l);
   EXPECT_DOUBLE_EQ(l->value, 2.1);
   EXPECT_EQ(l->unit, "us");
-  EXPECT_DOUBLE_EQ(l->low, 2.0);
-  EXPECT_DOUBLE_EQ(l->high, 2.3);
+  // p05..p95 (2.0..2.3), widened to +-15 % of 2.1: what the host's enqueue moved between runs.
+  EXPECT_DOUBLE_EQ(l->low, 2.1 * 0.85);
+  EXPECT_DOUBLE_EQ(l->high, 2.1 * 1.15);
   EXPECT_NE(l->method.find("CUDA graph: 0.90 us each"), std::string::npos) << l->method;
   EXPECT_NE(l->method.find("round trip: 6.5 us"), std::string::npos) << l->method;
   EXPECT_EQ(l->evidence, "concurrency.csv");

@@ -307,7 +307,9 @@ TEST(Tlb, ASmallMissBetweenNoisyPlateausIsLessSure) {
   EXPECT_LT(noisy.confidence, 0.5);
   EXPECT_LT(quiet.low, quiet.value);
   EXPECT_GT(quiet.high, quiet.value);
-  EXPECT_GT(noisy.high - noisy.low, 4 * (quiet.high - quiet.low));
+  // Neither narrower than +-3 %, what runs of one machine moved the walk (the noise's share
+  // of the interval shows in the confidence above).
+  for (const Parameter& p : {quiet, noisy}) EXPECT_GE(p.high - p.low, 0.06 * p.value - 1e-9);
 }
 
 // Half the strides bear the fit out and half contradict it (B200 model, a 1.2 % jitter seed:

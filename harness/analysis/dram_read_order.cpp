@@ -111,6 +111,10 @@ std::string describe(const Observation& o) {
          o.param_text("sms") + " SMs";
 }
 
+// The best of many kernels is whichever the run's noise favours: three full runs in a row on one
+// H200 moved it by 0.66 %, past its own p05..p95 (the 2 x H200 host read 1.8 % slower).
+constexpr double kBestRunToRun = 0.01;
+
 }  // namespace
 
 std::vector<Parameter> analyze_dram_read_order(const std::vector<Observation>& obs, const Metadata&) {
@@ -127,18 +131,26 @@ std::vector<Parameter> analyze_dram_read_order(const std::vector<Observation>& o
   const std::string what = "best of " + std::to_string(kernels) + " DRAM read kernels (32x L2): " +
                            dram_read_order::describe(*best);
   std::vector<Parameter> out;
-  Parameter bw{"dram_read_bandwidth_best", best->p50, "GB/s", best->p05, best->p95,
-               analysis::spread_confidence(*best), what, evidence};
+  Parameter bw{"dram_read_bandwidth_best",
+               best->p50,
+               "GB/s",
+               best->p05,
+               best->p95,
+               analysis::spread_confidence(*best),
+               what + "; at least +-1 %, what runs in a row moved it",
+               evidence};
+  analysis::widen_to_at_least(bw, kBestRunToRun);
   const std::vector<Observation> peak = analysis::finite_rows(obs, "dram_theoretical", "GB/s");
   if (!peak.empty() && peak.front().value > 0) {
     const double theoretical = peak.front().value;
     bw.method += "; " + analysis::num(100 * best->p50 / theoretical) + " % of the theoretical " +
                  analysis::num(theoretical, 4) + " GB/s";
     out.push_back(bw);
-    out.push_back({"dram_read_peak_fraction", best->p50 / theoretical, "ratio", best->p05 / theoretical,
-                   best->p95 / theoretical, bw.confidence,
-                   what + "; over 2 x memory clock x bus width = " + analysis::num(theoretical, 4) + " GB/s",
-                   evidence});
+    out.push_back(
+        {"dram_read_peak_fraction", best->p50 / theoretical, "ratio", bw.low / theoretical,
+         bw.high / theoretical, bw.confidence,
+         what + "; over 2 x memory clock x bus width = " + analysis::num(theoretical, 4) + " GB/s",
+         evidence});
   } else {
     out.push_back(bw);
   }

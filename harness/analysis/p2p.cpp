@@ -185,6 +185,9 @@ constexpr double kImpossibleConfidence = 0.02;
 // Pairs (or GPUs) that differ by more than this from each other are named in the method text:
 // the median then hides a slower link.
 constexpr double kUnevenSpread = 0.10;
+// Three full runs in a row on one 2 x H200 host moved the pair rates by up to 0.98 %, more
+// than one run's spread over its pairs and repetitions (docs/repeatability.md).
+constexpr double kRunToRun = 0.01;
 // What the driver reports of its links, read and not measured: right unless NVML means by its
 // units or version enum other than its header says.
 constexpr double kNvmlConfidence = 0.9;
@@ -259,6 +262,9 @@ bool mode_parameter(const Mode& m, const std::vector<Observation>& obs, const no
     how = "median over " + std::to_string(v.size()) + (pairs ? " GPU pairs" : " GPUs as the one") +
           " (low/high: the slowest and fastest" + (pairs ? " pair)" : ")") + spread_note(v, pairs ? "pairs" : "GPUs");
   }
+  analysis::widen_to_at_least(*out, kRunToRun);
+  how += "; at least +-" + analysis::num(100 * kRunToRun, 2) +
+         " %, what runs in a row on one host moved";
   bool impossible = false;
   const std::string cap = cap_check(m, rows, n, &impossible);
   if (impossible) out->confidence = std::min(out->confidence, kImpossibleConfidence);
