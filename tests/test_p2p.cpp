@@ -266,8 +266,8 @@ TEST(P2pAnalysis, WithoutTheNodeNoBoundIsClaimed) {
   EXPECT_EQ(find(ps, "nvlink_links"), nullptr);
 }
 
-// The committed 2-GPU runs (before the node metadata) read under today's names, with their
-// figures unchanged.
+// The committed 2-GPU runs (before the node metadata) wrote the old names; they read under
+// today's (the catalog's aliases), with their figures unchanged.
 TEST(P2pAnalysis, CommittedTwoGpuRunsUnderTheModeNames) {
   int runs = 0;
   for (const auto& dir : committed_run_dirs()) {
@@ -278,11 +278,14 @@ TEST(P2pAnalysis, CommittedTwoGpuRunsUnderTheModeNames) {
     const auto obs = read_observations(csv.string(), &meta);
     const auto ps = analyze("p2p", obs, meta);
     const auto then = read_parameters(dir + "/parameters.csv");
+    const std::string text = read_file(dir + "/parameters.csv");
     for (const auto& [old_name, now] : std::vector<std::pair<std::string, std::string>>{
              {"p2p_write_bandwidth_ce", "p2p_ce_write_bandwidth"}, {"p2p_read_bandwidth_sm", "p2p_sm_read_bandwidth"},
              {"p2p_bidir_bandwidth_ce", "p2p_ce_write_bidir_bandwidth"},
              {"p2p_bidir_bandwidth_sm", "p2p_sm_read_bidir_bandwidth"}}) {
-      const Parameter* a = find(then, old_name);
+      EXPECT_NE(text.find("\n" + old_name + ","), std::string::npos)
+          << dir << " wrote " << old_name;
+      const Parameter* a = find(then, now);
       const Parameter* b = find(ps, now);
       ASSERT_NE(a, nullptr) << dir << " " << old_name;
       ASSERT_NE(b, nullptr) << dir << " " << now;

@@ -32,8 +32,10 @@ constexpr double kRelTolerance = 1e-9;
 constexpr double kReworkTolerance = 0.01;
 const std::set<std::string> kReworkedEvidence = {"latency.csv", "bandwidth.csv", "tlb.csv"};
 
-// Parameters renamed since a run was committed: the old name as written by the family of
-// `evidence`, its new name, and why.
+// Parameters renamed since a run was committed whose old name is still a name (of another
+// quantity): the old name as written by the family of `evidence`, its new name, and why. A name
+// that is no name any more is the catalog's alias (base/parameters/), read as the new one by
+// read_parameters.
 struct Rename {
   const char* from;
   const char* evidence;
@@ -49,12 +51,6 @@ const std::vector<Rename> kRenames = {
      "sustained rate of copies of 256 MiB and more (H100: 18.7 -> 8.6 GB/s)"},
     {"d2h_bandwidth_pageable", "host_link.csv", "d2h_bandwidth_pageable_peak",
      "as h2d_bandwidth_pageable: the peak under its own name, the sustained rate under the old"},
-    {"p2p_write_bandwidth_ce", "p2p.csv", "p2p_ce_write_bandwidth",
-     "p2p's modes are named p2p_<probe>_bandwidth since the family measures every engine, direction "
-     "and load (issue 26)"},
-    {"p2p_bidir_bandwidth_ce", "p2p.csv", "p2p_ce_write_bidir_bandwidth", "the same renaming (issue 26)"},
-    {"p2p_read_bandwidth_sm", "p2p.csv", "p2p_sm_read_bandwidth", "the same renaming (issue 26)"},
-    {"p2p_bidir_bandwidth_sm", "p2p.csv", "p2p_sm_read_bidir_bandwidth", "the same renaming (issue 26)"},
 };
 
 // Parameters whose committed figure is knowingly not what the analysis gives today: `name`,

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "app/reference.hpp"
 
@@ -276,14 +277,9 @@ TEST(Reference, ASpecificationOfASizeOrRateTakesARatioWhateverTheMethod) {
   EXPECT_EQ(versus_documented(lat, ref.figures[2]), "other method: vendor_spec");  // no spec of a latency
 }
 
-// Every curated row carries a label of docs/parameters.md's vocabulary.
+// Every curated row carries a label of the catalog's vocabulary.
 TEST(Reference, CuratedMethodsInVocabulary) {
-  std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) + "/docs/parameters.md");
-  std::set<std::string> vocabulary;
-  for (std::string line; std::getline(in, line);) {
-    if (line == "## Parameters") break;
-    if (line.rfind("| `", 0) == 0) vocabulary.insert(line.substr(3, line.find('`', 3) - 3));
-  }
+  const std::set<std::string>& vocabulary = catalog().methods;
   EXPECT_GT(vocabulary.size(), 10u);
   for (const auto& f : curated().figures)
     EXPECT_TRUE(vocabulary.count(f.method)) << "line " << f.line << ": method '" << f.method << "'";

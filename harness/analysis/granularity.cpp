@@ -207,7 +207,7 @@ std::optional<Parameter> l2_line_size(const std::vector<Observation>& obs, const
                          " strides; capacity grows as stride/line above the line";
     if (f->separation < kClearSeparation) method += "; " + num(f->runner_up) + " B fits almost as well";
     if (fit_after_miss) method += "; a footprint past a stride's first miss still fits";
-    return param("l2_line_size", f->line, "bytes", f->low, f->high, conf, method, ev);
+    return make_parameter("l2_line_size", f->line, "bytes", f->low, f->high, conf, method, ev);
   }
   return std::nullopt;
 }
@@ -271,7 +271,7 @@ std::vector<Parameter> analyze_granularity(const std::vector<Observation>& obs, 
       conf *= kSmallerLimitUnfit;
       method += "; no width fitted at the smaller limit " + num(smallest_limit) + " B";
     }
-    out.push_back(param(p.parameter, g, "bytes", lo, hi, conf, method, ev));
+    out.push_back(make_parameter(p.parameter, g, "bytes", lo, hi, conf, method, ev));
   }
 
   if (auto line = l2_line_size(obs, ev)) out.push_back(*line);

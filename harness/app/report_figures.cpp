@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -20,6 +21,8 @@
 #include "base/data_paths.hpp"
 #include "app/report.hpp"
 #include "app/report_detail.hpp"
+#include "base/catalog.hpp"
+#include "base/run_dir.hpp"
 #include "base/signals.hpp"
 
 namespace gpuprobe {
@@ -168,6 +171,24 @@ std::vector<FigureScript> figure_scripts(const std::string& plots_dir, Diagnosti
   return out;
 }
 
+namespace {
+
+// A parameters.csv as the figure scripts read it: every old name of a committed run (the
+// catalog's aliases) as today's, so that a script asking by today's name marks it.
+std::string with_todays_names(const std::string& text) {
+  std::string out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const size_t comma = line.find(',');
+    if (line.rfind('#', 0) != 0 && comma != std::string::npos)
+      line = canonical_name(line.substr(0, comma)) + line.substr(comma);
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> render_figure(const ReportPaths& paths, const FigureScript& script,
                                        const std::vector<std::string>& files,
                                        const std::vector<std::string>& labels,
@@ -191,7 +212,7 @@ std::vector<std::string> render_figure(const ReportPaths& paths, const FigureScr
       std::string pname = "-";
       if (fs::exists(params)) {
         pname = "in/" + std::to_string(i + 1) + ".parameters.csv";
-        fs::create_symlink(fs::absolute(params), st.dir / pname);
+        std::ofstream(st.dir / pname) << with_todays_names(read_file(params.string()));
       }
       param_words += (i ? " " : "") + pname;
     }

@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include "base/catalog.hpp"
+
 namespace gpuprobe {
 
 const std::vector<std::string> kObservationTail = {"value", "unit", "p05", "p50", "p95", "reps"};
@@ -126,7 +128,7 @@ std::vector<Parameter> parameters_from_table(const CsvTable& t) {
   for (size_t r = 0; r < t.rows.size(); ++r) {
     const auto& row = t.rows[r];
     Parameter p;
-    p.name = row[static_cast<size_t>(c[0])];
+    p.name = canonical_name(row[static_cast<size_t>(c[0])]);  // an old name reads as today's
     p.value = t.number(r, c[1]);
     p.unit = row[static_cast<size_t>(c[2])];
     p.low = t.number(r, c[3]);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/catalog_doc.hpp"
 #include "app/cli.hpp"
 #include "app/compare.hpp"
 #include "app/export.hpp"
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
     if (opt.command == "report") return report_main(opt.rest);
     if (opt.command == "compare") return compare_main(opt.rest);
     if (opt.command == "export") return export_main(opt.rest);
+    if (opt.command == "catalog") return catalog_main(opt.rest);
     return run_suite(opt, argc, argv);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "gpuprobe: %s\n", e.what());
