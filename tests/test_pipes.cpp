@@ -116,9 +116,9 @@ TEST(Pipes, MissingRowsLeaveParametersOut) {
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_EQ(ps[0].name, "shuffle_latency");
   EXPECT_TRUE(pipes::analyze_pipes({}, {}).empty());
-  // A probe the table does not know still gets its parameters, named after it.
-  auto odd = pipes::analyze_pipes(pipes_rows("popc", 16, 16, 10), {});
-  EXPECT_NE(find(odd, "popc_throughput_per_sm"), nullptr);
+  // A probe the table does not know (a newer build's run) gives none: its names would not be
+  // the catalog's.
+  EXPECT_TRUE(pipes::analyze_pipes(pipes_rows("popc", 16, 16, 10), {}).empty());
 }
 
 TEST(Pipes, EveryOpHasThroughputAndLatencyExpectations) {

@@ -10,6 +10,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe::associativity {
 
@@ -590,8 +591,8 @@ std::vector<Parameter> ways_and_sets(const AssociativityFit& fit, const Associat
   method += "; deviance/dof " + num(fit.deviance_per_dof, 3) + text.others + "; " + fit.verdict.text();
   // A set count is whole: its interval the whole counts around the fit's range (two H200 runs
   // fitted 312.8-313 and 312-312.2 sets, one count apart, each interval a fifth of one).
-  return {make_parameter("l1_ways", b.ways, "ways", fit.ways_low, fit.ways_high, conf, method),
-          make_parameter("l1_sets", std::round(sets), "sets",
+  return {make_parameter(param::l1_ways, b.ways, "ways", fit.ways_low, fit.ways_high, conf, method),
+          make_parameter(param::l1_sets, std::round(sets), "sets",
                          std::floor(std::min(sets_low, std::round(sets))),
                          std::ceil(std::max(sets_high, std::round(sets))), conf, method)};
 }
@@ -627,7 +628,7 @@ Parameter l1_size(const std::vector<Observation>& obs, const std::vector<double>
                            " B, the largest over the shared-memory settings (" + seen + ")" +
                            (fit.ways_identified ? "" : "; the ways cannot be told apart here") +
                            "; " + fit.verdict.text();
-  return make_parameter("l1_size", cap * spacing, "bytes", largest->capacity_low * spacing,
+  return make_parameter(param::l1_size, cap * spacing, "bytes", largest->capacity_low * spacing,
                         largest->capacity_high * spacing, cap_conf, cap_method);
 }
 

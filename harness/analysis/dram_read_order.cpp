@@ -5,6 +5,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe::dram_read_order {
 
@@ -127,18 +128,19 @@ std::vector<Parameter> analyze_dram_read_order(const std::vector<Observation>& o
   const std::string what = "best of " + std::to_string(kernels) + " DRAM read kernels (32x L2): " +
                            dram_read_order::describe(*best);
   std::vector<Parameter> out;
-  Parameter bw{"dram_read_bandwidth_best", best->p50, "GB/s", best->p05, best->p95,
-               analysis::spread_confidence(*best), what, evidence};
+  Parameter bw{param::dram_read_bandwidth_best,    best->p50, "GB/s",  best->p05, best->p95,
+               analysis::spread_confidence(*best), what,      evidence};
   const std::vector<Observation> peak = analysis::finite_rows(obs, "dram_theoretical", "GB/s");
   if (!peak.empty() && peak.front().value > 0) {
     const double theoretical = peak.front().value;
     bw.method += "; " + analysis::num(100 * best->p50 / theoretical) + " % of the theoretical " +
                  analysis::num(theoretical, 4) + " GB/s";
     out.push_back(bw);
-    out.push_back({"dram_read_peak_fraction", best->p50 / theoretical, "ratio", best->p05 / theoretical,
-                   best->p95 / theoretical, bw.confidence,
-                   what + "; over 2 x memory clock x bus width = " + analysis::num(theoretical, 4) + " GB/s",
-                   evidence});
+    out.push_back(
+        {param::dram_read_peak_fraction, best->p50 / theoretical, "ratio", best->p05 / theoretical,
+         best->p95 / theoretical, bw.confidence,
+         what + "; over 2 x memory clock x bus width = " + analysis::num(theoretical, 4) + " GB/s",
+         evidence});
   } else {
     out.push_back(bw);
   }

@@ -9,6 +9,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe::fine_grained {
@@ -198,7 +199,7 @@ void l1_line_sets_ways(const std::vector<Observation>& obs, std::vector<Paramete
   }
   double conf = kLineFloor + (lb->unique ? kUniqueBonus : 0.0) + kTightBonus * std::min(2, lb->tight - 1);
   out.push_back(
-      make_parameter("l1_line_size", line, "bytes", lb->low, lb->high, conf, line_method, ev));
+      make_parameter(param::l1_line_size, line, "bytes", lb->low, lb->high, conf, line_method, ev));
 
   if (sf && sf->halving_before) {
     double sets = std::max(1.0, sf->plateau_stride / line);
@@ -219,8 +220,8 @@ void l1_line_sets_ways(const std::vector<Observation>& obs, std::vector<Paramete
                          "sets*ways*line = " + bytes_text(sets * sf->ways * line) + " vs " +
                          bytes_text(capacity) + " resident" + replacement;
     out.push_back(
-        make_parameter("l1_ways", sf->ways, "ways", sf->ways, sf->ways, sconf, method, ev));
-    out.push_back(make_parameter("l1_sets", sets, "sets", sets, sets, sconf, method, ev));
+        make_parameter(param::l1_ways, sf->ways, "ways", sf->ways, sf->ways, sconf, method, ev));
+    out.push_back(make_parameter(param::l1_sets, sets, "sets", sets, sets, sconf, method, ev));
   }
 }
 
@@ -240,7 +241,7 @@ std::vector<Parameter> analyze_fine_grained(const std::vector<Observation>& obs,
       lats.push_back(o.value);
     }
   auto levels = latency_levels(offs, lats);
-  const char* names[] = {"constant_line_size", "constant_l15_line_size"};
+  const char* names[] = {param::constant_line_size, param::constant_l15_line_size};
   for (size_t l = 1; l < levels.size() && l <= 2; ++l) {
     const auto& lv = levels[l];
     if (lv.period <= 0 || lv.regularity < kMinRegularity || !is_pow2(lv.period)) continue;

@@ -324,7 +324,7 @@ std::optional<Parameter> page_entry_size(const std::optional<PageEntryFit>& pe, 
   conf = std::min({conf, support_cap(support), pe->above_agree});
   if (pe->entry_at_or_below_smallest) conf = std::min(conf, kRules.upper_bound_only);
   return make_parameter(
-      "tlb_page_entry_size", pe->entry_size, "bytes",
+      param::tlb_page_entry_size, pe->entry_size, "bytes",
       pe->entry_at_or_below_smallest ? kRules.smallest_page : pe->entry_size, pe->entry_size, conf,
       "first TLB step of ld.global.cg chases at " +
           std::to_string(pe->strides_below + pe->strides_above) + " strides: reach stays at " +
@@ -411,7 +411,7 @@ Parameter l1_coverage(const segmentation::Segmentation& seg, const std::optional
     // The first step at every stride below the entry size: one sweep's transition points
     // may sit on either side of the level, the median over strides does not.
     return make_parameter(
-        "tlb_l1_coverage", pe->reach, "bytes", pe->reach_low, pe->reach_high,
+        param::tlb_l1_coverage, pe->reach, "bytes", pe->reach_low, pe->reach_high,
         std::min(id.cap, std::max(seg.knees.front().confidence,
                                   kRules.reach_floor + kRules.reach_per_agreement * pe->agree)),
         how + "; steps: " + steps_text(seg, 0) + "; reach " + bytes_text(pe->reach) +
@@ -421,7 +421,7 @@ Parameter l1_coverage(const segmentation::Segmentation& seg, const std::optional
         ev);
   const auto& kn = seg.knees.front();
   const double low = pe && pe->entry_at_or_below_smallest ? pe->entries * kRules.smallest_page : kn.low;
-  return make_parameter("tlb_l1_coverage", kn.low, "bytes", low, kn.high,
+  return make_parameter(param::tlb_l1_coverage, kn.low, "bytes", low, kn.high,
                         std::min(id.cap, kn.confidence),
                         how + "; steps: " + steps_text(seg, 0) + id.why, ev);
 }
@@ -545,7 +545,7 @@ constexpr double kMissInterval = 2;
 
 double miss_tolerance() {
   double t = 0;
-  const CatalogEntry* e = find_parameter("tlb_miss_latency");
+  const CatalogEntry* e = find_parameter(param::tlb_miss_latency);
   return e && tolerance_fraction(e->tolerance, &t) ? t : 0;
 }
 
@@ -595,7 +595,7 @@ Parameter miss_latency(const segmentation::Segmentation& seg, const std::optiona
            : "cycles added per access by an L1 TLB miss; no further step up to " + bytes_text(longest);
   if (lv.sweeps > 1)
     what += "; its level the mean of " + std::to_string(lv.sweeps) + " strides' (weighed by their noise)";
-  return make_parameter("tlb_miss_latency", penalty, "cycles", penalty - kMissInterval * sd,
+  return make_parameter(param::tlb_miss_latency, penalty, "cycles", penalty - kMissInterval * sd,
                         penalty + kMissInterval * sd,
                         conf * (deep ? 1.0 : kRules.shallow_miss_factor),
                         (beyond ? aliased_how(*beyond) : how) + "; " + what, ev);
@@ -640,14 +640,14 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
   if (beyond) {
     const auto& kn = beyond->seg.knees[beyond->first];
     // the step past the L1 TLB's reach is the L2 TLB's only as surely as that reach is the L1's
-    out.push_back(make_parameter("tlb_l2_coverage", beyond->reach, "bytes", beyond->reach,
+    out.push_back(make_parameter(param::tlb_l2_coverage, beyond->reach, "bytes", beyond->reach,
                                  beyond->above, std::min(id.which, kn.confidence),
                                  aliased_how(*beyond) + "; steps past the L1 TLB's reach: " +
                                      steps_text(beyond->seg, beyond->first) + others + id.why,
                                  ev));
   } else if (seg.knees.size() >= 2) {
     const auto& kn = seg.knees[1];
-    out.push_back(make_parameter("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high,
+    out.push_back(make_parameter(param::tlb_l2_coverage, kn.low, "bytes", kn.low, kn.high,
                                  std::min(id.which, kn.confidence),
                                  how + "; steps: " + steps_text(seg, 0) + id.why, ev));
   }
