@@ -33,7 +33,7 @@ std::string disagreement(const Parameter& quick, const Parameter& full, double t
 }
 
 TEST(QuickRuns, DisagreementUsesTheTolerance) {
-  Parameter full{"l1_hit_latency", 33, "cycles", 32.9, 33.1, 1, "", ""};
+  Parameter full{param::l1_hit_latency, 33, "cycles", 32.9, 33.1, 1, "", ""};
   Parameter quick = full;
   quick.value = quick.low = quick.high = 34;
   EXPECT_NE(disagreement(quick, full, 0), "");
