@@ -21,59 +21,6 @@ constexpr int kStreamThreads = 256;
 constexpr size_t kMiB = size_t(1) << 20;
 constexpr size_t kGiB = size_t(1) << 30;
 
-// `passes` stores of a full buffer, each front to back: U independent W-byte stores per
-// thread and round, warp-contiguous (a warp stores whole 128-byte lines). With Copy, each
-// value is first loaded (through L2) from `src`.
-template <int W, int U, Store Op, bool Copy>
-__global__ void stream_store(const typename Access<W>::T* src, typename Access<W>::T* dst,
-                             uint32_t rounds, uint32_t passes, uint32_t seed) {
-  const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  const uint64_t first = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const auto fill = splat<W>(seed ^ static_cast<uint32_t>(first));
-  for (uint32_t pass = 0; pass < passes; ++pass) {
-    uint64_t i = first;
-    for (uint32_t r = 0; r < rounds; ++r) {
-      typename Access<W>::T v[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        if constexpr (Copy)
-          v[u] = load<Load::cg, W>(src + i + u * threads);
-        else
-          v[u] = fill;
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) store<Op, W>(dst + i + u * threads, v[u]);
-      i += U * threads;
-    }
-  }
-}
-
-struct StreamStore {
-  const void* kernel = nullptr;
-  void (*launch)(const void* src, void* dst, uint32_t rounds, uint32_t passes, int grid,
-                 int threads) = nullptr;
-  int width = 0, ilp = 0;
-  Store op = Store::wb;
-  bool copy = false;
-};
-
-template <int W, int U, Store Op, bool Copy>
-StreamStore stream_store_of() {
-  StreamStore s;
-  s.kernel = reinterpret_cast<const void*>(&stream_store<W, U, Op, Copy>);
-  s.launch = [](const void* src, void* dst, uint32_t rounds, uint32_t passes, int grid,
-                int threads) {
-    using T = typename Access<W>::T;
-    stream_store<W, U, Op, Copy><<<grid, threads>>>(
-        static_cast<const T*>(src), static_cast<T*>(dst), rounds, passes, 0x9e3779b9u);
-  };
-  s.width = W;
-  s.ilp = U;
-  s.op = Op;
-  s.copy = Copy;
-  return s;
-}
-
 // Each block reads its own slice of `region` accesses (a power of two) of `buf` again and
 // again through L1: a warm-up pass brings the slice in, then `passes` passes are timed with
 // clock64 between two barriers. Thread t's U loads per pass go to accesses t + u * blockDim,
@@ -319,7 +266,8 @@ void BandwidthRun::measure_store(const StreamStore& k) {
   Point pt{k.copy ? "copy" : "write", params, "GB/s", dram_reps_, bytes};
   ctx_.measure(pt, [&] {
     double s = time_seconds([&] {
-      k.launch(a_.get(), b_.get(), static_cast<uint32_t>(rounds), passes, g.grid, g.threads);
+      k.launch(a_.get(), b_.get(), static_cast<uint32_t>(rounds), passes, kStoreSeed, g.grid,
+               g.threads);
     });
     return Sample{bytes / s * 1e-9, s};
   });

@@ -1,8 +1,8 @@
 #pragma once
-// What the bandwidth, bytes-in-flight, loaded-latency and concurrency families share: loads
-// and stores with an explicit cache operator, the grid-stride streaming read, occupancy and
-// buffer sizes taken from the device, and a pointer chase over lines that no access has
-// touched yet.
+// What the bandwidth, bytes-in-flight, loaded-latency, concurrency and energy families share:
+// loads and stores with an explicit cache operator, the grid-stride streaming read and store,
+// occupancy and buffer sizes taken from the device, and a pointer chase over lines that no
+// access has touched yet.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -179,6 +179,17 @@ __device__ __forceinline__ void store(void* p, typename Access<W>::T v) {
 #undef GPUPROBE_EVICT_FIRST
 #undef GPUPROBE_HAVE_SM80_HINTS
 
+// Random-looking bits from an index (murmur3's finaliser): data whose bits toggle as real
+// data's do.
+__host__ __device__ __forceinline__ uint32_t scramble(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x85ebca6bu;
+  x ^= x >> 13;
+  x *= 0xc2b2ae35u;
+  x ^= x >> 16;
+  return x;
+}
+
 __device__ __forceinline__ uint32_t fold(uint32_t v) { return v; }
 __device__ __forceinline__ uint32_t fold(uint2 v) { return v.x ^ v.y; }
 __device__ __forceinline__ uint32_t fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
@@ -250,6 +261,62 @@ StreamRead stream_read_of() {
   s.ilp = U;
   s.op = Op;
   s.slices = Slices;
+  return s;
+}
+
+// `passes` stores of a full buffer, each front to back: U independent W-byte stores per
+// thread and round, warp-contiguous (a warp stores whole 128-byte lines). With Copy, each
+// value is first loaded (through L2) from `src`; else it is a scramble of `seed` and the
+// thread's index (random-looking bits), or zero where `seed` is 0 (the energy family's
+// all-zero data).
+constexpr uint32_t kStoreSeed = 0x9e3779b9u;
+
+template <int W, int U, Store Op, bool Copy>
+__global__ void stream_store(const typename Access<W>::T* src, typename Access<W>::T* dst,
+                             uint32_t rounds, uint32_t passes, uint32_t seed) {
+  const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  const uint64_t first = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const auto fill =
+      seed ? splat<W>(scramble(seed ^ static_cast<uint32_t>(first))) : typename Access<W>::T{};
+  for (uint32_t pass = 0; pass < passes; ++pass) {
+    uint64_t i = first;
+    for (uint32_t r = 0; r < rounds; ++r) {
+      typename Access<W>::T v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if constexpr (Copy) v[u] = load<Load::cg, W>(src + i + u * threads);
+        else v[u] = fill;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) store<Op, W>(dst + i + u * threads, v[u]);
+      i += U * threads;
+    }
+  }
+}
+
+struct StreamStore {
+  const void* kernel = nullptr;
+  void (*launch)(const void* src, void* dst, uint32_t rounds, uint32_t passes, uint32_t seed,
+                 int grid, int threads) = nullptr;
+  int width = 0, ilp = 0;
+  Store op = Store::wb;
+  bool copy = false;
+};
+
+template <int W, int U, Store Op, bool Copy>
+StreamStore stream_store_of() {
+  StreamStore s;
+  s.kernel = reinterpret_cast<const void*>(&stream_store<W, U, Op, Copy>);
+  s.launch = [](const void* src, void* dst, uint32_t rounds, uint32_t passes, uint32_t seed,
+                int grid, int threads) {
+    using T = typename Access<W>::T;
+    stream_store<W, U, Op, Copy>
+        <<<grid, threads>>>(static_cast<const T*>(src), static_cast<T*>(dst), rounds, passes, seed);
+  };
+  s.width = W;
+  s.ilp = U;
+  s.op = Op;
+  s.copy = Copy;
   return s;
 }
 

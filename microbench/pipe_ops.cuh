@@ -19,6 +19,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -320,5 +322,28 @@ void measure_step_latency(RunContext& ctx, const std::string& probe, Launch& lau
 // is compiled for the architecture-specific target sm_90a): its probes, and their run.
 std::vector<ProbeInfo> wgmma_probes();
 void run_wgmma(RunContext& ctx);
+
+// A kernel the energy family runs back to back: `enqueue(trips)` puts one launch of that many
+// loop trips on the default stream; `results_per_trip` is what one trip gives over all blocks
+// (multiply-adds). The kernel's buffers live as long as the closure.
+struct RepeatedKernel {
+  std::function<void(int trips)> enqueue;
+  double results_per_trip = 0;
+};
+// The wgmma throughput kernel of `probe` (a wgmma_probes() name) on `blocks` SMs, its A and B
+// tiles hashed bytes or all zero; nullopt where the probe was skipped, or marked invalid (its
+// SASS, or a kernel that is not the sm_90a code).
+std::optional<RepeatedKernel> wgmma_repeated(RunContext& ctx, const std::string& probe, int blocks,
+                                             bool zero_tiles);
+// The energy family's held-out tiled matrix multiply (microbench/tensor_wgmma.cu): bf16 wgmma,
+// A and B packed as operand tiles in global memory and staged through shared memory with
+// ld.global.cg. Per trip: multiply-adds (results_per_trip), bytes read from global memory and
+// written to shared memory; per launch, the bytes of C written.
+struct GemmCounts {
+  double global_bytes_per_trip = 0, shared_bytes_per_trip = 0, c_bytes_per_launch = 0;
+  double footprint_bytes = 0;
+};
+std::optional<RepeatedKernel> wgmma_gemm(RunContext& ctx, const std::string& probe,
+                                         GemmCounts* counts);
 
 }  // namespace gpuprobe::pipes

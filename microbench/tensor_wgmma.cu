@@ -12,8 +12,12 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "analysis/energy.hpp"
 #include "analysis/pipes.hpp"
 #include "gpu/sass_check.hpp"
+#include "memory_streams.cuh"
 #include "pipe_ops.cuh"
 
 namespace gpuprobe::pipes {
@@ -22,6 +26,20 @@ namespace {
 
 constexpr int kWarpgroupThreads = 128;
 constexpr uint32_t kSm90aRan = 0x90a;
+// The A and B tiles hold hashed bytes with the top two bits clear: finite, non-zero values in
+// every input type, so that the tensor cores switch as they would on real data. The energy
+// family also runs them all-zero (mask 0).
+constexpr uint32_t kTileMask = 0x3F3F3F3Fu;
+
+// The energy family's held-out GEMM (wgmma_gemm below): kWgmmaWarpgroups warpgroups per block,
+// each with its own 64 rows of A, sharing kWgmmaN rows of B. A stage holds kGemmStageK of K for
+// all of them, 32 bytes of K (one bf16 k-step of 16) per row per step, copied as 16-byte
+// vectors, energy::kGemmCopyBatch in flight per thread.
+constexpr int kGemmStepsPerStage = energy::kGemmStageK / 16;
+constexpr int kGemmStages = energy::kGemmK / energy::kGemmStageK;
+constexpr int kGemmStageAVec = kGemmStepsPerStage * 64 * 32 / 16;  // one warpgroup's A
+constexpr int kGemmStageBVec = kGemmStepsPerStage * kWgmmaN * 32 / 16;
+constexpr int kGemmStageVec = kWgmmaWarpgroups * kGemmStageAVec + kGemmStageBVec;
 
 // m64n256kK: each of a warpgroup's 128 threads holds 64 * 256 / 128 accumulators.
 constexpr int kAccRegs = 64 * kWgmmaN / kWarpgroupThreads;
@@ -127,12 +145,10 @@ __device__ __forceinline__ void pin(int& x) { asm volatile("" : "+r"(x)::"memory
 // the hardware. Latency: every wgmma is committed and waited for (wait_group 0) before the next.
 template <class Op, bool kEachWaits>
 __device__ __forceinline__ void wgmma_chain(int iters, BlockSpan* spans, typename Op::Acc* sink,
-                                            int flag, uint32_t* ran) {
+                                            int flag, uint32_t* ran, uint32_t tile_mask) {
   __shared__ alignas(128) uint32_t tiles[kTileAWords + kTileBWords];
-  // Finite, non-zero values in every type (each byte at most 0x3F), so that the tensor cores
-  // switch as they would on real data.
   for (int i = threadIdx.x; i < kTileAWords + kTileBWords; i += blockDim.x)
-    tiles[i] = (uint32_t(i) * 0x9E3779B9u) & 0x3F3F3F3Fu;
+    tiles[i] = (uint32_t(i) * 0x9E3779B9u) & tile_mask;
   // Generic-proxy stores become visible to the async proxy that wgmma reads through.
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   __syncthreads();
@@ -171,24 +187,91 @@ __device__ __forceinline__ void wgmma_chain(int iters, BlockSpan* spans, typenam
   for (int k = 0; k < kAccRegs; ++k) keep(d[k], sink + k, flag);
 }
 
+// The held-out GEMM of the energy family: C (128 x 256 per block) += A (128 x K) B (256 x K)^T
+// in bf16, each warpgroup 64 rows. A (each block its own rows) and B (shared by all blocks) lie
+// in global memory packed as the operand tiles the descriptors read, one stage after another,
+// so that a stage is copied to shared memory as it is; each trip runs the whole K again into
+// the same accumulators, and C is written once at the end.
+__device__ __forceinline__ void gemm_tiles(const uint4* a, const uint4* b, float4* c, int trips,
+                                           uint32_t* ran) {
+  __shared__ alignas(128) uint4 stage[kGemmStageVec];
+  constexpr int kStageVec = kGemmStageVec, kAVec = kWgmmaWarpgroups * kGemmStageAVec;
+  const int wg = static_cast<int>(threadIdx.x) / kWarpgroupThreads;
+  float d[kAccRegs];
+#pragma unroll
+  for (int k = 0; k < kAccRegs; ++k) {
+    d[k] = 0;
+    pin(d[k]);
+  }
+  const uint4* my_a = a + static_cast<size_t>(blockIdx.x) * kGemmStages * kAVec;
+#pragma unroll 1
+  for (int t = 0; t < trips; ++t) {
+#pragma unroll 1
+    for (int s = 0; s < kGemmStages; ++s) {
+      const uint4* ga = my_a + static_cast<size_t>(s) * kAVec;
+      const uint4* gb = b + static_cast<size_t>(s) * kGemmStageBVec;
+#pragma unroll 1
+      for (int i0 = threadIdx.x; i0 < kStageVec; i0 += blockDim.x * energy::kGemmCopyBatch) {
+        uint4 v[energy::kGemmCopyBatch];
+#pragma unroll
+        for (int u = 0; u < energy::kGemmCopyBatch; ++u) {
+          const int i = i0 + u * static_cast<int>(blockDim.x);
+          if (i < kStageVec) v[u] = load<Load::cg, 16>(i < kAVec ? ga + i : gb + (i - kAVec));
+        }
+#pragma unroll
+        for (int u = 0; u < energy::kGemmCopyBatch; ++u) {
+          const int i = i0 + u * static_cast<int>(blockDim.x);
+          if (i < kStageVec) stage[i] = v[u];
+        }
+      }
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      __syncthreads();
+      wgmma_fence();
+#pragma unroll
+      for (int j = 0; j < kGemmStepsPerStage; ++j)
+        WgmmaBf16::apply(d, smem_descriptor(stage + wg * kGemmStageAVec + j * (kTileAWords / 4)),
+                         smem_descriptor(stage + kAVec + j * (kTileBWords / 4)));
+      wgmma_commit();
+      wgmma_wait<0>();
+#pragma unroll
+      for (int k = 0; k < kAccRegs; ++k) pin(d[k]);
+      __syncthreads();  // every wgmma has read the stage before it is overwritten
+    }
+  }
+  float4* out = c + (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) * (kAccRegs / 4);
+#pragma unroll
+  for (int q = 0; q < kAccRegs / 4; ++q)
+    out[q] = make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]);
+  if (blockIdx.x == 0 && threadIdx.x == 0) *ran = kSm90aRan;
+}
+
 #else
 
 // Other targets, and the host pass: no wgmma. The kernels do nothing, so never prove sm_90a.
 template <class Op, bool kEachWaits>
-__device__ __forceinline__ void wgmma_chain(int, BlockSpan*, typename Op::Acc*, int, uint32_t*) {}
+__device__ __forceinline__ void wgmma_chain(int, BlockSpan*, typename Op::Acc*, int, uint32_t*,
+                                            uint32_t) {}
+__device__ __forceinline__ void gemm_tiles(const uint4*, const uint4*, float4*, int, uint32_t*) {}
 
 #endif
 
 template <class Op>
-__global__ void __launch_bounds__(kWgmmaWarpgroups * kWarpgroupThreads, 1)
-    wgmma_throughput(int iters, BlockSpan* spans, typename Op::Acc* sink, int flag, uint32_t* ran) {
-  wgmma_chain<Op, false>(iters, spans, sink, flag, ran);
+__global__ void __launch_bounds__(kWgmmaWarpgroups* kWarpgroupThreads, 1)
+    wgmma_throughput(int iters, BlockSpan* spans, typename Op::Acc* sink, int flag, uint32_t* ran,
+                     uint32_t tile_mask) {
+  wgmma_chain<Op, false>(iters, spans, sink, flag, ran, tile_mask);
+}
+
+__global__ void __launch_bounds__(kWgmmaWarpgroups* kWarpgroupThreads, 1)
+    heldout_gemm(const uint4* a, const uint4* b, float4* c, int trips, uint32_t* ran) {
+  gemm_tiles(a, b, c, trips, ran);
 }
 
 template <class Op>
 __global__ void __launch_bounds__(kWarpgroupThreads, 1)
-    wgmma_latency(int iters, BlockSpan* spans, typename Op::Acc* sink, int flag, uint32_t* ran) {
-  wgmma_chain<Op, true>(iters, spans, sink, flag, ran);
+    wgmma_latency(int iters, BlockSpan* spans, typename Op::Acc* sink, int flag, uint32_t* ran,
+                  uint32_t tile_mask) {
+  wgmma_chain<Op, true>(iters, spans, sink, flag, ran, tile_mask);
 }
 
 namespace {
@@ -196,17 +279,19 @@ namespace {
 template <class Op, bool kLatency>
 class WgmmaLaunch {
  public:
-  WgmmaLaunch(int blocks, int threads)
-      : blocks_(blocks), threads_(threads), sink_(kAccRegs), ran_(1), spans_(blocks) {
+  WgmmaLaunch(int blocks, int threads, uint32_t tile_mask = kTileMask)
+      : blocks_(blocks), threads_(threads), tile_mask_(tile_mask), sink_(kAccRegs), ran_(1),
+        spans_(blocks) {
     CUDA_CHECK(cudaMemset(ran_.get(), 0, ran_.bytes()));
   }
 
   static auto kernel() { return kLatency ? &wgmma_latency<Op> : &wgmma_throughput<Op>; }
 
+  void enqueue(int iters) {
+    kernel()<<<blocks_, threads_>>>(iters, spans_.get(), sink_.get(), 0, ran_.get(), tile_mask_);
+  }
   double seconds(int iters) {
-    return time_seconds([&] {
-      kernel()<<<blocks_, threads_>>>(iters, spans_.get(), sink_.get(), 0, ran_.get());
-    });
+    return time_seconds([&] { enqueue(iters); });
   }
   const std::vector<BlockSpan>& spans() { return spans_.fetch(); }
   // Whether a launch ran the sm_90a body (and not the empty one of another target).
@@ -218,6 +303,7 @@ class WgmmaLaunch {
 
  private:
   int blocks_, threads_;
+  uint32_t tile_mask_;
   DeviceBuffer<typename Op::Acc> sink_;
   DeviceBuffer<uint32_t> ran_;
   SpanRecorder spans_;
@@ -275,6 +361,95 @@ std::vector<ProbeInfo> wgmma_probes() {
 
 void run_wgmma(RunContext& ctx) {
   run_wgmma_ops<WgmmaF16, WgmmaBf16, WgmmaTf32, WgmmaFp8E4m3, WgmmaInt8>(ctx);
+}
+
+namespace {
+
+// The sm_90a gate every energy use of these kernels passes first.
+bool sm90a_device(RunContext& ctx, const std::string& probe) {
+  if (ctx.device().cc() == 90) return true;
+  ctx.skip(probe, "needs sm_90a (compute capability 9.0)");
+  return false;
+}
+
+template <class Op>
+std::optional<RepeatedKernel> repeated_of(RunContext& ctx, int blocks, bool zero_tiles) {
+  if (!sm90a_device(ctx, Op::kName) ||
+      !sass_allows(ctx, Op::kName, {wgmma_kernel_name(Op::kType, false)}))
+    return std::nullopt;
+  auto launch = std::make_shared<WgmmaLaunch<Op, false>>(
+      blocks, kWgmmaWarpgroups * kWarpgroupThreads, zero_tiles ? 0u : kTileMask);
+  if (!proves_sm90a(ctx, Op::kName, *launch)) return std::nullopt;
+  return RepeatedKernel{[launch](int trips) { launch->enqueue(trips); },
+                        double(blocks) * kWgmmaWarpgroups * kWgmmaUnroll * Op::kMultiplyAdds};
+}
+
+template <class... Ops>
+std::optional<RepeatedKernel> repeated_by_name(RunContext& ctx, const std::string& probe,
+                                               int blocks, bool zero_tiles) {
+  std::optional<RepeatedKernel> out;
+  ((probe == Ops::kName ? (out = repeated_of<Ops>(ctx, blocks, zero_tiles), true) : false) || ...);
+  return out;
+}
+
+// The GEMM's operands, C and proof of sm_90a, alive as long as a closure holds them.
+struct GemmBuffers {
+  DeviceBuffer<uint4> a, b;
+  DeviceBuffer<float4> c;
+  DeviceBuffer<uint32_t> ran;
+  int blocks = 0;
+  GemmBuffers(int blocks_, size_t a_vec, size_t b_vec)
+      : a(a_vec), b(b_vec),
+        c(static_cast<size_t>(blocks_) * kWgmmaWarpgroups * kWarpgroupThreads * kAccRegs / 4),
+        ran(1), blocks(blocks_) {}
+};
+
+// Random bf16 operands as the chain's tiles hold them (hashed bytes, top two bits clear).
+void fill_operand(DeviceBuffer<uint4>& buf, uint32_t seed) {
+  std::vector<uint32_t> words(buf.size() * 4);
+  for (size_t i = 0; i < words.size(); ++i)
+    words[i] = scramble(seed ^ static_cast<uint32_t>(i)) & kTileMask;
+  CUDA_CHECK(cudaMemcpy(buf.get(), words.data(), buf.bytes(), cudaMemcpyHostToDevice));
+}
+
+}  // namespace
+
+std::optional<RepeatedKernel> wgmma_repeated(RunContext& ctx, const std::string& probe, int blocks,
+                                             bool zero_tiles) {
+  return repeated_by_name<WgmmaF16, WgmmaBf16, WgmmaTf32, WgmmaFp8E4m3, WgmmaInt8>(
+      ctx, probe, blocks, zero_tiles);
+}
+
+std::optional<RepeatedKernel> wgmma_gemm(RunContext& ctx, const std::string& probe,
+                                         GemmCounts* counts) {
+  if (!sm90a_device(ctx, probe) || !sass_allows(ctx, probe, {"pipes::heldout_gemm"}))
+    return std::nullopt;
+  const int blocks = ctx.device().sm_count;  // one per SM: its accumulators fill half the registers
+  constexpr size_t kStageBytes = size_t(kGemmStageVec) * 16;
+  auto buf = std::make_shared<GemmBuffers>(
+      blocks, size_t(blocks) * kGemmStages * kWgmmaWarpgroups * kGemmStageAVec,
+      size_t(kGemmStages) * kGemmStageBVec);
+  fill_operand(buf->a, 0xA11CEu);
+  fill_operand(buf->b, 0xB0Bu);
+  CUDA_CHECK(cudaMemset(buf->ran.get(), 0, buf->ran.bytes()));
+  auto enqueue = [buf](int trips) {
+    heldout_gemm<<<buf->blocks, kWgmmaWarpgroups * kWarpgroupThreads>>>(
+        buf->a.get(), buf->b.get(), buf->c.get(), trips, buf->ran.get());
+  };
+  time_seconds([&] { enqueue(1); });
+  uint32_t ran = 0;
+  CUDA_CHECK(cudaMemcpy(&ran, buf->ran.get(), sizeof ran, cudaMemcpyDeviceToHost));
+  if (ran != kSm90aRan) {
+    ctx.invalid(probe,
+                "the kernel that ran is not the sm_90a code (build with 90 among "
+                "CMAKE_CUDA_ARCHITECTURES)");
+    return std::nullopt;
+  }
+  counts->global_bytes_per_trip = double(blocks) * kGemmStages * kStageBytes;
+  counts->shared_bytes_per_trip = counts->global_bytes_per_trip;
+  counts->c_bytes_per_launch = static_cast<double>(buf->c.bytes());
+  counts->footprint_bytes = static_cast<double>(buf->a.bytes() + buf->b.bytes());
+  return RepeatedKernel{enqueue, double(blocks) * kWgmmaWarpgroups * 64 * kWgmmaN * energy::kGemmK};
 }
 
 }  // namespace gpuprobe::pipes

@@ -90,14 +90,20 @@ inline void write_node_run(const std::filesystem::path& dir, const node::Node& n
                            const std::vector<Parameter>& params) {
   std::filesystem::create_directories(dir);
   const Metadata meta = node_run_meta(n);
-  if (!obs.empty()) write_file_atomic((dir / "p2p.csv").string(), format_observations(meta, obs));
+  // As the runner writes them (base/run_dir.hpp: RunFileRights::run).
+  const auto as_run = RunFileRights::run;
+  if (!obs.empty())
+    write_file_atomic((dir / "p2p.csv").string(), format_observations(meta, obs), as_run);
   const std::vector<std::string> row =
       obs.empty() ? std::vector<std::string>{"p2p", "unsupported", "0", "", "0", "needs two or more GPUs"}
                   : std::vector<std::string>{"p2p", "ok", "1.0", "1980.0", std::to_string(obs.size()), ""};
   write_file_atomic(
       (dir / "families.csv").string(),
-      format_csv(meta, {"family", "status", "wall_time_s", "sm_clock_mhz", "observations", "message"}, {row}));
-  write_file_atomic((dir / "parameters.csv").string(), format_parameters(meta, params));
+      format_csv(meta,
+                 {"family", "status", "wall_time_s", "sm_clock_mhz", "observations", "message"},
+                 {row}),
+      as_run);
+  write_file_atomic((dir / "parameters.csv").string(), format_parameters(meta, params), as_run);
 }
 
 }  // namespace gpuprobe

@@ -13,7 +13,9 @@
 #include <string>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/collectives.hpp"
 #include "analysis/dual_issue.hpp"
+#include "analysis/energy.hpp"
 #include "analysis/p2p.hpp"
 #include "analysis/pipes.hpp"
 #include "app/catalog_doc.hpp"
@@ -148,8 +150,28 @@ TEST(Catalog, NamesBuiltFromPartsAreTheCatalogs) {
     EXPECT_NO_THROW(param::p2p_bandwidth(m.probe)) << m.probe;
     ++built;
   }
-  EXPECT_GT(built, 40);
+  for (const auto c : collectives::all()) {
+    EXPECT_NO_THROW(param::collective_busbw(collectives::name(c))) << collectives::name(c);
+    EXPECT_NO_THROW(param::collective_latency(collectives::name(c))) << collectives::name(c);
+    ++built;
+  }
+  for (const auto& op : energy::alu_ops()) {
+    EXPECT_NO_THROW(energy::parameter_name(op, false)) << op;
+    EXPECT_NO_THROW(energy::parameter_name(op, true)) << op;
+    ++built;
+  }
+  for (const auto& level : energy::levels()) {
+    EXPECT_NO_THROW(energy::parameter_name(level, false)) << level;
+    ++built;
+  }
+  EXPECT_GT(built, 60);
   EXPECT_EQ(param::pipe_latency("fp32_fma"), param::fp32_fma_latency);
+  EXPECT_EQ(param::collective_busbw("all_to_all"), param::all_to_all_busbw);
+  EXPECT_EQ(param::level_energy_per_byte("dram_read", true), param::dram_read_energy_per_byte_zero);
+  EXPECT_EQ(param::op_energy("tensor_wgmma_bf16", false), param::tensor_wgmma_bf16_energy);
+  EXPECT_THROW(param::collective_latency("all_reduce_perf"), std::logic_error);
+  EXPECT_THROW(param::op_energy("dram_read", false), std::logic_error);  // a level's
+  EXPECT_THROW(param::level_energy_per_byte("nvlink_write", true), std::logic_error);
   EXPECT_EQ(param::p2p_bandwidth("sm_read_bidir"), param::p2p_sm_read_bidir_bandwidth);
   EXPECT_THROW(param::pipe_latency("fp33_fma"), std::logic_error);
   EXPECT_THROW(param::pipe_throughput_per_sm("atomic_shared"), std::logic_error);  // atomics'
@@ -160,6 +182,7 @@ TEST(Catalog, NamesBuiltFromPartsAreTheCatalogs) {
 // An old name of a committed run reads as today's, in every reader of a parameters.csv.
 TEST(Catalog, OldNamesReadAsTheirNewNames) {
   EXPECT_EQ(canonical_name("p2p_bidir_bandwidth_sm"), param::p2p_sm_read_bidir_bandwidth);
+  EXPECT_EQ(canonical_name("shared_banks"), param::shared_banks);
   EXPECT_EQ(canonical_name(param::l1_size), param::l1_size);
   const auto params = parameters_from_table(
       parse_csv("parameter,value,unit,low,high,confidence,method,evidence\n"

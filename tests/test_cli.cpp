@@ -15,72 +15,11 @@
 
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"
-#include "committed_runs.hpp"
+#include "cli_run.hpp"
 
 namespace fs = std::filesystem;
 
-namespace {
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-Result run(const std::string& args) {
-  // ctest runs tests in parallel: each test gets its own stderr file.
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path errfile = fs::temp_directory_path() /
-                     (std::string("gpuprobe_cli_") + info->name() + ".stderr");
-  std::string cmd = std::string(GPUPROBE_BINARY) + " " + args + " 2>" + errfile.string();
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  FILE* e = fopen(errfile.c_str(), "r");
-  if (e) {
-    while ((n = fread(buf.data(), 1, buf.size(), e)) > 0) r.err.append(buf.data(), n);
-    fclose(e);
-  }
-  return r;
-}
-
-int lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
-bool have_gpu() { return run("info").code == 0; }
-
-fs::path empty_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / name;
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-// A writable copy of the committed filtered H100 run (its CSV files only), as `name`.
-fs::path copy_run(const std::string& name) {
-  fs::path dst = empty_dir(name);
-  for (const auto& e : fs::directory_iterator(gpuprobe::committed_run(gpuprobe::kH100FilteredRun)))
-    if (e.path().extension() == ".csv") fs::copy_file(e.path(), dst / e.path().filename());
-  return dst;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void append(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::app) << text; }
-
-}  // namespace
+using namespace cli;
 
 TEST(Cli, HelpListsCommands) {
   Result r = run("--help");
@@ -99,7 +38,8 @@ TEST(Cli, VersionIsOneLine) {
 }
 
 TEST(Cli, EveryCommandHasItsOwnHelp) {
-  for (const std::string cmd : {"run", "info", "analyze", "report", "compare", "compare --fleet", "export"}) {
+  for (const std::string cmd :
+       {"run", "info", "analyze", "report", "compare", "compare --fleet", "export", "anchor"}) {
     Result r = run(cmd + " --help");
     EXPECT_EQ(r.code, 0) << cmd << ": " << r.err;
     EXPECT_NE(r.out.find("Usage: gpuprobe " + cmd), std::string::npos) << cmd << ": " << r.out;
@@ -108,8 +48,9 @@ TEST(Cli, EveryCommandHasItsOwnHelp) {
 }
 
 TEST(Cli, BadFlagOfEveryCommandIsOneLineAndExit2) {
-  for (const std::string cmd : {"run", "list", "info", "analyze d", "report d", "compare a b", "compare --fleet a b c",
-                                "export d --json"}) {
+  for (const std::string cmd :
+       {"run", "list", "info", "analyze d", "report d", "compare a b", "compare --fleet a b c",
+        "export d --json", "anchor d --versus d"}) {
     Result r = run(cmd + " --bogus");
     EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
     EXPECT_EQ(lines(r.err), 1) << cmd << ": " << r.err;
@@ -156,6 +97,31 @@ TEST(Cli, MissingDeviceFailsBeforeWritingAnything) {
   EXPECT_TRUE(fs::is_empty(out));
 }
 
+// One rank of a job: its environment and its filter are checked before any GPU is opened, so
+// that a mistake in a job script is one line, not a rank waiting for the others.
+TEST(Cli, RanksFromEnvChecksItsEnvironmentFirst) {
+  const std::string no_rank =
+      "env -u GPUPROBE_RANK -u OMPI_COMM_WORLD_RANK -u SLURM_PROCID -u PMI_RANK -u NCCL_COMM_ID";
+  const std::string rank0 = no_rank + " GPUPROBE_RANK=0 GPUPROBE_NRANKS=2";
+  fs::path out = empty_dir("gpuprobe_cli_ranks");
+  const std::string id = " --nccl-id-file " + (out / "id").string() + " --out " + out.string();
+  struct Case {
+    std::string env, args, says;
+  };
+  for (const Case& c :
+       {Case{no_rank, "run --ranks-from-env" + id, "no rank in the environment"},
+        Case{rank0, "run --ranks-from-env --filter '^latency/'" + id, "also selects latency"},
+        Case{rank0, "run --ranks-from-env --out " + out.string(), "--nccl-id-file"},
+        Case{rank0 + " GPUPROBE_RANK=x", "run --ranks-from-env" + id, "GPUPROBE_RANK='x'"},
+        Case{"", "run" + id, "--nccl-id-file needs --ranks-from-env"}}) {
+    Result r = run(c.args, c.env);
+    EXPECT_EQ(r.code, 2) << c.args << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(fs::is_empty(out));
+}
+
 TEST(Cli, AnalyzeOfMissingDirectoryIsOneLine) {
   Result r = run("analyze /nonexistent/run");
   EXPECT_EQ(r.code, 1);
@@ -164,13 +130,9 @@ TEST(Cli, AnalyzeOfMissingDirectoryIsOneLine) {
 
 TEST(GpuRun, QuickLatencyRunEndToEnd) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU on this machine: the end-to-end run needs one";
-  fs::path out = empty_dir("gpuprobe_cli_run");
-  Result r = run("run --quick --filter '^latency/' --out " + out.string());
-  ASSERT_EQ(r.code, 0) << r.err;
-  fs::path run_dir;
-  for (auto& slug : fs::directory_iterator(out))
-    for (auto& rd : fs::directory_iterator(slug.path())) run_dir = rd.path();
-  ASSERT_FALSE(run_dir.empty());
+  Result r;
+  const fs::path run_dir = quick_run("^latency/", "gpuprobe_cli_run", &r);
+  ASSERT_FALSE(run_dir.empty()) << r.err;
   for (const char* f : {"latency.csv", "parameters.csv", "families.csv", "benchmark.json"})
     EXPECT_TRUE(fs::exists(run_dir / f)) << f;
   auto params = gpuprobe::read_parameters((run_dir / "parameters.csv").string());
@@ -202,14 +164,6 @@ TEST(Cli, AnalyzeKeepsTheRunLevelParameters) {
   ASSERT_NE(slurp(dir / "parameters.csv").find("sm_clock_measured,"), std::string::npos);
   ASSERT_EQ(run("analyze " + dir.string()).code, 0);
   EXPECT_NE(slurp(dir / "parameters.csv").find("sm_clock_measured,"), std::string::npos);
-}
-
-TEST(Cli, AnalyzeRedirectedIntoTheRunNoLongerTruncates) {
-  fs::path dir = copy_run("gpuprobe_cli_analyze_redirect");
-  fs::path p = dir / "parameters.csv";
-  Result r = run("analyze --stdout " + dir.string() + " > " + p.string());
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(slurp(p).find("dram_read_bandwidth,"), std::string::npos);
 }
 
 TEST(Cli, AnalyzeListsABrokenFamilyFileItNeedsWithItsLine) {

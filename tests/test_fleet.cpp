@@ -38,11 +38,18 @@ std::vector<FleetMember> fleet_from(const FleetMember& base, int n, const std::v
                      [](const Parameter& p) { return p.name == param::h2d_bandwidth_pinned; }))
       m.params.push_back(
           {param::h2d_bandwidth_pinned, 54, "GB/s", 53, 55, 0.9, "copy_engine", "host_link.csv"});
-    for (size_t i = 0; i < m.params.size(); ++i) m.params[i].value *= 1 + 0.004 * std::sin(7.0 * k + double(i));
+    // A run's value moves with its interval (parameters.csv is read back row by row).
+    auto scale = [](Parameter& p, double f) {
+      p.value *= f;
+      p.low *= f;
+      p.high *= f;
+    };
+    for (size_t i = 0; i < m.params.size(); ++i)
+      scale(m.params[i], 1 + 0.004 * std::sin(7.0 * k + double(i)));
     for (const auto& f : faults)
       if (f.member == k)
         for (auto& p : m.params)
-          if (p.name == f.parameter) p.value *= f.factor;
+          if (p.name == f.parameter) scale(p, f.factor);
     out.push_back(m);
   }
   return out;

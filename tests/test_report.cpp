@@ -249,7 +249,7 @@ TEST_F(ReportTest, TruncatedFileNamesTheLastLine) {
 TEST_F(ReportTest, UnknownFamilyIsKeptAndNamed) {
   std::string dir = run_dir("fixture_run_h100");
   spit(fs::path(dir) / "mystery.csv",
-       "# gpu=x\nfamily,probe,n,value,unit,p05,p50,p95,reps\nmystery,a,1,2,cycles,2,2,2,3\n");
+       "# note=x\nfamily,probe,n,value,unit,p05,p50,p95,reps\nmystery,a,1,2,cycles,2,2,2,3\n");
   spit(fs::path(dir) / "misfiled.csv",
        "family,probe,n,value,unit,p05,p50,p95,reps\nmisfiled,a,1,2,cycles,2,2,2,3\nother,a,1,2,cycles,2,2,2,3\n");
   EXPECT_EQ(report(dir), 1);
@@ -262,9 +262,10 @@ TEST_F(ReportTest, DisagreeingUnitsAreNotCompared) {
   std::string dir = run_dir("fixture_run_h200");
   fs::path params = fs::path(dir) / "parameters.csv";
   std::string text = slurp(params);
-  size_t at = text.find("l1_hit_latency,33.0,cycles");
+  const std::string was = "l1_hit_latency,33.0,cycles,32.8,33.3";
+  size_t at = text.find(was);
   ASSERT_NE(at, std::string::npos);
-  text.replace(at, 26, "l1_hit_latency,18.0,ns");
+  text.replace(at, was.size(), "l1_hit_latency,18.0,ns,17.9,18.1");
   spit(params, text);
   EXPECT_EQ(report(dir), 0);
   std::string md = report_md(dir);

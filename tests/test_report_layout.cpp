@@ -172,7 +172,7 @@ class UnusualRun : public ::testing::Test {
                                            "column(\"value\") : NaN) with lines\n}\n";
     run = tmp.path / "fixture_run_h100";
     fs::copy(fs::path(GPUPROBE_TEST_DATA) / "fixture_run_h100", run, fs::copy_options::recursive);
-    for (const char* f : {"fixture.csv", "parameters.csv"}) {
+    for (const char* f : {"fixture.csv", "parameters.csv", "families.csv"}) {
       std::string text = slurp(run / f);
       size_t at = text.find("# compute_capability=9.0");
       ASSERT_NE(at, std::string::npos) << f;

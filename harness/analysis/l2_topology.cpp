@@ -361,8 +361,10 @@ struct SmLevels {
 // From sm_level rows (the median over each SM's kLevelLines reads, split at its own
 // threshold); false when the run has none (runs before them: the map's medians serve).
 bool sm_levels(const std::vector<Observation>& obs, SmLevels* out) {
+  // Named: by_sm points into it past the loop.
+  const std::vector<Observation> rows = select(obs, "sm_level", "cycles");
   std::map<int, std::pair<const Observation*, const Observation*>> by_sm;
-  for (const auto& o : select(obs, "sm_level", "cycles")) {
+  for (const auto& o : rows) {
     const double sm = o.param("sm");
     if (!(sm >= 0) || o.reps < kMinLevelLines) continue;
     (o.param_text("level") == "far" ? by_sm[int(sm)].second : by_sm[int(sm)].first) = &o;
@@ -373,9 +375,9 @@ bool sm_levels(const std::vector<Observation>& obs, SmLevels* out) {
   auto se = [](const Observation& o) {
     return kMedianSe * (o.p95 - o.p05) / kP05P95Sigmas / std::sqrt(double(std::max(o.reps, 1)));
   };
-  for (const auto& [sm, rows] : by_sm) {
+  for (const auto& [sm, pair] : by_sm) {
     for (int far = 0; far < 2; ++far) {
-      const Observation* o = far ? rows.second : rows.first;
+      const Observation* o = far ? pair.second : pair.first;
       (far ? l.far : l.near).push_back(o ? o->value : NAN);
       (far ? l.far_se : l.near_se).push_back(o ? se(*o) : NAN);
       if (o) l.min_lines = std::min(l.min_lines, o->reps);

@@ -5,41 +5,28 @@
 #include "analysis/analyzer.hpp"
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
+#include "base/operating_point.hpp"
 #include "base/probe.hpp"
 
 namespace gpuprobe {
 
 namespace {
 
-// No quantity this suite measures comes near 1e15 in its unit (bytes, cycles, GB/s, ...):
-// anything larger is a broken measurement or a corrupted file, not hardware.
-constexpr double kAbsurdMagnitude = 1e15;
-
-bool plausible(double v) { return std::isfinite(v) && std::fabs(v) < kAbsurdMagnitude; }
-
-// Why `p` may not be written, or "" when it may. Every canonical quantity (sizes, counts,
-// latencies, rates, ratios) is strictly positive: "not measured" is said by leaving the
-// parameter out, never by a zero.
-std::string violation(const Parameter& p) {
-  if (p.name.empty()) return "no name";
-  if (!plausible(p.value)) return "value " + format_number(p.value) + " is not a finite, plausible number";
-  if (!plausible(p.low) || !plausible(p.high))
-    return "bounds " + format_number(p.low) + ".." + format_number(p.high) + " are not finite";
-  if (p.value <= 0) return "value " + format_number(p.value) + " <= 0 for a quantity that cannot be";
-  if (p.low < 0) return "low bound " + format_number(p.low) + " < 0";
-  if (p.high < p.low) return "high " + format_number(p.high) + " < low " + format_number(p.low);
-  // Bounds are computed apart from the value; a rounding-sized miss is not a contradiction.
-  const double slack = 1e-9 * std::fabs(p.value);
-  if (p.value < p.low - slack || p.value > p.high + slack)
-    return "value " + format_number(p.value) + " outside its bounds " + format_number(p.low) +
-           ".." + format_number(p.high);
-  if (!(p.confidence >= 0 && p.confidence <= 1))
-    return "confidence " + format_number(p.confidence) + " outside [0, 1]";
-  return "";
-}
+// Bounds are computed apart from the value; a rounding-sized miss is not a contradiction.
+constexpr double kWriteSlack = 1e-9;
 
 bool finite_row(const Observation& o) {
   return plausible(o.value) && plausible(o.p05) && plausible(o.p50) && plausible(o.p95);
+}
+
+// Rows in, no parameter out: said, never silent (an analyzer leaves a parameter out when its
+// rows cannot give it, and rows that are all zero or negative give none).
+std::string nothing_inferred(const std::string& family, const std::vector<Observation>& kept) {
+  const bool none_positive =
+      std::none_of(kept.begin(), kept.end(), [](const Observation& o) { return o.value > 0; });
+  return family + ": no parameter inferred from its " + std::to_string(kept.size()) +
+         " observation row(s)" +
+         (none_positive ? " (every value is zero or negative: not a measurement)" : "");
 }
 
 }  // namespace
@@ -78,8 +65,10 @@ Analysis analyze_checked(const std::string& family, const std::vector<Observatio
     a.error = family + ": analysis failed: " + e.what();
     return a;
   }
+  if (found.empty() && !kept.empty()) a.warnings.push_back(nothing_inferred(family, kept));
   for (auto& p : found) {
-    std::string why = violation(p);
+    // Every canonical quantity (sizes, counts, latencies, rates, ratios) is strictly positive.
+    std::string why = parameter_violation(p, true, kWriteSlack);
     if (why.empty()) {
       // Within rounding of its bounds: the bounds widen to hold it, so that low <= value <=
       // high holds exactly in what is written.
@@ -92,6 +81,9 @@ Analysis analyze_checked(const std::string& family, const std::vector<Observatio
                            " not written: " + why);
     }
   }
+  // Values measured while the clock was held down say so (the family's NVML samples, which
+  // the runner wrote into the file's metadata).
+  mark_throttled(a.params, meta);
   return a;
 }
 

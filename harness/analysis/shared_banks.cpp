@@ -64,6 +64,9 @@ std::string request_kernel_name(int access_bytes) {
 
 namespace {
 
+using analysis::fit_line;
+using analysis::LineFit;
+
 // What the timed loops must hold: every load of a trip, none merged or dropped, in the width
 // meant; the latency loop as one dependent chain.
 std::vector<CodeExpectation> shared_banks_expectations() {
@@ -90,40 +93,6 @@ std::vector<CodeExpectation> shared_banks_expectations() {
 }
 
 GPUPROBE_REGISTER_CODE_EXPECTATIONS(shared_banks_expectations);
-
-struct LineFit {
-  double intercept = 0, slope = 0, ssr = 0, sst = 0, slope_se = 0;
-  int n = 0;
-};
-
-// Weighted least squares y = a + b x. A fit whose slope would be negative is replaced by the
-// flat one (the model cannot explain the curve).
-LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y,
-                 const std::vector<double>& w, bool forbid_negative_slope) {
-  LineFit f;
-  f.n = static_cast<int>(x.size());
-  double W = 0, Sx = 0, Sy = 0, Sxx = 0, Sxy = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    W += w[i];
-    Sx += w[i] * x[i];
-    Sy += w[i] * y[i];
-    Sxx += w[i] * x[i] * x[i];
-    Sxy += w[i] * x[i] * y[i];
-  }
-  if (W <= 0) return f;
-  const double den = W * Sxx - Sx * Sx;
-  f.slope = den > 0 ? (W * Sxy - Sx * Sy) / den : 0;
-  if (forbid_negative_slope && f.slope < 0) f.slope = 0;
-  f.intercept = (Sy - f.slope * Sx) / W;
-  const double mean = Sy / W;
-  for (size_t i = 0; i < x.size(); ++i) {
-    double r = y[i] - f.intercept - f.slope * x[i];
-    f.ssr += w[i] * r * r;
-    f.sst += w[i] * (y[i] - mean) * (y[i] - mean);
-  }
-  if (f.n > 2 && den > 0) f.slope_se = std::sqrt(f.ssr / (f.n - 2) * W / den);
-  return f;
-}
 
 // How clearly the best model beats an alternative: the drop in weighted squared residual in
 // units of the noise variance (at least 1 % relative noise is assumed, since no timing is

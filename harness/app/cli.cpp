@@ -1,6 +1,7 @@
 #include "app/cli.hpp"
 
 #include "app/cli_parse.hpp"
+#include "base/run_dir.hpp"
 #include "base/version.hpp"
 
 #ifdef GPUPROBE_HAVE_RE2
@@ -11,8 +12,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -108,6 +111,15 @@ void validate_outputs(const Options& o) {
   namespace fs = std::filesystem;
   std::error_code ec;
   require_writable_folder("--out", o.out);
+  for (const auto& [flag, path] : {std::pair{"--benchmark_out", &o.benchmark_out},
+                                   {"--json-nvbandwidth", &o.json_nvbandwidth}}) {
+    if (path->empty()) continue;
+    try {
+      check_output_path(*path);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(std::string(flag) + ": " + e.what());
+    }
+  }
   if (!o.benchmark_out.empty()) {
     if (fs::is_directory(o.benchmark_out, ec))
       throw UsageError("--benchmark_out: " + o.benchmark_out + " is a folder, not a file");
@@ -116,6 +128,17 @@ void validate_outputs(const Options& o) {
       throw UsageError("--benchmark_out: no folder " + parent.string());
     require_writable_folder("--benchmark_out", parent);
   }
+}
+
+int checked_stdout(const std::string& prefix, int code) {
+  // A write that failed before (a buffer filled) left its errno, unless a later call changed it.
+  const int earlier = errno;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int why = flushed ? earlier : errno;
+  if (flushed && !std::ferror(stdout)) return code;
+  std::fprintf(stderr, "%s: cannot write standard output: %s\n", prefix.c_str(),
+               why ? std::strerror(why) : "a write failed");
+  return 1;
 }
 
 std::string one_line_error(const CLI::Error& e, const std::string& command) {
@@ -134,7 +157,7 @@ std::optional<int> parse_subcommand(CLI::App& app, const std::vector<std::string
     return std::nullopt;
   } catch (const CLI::CallForHelp&) {
     std::fputs(app.help().c_str(), stdout);
-    return 0;
+    return checked_stdout(prefix, 0);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: %s\n", prefix.c_str(), one_line_error(e, app.get_name()).c_str());
   } catch (const UsageError& e) {
@@ -204,6 +227,17 @@ void add_run(CLI::App& app, Options& o) {
                   "test-case names and layout, where the measurements mean the same)")
       ->type_name("FILE")
       ->check(non_empty());
+  run->add_flag("--ranks-from-env", o.ranks_from_env,
+                "this process is one rank of a job of one process per GPU (rank and size from "
+                "GPUPROBE_RANK/GPUPROBE_NRANKS, srun's or mpirun's variables): the collectives "
+                "family alone; rank 0 measures and writes the run, the others take part and "
+                "write nothing");
+  run->add_option("--nccl-id-file", o.nccl_id_file,
+                  "with --ranks-from-env: a file every rank can read (a shared file system) "
+                  "where rank 0 leaves NCCL's unique id; without it every rank takes the id "
+                  "from NCCL_COMM_ID")
+      ->type_name("FILE")
+      ->check(non_empty());
   run->footer("Google Benchmark's own flags (--benchmark_*=VALUE) pass through; "
               "--benchmark_out=FILE also copies its JSON there.");
 }
@@ -262,7 +296,11 @@ Options parse_command_line(const std::vector<std::string>& args) {
   add_passed_on(app, "report", "render every figure of a run and write RUN_DIR/report.md (no GPU)");
   add_passed_on(app, "compare", "overlay runs of several GPUs and tabulate their parameters side by "
                                 "side, or a fleet's outliers with --fleet (no GPU)");
-  add_passed_on(app, "export", "a run's parameters as JSON, an Accel-Sim config fragment or MT4G's JSON (no GPU)");
+  add_passed_on(app, "export",
+                "a run's parameters as JSON, an Accel-Sim config fragment, AccelWattch energies or "
+                "MT4G's JSON (no GPU)");
+  add_passed_on(app, "anchor",
+                "a run's collective figures beside nccl-tests' output or another run's (no GPU)");
   add_passed_on(app, "catalog",
                 "every parameter a run may write, with its unit, method and meaning, or "
                 "docs/parameters.md's tables rewritten from it (no GPU)");
@@ -293,6 +331,10 @@ Options parse_command_line(const std::vector<std::string>& args) {
   if (o.command == "help") o.help = overview;
   if (sub->get_prefix_command()) o.rest = sub->remaining();
   if (o.command == "run") take_benchmark_flags(sub->remaining(), o);
+  if (!o.nccl_id_file.empty() && !o.ranks_from_env)
+    throw UsageError("--nccl-id-file needs --ranks-from-env");
+  // One rank of a job runs the collectives alone (program/ranks.cpp checks a filter given).
+  if (o.ranks_from_env && o.filter.empty()) o.filter = "^collectives/";
   if (!o.filter.empty()) filter_matches(o.filter, "");  // reject a malformed regex now
   return o;
 }

@@ -23,6 +23,8 @@ struct Options {
   std::string reference;            // documented figures CSV; empty: the default
   std::string benchmark_out;        // extra copy of the Google Benchmark JSON
   std::string json_nvbandwidth;     // run/analyze: host-link and P2P results as nvbandwidth's JSON
+  bool ranks_from_env = false;      // run: one rank of a job, one process per GPU (collectives)
+  std::string nccl_id_file;         // run --ranks-from-env: where rank 0 leaves NCCL's unique id
   std::vector<std::string> benchmark_flags;  // --benchmark_* passed to Google Benchmark
   std::vector<std::string> positional;       // run directories of analyze/report/compare
   bool to_stdout = false;           // analyze: print parameters.csv instead of writing it
@@ -30,14 +32,20 @@ struct Options {
   std::vector<std::string> rest;    // report/compare/export/catalog: their own flags
 };
 
-// The command and its options (CLI11); report, compare and export keep their own arguments
-// in `rest`, parsed by their *_main. Throws UsageError with one line.
+// The command and its options (CLI11); report, compare, export and anchor keep their own
+// arguments in `rest`, parsed by their *_main. Throws UsageError with one line.
 Options parse_command_line(const std::vector<std::string>& args);
 
 // For `run`: throws UsageError unless --out can hold run folders and --benchmark_out can be
-// written, so that a mistake there is found before any measurement, not after hours of it.
-// Creates nothing.
+// written, and neither it nor --json-nvbandwidth names a file of a run's measurements
+// (check_output_path), so that a mistake there is found before any measurement, not after
+// hours of it. Creates nothing.
 void validate_outputs(const Options& o);
+
+// Standard output flushed and checked (a full disk, a closed pipe): `code` when all of it was
+// written, else 1 after one line "<prefix>: cannot write standard output: <why>" on stderr.
+// Every command that prints its result ends with it.
+int checked_stdout(const std::string& prefix, int code);
 
 // True when `name` ("family/probe") is selected by `filter` (regex search; empty: all).
 // Throws UsageError for a malformed regex.

@@ -15,6 +15,7 @@
 #include "app/fleet.hpp"
 #include "app/nvbandwidth_json.hpp"
 #include "app/report.hpp"
+#include "app/run_analysis.hpp"
 #include "base/run_dir.hpp"
 #include "base/version.hpp"
 
@@ -364,7 +365,8 @@ int compare_runs(const ReportPaths& paths, const std::vector<std::string>& dirs,
   c.labels = run_labels(c.runs);
   if (!table.empty()) {
     std::fputs(paper_table(c.runs, c.labels, c.ref, table).c_str(), stdout);
-    return diag.errors.empty() ? 0 : 1;
+    print_messages(diag.prefix, {}, diag.errors, false);
+    return checked_stdout(diag.prefix, diag.errors.empty() ? 0 : 1);
   }
   const std::string out_dir = comparison_folder(out, c.runs);
   const std::string figures_md = compare_figures(paths, scripts, c, out_dir, diag);
@@ -374,7 +376,7 @@ int compare_runs(const ReportPaths& paths, const std::vector<std::string>& dirs,
   write_file_atomic((fs::path(out_dir) / "compare.md").string(), compare_markdown(c, t, figures_md, out_dir, diag));
   std::printf("%s/compare.md written (%zu runs, %zu parameters)\n", out_dir.c_str(), c.runs.size(), rows.size());
   diag.print("compare.md");
-  return diag.errors.empty() ? 0 : 1;
+  return checked_stdout(diag.prefix, diag.errors.empty() ? 0 : 1);
 }
 
 }  // namespace
@@ -423,7 +425,7 @@ int compare_main(const std::vector<std::string>& args_in) {
   try {
     if (!nvbandwidth.empty()) {
       std::fputs(nvbandwidth_side_by_side(dirs.front(), read_file(nvbandwidth)).c_str(), stdout);
-      return 0;
+      return checked_stdout(diag.prefix, 0);
     }
     return compare_runs(resolve_paths(plots, reference), dirs, out_dir, table, diag);
   } catch (const std::exception& e) {

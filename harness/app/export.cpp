@@ -4,12 +4,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
+#include <set>
 #include <utility>
 
 #include "analysis/common/util.hpp"
 #include "analysis/p2p.hpp"
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
+#include "app/run_analysis.hpp"
 #include "base/csv.hpp"
 #include "base/json.hpp"
 #include "base/node.hpp"
@@ -34,6 +36,25 @@ const Parameter* find(const RunData& run, const std::string& name) {
 // A metadata value's leading number ("2619 (cudaDevAttrMemoryClockRate, peak)" -> 2619).
 double meta_number(const RunData& run, const std::string& key) {
   return analysis::leading_number(run.meta_value(key));
+}
+
+// What one operation and one byte cost, and the idle and static power: the energy family's
+// parameters by kind ("per_operation" in pJ/op, "per_byte" in pJ/B, "power" in W), each with
+// its interval and confidence; all-zero operands under their own "_zero" names.
+Json energy_json(const RunData& run) {
+  Json out = Json::object();
+  for (const auto& p : run.params) {
+    if (family_of(p) != "energy") continue;
+    const char* kind = p.unit == "pJ/op"  ? "per_operation"
+                       : p.unit == "pJ/B" ? "per_byte"
+                                          : "power";
+    out[kind][p.name] = {{"value", num(p.value)},
+                         {"unit", p.unit},
+                         {"low", num(p.low)},
+                         {"high", num(p.high)},
+                         {"confidence", num(p.confidence)}};
+  }
+  return out;
 }
 
 Json numbers(const std::vector<double>& v) {
@@ -132,6 +153,7 @@ std::string export_json(const RunData& run) {
     }
   }
   root["families"] = families;
+  root["energy"] = energy_json(run);
   root["node"] = node_json(run);
   return json_text(root);
 }
@@ -275,6 +297,85 @@ std::string export_accel_sim(const RunData& run) {
   return c.out + "\n# Left out (not measured, or not trusted enough):\n" + c.left_out;
 }
 
+namespace {
+
+// AccelWattch's per-component keys (its accelwattch_*.xml, Volta to Ampere configs of Accel-Sim)
+// with the gpuprobe parameter measured for each, in the order its XML lists them.
+struct WattchKey {
+  const char* key;
+  std::vector<const char*> params;  // the first present is used
+  const char* what;
+};
+const std::vector<WattchKey>& wattch_keys() {
+  static const std::vector<WattchKey> keys = {
+      {"DC_RH", {param::l1_read_energy_per_byte}, "L1 data cache read hits"},
+      {"SHRD_ACC", {param::shared_read_energy_per_byte}, "shared memory accesses (reads)"},
+      {"INT_MUL_ACC", {param::int32_mad_energy}, "integer multiply-add (IMAD)"},
+      {"FP_MUL_ACC", {param::fp32_fma_energy}, "fp32 FMA (FFMA)"},
+      {"FP_SIN_ACC", {param::sfu_sin_energy}, "SFU sin (MUFU.SIN)"},
+      {"DP_MUL_ACC", {param::fp64_fma_energy}, "fp64 FMA (DFMA)"},
+      {"TENSOR_ACC",
+       {param::tensor_wgmma_f16_energy, param::tensor_mma_f16_energy},
+       "tensor core fp16 multiply-add"},
+      {"MEM_RD", {param::dram_read_energy_per_byte}, "DRAM reads"},
+      {"MEM_WR", {param::dram_write_energy_per_byte}, "DRAM writes"},
+      {"L2_RH",
+       {param::l2_near_read_energy_per_byte},
+       "L2 read hits (the near partition where split)"},
+      {"constant_power",
+       {param::static_power},
+       "constant power: every SM resident, nothing issued"},
+  };
+  return keys;
+}
+
+// AccelWattch's keys gpuprobe does not measure.
+constexpr const char* kWattchNotMeasured =
+    "TOT_INST, FP_INT, IC_H, IC_M, DC_RM, DC_WH, DC_WM, CC_H, CC_M, REG_RD, REG_WR, INT_ACC, "
+    "FP_ACC, DP_ACC, FP_SQRT_ACC, FP_LG_ACC, FP_EXP_ACC, TEX_ACC, MEM_PRE, L2_RM, L2_WH, L2_WM, "
+    "NOC_A, PIPE_A, idle_core_power, static_*_flane / static_*_addlane (lane activation powers)";
+
+}  // namespace
+
+std::string export_accelwattch(const RunData& run) {
+  std::string out =
+      "<!-- AccelWattch per-component energies measured by gpuprobe " +
+      std::string(gpuprobe_version()) + " on " + run.gpu + ", run " + run.meta_value("run_id") +
+      ".\n"
+      "     Each value is a measured energy per access: pJ per thread operation, per\n"
+      "     multiply-add (tensor) or per byte (memory), and W for constant_power; AccelWattch's\n"
+      "     own XML holds scale factors over McPAT's modelled energy per access, so divide by the\n"
+      "     modelled energy to use one as a factor. Every line names the parameter of\n"
+      "     parameters.csv behind it. -->\n"
+      "<component id=\"gpuprobe_energy\" name=\"gpuprobe_energy\">\n";
+  std::string left_out;
+  std::set<std::string> used;
+  for (const auto& k : wattch_keys()) {
+    const Parameter* p = nullptr;
+    for (const char* name : k.params)
+      if (!p) p = find(run, name);
+    if (!p || p->confidence < kSimulatorMinConfidence) {
+      const std::string why = p ? p->name + " at confidence " + format_printf("%.2f", p->confidence)
+                                : std::string("not measured");
+      left_out += std::string("       ") + k.key + " (" + k.what + "): " + why + "\n";
+      continue;
+    }
+    used.insert(p->name);
+    out += "  <param name=\"" + std::string(k.key) + "\" value=\"" + format_number(p->value) +
+           "\"/> <!-- " + p->name + " " + p->unit + " [" + format_number(p->low) + ", " +
+           format_number(p->high) + "], confidence " + format_printf("%.2f", p->confidence) + ": " +
+           k.what + " -->\n";
+  }
+  std::string unmapped;
+  for (const auto& p : run.params)
+    if (family_of(p) == "energy" && !used.count(p.name))
+      unmapped += (unmapped.empty() ? "" : ", ") + p.name;
+  return out + "</component>\n<!-- Left out:\n" + left_out +
+         "       not measured by gpuprobe: " + kWattchNotMeasured +
+         "\n     Measured, no AccelWattch key: " + (unmapped.empty() ? "none" : unmapped) +
+         " -->\n";
+}
+
 std::string export_mt4g(const RunData& run) {
   Json root;
   std::string name = run.gpu;
@@ -356,14 +457,18 @@ std::string export_mt4g(const RunData& run) {
 int export_main(const std::vector<std::string>& args) {
   CLI::App app{"A run's inferred parameters in forms other tools read (no GPU).", "gpuprobe export"};
   std::string dir, out;
-  bool json = false, accel_sim = false, mt4g = false;
+  bool json = false, accel_sim = false, mt4g = false, accelwattch = false;
   app.add_option("RUN_DIR", dir, "the run directory")->required();
   app.add_flag("--json", json, "gpuprobe's own schema (\"gpuprobe-run\", README)");
   app.add_flag("--accel-sim", accel_sim, "a gpgpusim.config fragment for Accel-Sim / GPGPU-Sim, measured values only");
   app.add_flag("--mt4g", mt4g, "the topology JSON of MT4G (caps-tum/mt4g), where it maps");
+  app.add_flag("--accelwattch", accelwattch,
+               "the measured energies as AccelWattch's per-component XML parameters, where a key "
+               "maps");
   app.add_option("--out", out, "the file to write (default: stdout)")->type_name("FILE")->check(non_empty());
   auto one_format = [&] {
-    if (json + accel_sim + mt4g != 1) throw UsageError("one of --json, --accel-sim, --mt4g");
+    if (json + accel_sim + mt4g + accelwattch != 1)
+      throw UsageError("one of --json, --accel-sim, --mt4g, --accelwattch");
   };
   if (auto code = parse_subcommand(app, args, "gpuprobe export", one_format)) return *code;
   if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run) {
@@ -374,10 +479,18 @@ int export_main(const std::vector<std::string>& args) {
     Diagnostics diag;
     diag.prefix = "gpuprobe export";
     RunData run = load_run(dir, known_families({}), diag);
-    std::string text = json ? export_json(run) : accel_sim ? export_accel_sim(run) : export_mt4g(run);
+    // A run that does not read cleanly is not exported in part: each fault, one line, instead.
+    if (!diag.errors.empty()) {
+      print_messages(diag.prefix, {}, diag.errors, false);
+      return 1;
+    }
+    std::string text = json          ? export_json(run)
+                       : accel_sim   ? export_accel_sim(run)
+                       : accelwattch ? export_accelwattch(run)
+                                     : export_mt4g(run);
     if (out.empty()) std::fputs(text.c_str(), stdout);
     else write_file_atomic(out, text);
-    return diag.errors.empty() ? 0 : 1;
+    return checked_stdout(diag.prefix, 0);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuprobe export: %s\n", e.what());
     return 1;

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
 #include <limits>
 #include <map>
 
@@ -57,11 +56,11 @@ std::vector<FleetCell> fleet_deviations(const std::vector<FleetMember>& members,
   return out;
 }
 
-FleetMember load_fleet_member(const std::string& run_dir) {
+FleetMember load_fleet_member(const std::string& run_dir, std::vector<std::string>* rejected) {
   FleetMember m;
   m.label = run_dir;
   Metadata meta;
-  m.params = read_parameters(run_dir + "/parameters.csv", &meta);
+  m.params = read_parameters(run_dir + "/parameters.csv", &meta, rejected);
   // A parameters.csv written by `gpuprobe analyze` has no header: the run's families.csv has.
   if (meta.empty() && file_exists(run_dir + "/families.csv")) meta = read_csv(run_dir + "/families.csv").meta;
   for (const auto& [k, v] : meta) {
@@ -150,15 +149,18 @@ int fleet_main(const std::vector<std::string>& args) {
   };
   if (auto code = parse_subcommand(app, args, "gpuprobe compare", enough_runs)) return *code;
   try {
+    if (!csv.empty()) check_output_path(csv);  // before any work
     std::vector<FleetMember> members;
+    std::vector<std::string> rejected;  // rows of a parameters.csv not used, each said
     for (const auto& d : dirs) {
       if (!std::filesystem::is_directory(d)) throw std::runtime_error(d + ": not a run directory");
-      members.push_back(load_fleet_member(d));
+      members.push_back(load_fleet_member(d, &rejected));
     }
     auto cells = fleet_deviations(members, z, min_dev);
     if (!csv.empty()) write_file_atomic(csv, format_fleet_csv(members, cells, z, min_dev));
-    std::cout << format_fleet_markdown(members, cells, z, min_dev);
-    return 0;
+    std::fputs(format_fleet_markdown(members, cells, z, min_dev).c_str(), stdout);
+    for (const auto& r : rejected) std::fprintf(stderr, "gpuprobe compare: %s\n", r.c_str());
+    return checked_stdout("gpuprobe compare", rejected.empty() ? 0 : 1);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuprobe compare: %s\n", e.what());
     return 1;

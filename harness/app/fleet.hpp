@@ -39,8 +39,10 @@ std::vector<FleetCell> fleet_deviations(const std::vector<FleetMember>& members,
                                         double robust_z = kOutlierRobustZ,
                                         double min_deviation = kMinOutlierDeviation);
 
-// Reads RUN_DIR/parameters.csv (and its metadata); throws CsvError on a malformed file.
-FleetMember load_fleet_member(const std::string& run_dir);
+// Reads RUN_DIR/parameters.csv (and its metadata); throws CsvError on a malformed file. A row
+// that cannot be used is left out and described in *rejected (without it: throws).
+FleetMember load_fleet_member(const std::string& run_dir,
+                              std::vector<std::string>* rejected = nullptr);
 
 std::string format_fleet_csv(const std::vector<FleetMember>& members, const std::vector<FleetCell>& cells,
                              double robust_z, double min_deviation);

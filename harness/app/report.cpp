@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <set>
 
 #include "base/catalog.hpp"
+#include "app/cli.hpp"
 #include "app/cli_parse.hpp"
 #include "base/csv.hpp"
 #include "app/report_detail.hpp"
@@ -26,13 +28,23 @@ namespace {
 
 // A table of the run as markdown, its rows chosen by `keep` (all when empty); "" when no row
 // is left.
+// Its first `columns` columns, of the rows `keep` accepts.
 std::string markdown_of(const CsvTable& t,
-                        const std::function<bool(const std::vector<std::string>&)>& keep = {}) {
-  std::vector<std::vector<std::string>> rows = {t.header};
+                        const std::function<bool(const std::vector<std::string>&)>& keep = {},
+                        size_t columns = SIZE_MAX) {
+  auto first = [&](const std::vector<std::string>& r) {
+    return std::vector<std::string>(r.begin(),
+                                    r.begin() + static_cast<long>(std::min(columns, r.size())));
+  };
+  std::vector<std::vector<std::string>> rows = {first(t.header)};
   for (const auto& r : t.rows)
-    if (!keep || keep(r)) rows.push_back(r);
+    if (!keep || keep(r)) rows.push_back(first(r));
   return rows.size() > 1 ? markdown_table(rows) : "";
 }
+
+// families.csv's own columns (family, status, wall time, clock, rows, message): report.md shows
+// these of a family that did not run as asked; its operating point is in methods.md.
+constexpr size_t kFamilyStatusColumns = 6;
 
 // A CSV of the run (invalid.csv, skipped.csv) as a markdown table, or "" when absent or empty.
 std::string table_of(const std::string& path, Diagnostics& diag) {
@@ -139,7 +151,10 @@ struct DrawnFigures {
   std::string dir;  // relative to the run: figures, or figures/paper
   std::string markdown;
   std::vector<std::vector<std::string>> not_drawn = {{"figure", "why not drawn"}};
+  int tried = 0, drawn = 0;  // figures gnuplot was asked for, and drew
 };
+
+constexpr const char* kStagingPrefix = ".figures.tmp-";
 
 // Draws every figure of `run`; false when a stop signal cut it short (nothing replaced then).
 bool draw_figures(const ReportPaths& paths, const std::vector<FigureScript>& scripts, const RunData& run,
@@ -153,8 +168,9 @@ bool draw_figures(const ReportPaths& paths, const std::vector<FigureScript>& scr
   // concurrent report, sees the old figures or the new ones, never a mix or stale ones.
   const fs::path fig_path = fs::path(run.dir) / fig.dir;
   fs::create_directories(fig_path.parent_path());
+  remove_stale_staging(fig_path.parent_path(), kStagingPrefix);
   std::optional<Staging> staged;
-  if (!paths.gnuplot.empty()) staged.emplace(fig_path.parent_path(), ".figures.tmp-");
+  if (!paths.gnuplot.empty()) staged.emplace(fig_path.parent_path(), kStagingPrefix);
   for (const auto& s : scripts) {
     if (stop_signal()) break;
     std::string csv = run.file_of(s.family);
@@ -168,20 +184,23 @@ bool draw_figures(const ReportPaths& paths, const std::vector<FigureScript>& scr
     }
     Diagnostics fig_diag;
     fig_diag.prefix = diag.prefix;
+    ++fig.tried;
     auto written = render_figure(fig_paths, s, {csv}, labels, staged->dir.string(), fig_diag);
     for (const auto& w : fig_diag.warnings) diag.warnings.push_back(w);
     if (written.empty()) {
       // A run without the probe a figure needs (an older run, a filtered one, another
-      // vendor) leaves that figure out: a note, not a failure.
+      // vendor) leaves that figure out: a note, not a failure (unless none is drawn).
       std::string why = fig_diag.errors.empty() ? "gnuplot wrote nothing" : fig_diag.errors.front();
       fig.not_drawn.push_back({s.name, relative_text(why, run.dir)});
       diag.warnings.push_back(s.name + " not drawn: " + why);
       continue;
     }
+    ++fig.drawn;
     fig.markdown += figure_markdown(s, fig.dir);
   }
   if (stop_signal()) return false;
-  if (staged) {
+  // Nothing drawn is no new set of figures: the folder there is, if any, stays as it was.
+  if (staged && fig.drawn > 0) {
     fs::permissions(staged->dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                      fs::perms::others_read | fs::perms::others_exec);
     replace_dir(staged->dir.string(), fig_path.string());
@@ -294,7 +313,7 @@ std::string family_markdown(const std::string& family, const RunData& run, Docum
   if (any_documented) rows[0].push_back("documented");
   std::vector<std::vector<std::string>> older = {{"parameter"}};
   for (const auto& rep : representative_gpus()) older[0].push_back(rep.label);
-  const std::string evidence = run.params[members.front()].evidence;
+  const std::string evidence = evidence_path(run.params[members.front()].evidence);
   methods += "## " + family + "\n\n";
   for (size_t k = 0; k < members.size(); ++k) {
     const Parameter& p = run.params[members[k]];
@@ -330,12 +349,29 @@ std::string families_markdown(const RunData& run, Documenting& doc, std::string&
   return md;
 }
 
+// The figures not drawn, one row per reason ("energy, energy_trace | no energy.csv in this run").
+std::vector<std::vector<std::string>> by_reason(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::vector<std::string>> out = {rows.front()};
+  for (size_t i = 1; i < rows.size(); ++i) {
+    auto same =
+        std::find_if(out.begin() + 1, out.end(), [&](const auto& r) { return r[1] == rows[i][1]; });
+    if (same == out.end()) out.push_back(rows[i]);
+    else (*same)[0] += ", " + rows[i][0];
+  }
+  return out;
+}
+
 std::string figures_section(const DrawnFigures& fig, bool have_gnuplot) {
-  std::string md = "## Figures\n\n" + (fig.markdown.empty() ? std::string("None drawn.\n\n")
-                                                              : "Each also as PNG and PDF beside its SVG in `" +
-                                                                    fig.dir + "/`.\n\n" + fig.markdown);
+  const std::string none =
+      fig.tried > 0 ? "None drawn; the figures of an earlier report, if any, are left in `" +
+                          fig.dir + "/`.\n\n"
+                    : std::string("None drawn.\n\n");
+  std::string md =
+      "## Figures\n\n" + (fig.markdown.empty() ? none
+                                               : "Each also as PNG and PDF beside its SVG in `" +
+                                                     fig.dir + "/`.\n\n" + fig.markdown);
   if (fig.not_drawn.size() > 1) {
-    md += "### Figures not drawn\n\n" + markdown_table(fig.not_drawn) + "\n";
+    md += "### Figures not drawn\n\n" + markdown_table(by_reason(fig.not_drawn)) + "\n";
     if (!have_gnuplot)
       md += "To draw them: install gnuplot (or set `GNUPLOT` to its path) and run "
             "`gpuprobe report RUN_DIR` again.\n\n";
@@ -369,7 +405,8 @@ std::string device_and_run(const RunData& run, const CsvTable& families, Diagnos
   // asked (unsupported on this GPU, failed, interrupted).
   std::string fam = markdown_of(families);
   if (!fam.empty()) methods += "## Families\n\n" + fam + "\n";
-  std::string not_ok = markdown_of(families, [](const auto& r) { return r.size() > 1 && r[1] != "ok"; });
+  std::string not_ok = markdown_of(
+      families, [](const auto& r) { return r.size() > 1 && r[1] != "ok"; }, kFamilyStatusColumns);
   if (!fam.empty())
     md += "### Families\n\n" + (not_ok.empty() ? std::string("All ran") : not_ok + "\nThe others ran") +
           "; wall times and clocks: [methods.md](methods.md#families).\n\n";
@@ -398,6 +435,12 @@ int report_run(const ReportPaths& paths, const std::string& dir, const std::stri
                  signal_name(sig).c_str());
     return 128 + sig;
   }
+  if (scripts.empty() && diag.errors.empty())
+    diag.error(paths.plots_dir + ": no figure scripts (plots/*.gp with a '# family:' line) in it");
+  // No figure drawn because gnuplot cannot draw (not because their probes are missing).
+  if (fig.tried > 0 && fig.drawn == 0)
+    if (const std::string fault = gnuplot_fault(paths); !fault.empty())
+      diag.error("no figure could be drawn: " + fault + "; " + fig.dir + "/ left as it was");
   // Counted with the other warnings (and listed in report.md), so that errors stay last.
   if (paths.gnuplot.empty())
     diag.warn("gnuplot not found on PATH: report.md written without figures (install gnuplot, "
@@ -409,6 +452,7 @@ int report_run(const ReportPaths& paths, const std::string& dir, const std::stri
   std::string md = report_intro(run) + headline_markdown(run, families, doc);
   md += families_markdown(run, doc, methods);
   md += node_markdown(run);
+  md += power_markdown(run, families, diag);
   md += figures_section(fig, !paths.gnuplot.empty());
   md += sources_markdown(doc, ref, methods);
   md += messages_markdown(diag, dir);
@@ -441,7 +485,8 @@ int report_main(const std::vector<std::string>& args) {
     return 1;
   }
   try {
-    return report_run(resolve_paths(plots, reference), dir, style, diag);
+    return checked_stdout(diag.prefix,
+                          report_run(resolve_paths(plots, reference), dir, style, diag));
   } catch (const std::exception& e) {
     diag.print(dir + "/report.md");
     std::fprintf(stderr, "gpuprobe report: %s\n", e.what());

@@ -79,6 +79,10 @@ RunData load_run(const std::string& dir, const std::set<std::string>& known, Dia
 // Short figure-key labels, one per run, unique, made of [A-Za-z0-9.-] only: "H100", "H200".
 std::vector<std::string> run_labels(const std::vector<RunData>& runs);
 
+// Why gnuplot cannot draw at all (a plot of y = x into SVG fails), or "" when it can: tells a
+// broken figure toolchain from figures whose data is missing.
+std::string gnuplot_fault(const ReportPaths& paths);
+
 // Renders `script` with one curve per file (labels alike) into out_dir/<name>.{svg,png,pdf}.
 // Returns the files written (relative names), or an empty list after recording why.
 std::vector<std::string> render_figure(const ReportPaths& paths, const FigureScript& script,

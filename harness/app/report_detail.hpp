@@ -14,6 +14,10 @@ namespace gpuprobe {
 // empty (invalid.csv).
 bool read_table(const std::string& path, CsvTable* t, Diagnostics& diag, bool rows_expected = true);
 
+// report.md's power sections (report_energy.cpp): the families that ran throttled, and the
+// energy family's held-out check; "" when the run has neither.
+std::string power_markdown(const RunData& run, const CsvTable& families, Diagnostics& diag);
+
 std::string trim_copy(const std::string& s);  // without leading and trailing spaces
 std::string md_escape(const std::string& s);  // a markdown table cell: '|' escaped, one line
 
@@ -24,6 +28,8 @@ std::string node_markdown(const RunData& run);
 
 // A temporary directory, unique to this process and call (mkdtemp), that removes itself on
 // every way out: return, exception, and a stop signal (the loops look at it and return).
+// It holds an exclusive lock (flock) on itself while it lives, so that one left by a killed
+// process is told from one in use (remove_stale_staging).
 struct Staging {
   std::filesystem::path dir;
   explicit Staging(const std::filesystem::path& parent = std::filesystem::temp_directory_path(),
@@ -31,6 +37,13 @@ struct Staging {
   ~Staging();
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;
+
+ private:
+  int lock_fd_ = -1;
 };
+
+// Removes the folders `parent`/<prefix>* that no living Staging holds: what a killed process
+// left (SIGKILL gives it no chance to clean up).
+void remove_stale_staging(const std::filesystem::path& parent, const std::string& prefix);
 
 }  // namespace gpuprobe

@@ -13,11 +13,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "app/cli_parse.hpp"
+#include "base/csv.hpp"
 #include "base/data_paths.hpp"
 #include "app/report.hpp"
 #include "app/report_detail.hpp"
@@ -33,6 +35,37 @@ namespace {
 
 const char* const kFormats[] = {"svg", "png", "pdf"};
 constexpr int kGnuplotTimeoutS = 120;
+// A figure is drawn from files of at most this many rows: gnuplot reads a file once per curve
+// and format (tlb.gp: 45 times) at about 5 us a row, so a 60 MB tlb.csv (527k rows) ran into
+// the timeout above after two minutes; a full run's largest family file has 16k rows
+// (l2_topology.csv). The analysis reads every row all the same.
+constexpr size_t kMaxPlotRows = 200000;
+
+// Data rows (neither blank nor '#') of a file, counted up to just past `limit`.
+size_t data_rows(const std::string& path, size_t limit) {
+  const std::string text = read_input_file(path);
+  size_t rows = 0;
+  for (size_t pos = 0; pos < text.size() && rows <= limit;) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    rows += nl > pos && text[pos] != '#' && text[pos] != '\r';
+    pos = nl + 1;
+  }
+  return rows;
+}
+
+// False after recording why when a file has more rows than a figure is drawn from.
+bool small_enough(const FigureScript& script, const std::vector<std::string>& files,
+                  Diagnostics& diag) {
+  for (const auto& f : files)
+    if (data_rows(f, kMaxPlotRows) > kMaxPlotRows) {
+      diag.error(
+          script.path + ": " + f + " has more than " + std::to_string(kMaxPlotRows) +
+          " rows, more than a figure is drawn from (its parameters are inferred from all of them)");
+      return false;
+    }
+  return true;
+}
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
@@ -104,17 +137,47 @@ std::vector<std::string> log_lines(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// The folder, opened and locked without waiting; -1 when another process holds it.
+int lock_dir(const fs::path& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+  close(fd);
+  return -1;
+}
+
+}  // namespace
+
 Staging::Staging(const fs::path& parent, const std::string& prefix) {
   std::string tmpl = (parent / (prefix + "XXXXXX")).string();
   if (!mkdtemp(tmpl.data()))
     throw std::runtime_error("cannot create a temporary directory in " + parent.string() + ": " +
                              std::strerror(errno));
   dir = tmpl;
+  lock_fd_ = lock_dir(dir);
 }
 
 Staging::~Staging() {
   std::error_code ec;
   fs::remove_all(dir, ec);
+  if (lock_fd_ >= 0) close(lock_fd_);
+}
+
+void remove_stale_staging(const fs::path& parent, const std::string& prefix) {
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (const auto& e : fs::directory_iterator(parent, ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0 && e.is_directory(ec) &&
+        !e.is_symlink(ec))
+      stale.push_back(e.path());
+  for (const auto& dir : stale) {
+    const int fd = lock_dir(dir);
+    if (fd < 0) continue;  // in use by a report that is running
+    fs::remove_all(dir, ec);
+    close(fd);
+  }
 }
 
 ReportPaths resolve_paths(const std::string& plots, const std::string& reference) {
@@ -151,7 +214,8 @@ std::vector<FigureScript> figure_scripts(const std::string& plots_dir, Diagnosti
     return out;
   }
   for (const auto& e : fs::directory_iterator(plots_dir, ec)) {
-    if (e.path().extension() != ".gp") continue;
+    if (e.path().extension() != ".gp" || !e.is_regular_file(ec))
+      continue;  // a FIFO would wait forever
     FigureScript s;
     s.name = e.path().stem().string();
     s.path = e.path().string();
@@ -189,12 +253,32 @@ std::string with_todays_names(const std::string& text) {
 
 }  // namespace
 
+std::string gnuplot_fault(const ReportPaths& paths) {
+  if (paths.gnuplot.empty()) return "gnuplot not found";
+  try {
+    Staging st;
+    const std::string log = (st.dir / "gnuplot.log").string();
+    const int rc =
+        run_process({paths.gnuplot, "-e", "set terminal svg; set output 'check.svg'; plot x"},
+                    st.dir.string(), log, kGnuplotTimeoutS);
+    std::error_code ec;
+    if (rc == 0 && fs::file_size(st.dir / "check.svg", ec) > 0 && !ec) return "";
+    const std::vector<std::string> lines = log_lines(log);
+    return paths.gnuplot +
+           (rc == -1 ? std::string(" did not run") : " exited with status " + std::to_string(rc)) +
+           " on a plot of y = x" + (lines.empty() ? "" : ": " + lines.front());
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 std::vector<std::string> render_figure(const ReportPaths& paths, const FigureScript& script,
                                        const std::vector<std::string>& files,
                                        const std::vector<std::string>& labels,
                                        const std::string& out_dir, Diagnostics& diag) {
   if (paths.gnuplot.empty() || files.empty()) return {};
   try {
+    if (!small_enough(script, files, diag)) return {};
     // gnuplot reads `files` as space-separated words and the scripts load 'plots/style.gp':
     // a staging directory of links gives every path a safe name relative to one place.
     Staging st;
@@ -210,7 +294,7 @@ std::vector<std::string> render_figure(const ReportPaths& paths, const FigureScr
       // The run's inferred parameters, for the figures to mark them ('-': none).
       fs::path params = fs::path(files[i]).parent_path() / "parameters.csv";
       std::string pname = "-";
-      if (fs::exists(params)) {
+      if (fs::is_regular_file(params)) {  // gnuplot would wait forever on a FIFO
         pname = "in/" + std::to_string(i + 1) + ".parameters.csv";
         std::ofstream(st.dir / pname) << with_todays_names(read_file(params.string()));
       }

@@ -127,7 +127,7 @@ const Parameter* first_present(const RunData& run, const QuantityRow& row, size_
 }
 
 std::string family_of(const Parameter& p) {
-  std::string stem = fs::path(p.evidence).stem().string();
+  std::string stem = fs::path(evidence_path(p.evidence)).stem().string();
   return stem.empty() || stem == "families" ? "run" : stem;
 }
 

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 
+#include <sys/stat.h>
+
 #include "analysis/analyzer.hpp"
-#include "base/catalog.hpp"
 #include "app/nvbandwidth_json.hpp"
+#include "base/catalog.hpp"
+#include "base/parameter_names.hpp"
 #include "base/run_dir.hpp"
 
 namespace gpuprobe {
@@ -17,48 +20,190 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr const char* kParametersFile = "parameters.csv";
+constexpr const char* kFamiliesFile = "families.csv";
+
+// The runner's own confidence in the SM clock it measured; the 0.1 MHz to which families.csv
+// rounds it is far inside the parameter's 2 % tolerance.
+constexpr double kRecoveredClockConfidence = 0.99;
+
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : "; ") + x;
   return s.empty() ? "none" : s;
 }
 
-// The run-level parameters (SM clock, wall time) come from the run itself, not from any
-// observations file: kept from the parameters.csv there is, never invented again.
-std::vector<Parameter> run_level_parameters(const std::string& dir, RunAnalysis& a) {
-  const std::string params_path = (fs::path(dir) / "parameters.csv").string();
-  std::vector<Parameter> run_level;
-  if (!file_exists(params_path)) return run_level;
-  try {
-    CsvTable t = read_csv(params_path);
-    a.meta = t.meta;
-    for (const auto& p : parameters_from_table(t))
-      if (p.evidence == "families.csv") run_level.push_back(p);
-  } catch (const CsvError& e) {
-    a.warnings.push_back(std::string(e.what()) + " (its run-level parameters are lost)");
+// A parameter no observations file gives: the runner's own (family "run", evidence
+// families.csv).
+bool is_run_level(const std::string& name, const std::string& evidence) {
+  const CatalogEntry* e = find_parameter(name);
+  return evidence == kFamiliesFile || (e && e->family == "run");
+}
+
+std::string meta_of(const Metadata& meta, const std::string& key) {
+  for (const auto& [k, v] : meta)
+    if (k == key) return v;
+  return "";
+}
+
+// The run-level parameters as families.csv's metadata records them: the SM clock's median and
+// range (sm_clock_mhz, sm_clock_range_mhz "a..b") and the wall time (suite_wall_time_s).
+std::vector<Parameter> recovered_run_level(const Metadata& families) {
+  std::vector<Parameter> out;
+  double mhz = 0, lo = 0, hi = 0;
+  const std::string range = meta_of(families, "sm_clock_range_mhz");
+  const size_t dots = range.find("..");
+  if (parse_number(meta_of(families, "sm_clock_mhz"), &mhz) && dots != std::string::npos &&
+      parse_number(range.substr(0, dots), &lo) && parse_number(range.substr(dots + 2), &hi))
+    out.push_back(
+        {param::sm_clock_measured, mhz, "MHz", std::min(lo, mhz), std::max(hi, mhz),
+         kRecoveredClockConfidence,
+         "clock_vs_globaltimer: clock64 vs %globaltimer on every SM, median of the readings taken "
+         "before each family, as families.csv records it (to 0.1 MHz)",
+         kFamiliesFile});
+  double wall = 0;
+  if (parse_number(meta_of(families, "suite_wall_time_s"), &wall))
+    out.push_back({param::suite_wall_time, wall, "s", wall, wall, 1.0,
+                   "host_clock: host steady clock, whole run, as families.csv records it",
+                   kFamiliesFile});
+  std::vector<Parameter> valid;
+  for (auto& p : out)
+    if (parameter_violation(p, true, 0).empty()) valid.push_back(std::move(p));
+  return valid;
+}
+
+// The files of a run, parsed (or why not), with the run-level parameters found so far.
+struct Inputs {
+  const std::string& dir;
+  std::map<std::string, CsvTable> tables;     // by file name, those that parse
+  std::map<std::string, std::string> broken;  // by file name: why not
+  std::string path(const std::string& name) const { return (fs::path(dir) / name).string(); }
+  const CsvTable* table(const std::string& name) const {
+    auto it = tables.find(name);
+    return it == tables.end() ? nullptr : &it->second;
   }
-  return run_level;
+};
+
+Inputs parse_inputs(const std::string& dir, const std::vector<RunFile>& files) {
+  Inputs in{dir, {}, {}};
+  for (const auto& f : files) {
+    if (!f.error.empty()) {
+      in.broken[f.name] = f.error;
+      continue;
+    }
+    try {
+      in.tables.emplace(f.name, parse_csv(f.text, in.path(f.name)));
+    } catch (const CsvError& e) {
+      in.broken[f.name] = e.what();
+    }
+  }
+  std::vector<std::pair<std::string, Metadata>> metas;
+  for (const auto& [name, t] : in.tables) metas.emplace_back(name, t.meta);
+  if (const std::string conflict = identity_conflict(metas); !conflict.empty())
+    throw std::runtime_error(dir + ": " + conflict + ": not analysed");
+  return in;
+}
+
+// What recovered_run_level() gives of `name`, or nullptr.
+const Parameter* recovered(const std::vector<Parameter>& from, const std::string& name) {
+  for (const auto& p : from)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// The run-level rows of a parameters.csv that was read: each kept, or recovered from
+// families.csv when its row cannot be read; throws when neither.
+std::vector<Parameter> kept_run_level(const Inputs& in, const CsvTable& t,
+                                      const std::vector<Parameter>& recovery, RunAnalysis& a) {
+  std::vector<std::string> rejected;
+  std::vector<int> lines;
+  std::vector<Parameter> rows = parameters_from_table(t, &rejected, &lines);
+  for (const auto& r : rejected) a.warnings.push_back(r);
+  std::vector<Parameter> out;
+  for (const auto& p : rows)
+    if (is_run_level(p.name, p.evidence)) out.push_back(p);
+  const int name_col = t.require("parameter"), evidence_col = t.require("evidence");
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    const std::string& name = t.rows[r][static_cast<size_t>(name_col)];
+    if (!is_run_level(name, t.rows[r][static_cast<size_t>(evidence_col)])) continue;
+    const bool read = std::find(lines.begin(), lines.end(), t.row_lines[r]) != lines.end();
+    const bool have =
+        std::any_of(out.begin(), out.end(), [&](const Parameter& p) { return p.name == name; });
+    if (read || have) continue;
+    const Parameter* back = recovered(recovery, name);
+    if (!back)
+      throw std::runtime_error(
+          t.path + ":" + std::to_string(t.row_lines[r]) + ": " + name +
+          ": unreadable, and no other file of the run gives it: not overwritten");
+    a.warnings.push_back(t.path + ":" + std::to_string(t.row_lines[r]) + ": " + name +
+                         ": unreadable; recovered from " + in.path(kFamiliesFile));
+    out.push_back(*back);
+  }
+  return out;
+}
+
+// The run-level parameters of a parameters.csv emptied by this command's own redirection:
+// what families.csv recovers, an error naming each one it cannot.
+std::vector<Parameter> run_level_after_redirect(const Inputs& in,
+                                                const std::vector<Parameter>& recovery,
+                                                RunAnalysis& a) {
+  std::string lost;
+  for (const char* name : {param::sm_clock_measured, param::suite_wall_time})
+    if (!recovered(recovery, name)) lost += (lost.empty() ? "" : ", ") + std::string(name);
+  const std::string what = in.path(kParametersFile) +
+                           " was emptied by the shell's redirection before analyze could read it";
+  if (lost.empty())
+    a.warnings.push_back(what + ": its run-level rows recovered from " + kFamiliesFile);
+  else
+    a.errors.push_back(
+        what + ": " + lost + " lost (" + kFamiliesFile +
+        " does not record it); 'gpuprobe analyze RUN_DIR' writes parameters.csv in place");
+  return recovery;
+}
+
+// The run-level parameters: kept from parameters.csv, recovered where it is missing; throws
+// where it cannot be read (writing over it would lose them).
+std::vector<Parameter> run_level_parameters(const Inputs& in, const AnalyzeOptions& opt,
+                                            RunAnalysis& a) {
+  const CsvTable* families = in.table(kFamiliesFile);
+  const std::vector<Parameter> recovery =
+      families ? recovered_run_level(families->meta) : std::vector<Parameter>{};
+  if (opt.parameters_emptied) return run_level_after_redirect(in, recovery, a);
+  const bool present = in.table(kParametersFile) || in.broken.count(kParametersFile);
+  if (!present) return recovery;  // an older or interrupted run, or one whose file was removed
+  const std::string refusal =
+      ": not overwritten: its rows that no observations file gives (sm_clock_measured, "
+      "suite_wall_time) would be lost; move it aside to infer the rest again";
+  if (auto it = in.broken.find(kParametersFile); it != in.broken.end())
+    throw std::runtime_error(it->second + refusal);
+  const CsvTable& t = *in.table(kParametersFile);
+  a.meta = t.meta;
+  try {
+    return kept_run_level(in, t, recovery, a);
+  } catch (const CsvError& e) {  // not a parameters file (a column missing)
+    throw std::runtime_error(e.what() + refusal);
+  }
 }
 
 // One family's observations file: analysed and merged into `a`, or listed as skipped (with a
 // warning where an analyzer needed it).
-void analyze_family_file(const std::string& path, RunAnalysis& a) {
-  const std::string name = fs::path(path).filename().string();
-  const std::string stem = fs::path(path).stem().string();
+void analyze_family_file(const Inputs& in, const std::string& name, RunAnalysis& a) {
+  const std::string path = in.path(name);
+  const std::string stem = fs::path(name).stem().string();
   const bool used = analyzers().count(stem) > 0;
   auto skip = [&](const std::string& why, bool warn) {
     a.skipped.push_back(name + " (" + why + ")");
     if (warn) a.warnings.push_back(why);
   };
-  CsvTable t;
+  // A file no analyzer reads is only listed; one an analyzer needs is also a warning.
+  if (auto it = in.broken.find(name); it != in.broken.end())
+    return skip(used ? it->second : it->second + " (no analyzer reads it)", used);
+  const CsvTable& t = *in.table(name);
   std::vector<Observation> obs;
   try {
-    t = read_csv(path);
     obs = observations_from_table(t);
   } catch (const CsvError& e) {
-    // A file no analyzer reads is only listed; one an analyzer needs is also a warning.
-    skip(used ? e.what() : std::string(e.what()) + " (no analyzer reads it)", used);
-    return;
+    return skip(used ? e.what() : std::string(e.what()) + " (no analyzer reads it)", used);
   }
   if (a.meta.empty()) a.meta = t.meta;
   if (!used) return skip("no analyzer for family '" + stem + "'", false);
@@ -94,23 +239,46 @@ void set_status_lines(RunAnalysis& a) {
 
 }  // namespace
 
-RunAnalysis analyze_run_dir(const std::string& dir) {
-  if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run)
-    throw std::runtime_error(dir + ": " + folder_kind_name(kind) + ", not a run folder");
-  RunAnalysis a;
-  std::vector<std::string> files;
+std::vector<RunFile> read_run_files(const std::string& dir) {
+  std::vector<RunFile> files;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().extension() == ".csv") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() != ".csv") continue;
+    RunFile f;
+    f.name = e.path().filename().string();
+    try {
+      f.text = read_input_file(e.path().string());
+    } catch (const CsvError& err) {
+      f.error = err.what();
+    }
+    files.push_back(std::move(f));
+  }
+  std::sort(files.begin(), files.end(),
+            [](const RunFile& a, const RunFile& b) { return a.name < b.name; });
+  return files;
+}
 
-  const std::vector<Parameter> run_level = run_level_parameters(dir, a);
-  for (const auto& path : files)
-    if (!is_run_level_file(fs::path(path).stem().string())) analyze_family_file(path, a);
+RunAnalysis analyze_run_files(const std::string& dir, const std::vector<RunFile>& files,
+                              const AnalyzeOptions& opt) {
+  const Inputs in = parse_inputs(dir, files);
+  RunAnalysis a;
+  const std::vector<Parameter> run_level = run_level_parameters(in, opt, a);
+  if (a.meta.empty())
+    if (const CsvTable* families = in.table(kFamiliesFile)) a.meta = families->meta;
+  for (const auto& f : files)
+    if (!is_run_level_file(fs::path(f.name).stem().string())) analyze_family_file(in, f.name, a);
   merge_parameters(a.params, run_level);
-  if (fs::exists(fs::path(dir) / "not_measured.csv")) drop_not_quick(a.params);  // a quick run's subset
+  const bool quick = std::any_of(files.begin(), files.end(),
+                                 [](const RunFile& f) { return f.name == "not_measured.csv"; });
+  if (quick) drop_not_quick(a.params);  // a quick run's subset
   set_status_lines(a);
   return a;
+}
+
+RunAnalysis analyze_run_dir(const std::string& dir, const AnalyzeOptions& opt) {
+  if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run)
+    throw std::runtime_error(dir + ": " + folder_kind_name(kind) + ", not a run folder");
+  return analyze_run_files(dir, read_run_files(dir), opt);
 }
 
 std::string format_run_analysis(const RunAnalysis& a) { return format_parameters(a.meta, a.params); }
@@ -126,28 +294,49 @@ void print_messages(const std::string& prefix, const std::vector<std::string>& w
   for (const auto& e : errors) std::fprintf(stderr, "%s: %s\n", prefix.c_str(), e.c_str());
 }
 
+namespace {
+
+// How standard output stands to the run's parameters.csv: another file (0), that file emptied
+// by the shell's `>` (1), or that file with its rows still in it, as `>>` leaves it (2).
+int stdout_on_parameters(const std::string& path) {
+  struct stat out {
+  }, file{};
+  if (::fstat(1, &out) != 0 || ::stat(path.c_str(), &file) != 0) return 0;
+  if (out.st_dev != file.st_dev || out.st_ino != file.st_ino) return 0;
+  return file.st_size == 0 ? 1 : 2;
+}
+
+}  // namespace
+
 int analyze_main(const Options& opt) {
   const std::string prefix = "gpuprobe analyze";
   const std::string& dir = opt.positional.at(0);
+  const std::string out = (fs::path(dir) / kParametersFile).string();
   RunAnalysis a;
   try {
-    a = analyze_run_dir(dir);
+    const int on_parameters = opt.to_stdout ? stdout_on_parameters(out) : 0;
+    if (on_parameters == 2)
+      throw std::runtime_error("standard output is " + out +
+                               " itself: not appended to ('gpuprobe analyze " + dir +
+                               "' writes it in place)");
+    AnalyzeOptions ao;
+    ao.parameters_emptied = on_parameters == 1;
+    a = analyze_run_dir(dir, ao);
+    if (opt.to_stdout) {
+      std::fputs(format_run_analysis(a).c_str(), stdout);
+    } else {
+      write_file_atomic(out, format_run_analysis(a), RunFileRights::parameters);
+      std::printf("%s written: %zu parameters from %zu families (%s); skipped: %s\n", out.c_str(),
+                  a.params.size(), a.analyzed.size(), joined(a.analyzed).c_str(),
+                  joined(a.skipped).c_str());
+    }
+    if (!opt.json_nvbandwidth.empty()) write_nvbandwidth_json(dir, opt.json_nvbandwidth);
   } catch (const std::exception& e) {
     print_messages(prefix, {}, {e.what()}, opt.verbose);
     return 1;
   }
-  if (opt.to_stdout) {
-    std::cout << format_run_analysis(a) << std::flush;
-  } else {
-    const std::string out = (fs::path(dir) / "parameters.csv").string();
-    write_file_atomic(out, format_run_analysis(a));
-    std::printf("%s written: %zu parameters from %zu families (%s); skipped: %s\n", out.c_str(),
-                a.params.size(), a.analyzed.size(), joined(a.analyzed).c_str(),
-                joined(a.skipped).c_str());
-  }
-  if (!opt.json_nvbandwidth.empty()) write_nvbandwidth_json(dir, opt.json_nvbandwidth);
   print_messages(prefix, a.warnings, a.errors, opt.verbose);
-  return a.errors.empty() ? 0 : 1;
+  return checked_stdout(prefix, a.errors.empty() ? 0 : 1);
 }
 
 }  // namespace gpuprobe

@@ -18,9 +18,37 @@ struct RunAnalysis {
   std::vector<std::string> errors;    // an analyzer that failed
 };
 
-// Throws std::runtime_error when `dir` is not a run folder (missing, empty or foreign).
-// A broken file is a warning and is listed as skipped; the rest of the run is analyzed.
-RunAnalysis analyze_run_dir(const std::string& dir);
+// One *.csv file of a run folder: its text, or why it could not be read.
+struct RunFile {
+  std::string name;  // "latency.csv"
+  std::string text;
+  std::string error;  // "" when read
+};
+// The *.csv files of `dir`, by name; those that are not regular files (FIFOs, devices, links
+// to them or in a loop) are refused unread, with why.
+std::vector<RunFile> read_run_files(const std::string& dir);
+
+struct AnalyzeOptions {
+  // parameters.csv is this command's own standard output, emptied by the shell before it could
+  // be read (`analyze --stdout RUN > RUN/parameters.csv`): its run-level rows are recovered
+  // from families.csv where the run recorded them there, and each one that cannot be is an
+  // error.
+  bool parameters_emptied = false;
+};
+
+// The analysis of a run's files (`dir` names them in messages): every family file analysed
+// again, the run-level parameters (sm_clock_measured, suite_wall_time: no observations file
+// gives them) kept from parameters.csv, or, when it is missing, recovered from the metadata
+// of families.csv (to 0.1 MHz; the wall time where the run recorded it). A broken family file
+// is a warning and is listed as skipped; a bad row of parameters.csv is a warning and is not
+// used. Throws std::runtime_error, one line, where writing the result would lose what the run
+// holds: a parameters.csv that cannot be read (empty, malformed, not a regular file), a
+// run-level row of it that cannot be read nor recovered, files that name different GPUs.
+RunAnalysis analyze_run_files(const std::string& dir, const std::vector<RunFile>& files,
+                              const AnalyzeOptions& opt = {});
+// The same for a run folder; throws std::runtime_error when `dir` is not one (missing, empty
+// or foreign).
+RunAnalysis analyze_run_dir(const std::string& dir, const AnalyzeOptions& opt = {});
 
 // The parameters.csv text of an analysis.
 std::string format_run_analysis(const RunAnalysis& a);
@@ -33,7 +61,10 @@ void print_messages(const std::string& prefix, const std::vector<std::string>& w
                     const std::string& all_listed = "-v lists them all");
 
 // `gpuprobe analyze RUN_DIR [--stdout] [-v]`: writes RUN_DIR/parameters.csv atomically (or
-// prints it) and a summary; exit 1 when an analyzer failed or the folder is not a run.
+// prints it) and a summary; exit 1, nothing written, when the folder is not a run or its
+// files would be lost (analyze_run_files); exit 1 when an analyzer failed or standard output
+// could not be written. Standard output redirected into the run's own parameters.csv: see
+// AnalyzeOptions (emptied by `>`); appended to by `>>`, refused.
 int analyze_main(const Options& opt);
 
 }  // namespace gpuprobe

@@ -102,13 +102,28 @@ bool read_run_parameters(RunData& run, Diagnostics& diag) {
   if (!read_table(run.params_path, &t, diag)) return false;
   run.meta = t.meta;
   try {
-    run.params = parameters_from_table(t);
-    run.param_lines = t.row_lines;
+    std::vector<std::string> rejected;
+    run.params = parameters_from_table(t, &rejected, &run.param_lines);
+    for (const auto& r : rejected) diag.error(r);  // edited or corrupted: said, and left out
     return true;
   } catch (const CsvError& e) {
     diag.error(e.what());
     return false;
   }
+}
+
+// The files of one run name one GPU (their metadata); throws, one line, when they do not.
+void check_one_gpu(const RunData& run,
+                   const std::vector<std::pair<std::string, Metadata>>& family_meta) {
+  std::vector<std::pair<std::string, Metadata>> metas = family_meta;
+  if (fs::exists(run.params_path)) metas.emplace_back("parameters.csv", run.meta);
+  try {
+    const fs::path families = fs::path(run.dir) / "families.csv";
+    if (fs::exists(families)) metas.emplace_back("families.csv", read_csv(families.string()).meta);
+  } catch (const CsvError&) {  // reported where families.csv is read for its rows
+  }
+  if (const std::string conflict = identity_conflict(metas); !conflict.empty())
+    throw std::runtime_error(run.dir + ": " + conflict + ": not read");
 }
 
 // One observations file, or nothing after saying why: not one, malformed, or holding another
@@ -144,7 +159,8 @@ std::optional<std::vector<Observation>> read_family_file(const std::string& path
 using FamilyObservations = std::vector<std::pair<std::string, std::vector<Observation>>>;
 
 // Every family file of the run that reads cleanly, into run.families; the metadata of the first.
-FamilyObservations read_family_files(RunData& run, const std::set<std::string>& known, Metadata* first_meta,
+FamilyObservations read_family_files(RunData& run, const std::set<std::string>& known,
+                                     std::vector<std::pair<std::string, Metadata>>* metas,
                                      Diagnostics& diag) {
   std::error_code ec;
   std::vector<std::string> files;
@@ -162,7 +178,7 @@ FamilyObservations read_family_files(RunData& run, const std::set<std::string>& 
       diag.warn(path + ": unknown family '" + stem +
                 "' (no probe family, analyzer or figure script of this gpuprobe knows it): "
                 "kept, not drawn");
-    if (first_meta->empty()) *first_meta = t.meta;
+    metas->emplace_back(fs::path(path).filename().string(), t.meta);
     run.families.emplace_back(stem, path);
     observed.emplace_back(stem, std::move(*obs));
   }
@@ -190,7 +206,7 @@ void check_run_identity(RunData& run, Diagnostics& diag) {
     diag.warn(dir + ": no '# gpuprobe_version=' metadata (written by an older gpuprobe?): read "
               "as the current format");
   for (size_t i = 0; i < run.params.size(); ++i) {
-    const std::string& ev = run.params[i].evidence;
+    const std::string ev = evidence_path(run.params[i].evidence);
     if (!ev.empty() && run.param_lines[i] > 0 && !fs::exists(fs::path(dir) / ev))
       diag.warn(run.params_path + ":" + std::to_string(run.param_lines[i]) + ": evidence '" + ev +
                 "' is not in the run");
@@ -205,9 +221,10 @@ RunData load_run(const std::string& dir, const std::set<std::string>& known, Dia
   RunData run;
   run.dir = dir;
   const bool have_params = read_run_parameters(run, diag);
-  Metadata first_meta;
-  FamilyObservations observed = read_family_files(run, known, &first_meta, diag);
-  if (run.meta.empty()) run.meta = first_meta;
+  std::vector<std::pair<std::string, Metadata>> family_meta;
+  FamilyObservations observed = read_family_files(run, known, &family_meta, diag);
+  check_one_gpu(run, family_meta);
+  if (run.meta.empty() && !family_meta.empty()) run.meta = family_meta.front().second;
 
   if (!have_params && !fs::exists(run.params_path)) {
     diag.warn(run.params_path + ": missing (an older or interrupted run): parameters inferred "

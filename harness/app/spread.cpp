@@ -76,6 +76,12 @@ struct SpreadArgs {
 
 constexpr const char* kSpreadUsage = "usage: gpuprobe spread RUN_DIR RUN_DIR... [--out FILE]";
 
+// The run folder a path names, without a trailing separator.
+fs::path run_folder(const std::string& dir) {
+  fs::path p = fs::path(dir).lexically_normal();
+  return p.has_filename() || !p.has_parent_path() ? p : p.parent_path();
+}
+
 SpreadArgs parse_spread_args(const std::vector<std::string>& args) {
   SpreadArgs a;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -89,7 +95,8 @@ SpreadArgs parse_spread_args(const std::vector<std::string>& args) {
     }
   }
   if (a.runs.size() < kMinRuns) throw UsageError(std::string("spread: needs at least two run folders (") + kSpreadUsage + ")");
-  if (a.out.empty()) a.out = (fs::path(a.runs.front()).lexically_normal().parent_path() / "spread.csv").string();
+  // Beside the runs, never inside one ("RUN/" names the folder RUN as "RUN" does).
+  if (a.out.empty()) a.out = (run_folder(a.runs.front()).parent_path() / "spread.csv").string();
   return a;
 }
 
@@ -109,20 +116,22 @@ int spread_main(const std::vector<std::string>& args) {
     return 0;
   }
   const SpreadArgs a = parse_spread_args(args);
+  check_output_path(a.out);  // before any work
   std::vector<std::vector<Parameter>> runs;
+  std::vector<std::string> rejected;  // rows not used, each said
   std::string gpu, ids;
   std::set<std::string> versions;
   for (const auto& dir : a.runs) {
     const fs::path file = fs::path(dir) / "parameters.csv";
     if (!fs::exists(file)) throw std::runtime_error("spread: " + file.string() + ": no such file (not a run folder?)");
     Metadata meta;
-    runs.push_back(read_parameters(file.string(), &meta));
+    runs.push_back(read_parameters(file.string(), &meta, &rejected));
     const std::string this_gpu = meta_of(meta, "gpu");
     if (!gpu.empty() && this_gpu != gpu)
       throw std::runtime_error("spread: " + dir + " is a run of " + this_gpu + ", not of " + gpu +
                                " (across GPUs: gpuprobe compare --fleet)");
     gpu = this_gpu;
-    ids += (ids.empty() ? "" : " ") + fs::path(dir).lexically_normal().filename().string();
+    ids += (ids.empty() ? "" : " ") + run_folder(dir).filename().string();
     versions.insert(meta_of(meta, "gpuprobe_version"));
   }
   std::string version_text;
@@ -145,7 +154,8 @@ int spread_main(const std::vector<std::string>& args) {
                                       rows));
   std::printf("%s written: %zu parameters over %zu runs, %d whose spread exceeds their interval\n", a.out.c_str(),
               rows.size(), runs.size(), flagged);
-  return 0;
+  for (const auto& r : rejected) std::fprintf(stderr, "gpuprobe spread: %s\n", r.c_str());
+  return checked_stdout("gpuprobe spread", rejected.empty() ? 0 : 1);
 }
 
 }  // namespace gpuprobe

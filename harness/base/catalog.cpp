@@ -92,6 +92,23 @@ std::string param::p2p_bandwidth(std::string_view mode) {
   return checked("p2p_" + std::string(mode) + "_bandwidth", "p2p");
 }
 
+std::string param::collective_busbw(std::string_view c) {
+  return checked(std::string(c) + "_busbw", "collectives");
+}
+
+std::string param::collective_latency(std::string_view c) {
+  return checked(std::string(c) + "_latency", "collectives");
+}
+
+std::string param::op_energy(std::string_view op, bool zero_operands) {
+  return checked(std::string(op) + (zero_operands ? "_energy_zero" : "_energy"), "energy");
+}
+
+std::string param::level_energy_per_byte(std::string_view level, bool zero_operands) {
+  return checked(std::string(level) + "_energy_per_byte" + (zero_operands ? "_zero" : ""),
+                 "energy");
+}
+
 namespace {
 
 // Whether `name` is `pattern` with a number (one or more digits) in place of its <x>.
@@ -141,6 +158,14 @@ std::vector<std::vector<std::string>> drop_not_quick(std::vector<Parameter>& par
   }
   params = std::move(kept);
   return dropped;
+}
+
+std::vector<std::vector<std::string>> family_rows_not_measured(const std::string& family,
+                                                               const std::string& reason) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [name, entry] : catalog().params)
+    if (entry.family == family) rows.push_back({name, reason});
+  return rows;
 }
 
 bool tolerance_fraction(const std::string& tolerance, double* fraction) {

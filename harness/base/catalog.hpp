@@ -60,6 +60,11 @@ void attach_method_label(Parameter& p);
 // the catalog lists as not measured by a quick run, and returns "name,reason" rows for them.
 std::vector<std::vector<std::string>> drop_not_quick(std::vector<Parameter>& params);
 
+// The "name,reason" rows of every parameter of `family` in the catalog, for a family a quick
+// run leaves out as a whole (base/family.hpp's not_in_quick).
+std::vector<std::vector<std::string>> family_rows_not_measured(const std::string& family,
+                                                               const std::string& reason);
+
 // A tolerance of the table as a fraction: "3 %" -> 0.03, "exact" -> 0; false when the
 // parameter is not compared ("not compared ...").
 bool tolerance_fraction(const std::string& tolerance, double* fraction);

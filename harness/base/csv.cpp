@@ -1,10 +1,16 @@
 #include "base/csv.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <cstring>
+#include <map>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace gpuprobe {
 
@@ -85,14 +91,82 @@ std::string join_csv(const std::vector<std::string>& fields) {
   return out;
 }
 
-CsvTable parse_csv(const std::string& text, const std::string& path) {
+std::string_view without_bom(std::string_view text) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  return text.substr(0, kBom.size()) == kBom ? text.substr(kBom.size()) : text;
+}
+
+namespace {
+
+// Throws when the header names a (non-empty) column twice.
+void check_unique_columns(const std::vector<std::string>& header, const std::string& path,
+                          int lineno) {
+  std::map<std::string, size_t> first;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i].empty()) continue;
+    auto [at, fresh] = first.emplace(header[i], i);
+    if (!fresh)
+      throw CsvError(path + ":" + std::to_string(lineno) + ": column '" + header[i] +
+                     "' appears twice (columns " + std::to_string(at->second + 1) + " and " +
+                     std::to_string(i + 1) + ")");
+  }
+}
+
+const char* file_type(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+std::string read_input_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw CsvError(
+        path + ": cannot open file (" +
+        (errno == ELOOP ? std::string("a loop of symbolic links") : std::strerror(errno)) + ")");
+  if (!S_ISREG(st.st_mode))
+    throw CsvError(path + ": " + file_type(st.st_mode) + ", not a regular file: refused as input");
+  if (st.st_size > kMaxInputBytes)
+    throw CsvError(path + ": " + std::to_string(st.st_size) +
+                   " bytes, more than any run writes (at most " + std::to_string(kMaxInputBytes) +
+                   "): not read");
+  // O_NONBLOCK: should a FIFO take the file's place after the stat, opening it does not wait.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw CsvError(path + ": cannot open file (" + std::strerror(errno) + ")");
+  std::string text, why;
+  text.reserve(static_cast<size_t>(st.st_size));
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) why = "not a regular file";
+  char buf[1 << 16];
+  while (why.empty()) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) why = std::strerror(errno);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (static_cast<long long>(text.size()) > kMaxInputBytes)
+      why = "grew past " + std::to_string(kMaxInputBytes) + " bytes";
+  }
+  ::close(fd);
+  if (!why.empty()) throw CsvError(path + ": cannot read (" + why + ")");
+  return text;
+}
+
+CsvTable parse_csv(const std::string& text_in, const std::string& path) {
   CsvTable t;
   t.path = path;
-  std::istringstream in(text);
+  const std::string_view text = without_bom(text_in);
   std::string line;
   int lineno = 0;
   bool have_header = false;
-  while (std::getline(in, line)) {
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t nl = std::min(text.find('\n', pos), text.size());
+    line.assign(text.substr(pos, nl - pos));
+    pos = nl + 1;
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
@@ -111,6 +185,7 @@ CsvTable parse_csv(const std::string& text, const std::string& path) {
       throw CsvError(path + ":" + std::to_string(lineno) + ": " + e.what());
     }
     if (!have_header) {
+      check_unique_columns(fields, path, lineno);
       t.header = fields;
       have_header = true;
       continue;
@@ -126,13 +201,7 @@ CsvTable parse_csv(const std::string& text, const std::string& path) {
   return t;
 }
 
-CsvTable read_csv(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw CsvError(path + ": cannot open file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return parse_csv(ss.str(), path);
-}
+CsvTable read_csv(const std::string& path) { return parse_csv(read_input_file(path), path); }
 
 std::string format_csv(const Metadata& meta, const std::vector<std::string>& header,
                        const std::vector<std::vector<std::string>>& rows) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuprobe {
@@ -38,8 +39,21 @@ std::vector<std::string> split_csv_line(const std::string& line);
 std::string csv_escape(const std::string& field);
 std::string join_csv(const std::vector<std::string>& fields);
 
+// A UTF-8 byte-order mark (spreadsheet programs write one) is read as if absent. A header
+// naming a column twice is refused: a reader would take one and ignore the other.
 CsvTable parse_csv(const std::string& text, const std::string& path);
 CsvTable read_csv(const std::string& path);
+
+// The most an input file may hold: a full run's largest file is well under 1 MB (tlb.csv),
+// a stress test's 60 MB; a file of gigabytes is no run's, and parsing it would take minutes
+// and many times its size in memory.
+inline constexpr long long kMaxInputBytes = 256LL << 20;
+// The text of an input file, read only when it is a regular file (a link to one is followed)
+// of at most kMaxInputBytes: a FIFO would wait forever for a writer and /dev/zero never ends,
+// so neither is opened for reading. Throws CsvError naming the path and why.
+std::string read_input_file(const std::string& path);
+// `text` without a leading UTF-8 byte-order mark.
+std::string_view without_bom(std::string_view text);
 
 // Text of a CSV file: metadata lines, header, rows.
 std::string format_csv(const Metadata& meta, const std::vector<std::string>& header,

@@ -20,6 +20,9 @@ struct FamilyDescriptor {
   // What the family lacks on purpose, with the reason ("" when it lacks nothing):
   std::string_view no_analyzer = "";  // figure-only or observations-only: why no parameter
   std::string_view no_figure = "";    // analysis-only: why no figure
+  // Why a --quick run leaves the whole family out ("" when it runs in every run): its
+  // parameters are then listed in the run's not_measured.csv with this reason.
+  std::string_view not_in_quick = "";
 };
 
 // Every family described in this program, by name: those with an analyzer (registered with

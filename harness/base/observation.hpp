@@ -35,8 +35,12 @@ struct Parameter {
   double low = 0, high = 0;
   double confidence = 0;
   std::string method;
-  std::string evidence;
+  std::string evidence;  // the file it came from, then any notes after "; "
 };
+
+// The file an evidence names: its text up to the first "; " ("pipes.csv; sw_power_cap ..."
+// -> "pipes.csv").
+std::string evidence_path(const std::string& evidence);
 
 // Fixed columns that end every observations file.
 extern const std::vector<std::string> kObservationTail;
@@ -47,11 +51,30 @@ std::string format_observations(const Metadata& meta, const std::vector<Observat
 std::vector<Observation> read_observations(const std::string& path, Metadata* meta = nullptr);
 std::vector<Observation> observations_from_table(const CsvTable& t);
 
+// No quantity this suite measures comes near 1e15 in its unit (bytes, cycles, GB/s, ...):
+// anything larger is a broken measurement or a corrupted file, not hardware.
+inline constexpr double kAbsurdMagnitude = 1e15;
+// Finite and below kAbsurdMagnitude in size.
+bool plausible(double v);
+// Why `p` may not be written or read as a parameter, or "" when it may: no name, a value or
+// bound not plausible(), high < low, the value outside [low, high] by more than `slack` of
+// its size, a confidence outside [0, 1]; and, where `positive` (every quantity of the
+// catalog: sizes, counts, latencies, rates, ratios of rates), a value <= 0 or a low bound
+// < 0: "not measured" is said by leaving a parameter out, never by a zero.
+std::string parameter_violation(const Parameter& p, bool positive, double slack);
+
 std::string format_parameters(const Metadata& meta, const std::vector<Parameter>& params);
-std::vector<Parameter> read_parameters(const std::string& path, Metadata* meta = nullptr);
-// Parameters of a parsed parameters.csv, one per row in order (so t.row_lines[i] is the
-// line of the i-th); throws CsvError naming file and line on anything malformed.
-std::vector<Parameter> parameters_from_table(const CsvTable& t);
+// Parameters of a parsed parameters.csv, in row order, each row checked as a written one is
+// (parameter_violation(); positive for a name of the catalog, whose every row is a positive
+// quantity; a name given twice is refused the second time). A row that fails is left out
+// and described in *rejected, one line each ("file:line: name: why"); without `rejected` the
+// first such row throws CsvError. *lines gets the source line of each parameter kept. A file
+// without the eight columns throws CsvError.
+std::vector<Parameter> parameters_from_table(const CsvTable& t,
+                                             std::vector<std::string>* rejected = nullptr,
+                                             std::vector<int>* lines = nullptr);
+std::vector<Parameter> read_parameters(const std::string& path, Metadata* meta = nullptr,
+                                       std::vector<std::string>* rejected = nullptr);
 
 // Adds `found` to `params`, keeping first-seen order; where two families measured the same
 // parameter, the one with the higher confidence stays.

@@ -49,6 +49,7 @@
 #include "base/parameters/compute.hpp"
 #include "base/parameters/chip.hpp"
 #include "base/parameters/node.hpp"
+#include "base/parameters/energy.hpp"
 
 #undef GPUPROBE_METHOD
 #undef GPUPROBE_PARAMETER

@@ -29,5 +29,10 @@ std::string pipe_throughput_per_sm(std::string_view op);  // pipes: <op>_through
 std::string pipe_latency(std::string_view op);            // pipes: <op>_latency
 std::string dual_issue_pair(std::string_view pair);       // dual_issue: dual_issue_<a>_<b>
 std::string p2p_bandwidth(std::string_view mode);         // p2p: p2p_<mode>_bandwidth
+std::string collective_busbw(std::string_view c);         // collectives: <c>_busbw
+std::string collective_latency(std::string_view c);       // collectives: <c>_latency
+// energy: <op>_energy and <level>_energy_per_byte, "_zero" after either for all-zero operands
+std::string op_energy(std::string_view op, bool zero_operands);
+std::string level_energy_per_byte(std::string_view level, bool zero_operands);
 
 }  // namespace gpuprobe::param

@@ -13,6 +13,15 @@ static int attribute(cudaDeviceAttr attr, int dev) {
   return v;
 }
 
+int visible_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
 DeviceInfo open_device(int ordinal) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);

@@ -16,6 +16,10 @@ class NoDeviceError : public std::runtime_error {
 // Selects device `ordinal` and reads its attributes (cudaDeviceGetAttribute, cudaMemGetInfo).
 DeviceInfo open_device(int ordinal);
 
+// The GPUs this process sees (cudaGetDeviceCount); 0 where CUDA cannot say (no driver), with
+// the error cleared, so that a family asking whether it can run never fails for asking.
+int visible_device_count();
+
 struct ClockReading {
   double mhz = 0;         // median over SMs of clock64 cycles per %globaltimer microsecond
   double min_mhz = 0, max_mhz = 0;

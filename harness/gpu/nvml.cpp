@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -26,6 +27,9 @@ struct LinkApi {
   nvmlReturn_t (*pcie_max_width)(nvmlDevice_t, unsigned*) = nullptr;
 };
 void load_link_api(void* lib, LinkApi& a);
+// The one field the operating point reads: the power now, in milliwatts (the driver's averaged
+// nvmlDeviceGetPowerUsage changes only a few times a second).
+constexpr unsigned kFieldPowerInstant = 186;  // NVML_FI_DEV_POWER_INSTANT
 
 }  // namespace
 
@@ -44,6 +48,9 @@ struct Nvml::Impl {
   nvmlReturn_t (*by_bus)(const char*, nvmlDevice_t*) = nullptr;
   nvmlReturn_t (*topology)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
   nvmlReturn_t (*p2p_status)(nvmlDevice_t, nvmlDevice_t, int, int*) = nullptr;
+  // Power and energy (the operating point): loaded where the driver has them.
+  nvmlReturn_t (*total_energy)(nvmlDevice_t, unsigned long long*) = nullptr;
+  nvmlReturn_t (*power_usage)(nvmlDevice_t, unsigned*) = nullptr;
   LinkApi links;  // the node's links: loaded by load_link_api, below
 
   template <class F>
@@ -77,6 +84,8 @@ Nvml::Nvml(const std::string& pci_bus_id) : impl_(new Impl) {
   m.load(m.driver, "nvmlSystemGetDriverVersion");
   m.load(m.topology, "nvmlDeviceGetTopologyCommonAncestor");
   m.load(m.p2p_status, "nvmlDeviceGetP2PStatus");
+  m.load(m.total_energy, "nvmlDeviceGetTotalEnergyConsumption");
+  m.load(m.power_usage, "nvmlDeviceGetPowerUsage");
   load_link_api(m.lib, m.links);
   if (init() != 0) {
     m.why = "nvmlInit failed";
@@ -134,21 +143,6 @@ NvmlReading Nvml::read() const {
     if (m.driver(buf, sizeof buf) == 0) r.driver = buf;
   }
   return r;
-}
-
-std::string throttle_reason_text(unsigned long long mask) {
-  static const std::vector<std::pair<unsigned long long, const char*>> names = {
-      {0x1, "gpu_idle"},          {0x2, "applications_clocks"}, {0x4, "sw_power_cap"},
-      {0x8, "hw_slowdown"},       {0x10, "sync_boost"},         {0x20, "sw_thermal"},
-      {0x40, "hw_thermal"},       {0x80, "hw_power_brake"},     {0x100, "display_clocks"}};
-  if (mask == 0) return "none";
-  std::string out;
-  for (const auto& [bit, name] : names)
-    if (mask & bit) out += (out.empty() ? "" : "|") + std::string(name);
-  unsigned long long known = 0;
-  for (const auto& n : names) known |= n.first;
-  if (mask & ~known) out += (out.empty() ? "" : "|") + std::string("other");
-  return out;
 }
 
 // ---- The node's links ----
@@ -304,6 +298,42 @@ int Nvml::common_ancestor(const std::string& other_pci_bus_id) const {
       m.topology(m.dev, other, &level) != 0)
     return -1;
   return level;
+}
+
+// ---- Power and energy (the operating point) ----
+
+OperatingSample Nvml::sample() const {
+  const Impl& m = *impl_;
+  OperatingSample s;
+  s.power_w = s.power_avg_w = s.energy_j = s.sm_clock_mhz = s.mem_clock_mhz = s.temperature_c = NAN;
+  if (!m.dev) return s;
+  unsigned v = 0;
+  if (m.clock && m.clock(m.dev, kClockSm, &v) == 0) s.sm_clock_mhz = v;
+  if (m.clock && m.clock(m.dev, kClockMem, &v) == 0) s.mem_clock_mhz = v;
+  if (m.temperature && m.temperature(m.dev, kTemperatureGpu, &v) == 0) s.temperature_c = v;
+  if (m.power_usage && m.power_usage(m.dev, &v) == 0) s.power_avg_w = v / 1000.0;
+  FieldValue f;
+  std::memset(&f, 0, sizeof f);
+  f.field_id = kFieldPowerInstant;
+  if (m.links.fields && m.links.fields(m.dev, 1, &f) == 0 && f.ret == 0 && field_number(f) >= 0)
+    s.power_w = field_number(f) / 1000.0;
+  else s.power_w = s.power_avg_w;
+  unsigned long long mj = 0;
+  if (energy_mj(&mj)) s.energy_j = static_cast<double>(mj) / 1000.0;
+  if (m.throttle) m.throttle(m.dev, &s.reasons);
+  return s;
+}
+
+bool Nvml::energy_mj(unsigned long long* mj, std::string* why) const {
+  const Impl& m = *impl_;
+  std::string reason;
+  if (!m.dev) reason = m.why;
+  else if (!m.total_energy) reason = "libnvidia-ml lacks nvmlDeviceGetTotalEnergyConsumption";
+  else if (int rc = m.total_energy(m.dev, mj); rc != 0)
+    reason = "nvmlDeviceGetTotalEnergyConsumption returned " + std::to_string(rc) +
+             (rc == 3 ? " (not supported on this device)" : "");
+  if (why) *why = reason;
+  return reason.empty();
 }
 
 }  // namespace gpuprobe

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/node.hpp"
+#include "base/operating_point.hpp"  // throttle_reason_text, OperatingSample
 
 namespace gpuprobe {
 
@@ -43,12 +44,17 @@ class Nvml {
   // nvmlDeviceGetTopologyCommonAncestor to the GPU at `other_pci_bus_id`; -1 unknown.
   int common_ancestor(const std::string& other_pci_bus_id) const;
 
+  // ---- Power and energy (the operating point, base/operating_point.hpp) ----
+  // What this device answers of them now (t_s and family are left for the caller); NaN where
+  // it does not.
+  OperatingSample sample() const;
+  // The total energy counter (mJ since the driver loaded, Volta and later); false where the
+  // device or driver has none (`why` says so).
+  bool energy_mj(unsigned long long* mj, std::string* why = nullptr) const;
+
  private:
   struct Impl;
   Impl* impl_;
 };
-
-// "sw_power_cap|hw_slowdown" for a throttle-reason mask; "none" for 0.
-std::string throttle_reason_text(unsigned long long mask);
 
 }  // namespace gpuprobe

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/anchor.hpp"
 #include "app/catalog_doc.hpp"
 #include "app/cli.hpp"
 #include "app/compare.hpp"
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
     Options opt = parse_command_line(args);
     if (opt.command == "help") {
       std::fputs(opt.help.c_str(), stdout);
-      return 0;
+      return checked_stdout("gpuprobe", 0);
     }
     // A report stopped by a signal removes its temporaries and leaves the run as it was
     // (`run` installs the same handlers once it has a folder to keep).
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
     if (opt.command == "compare") return compare_main(opt.rest);
     if (opt.command == "export") return export_main(opt.rest);
     if (opt.command == "catalog") return catalog_main(opt.rest);
+    if (opt.command == "anchor") return anchor_main(opt.rest);
     return run_suite(opt, argc, argv);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "gpuprobe: %s\n", e.what());

@@ -18,6 +18,7 @@
 #include "analysis/analyzer.hpp"
 #include "gpu/cuda.cuh"
 #include "base/catalog.hpp"
+#include "base/operating_point.hpp"
 #include "base/csv.hpp"
 #include "base/data_paths.hpp"
 #include "app/nvbandwidth_json.hpp"
@@ -32,13 +33,19 @@
 #include "gpu/device.hpp"
 #include "gpu/node_probe.hpp"
 #include "gpu/nvml.hpp"
+#include "gpu/power_sampler.hpp"
 #include "gpu/sass_check.hpp"
+#include "program/ranks.hpp"
 
 namespace gpuprobe {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The operating point is read from NVML this often through the whole run (power_trace.csv):
+// 40 readings a second, a few thousand rows for a full run.
+constexpr std::chrono::milliseconds kTracePeriod{25};
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -273,7 +280,7 @@ int print_list() {
     for (const auto& p : f->probes())
       std::cout << "  " << f->name() << "/" << p.name << "  " << p.description << "\n";
   }
-  return 0;
+  return checked_stdout("gpuprobe list", 0);
 }
 
 int print_info(const Options& opt) {
@@ -289,7 +296,7 @@ int print_info(const Options& opt) {
     std::cout << "nvml_sm_clock_mhz: " << nv.sm_clock_mhz << "\nthrottle_reasons: "
               << throttle_reason_text(nv.throttle_reasons) << "\n";
   std::cout << "theoretical_dram_bandwidth_gbs: " << fixed(d.theoretical_dram_gbs(), 1) << "\n";
-  return 0;
+  return checked_stdout("gpuprobe info", 0);
 }
 
 namespace {
@@ -308,9 +315,10 @@ void initialize_benchmark(const Options& opt, char* argv0) {
 class Suite {
  public:
   Suite(const Options& opt, const DeviceInfo& dev, Nvml& nvml, const NvmlReading& nv0, double mhz0,
-        std::string dir, Metadata base)
-      : opt_(opt), dev_(dev), nvml_(nvml), nv0_(nv0), dir_(std::move(dir)), base_(std::move(base)),
-        clocks_{mhz0}, throttle_seen_(nv0.throttle_reasons) {}
+        std::string dir, Metadata base, PowerSampler& sampler)
+      : opt_(opt), dev_(dev), nvml_(nvml), nv0_(nv0), dir_(std::move(dir)),
+        base_(std::move(base)), clocks_{mhz0}, throttle_seen_(nv0.throttle_reasons),
+        sampler_(sampler) {}
 
   // Measures and analyzes every family in turn, writing the run files after each, until the
   // last or a stop signal.
@@ -331,6 +339,7 @@ class Suite {
   // The run-level parameters and the final run files; the exit code when the run ends here
   // (interrupted), else nothing.
   std::optional<int> finish(Clock::time_point suite_t0) {
+    sampler_.stop();  // the trace ends with the last family
     if (stop_.sig && !measured_any_) {
       // Nothing measured (a Ctrl-C in the first seconds): no run folder is left to mistake for
       // a run.
@@ -342,15 +351,17 @@ class Suite {
       return 128 + stop_.sig;
     }
     Summary c = summarize(clocks_);
+    // One reading: the value is its own interval (three reads put the value outside it).
+    const double wall = seconds_since(suite_t0);
+    wall_time_ = format_number(wall);  // also in the metadata, should parameters.csv be lost
     merge_parameters(
         params_,
         {{param::sm_clock_measured, c.p50, "MHz", c.min, c.max, 0.99,
           "clock_vs_globaltimer: clock64 vs %globaltimer over ~20 ms on every SM, median of the readings taken "
           "before each family",
           "families.csv"},
-         {param::suite_wall_time, seconds_since(suite_t0), "s", seconds_since(suite_t0),
-          seconds_since(suite_t0), 1.0, "host_clock: host steady clock, whole run",
-          "families.csv"}});
+         {param::suite_wall_time, wall, "s", wall, wall, 1.0,
+          "host_clock: host steady clock, whole run", "families.csv"}});
     write_run_files();
     if (!opt_.benchmark_out.empty()) write_file_atomic(opt_.benchmark_out, reporter_.json());
     if (!opt_.json_nvbandwidth.empty()) write_nvbandwidth_json(dir_, opt_.json_nvbandwidth);
@@ -385,9 +396,9 @@ class Suite {
     if (failures_) {
       std::fprintf(stderr, "gpuprobe: %d family(ies) failed; what they measured is kept in %s\n",
                    failures_, dir_.c_str());
-      return 1;
+      return checked_stdout("gpuprobe", 1);
     }
-    return 0;
+    return checked_stdout("gpuprobe", 0);
   }
 
  private:
@@ -426,12 +437,13 @@ class Suite {
 
   // Writes the family's observations and merges its parameters; a failed analysis marks it.
   void keep_family(ProbeFamily& fam, const std::vector<Observation>& obs, double mhz, double wall,
-                   std::string* status, std::string* message) {
+                   const OperatingPoint& op, std::string* status, std::string* message) {
     Metadata meta = run_metadata();
     meta.emplace_back("family", fam.name());
     meta.emplace_back("family_sm_clock_mhz", fixed(mhz, 1));
     meta.emplace_back("family_wall_time_s", fixed(wall, 2));
     meta.emplace_back("status", *status == "ok" ? "ok" : *status + ": " + *message);
+    add_operating_point_metadata(meta, op);
     try {
       if (!obs.empty()) {
         write_file_atomic(dir_ + "/" + fam.name() + ".csv", format_observations(meta, obs));
@@ -451,24 +463,50 @@ class Suite {
   // Measures and keeps one family; false when this device does not support it.
   bool run_family(ProbeFamily& fam) {
     std::string why;
-    if (!fam.supported(dev_, &why)) {
+    const bool not_in_quick = left_out_of_quick(fam, &why);
+    if (not_in_quick || !fam.supported(dev_, &why)) {
       progress_.done("skipped: " + why);
-      family_rows_.push_back({fam.name(), "unsupported", "0", "", "0", why});
-      skipped_.push_back({fam.name(), "all", why});  // in skipped.csv and the report too
+      add_family_row({fam.name(), not_in_quick ? "not_in_quick" : "unsupported", "0", "", "0", why},
+                     {});
+      // A family this GPU cannot run is in skipped.csv and the report too; one a quick run
+      // leaves out is in not_measured.csv.
+      if (!not_in_quick) skipped_.push_back({fam.name(), "all", why});
       return false;
     }
     const auto t0 = Clock::now();
     std::string status = "ok", message;
     double mhz = clocks_.back();
+    sampler_.set_family(fam.name());
     std::vector<Observation> obs = measure_family(fam, &mhz, &status, &message);
+    sampler_.set_family("");
     const double wall = seconds_since(t0);
     if (nv0_.available) throttle_seen_ |= nvml_.read().throttle_reasons;
-    keep_family(fam, obs, mhz, wall, &status, &message);
-    family_rows_.push_back({fam.name(), status, fixed(wall, 2), fixed(mhz, 1), std::to_string(obs.size()), message});
+    const OperatingPoint op = summarize_family(sampler_.samples(), fam.name());
+    keep_family(fam, obs, mhz, wall, op, &status, &message);
+    add_family_row(
+        {fam.name(), status, fixed(wall, 2), fixed(mhz, 1), std::to_string(obs.size()), message},
+        op);
     progress_.done(status == "ok" ? fixed(wall, 1) + " s, " + std::to_string(obs.size()) + " rows"
                                   : (status == "failed" ? "FAILED" : status) + " after " + fixed(wall, 1) +
                                         " s: " + message);
     return true;
+  }
+
+  // A family whose descriptor says a quick run leaves it out (base/family.hpp): its parameters
+  // go to not_measured.csv with the reason.
+  bool left_out_of_quick(const ProbeFamily& fam, std::string* why) {
+    if (!opt_.quick) return false;
+    auto it = family_descriptors().find(fam.name());
+    if (it == family_descriptors().end() || it->second->not_in_quick.empty()) return false;
+    *why = std::string(it->second->not_in_quick);
+    for (auto& row : family_rows_not_measured(fam.name(), *why)) not_measured_[row[0]] = row;
+    return true;
+  }
+
+  // A families.csv row: the first six columns, then the family's operating point.
+  void add_family_row(std::vector<std::string> row, const OperatingPoint& op) {
+    for (auto& c : operating_point_cells(op)) row.push_back(std::move(c));
+    family_rows_.push_back(std::move(row));
   }
 
   Metadata run_metadata() const {
@@ -481,6 +519,7 @@ class Suite {
     m.emplace_back("throttle_reasons_seen", nv0_.available ? throttle_reason_text(throttle_seen_)
                                                            : "unknown (no NVML)");
     m.emplace_back("run_status", run_status_);
+    if (!wall_time_.empty()) m.emplace_back("suite_wall_time_s", wall_time_);
     if (stop_.sig)
       m.emplace_back("interrupted", signal_name(stop_.sig) + " during " +
                                         (stopped_in_.empty() ? "no family" : stopped_in_));
@@ -496,10 +535,13 @@ class Suite {
       write_file_atomic(dir_ + "/not_measured.csv", format_csv(run_metadata(), {"parameter", "reason"}, rows));
     }
     write_file_atomic(dir_ + "/parameters.csv", format_parameters(run_metadata(), params_));
+    std::vector<std::string> family_header = {"family",       "status",       "wall_time_s",
+                                              "sm_clock_mhz", "observations", "message"};
+    for (const auto& c : operating_point_columns()) family_header.push_back(c);
     write_file_atomic(dir_ + "/families.csv",
-                      format_csv(run_metadata(),
-                                 {"family", "status", "wall_time_s", "sm_clock_mhz", "observations", "message"},
-                                 family_rows_));
+                      format_csv(run_metadata(), family_header, family_rows_));
+    if (nv0_.available)
+      write_file_atomic(dir_ + "/" + kTraceFile, format_trace(run_metadata(), sampler_.samples()));
     for (const auto& [file, notes] : {std::pair{"/invalid.csv", &invalid_}, {"/skipped.csv", &skipped_}}) {
       std::vector<std::vector<std::string>> rows;
       for (const auto& n : *notes) rows.push_back({n.family, n.probe, n.why});
@@ -527,12 +569,17 @@ class Suite {
   Interrupted stop_{0};
   std::string stopped_in_;
   bool measured_any_ = false;
+  std::string wall_time_;  // suite_wall_time once the run is finished
   std::map<std::string, std::vector<std::string>> not_measured_;
+  PowerSampler& sampler_;
 };
 
 }  // namespace
 
 int run_suite(const Options& opt, int argc, char** argv) {
+  // One rank of a job (--ranks-from-env): the ranks other than 0 follow rank 0 and end here.
+  if (opt.ranks_from_env)
+    if (std::optional<int> code = join_as_rank(opt)) return *code;
   const auto suite_t0 = Clock::now();
   const std::time_t suite_start = std::time(nullptr);  // the run-id
   validate_outputs(opt);
@@ -576,7 +623,8 @@ int run_suite(const Options& opt, int argc, char** argv) {
   base.emplace_back("quick", opt.quick ? "1" : "0");
   if (!opt.filter.empty()) base.emplace_back("filter", opt.filter);
 
-  Suite suite(opt, dev, nvml, nv0, clk0.mhz, dir, base);
+  PowerSampler sampler(nvml, kTracePeriod, suite_t0);
+  Suite suite(opt, dev, nvml, nv0, clk0.mhz, dir, base, sampler);
   suite.run_families(families);
   if (auto code = suite.finish(suite_t0)) return *code;
   return suite.summarize_run(reference);

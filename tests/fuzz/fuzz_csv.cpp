@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/csv.hpp"
 #include "base/observation.hpp"
@@ -22,6 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     try {
       parameters_from_table(t);
+    } catch (const CsvError&) {
+    }
+    try {
+      std::vector<std::string> rejected;  // a bad row said and left out, the rest read
+      parameters_from_table(t, &rejected);
     } catch (const CsvError&) {
     }
   } catch (const CsvError&) {

@@ -91,4 +91,39 @@ std::string bytes_text(double bytes) {
   return buf;
 }
 
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y,
+                 const std::vector<double>& w, bool forbid_negative_slope) {
+  LineFit f;
+  f.n = static_cast<int>(x.size());
+  double W = 0, Sx = 0, Sy = 0, Sxx = 0, Sxy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    W += w[i];
+    Sx += w[i] * x[i];
+    Sy += w[i] * y[i];
+    Sxx += w[i] * x[i] * x[i];
+    Sxy += w[i] * x[i] * y[i];
+  }
+  if (W <= 0) return f;
+  const double den = W * Sxx - Sx * Sx;
+  f.slope = den > 0 ? (W * Sxy - Sx * Sy) / den : 0;
+  if (forbid_negative_slope && f.slope < 0) f.slope = 0;
+  f.intercept = (Sy - f.slope * Sx) / W;
+  const double mean = Sy / W;
+  for (size_t i = 0; i < x.size(); ++i) {
+    double r = y[i] - f.intercept - f.slope * x[i];
+    f.ssr += w[i] * r * r;
+    f.sst += w[i] * (y[i] - mean) * (y[i] - mean);
+  }
+  if (den > 0) {
+    f.slope_se_weights = std::sqrt(W / den);
+    f.intercept_se_weights = std::sqrt(Sxx / den);
+  }
+  if (f.n > 2 && den > 0) {
+    const double s2 = f.ssr / (f.n - 2);
+    f.slope_se = std::sqrt(s2 * W / den);
+    f.intercept_se = std::sqrt(s2 * Sxx / den);
+  }
+  return f;
+}
+
 }  // namespace gpuprobe::analysis

@@ -62,4 +62,17 @@ std::string kib(double bytes);
 // Bytes in the unit that reads best: "512 B", "48 KiB", "1.5 MiB", "80 GiB".
 std::string bytes_text(double bytes);
 
+// Weighted least squares y = intercept + slope x, with the residuals' sums and the standard
+// errors of both coefficients: from the residual scatter (0 with fewer than three points), and
+// from the weights alone, as they are where each weight is 1 / (the point's variance).
+struct LineFit {
+  double intercept = 0, slope = 0, ssr = 0, sst = 0, slope_se = 0, intercept_se = 0;
+  double slope_se_weights = 0, intercept_se_weights = 0;
+  int n = 0;
+};
+// A fit whose slope would be negative is replaced by the flat one when `forbid_negative_slope`
+// (a model that cannot explain the curve).
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y,
+                 const std::vector<double>& w, bool forbid_negative_slope);
+
 }  // namespace gpuprobe::analysis

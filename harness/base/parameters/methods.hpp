@@ -67,3 +67,15 @@ GPUPROBE_METHOD(cluster_launch,
 GPUPROBE_METHOD(nvml_query,
                 "read from the driver through NVML (link state, version, rate), not timed: the "
                 "physical description a measured figure is checked against")
+GPUPROBE_METHOD(nccl_collective,
+                "an NCCL collective timed as nccl-tests times it (a host clock around 20 "
+                "out-of-place float32 calls, a wait for every stream); algbw = S / t, busbw = "
+                "algbw x the collective's factor (nccl-tests' doc/PERFORMANCE.md)")
+GPUPROBE_METHOD(energy_fit,
+                "NVML's energy counter over whole counter steps while a kernel runs back to back "
+                "on a fraction of the SMs, at two or more rates, with windows of every SM resting "
+                "(rate 0): power against operations (or bytes) per second, slope = energy per "
+                "unit, intercept = static power")
+GPUPROBE_METHOD(power_window,
+                "NVML's energy counter over whole counter steps with a fixed load: nothing "
+                "launched (idle), or every SM holding sleeping warps (static)")

@@ -97,3 +97,29 @@ GPUPROBE_PARAMETER(nvlink_link_bandwidth, "GB/s", "p2p", nvml_query, "1 %",
 GPUPROBE_PARAMETER(nvlink_bandwidth, "GB/s", "p2p", nvml_query, "1 %",
                    "a GPU's NVLink links x the link rate, per direction: the physical rate the "
                    "p2p figures are held to")
+
+// collectives: NCCL's collectives over every GPU of the run, as nccl-tests times them
+// (analysis/collectives.cpp), read at the largest communicator.
+GPUPROBE_PARAMETER(all_reduce_busbw, "GB/s", "collectives", nccl_collective, "5 %",
+                   "nccl-tests' bus bandwidth of an all-reduce at the largest size measured")
+GPUPROBE_PARAMETER(all_gather_busbw, "GB/s", "collectives", nccl_collective, "5 %",
+                   "nccl-tests' bus bandwidth of an all-gather at the largest size measured")
+GPUPROBE_PARAMETER(reduce_scatter_busbw, "GB/s", "collectives", nccl_collective, "5 %",
+                   "nccl-tests' bus bandwidth of a reduce-scatter at the largest size measured")
+GPUPROBE_PARAMETER(broadcast_busbw, "GB/s", "collectives", nccl_collective, "5 %",
+                   "nccl-tests' bus bandwidth of a broadcast at the largest size measured")
+GPUPROBE_PARAMETER(all_to_all_busbw, "GB/s", "collectives", nccl_collective, "5 %",
+                   "nccl-tests' bus bandwidth of an all-to-all at the largest size measured")
+GPUPROBE_PARAMETER(all_reduce_latency, "us", "collectives", nccl_collective, "15 %",
+                   "microseconds of one all-reduce call at the smallest sizes (4 KiB and less)")
+GPUPROBE_PARAMETER(all_gather_latency, "us", "collectives", nccl_collective, "15 %",
+                   "microseconds of one all-gather call at the smallest sizes (4 KiB and less)")
+GPUPROBE_PARAMETER(reduce_scatter_latency, "us", "collectives", nccl_collective, "15 %",
+                   "microseconds of one reduce-scatter call at the smallest sizes (4 KiB and less)")
+GPUPROBE_PARAMETER(broadcast_latency, "us", "collectives", nccl_collective, "15 %",
+                   "microseconds of one broadcast call at the smallest sizes (4 KiB and less)")
+GPUPROBE_PARAMETER(all_to_all_latency, "us", "collectives", nccl_collective, "15 %",
+                   "microseconds of one all-to-all call at the smallest sizes (4 KiB and less)")
+GPUPROBE_PARAMETER(collective_ranks, "ranks", "collectives", nccl_collective, "exact",
+                   "how many ranks (one GPU each) the communicator had that the figures above "
+                   "were read at: the run's largest")

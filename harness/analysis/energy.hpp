@@ -1,0 +1,170 @@
+#pragma once
+// Energy: what one operation of each pipe and one byte moved at each memory level costs in
+// joules, and the idle and static power. The probe (microbench/energy.cu) runs each kernel
+// back to back for a window of NVML energy-counter updates at two or more rates (kernels on
+// a fraction of the SMs), and between them kernels that keep every SM resident with nothing
+// to issue (the static baseline); the analysis fits power against the rate of the operation:
+// the slope is the energy of one operation, the intercept the static power. Three kernels the
+// fits never saw (a tiled matrix multiply on the tensor pipe, a stream triad, FMAs on data
+// streamed from DRAM) check that the energies add up to what those kernels draw.
+// Pure C++: the probe includes it for the shared constants and names.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/family.hpp"
+#include "base/observation.hpp"
+
+namespace gpuprobe::energy {
+
+inline constexpr FamilyDescriptor kFamily{
+    "energy", "energy.gp energy_trace.gp", "", "",
+    "its power windows (NVML's energy counter moves every 100 ms) take 20-30 s, longer than a "
+    "whole quick run"};
+
+// --- The windows -----------------------------------------------------------------------
+// The energy counter moves about every 100 ms (4 x H200, 2026-11-28: median 100.0 ms, some
+// 22-90 ms), so a window is measured from counter step to counter step: after the load has
+// run kSettleS (power and clock settled, the counter's own lag passed), the steps of
+// kIntervals updates; power is the energy between the first and last step over their time.
+constexpr double kSettleS = 0.08;
+constexpr int kIntervals = 2;
+constexpr double kLaunchS = 0.01;        // one launch: short against the window, long against a gap
+constexpr double kPollS = 0.0005;        // the host reads the counter this often
+constexpr double kSampleS = 0.02;        // and clocks, temperature and reasons this often
+constexpr double kWindowTimeoutS = 1.5;  // a counter that has not moved by then is broken
+constexpr double kIdleSettleS = 0.3;     // no work for this long before an idle window
+// A window's power is recorded as p05..p95 = power -+ kSpreadZ sd (its counter intervals'
+// spread), the scale spread_confidence reads repetitions on; the analysis reads it back.
+constexpr double kSpreadZ = 1.645;
+// The family stops starting windows past this (the issue's 30 s, less the last window).
+constexpr double kFamilyBudgetS = 28.0;
+
+// Rates: fractions of the SMs that run the kernel (one block each). The tensor pipe at full
+// rate reaches the power limit (an 8192^3 bf16 matmul drew 700 W = the H200's limit, SM clock
+// 1485 MHz against 1980 idle), so it is measured below it.
+inline const std::vector<double>& alu_fractions() {
+  static const std::vector<double> f = {0.5, 1.0};
+  return f;
+}
+inline const std::vector<double>& tensor_fractions() {
+  static const std::vector<double> f = {0.25, 0.5};
+  return f;
+}
+
+// --- Names ----------------------------------------------------------------------------------
+// Probes: "idle" (nothing launched), "static" (every SM holds a block whose warps sleep),
+// "static_one_sm" (one such block: the other SMs empty), an op of the pipes family
+// (fp32_fma, tensor_wgmma_bf16, ...), a level (<level>_read / <level>_write), a held-out
+// kernel (heldout_gemm, heldout_triad, heldout_fma_dram).
+constexpr const char* kIdle = "idle";
+constexpr const char* kStatic = "static";
+constexpr const char* kStaticOneSm = "static_one_sm";
+constexpr const char* kNvlinkBaseline = "nvlink_baseline";
+
+// The pipes' ops measured, and the levels (parameter <level>_<read|write>_energy_per_byte).
+inline const std::vector<std::string>& alu_ops() {
+  static const std::vector<std::string> v = {"fp32_fma", "fp64_fma", "int32_mad", "sfu_sin"};
+  return v;
+}
+inline const std::vector<std::string>& levels() {
+  static const std::vector<std::string> v = {
+      "shared_read", "shared_write", "l1_read",        "l2_near_read",    "l2_far_read",
+      "dram_read",   "dram_write",   "host_link_read", "host_link_write", "nvlink_write"};
+  return v;
+}
+bool is_level(const std::string& probe);
+
+// Rates are recorded in Gop/s (results of the pipes' op: lanes, or multiply-adds) and GB/s:
+// a tensor pipe's 10^15 multiply-adds a second would read as an absurd number in op/s.
+constexpr double kRateScale = 1e9;
+inline std::string rate_unit(const std::string& item) { return is_level(item) ? "GB/s" : "Gop/s"; }
+
+// Operands: random (the figures quoted) and all-zero (parameter name + "_zero").
+constexpr const char* kRandom = "random";
+constexpr const char* kZero = "zero";
+
+// The parameter of an item: fp32_fma -> fp32_fma_energy (pJ/op), dram_read ->
+// dram_read_energy_per_byte (pJ/B); "_zero" after either for all-zero operands.
+std::string parameter_name(const std::string& item, bool zero_operands);
+
+// --- Kernel shapes (the probe's, and its code expectations') ---------------------------------
+// ALU chains per thread (mma.sync: 4 accumulators of 4 registers), steps per chain and loop
+// trip; 16-byte shared accesses per trip; streaming loads or stores in flight per thread.
+constexpr int kAluIlp = 8, kMmaIlp = 4, kAluUnroll = 32;
+constexpr int kSharedUnroll = 16;
+constexpr int kStreamIlp = 4;
+
+// --- Held-out kernels -------------------------------------------------------------------------
+// Their sizes: the GEMM's C tile per block is 128 x 256 (two warpgroups of wgmma m64n256k16
+// bf16), its K kGemmK (A and B then fill under a quarter of an H100's L2: L2 hits), staged
+// kGemmStageK at a time; each FMA+DRAM thread does kMixedFmasPerWord dependent FMAs on each
+// word it reads.
+constexpr int kGemmK = 256;
+constexpr int kGemmStageK = 64;
+constexpr int kGemmCopyBatch = 8;  // 16-byte global loads in flight per thread while staging
+constexpr int kMixedFmasPerWord = 32;
+constexpr double kHeldOutGoal = 0.10;  // the issue's: predicted within 10 % of measured
+
+// --- Analysis ----------------------------------------------------------------------------------
+// One window as the probe recorded it (rows sharing its `window` parameter).
+struct Window {
+  int id = 0;
+  std::string probe, operands;
+  int active_sms = 0;
+  std::string reasons;                 // limiting clock-event reasons seen ("none")
+  double power_w = 0, power_sd_w = 0;  // and the spread of its counter intervals' powers
+  int intervals = 0;
+  double rate = 0;  // op/s or B/s, read from Gop/s or GB/s (0 for idle, static)
+  std::string rate_unit;
+  double sm_clock_mhz = 0, temperature_c = 0, t_s = 0, launch_s = 0;
+  std::vector<std::pair<std::string, double>> components;  // held-out: item -> rate (op/s, B/s)
+};
+std::vector<Window> windows_of(const std::vector<Observation>& obs);
+
+// The static baseline a window is compared with: the static windows' power as a straight line
+// in time (thermal drift), and the power one resident SM adds (static minus static_one_sm,
+// spread over the SMs): baseline(k, t) = static(t) - (N - k) x per_sm.
+struct Baseline {
+  double static_w = 0;  // mean of the static windows
+  double drift_w_per_s = 0, t_mean_s = 0;
+  double sd_w = 0;  // scatter of the static windows about the line
+  double per_sm_w = 0, per_sm_sd_w = 0;
+  int sm_count = 0, windows = 0;
+  double clock_mhz = 0;                         // median NVML SM clock of the static windows
+  double at(int active_sms, double t_s) const;  // the baseline power
+  double drift(double t_s) const;               // static(t) - static_w
+};
+std::optional<Baseline> baseline_of(const std::vector<Window>& windows);
+
+// Energy per unit (J) of one item and operand set: a line through the static windows (rate 0)
+// and the item's windows, each corrected to all SMs resident at the mean static's time.
+struct EnergyFit {
+  double energy_j = 0, low_j = 0, high_j = 0, confidence = 0;
+  double intercept_w = 0;
+  int points = 0;    // the item's windows in the fit
+  int excluded = 0;  // left out: run power-capped or throttled, or at another clock
+  double clock_mhz = 0, max_rate = 0;
+  std::string notes;  // why the confidence is lower, for the method text
+};
+std::optional<EnergyFit> fit_energy(const std::vector<Window>& windows, const Baseline& base,
+                                    const std::string& item, const std::string& operands);
+
+// A held-out kernel: the energy of one launch, measured and predicted from the parameters
+// (static_power x time + each component's energy x its count).
+struct HeldOutCheck {
+  std::string kernel;
+  double measured_j = 0, predicted_j = 0;
+  double error = 0;                                   // (predicted - measured) / measured
+  std::vector<std::pair<std::string, double>> terms;  // "static", then each item: J per launch
+  std::string note;  // why there is no prediction, or what the window ran under
+  bool predicted = false;
+};
+std::vector<HeldOutCheck> heldout_checks(const std::vector<Observation>& obs,
+                                         const std::vector<Parameter>& params);
+
+// The parameters above (idle_power, static_power, <item>_energy[_zero],
+// <level>_energy_per_byte[_zero]) from the family's windows.
+std::vector<Parameter> analyze_energy(const std::vector<Observation>& obs, const Metadata& meta);
+
+}  // namespace gpuprobe::energy
