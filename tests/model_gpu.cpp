@@ -693,7 +693,7 @@ std::vector<Truth> truths(const Gpu& g) {
   t.push_back(
       {param::l2_read_bandwidth, g.l2_read_gbs.value, "GB/s", 0.05, false, g.l2_read_gbs.source});
   t.push_back(
-      {param::shared_banks, g.shared_banks.value, "banks", 0.0, false, g.shared_banks.source});
+      {param::shared_bank_count, g.shared_banks.value, "banks", 0.0, false, g.shared_banks.source});
   t.push_back({param::shared_bank_width, g.shared_bank_width.value, "bytes", 0.0, false,
                g.shared_bank_width.source});
   return t;
@@ -715,7 +715,7 @@ std::vector<std::string> ladder_names() {
           param::cache_levels,
           param::dram_read_bandwidth,
           param::l2_read_bandwidth,
-          param::shared_banks,
+          param::shared_bank_count,
           param::shared_bank_width};
 }
 

@@ -144,7 +144,7 @@ TEST_F(FigureMarks, GranularityListsFetchUnits) {
 }
 
 TEST_F(FigureMarks, SharedBanksWritesTheGeometry) {
-  expect_marks("shared_banks", {fmt("H100: %d banks x %d B", int(value(param::shared_banks)),
+  expect_marks("shared_banks", {fmt("H100: %d banks x %d B", int(value(param::shared_bank_count)),
                                     int(value(param::shared_bank_width)))});
   expect_marks("shared_conflicts",
                {fmt("%.2f cycles per extra way", value(param::shared_conflict_penalty_per_way)),

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -12,6 +13,9 @@
 #include "base/csv.hpp"
 #include "base/catalog.hpp"
 #include "app/reference.hpp"
+#include "app/report_detail.hpp"
+
+namespace fs = std::filesystem;
 
 namespace gpuprobe {
 namespace {
@@ -32,7 +36,7 @@ TEST(Reference, CuratedFileLoadsWithCitationsAndCanonicalNames) {
   }
   for (const char* q :
        {param::l1_hit_latency, param::l2_near_hit_latency, param::dram_latency, param::l2_size,
-        param::shared_banks, param::fp32_fma_throughput_per_sm, param::l1_bandwidth_per_sm,
+        param::shared_bank_count, param::fp32_fma_throughput_per_sm, param::l1_bandwidth_per_sm,
         param::dram_copy_bandwidth, param::constant_hit_latency, param::tlb_page_entry_size})
     EXPECT_TRUE(quantities.count(q)) << q;
   // Renamed away: these would compare unlike things under a canonical name.
@@ -71,7 +75,8 @@ TEST(Reference, GpuMatchesNameTokensAndQualifiers) {
 }
 
 TEST(Reference, GpuFallsBackToItsComputeCapability) {
-  auto banks = documented_for_gpu(curated(), param::shared_banks, "NVIDIA H100 80GB HBM3", 9, 0);
+  auto banks =
+      documented_for_gpu(curated(), param::shared_bank_count, "NVIDIA H100 80GB HBM3", 9, 0);
   ASSERT_TRUE(banks);
   EXPECT_EQ(banks->gpu, "Hopper GH100 (all cc9.0 parts)");
   EXPECT_DOUBLE_EQ(banks->value, 32);
@@ -161,9 +166,18 @@ TEST(Reference, GnuplotLookupAgreesWithReport) {
   for (const auto& f : curated().figures) quantities.insert(f.quantity);
   std::string words;
   for (const auto& q : quantities) words += q + " ";
+  // As the report stages it: the reference's old names read as today's.
+  const fs::path ref = fs::temp_directory_path() / "gpuprobe_gnuplot_lookup_ref.csv";
+  std::ofstream(ref) << with_todays_names(
+      read_input_file(std::string(GPUPROBE_SOURCE_DIR) +
+                      "/results/reference/documented_figures.csv"),
+      "quantity");
   std::string script =
-      "files='x'; load 'plots/style.gp'; "
-      "do for [a in 'kepler maxwell volta'] { do for [q in '" + words + "'] { "
+      "files='x'; ref='" + ref.string() +
+      "'; load 'plots/style.gp'; "
+      "do for [a in 'kepler maxwell volta'] { do for [q in '" +
+      words +
+      "'] { "
       "call 'plots/ref_value.gp' value('ref_gpu_'.a) q; print sprintf('%s %s %.17g', a, q, ref_value) } }";
   std::string cmd = "cd '" + std::string(GPUPROBE_SOURCE_DIR) + "' && gnuplot -e \"" + script + "\" 2>&1";
   FILE* p = popen(cmd.c_str(), "r");

@@ -376,7 +376,7 @@ TEST(InputChecks, ParameterRowsAreCheckedOneByOne) {
       "l1_ways,-5,ways,-5,-5,0.9,m,associativity.csv\n"       // 3: a count <= 0
       "l2_size,5e7,bytes,6e7,7e7,0.9,m,latency.csv\n"         // 4: outside its interval
       "dram_latency,600,cycles,700,500,0.9,m,latency.csv\n"   // 5: inverted
-      "shared_banks,32,banks,32,32,1.5,m,shared_banks.csv\n"  // 6: confidence
+      "shared_banks,32,banks,32,32,1.5,m,shared_banks.csv\n"  // 6: confidence (an old name)
       "l1_size,nan,bytes,1,2,0.5,m,latency.csv\n"             // 7: not a number
       "l1_hit_latency,34,cycles,33,35,0.9,m,latency.csv\n"    // 8: given again
       "someones_difference,-3,cycles,-4,-2,0.5,m,x.csv\n";    // 9: not in the catalog: may be < 0
@@ -392,7 +392,7 @@ TEST(InputChecks, ParameterRowsAreCheckedOneByOne) {
   const char* expected[] = {"p.csv:3: l1_ways: value -5 <= 0",
                             "p.csv:4: l2_size: value 5e+07 outside",
                             "p.csv:5: dram_latency: high 500 < low 700",
-                            "p.csv:6: shared_banks: confidence 1.5",
+                            "p.csv:6: shared_bank_count: confidence 1.5",
                             "p.csv:7: l1_size: value nan",
                             "p.csv:8: l1_hit_latency: given again"};
   for (size_t i = 0; i < rejected.size(); ++i)

@@ -138,22 +138,22 @@ TEST(BankFit, ReadsFourByteBanks) {
   EXPECT_EQ(fit->model, (BankModel{32, 4}));
   EXPECT_TRUE(bank_geometry_settled(*fit));
   auto ps = analyze_shared_banks(obs, {});
-  ASSERT_TRUE(find(ps, param::shared_banks));
+  ASSERT_TRUE(find(ps, param::shared_bank_count));
   ASSERT_TRUE(find(ps, param::shared_bank_width));
-  EXPECT_EQ(find(ps, param::shared_banks)->value, 32);
+  EXPECT_EQ(find(ps, param::shared_bank_count)->value, 32);
   EXPECT_EQ(find(ps, param::shared_bank_width)->value, 4);
   EXPECT_EQ(find(ps, param::shared_bank_width)->unit, "bytes");
-  EXPECT_GT(find(ps, param::shared_banks)->confidence, 0.6);
+  EXPECT_GT(find(ps, param::shared_bank_count)->confidence, 0.6);
   EXPECT_GT(find(ps, param::shared_bank_width)->confidence, 0.6);
-  EXPECT_EQ(find(ps, param::shared_banks)->evidence, "shared_banks.csv");
+  EXPECT_EQ(find(ps, param::shared_bank_count)->evidence, "shared_banks.csv");
 }
 
 TEST(BankFit, ReadsKeplerEightByteBanks) {
   auto obs = sweep(model_cost({32, 8}), {4, 8, 16}, all_strides(), 0.05, 2);
   auto ps = analyze_shared_banks(obs, {});
-  ASSERT_TRUE(find(ps, param::shared_banks));
+  ASSERT_TRUE(find(ps, param::shared_bank_count));
   ASSERT_TRUE(find(ps, param::shared_bank_width));
-  EXPECT_EQ(find(ps, param::shared_banks)->value, 32);
+  EXPECT_EQ(find(ps, param::shared_bank_count)->value, 32);
   EXPECT_EQ(find(ps, param::shared_bank_width)->value, 8);
   EXPECT_GT(find(ps, param::shared_bank_width)->confidence, 0.6);
 }
@@ -184,9 +184,9 @@ TEST(BankFit, SurvivesOutliersAndAnIssueFloor) {
   obs[80].value *= 0.4;
   obs[150].value *= 2;
   auto ps = analyze_shared_banks(obs, {});
-  ASSERT_TRUE(find(ps, param::shared_banks));
+  ASSERT_TRUE(find(ps, param::shared_bank_count));
   ASSERT_TRUE(find(ps, param::shared_bank_width));
-  EXPECT_EQ(find(ps, param::shared_banks)->value, 32);
+  EXPECT_EQ(find(ps, param::shared_bank_count)->value, 32);
   EXPECT_EQ(find(ps, param::shared_bank_width)->value, 4);
 }
 
@@ -196,18 +196,18 @@ TEST(BankFit, TwoPassFloorIsAmbiguousUnlessLatencySettlesIt) {
   auto obs = sweep([](int w, int s) { return std::max(2, four_byte_bank_cost(w, s)); }, {4, 8, 16},
                    all_strides(), 0.03, 13);
   auto ps = analyze_shared_banks(obs, {});
-  EXPECT_FALSE(find(ps, param::shared_banks));
+  EXPECT_FALSE(find(ps, param::shared_bank_count));
   EXPECT_FALSE(find(ps, param::shared_bank_width));
   // ... until one warp's latency, which has no such floor, is there too.
   auto lat = sweep(four_byte_bank_cost, {4, 8, 16}, all_strides(), 0.02, 14, shared_banks::kStrideLatency,
                    24.0, 2.0);
   obs.insert(obs.end(), lat.begin(), lat.end());
   ps = analyze_shared_banks(obs, {});
-  ASSERT_TRUE(find(ps, param::shared_banks));
+  ASSERT_TRUE(find(ps, param::shared_bank_count));
   ASSERT_TRUE(find(ps, param::shared_bank_width));
-  EXPECT_EQ(find(ps, param::shared_banks)->value, 32);
+  EXPECT_EQ(find(ps, param::shared_bank_count)->value, 32);
   EXPECT_EQ(find(ps, param::shared_bank_width)->value, 4);
-  EXPECT_NE(find(ps, param::shared_banks)->method.find("one-warp latency"), std::string::npos);
+  EXPECT_NE(find(ps, param::shared_bank_count)->method.find("one-warp latency"), std::string::npos);
 }
 
 TEST(BankFit, FallsBackToLatency) {
@@ -225,7 +225,7 @@ TEST(BankFit, FlatCurveInfersNothing) {
   auto obs = sweep([](int, int) { return 1; }, {4, 8, 16}, all_strides(), 0.03, 8);
   EXPECT_FALSE(fit_bank_geometry(obs));
   auto ps = analyze_shared_banks(obs, {});
-  EXPECT_FALSE(find(ps, param::shared_banks));
+  EXPECT_FALSE(find(ps, param::shared_bank_count));
   EXPECT_FALSE(find(ps, param::shared_bank_width));
 }
 
@@ -234,7 +234,7 @@ TEST(BankFit, WideAccessesAloneCannotTellTheWidth) {
   auto obs = sweep(four_byte_bank_cost, {8, 16}, all_strides(), 0.02, 9);
   auto ps = analyze_shared_banks(obs, {});
   EXPECT_FALSE(find(ps, param::shared_bank_width));
-  EXPECT_FALSE(find(ps, param::shared_banks));
+  EXPECT_FALSE(find(ps, param::shared_bank_count));
 }
 
 TEST(BankFit, TooFewPointsInfersNothing) {
@@ -378,7 +378,7 @@ TEST(RecordedH100, SharedBanks) {
   auto obs = recorded("shared_banks");
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_shared_banks.csv";
   auto ps = analyze("shared_banks", obs);
-  const Parameter* banks = find(ps, param::shared_banks);
+  const Parameter* banks = find(ps, param::shared_bank_count);
   const Parameter* width = find(ps, param::shared_bank_width);
   ASSERT_TRUE(banks && width) << "bank geometry not inferred from the H100 curve";
   EXPECT_EQ(banks->value, 32);

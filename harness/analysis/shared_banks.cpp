@@ -259,7 +259,7 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
     const double q = bank_fit_quality(*fit);
     // A quantity the curve cannot tell apart from its alternative is left out, not guessed.
     if (fit->banks_separation >= kMinSeparation && q > kMinFitQuality)
-      out.push_back({param::shared_banks, static_cast<double>(fit->model.banks), "banks",
+      out.push_back({param::shared_bank_count, static_cast<double>(fit->model.banks), "banks",
                      static_cast<double>(fit->model.banks), static_cast<double>(fit->model.banks),
                      q * fit->banks_separation, how + ", next " + model_text(fit->banks_runner_up),
                      evidence});

@@ -245,7 +245,7 @@ void sim_caches(SimConfig& c) {
     }
   }
   c.left_out += "#   -gpgpu_cache:dl2: L2 sets and ways per memory sub-partition are not measured\n";
-  if (c.usable(param::shared_banks, &banks))
+  if (c.usable(param::shared_bank_count, &banks))
     c.line("-gpgpu_shmem_num_banks", format_number(banks->value), cite(*banks));
 }
 

@@ -32,7 +32,7 @@ const std::vector<QuantityRow>& paper_rows() {
       {"Shared memory latency", {param::shared_latency}},
       {"Shared memory latency, index chase", {param::shared_latency_index_chase}},
       {"Constant cache hit latency", {param::constant_hit_latency}},
-      {"Shared memory banks", {param::shared_banks}},
+      {"Shared memory banks", {param::shared_bank_count}},
       {"Shared memory bank width", {param::shared_bank_width}},
       {"L1 TLB coverage", {param::tlb_l1_coverage}},
       {"L2 TLB coverage", {param::tlb_l2_coverage}},

@@ -134,7 +134,7 @@ const std::vector<QuantityRow>& headline_rows() {
       {"DRAM read bandwidth", {param::dram_read_bandwidth}},
       {"fp32 FMA rate", {param::fp32_fma_throughput_per_sm}},
       {"fp64 FMA rate", {param::fp64_fma_throughput_per_sm}},
-      {"shared memory banks", {param::shared_banks}},
+      {"shared memory banks", {param::shared_bank_count}},
       {"shared memory bank width", {param::shared_bank_width}},
       {"bytes in flight per SM for 90 % of DRAM peak", {param::dram_bytes_in_flight_90pct}},
   };
