@@ -293,13 +293,16 @@ TEST(EnergyFigures, EnergiesAndTheTraceAreDrawn) {
   Staging run;
   const auto rows = Windows(Truth(), 0.002, 9).plan();
   const Metadata meta = {{"gpu", "synthetic"}, {"run_id", "20260101T000000Z"}};
-  write_file_atomic((run.dir / "energy.csv").string(), format_observations(meta, rows));
+  // As the runner writes them (base/run_dir.hpp: RunFileRights::run).
+  write_file_atomic((run.dir / "energy.csv").string(), format_observations(meta, rows),
+                    RunFileRights::run);
   write_file_atomic((run.dir / "parameters.csv").string(),
-                    format_parameters(meta, analyze("energy", rows)));
+                    format_parameters(meta, analyze("energy", rows)), RunFileRights::run);
   fs::copy_file(fs::path(GPUPROBE_TEST_DATA) / "synthetic_power_trace.csv",
                 run.dir / "power_trace.csv");
   write_file_atomic((run.dir / "families.csv").string(),
-                    "family,status,start_s,end_s\nlatency,ok,0,0.975\npipes,ok,1.075,2.05\n");
+                    "family,status,start_s,end_s\nlatency,ok,0,0.975\npipes,ok,1.075,2.05\n",
+                    RunFileRights::run);
   Diagnostics diag;
   for (const auto& script : figure_scripts(paths.plots_dir, diag)) {
     if (script.family != "energy") continue;
@@ -318,9 +321,11 @@ TEST(EnergyReport, SaysWhatRanThrottledAndHowTheHeldOutKernelsCameOut) {
   Staging run;
   const auto rows = Windows(Truth(), 0.002, 10).plan();
   const Metadata meta = {{"gpu", "synthetic"}, {"run_id", "20260101T000000Z"}};
-  write_file_atomic((run.dir / "energy.csv").string(), format_observations(meta, rows));
+  // As the runner writes them (base/run_dir.hpp: RunFileRights::run).
+  write_file_atomic((run.dir / "energy.csv").string(), format_observations(meta, rows),
+                    RunFileRights::run);
   write_file_atomic((run.dir / "parameters.csv").string(),
-                    format_parameters(meta, analyze("energy", rows)));
+                    format_parameters(meta, analyze("energy", rows)), RunFileRights::run);
   std::vector<std::string> header = {"family",       "status",       "wall_time_s",
                                      "sm_clock_mhz", "observations", "message"};
   for (const auto& c : operating_point_columns()) header.push_back(c);
@@ -335,7 +340,8 @@ TEST(EnergyReport, SaysWhatRanThrottledAndHowTheHeldOutKernelsCameOut) {
   fams.push_back({"transpose", "failed", "0.5", "1980.0", "0", "out of memory"});
   for (const auto& c : operating_point_cells(summarize_family(trace, "nope")))
     fams.back().push_back(c);
-  write_file_atomic((run.dir / "families.csv").string(), format_csv(meta, header, fams));
+  write_file_atomic((run.dir / "families.csv").string(), format_csv(meta, header, fams),
+                    RunFileRights::run);
   ASSERT_EQ(report_main({run.dir.string()}), 0);
   const std::string md = read_file((run.dir / "report.md").string());
   // The operating point: the one family that ran throttled, not the one that did not.
