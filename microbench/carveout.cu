@@ -25,12 +25,13 @@ class CarveoutFamily : public ProbeFamily {
     return "L1 data cache capacity at each shared-memory carve-out preference";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"chase", "cycles per ld.global access against footprint, per carve-out"},
-            {"l1_size", "largest footprint that stays in L1, per carve-out (derived)"}};
+    return {
+        {"chase", "cycles per ld.global access against footprint, per carve-out"},
+        {carveout::kL1SizeProbe, "largest footprint that stays in L1, per carve-out (derived)"}};
   }
 
   void run(RunContext& ctx) override {
-    if (!ctx.enabled("chase") && !ctx.enabled("l1_size")) return;
+    if (!ctx.enabled("chase") && !ctx.enabled(carveout::kL1SizeProbe)) return;
     if (!sass_allows(ctx, "chase", carveout::kernels("chase"))) return;
     const DeviceInfo& d = ctx.device();
     // Percent of the largest shared memory per SM. Denser at the low end, where a few
@@ -85,7 +86,7 @@ class CarveoutFamily : public ProbeFamily {
     for (const auto& c : carveout::l1_capacity_by_carveout(rows)) {
       Observation o;
       o.family = name();
-      o.probe = "l1_size";
+      o.probe = carveout::kL1SizeProbe;
       o.params = {{"carveout_percent", format_number(c.percent)},
                   {"shared_request_bytes", format_number(c.shared_request)}};
       o.value = o.p05 = o.p50 = c.l1_bytes;

@@ -153,7 +153,8 @@ class ClustersFamily : public ProbeFamily {
            "SMs, cluster.sync() cost, the largest cluster";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"dsm_latency", "rank 0 chasing through each rank's shared memory, cycles per load"},
+    return {{clusters::kDsmLatencyProbe,
+             "rank 0 chasing through each rank's shared memory, cycles per load"},
             {"dsm_bandwidth", "every block reading the next rank's shared memory, B/clk/SM"},
             {"cluster_sync", "one cluster-wide barrier at every place a cluster lands, cycles"}};
   }
@@ -179,11 +180,18 @@ class ClustersFamily : public ProbeFamily {
     for (int s = 2; s <= largest; ++s)
       if (max_active_clusters(dsm_chase, s, kChaseThreads, smem_) > 0) sizes.push_back(s);
     if (sizes.empty()) throw std::runtime_error("clusters: no cluster of 2 blocks with one block per SM fits");
-    ctx.record({"", "cluster_size_max", {{"shared_bytes_per_block", std::to_string(smem_)}},
-                double(sizes.back()), "blocks", double(sizes.back()), double(sizes.back()),
-                double(sizes.back()), 1});
+    ctx.record({"",
+                clusters::kClusterSizeMaxProbe,
+                {{"shared_bytes_per_block", std::to_string(smem_)}},
+                double(sizes.back()),
+                "blocks",
+                double(sizes.back()),
+                double(sizes.back()),
+                double(sizes.back()),
+                1});
 
-    if (ctx.enabled("dsm_latency") && sass_allows(ctx, "dsm_latency", {latency_kernel()}))
+    if (ctx.enabled(clusters::kDsmLatencyProbe) &&
+        sass_allows(ctx, clusters::kDsmLatencyProbe, {latency_kernel()}))
       for (int s : sizes) latency(ctx, s);
     if (ctx.enabled("dsm_bandwidth") && sass_allows(ctx, "dsm_bandwidth", {bandwidth_kernel()}))
       for (int s : sizes)
@@ -218,9 +226,15 @@ class ClustersFamily : public ProbeFamily {
       return Sample{median(others) / kChainEntries, s};
     };
     const int reps = ctx.quick() ? 3 : 5;
-    ctx.measure({"dsm_latency", {{"cluster_size", std::to_string(size)}, {"target", "other_sm"}}, "cycles", reps},
+    ctx.measure({clusters::kDsmLatencyProbe,
+                 {{"cluster_size", std::to_string(size)}, {"target", "other_sm"}},
+                 "cycles",
+                 reps},
                 [&] { return once(false); });
-    ctx.measure({"dsm_latency", {{"cluster_size", std::to_string(size)}, {"target", "own_sm"}}, "cycles", reps},
+    ctx.measure({clusters::kDsmLatencyProbe,
+                 {{"cluster_size", std::to_string(size)}, {"target", "own_sm"}},
+                 "cycles",
+                 reps},
                 [&] { return once(true); });
   }
 

@@ -16,7 +16,7 @@ array arch_width[3]
 # A documented geometry found another way than the stride sweep names its method.
 array arch_note[3] = ["", "", ""]
 do for [g=1:3] {
-  call 'plots/ref_value.gp' (arch_gpu[g]) "shared_banks" "stride_sweep"
+  call 'plots/ref_value.gp' (arch_gpu[g]) "shared_bank_count" "stride_sweep"
   arch_banks[g] = ref_value
   if (ref_other_method) { arch_note[g] = " (" . ref_method_text . ")" }
   call 'plots/ref_value.gp' (arch_gpu[g]) "shared_bank_width" "stride_sweep"
@@ -75,7 +75,7 @@ if (arch_banks[1] == arch_banks[1] && arch_width[1] == arch_width[1]) {
 # holds the key) in each GPU's colour.
 inferred_cmd = ""
 do for [i=1:words(files)] {
-  call 'plots/param_value.gp' param_file(i) "shared_banks"
+  call 'plots/param_value.gp' param_file(i) "shared_bank_count"
   nb = param_value
   call 'plots/param_value.gp' param_file(i) "shared_bank_width"
   if (nb == nb && param_value == param_value) {

@@ -133,6 +133,8 @@ MAPPING = {
     "type_conversion_throughput_per_sm": (["conversion_throughput_per_sm"], ""),
     "int_add_latency": (["int32_add_latency"], ""),
     "int_mad_latency": (["int32_mad_latency"], ""),
+    # Renamed in issue 24: the raw collection keeps the old name.
+    "shared_banks": (["shared_bank_count"], ""),
 }
 
 # Jia et al. Table 3.1 prints the L1 load granularity as 'line size'.
@@ -142,7 +144,7 @@ JIA_LINE_SIZE_NOTE = "L1 'line size' as reported"
 CANONICAL_AS_IS = {
     "l1_hit_latency", "l1_size", "l2_size", "dram_latency", "shared_latency", "l1_line_size",
     "l1_sector_size", "l2_line_size", "l2_sector_size", "l1_sets", "tlb_l1_coverage",
-    "tlb_l2_coverage", "shared_banks", "shared_bank_width", "fp32_fma_latency",
+    "tlb_l2_coverage", "shared_bank_width", "fp32_fma_latency",
     "fp64_fma_latency", "fp16x2_fma_latency", "max_concurrent_kernels",
 }
 
@@ -159,7 +161,7 @@ UNIT_RULES = [
     (lambda q: q.endswith("_bandwidth_per_sm"),
      {"B/clk": ("B/clk/SM", 1), "B/clk/SM": ("B/clk/SM", 1)}),
     (lambda q: q.endswith("_bandwidth"), {"GB/s": ("GB/s", 1), "GiB/s": ("GB/s", 1)}),
-    (lambda q: q in ("shared_banks",), {"banks": ("banks", 1)}),
+    (lambda q: q in ("shared_bank_count",), {"banks": ("banks", 1)}),
     (lambda q: q in ("l1_sets",), {"sets": ("sets", 1)}),
     (lambda q: q in ("max_concurrent_kernels",), {"kernels": ("kernels", 1)}),
     (lambda q: True, {u: ("bytes", f) for u, f in TO_BYTES.items()}),

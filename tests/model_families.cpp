@@ -14,6 +14,7 @@
 #include "analysis/common/memory_chase.hpp"
 #include "analysis/pipes.hpp"
 #include "base/csv.hpp"
+#include "base/parameter_names.hpp"
 #include "model_gpu.hpp"
 #include "observation_rows.hpp"
 
@@ -470,24 +471,29 @@ std::vector<Truth> family_truths(const Gpu& g, const std::string& family) {
   std::vector<Truth> t;
   const FamilyFigures& f = g.fam;
   if (family == "granularity" && f.l1_fetch.value > 0) {
-    t.push_back({"l1_sector_size", f.l1_fetch.value, "bytes", 0, false, f.l1_fetch.source});
-    t.push_back({"l2_sector_size", f.l2_sector.value, "bytes", 0, false, f.l2_sector.source});
-    if (f.l2_line.value > 0) t.push_back({"l2_line_size", f.l2_line.value, "bytes", 0, false, f.l2_line.source});
+    t.push_back({param::l1_sector_size, f.l1_fetch.value, "bytes", 0, false, f.l1_fetch.source});
+    t.push_back({param::l2_sector_size, f.l2_sector.value, "bytes", 0, false, f.l2_sector.source});
+    if (f.l2_line.value > 0)
+      t.push_back({param::l2_line_size, f.l2_line.value, "bytes", 0, false, f.l2_line.source});
     if (f.readonly_fetch.value > 0)
-      t.push_back({"readonly_line_size", f.readonly_fetch.value, "bytes", 0, false, f.readonly_fetch.source});
+      t.push_back({param::readonly_line_size, f.readonly_fetch.value, "bytes", 0, false,
+                   f.readonly_fetch.source});
     if (f.constant_fetch.value > 0)
-      t.push_back({"constant_line_size", f.constant_fetch.value, "bytes", 0, false, f.constant_fetch.source});
+      t.push_back({param::constant_line_size, f.constant_fetch.value, "bytes", 0, false,
+                   f.constant_fetch.source});
   }
   if (!f.declared()) return t;
   const int cc = cc_number(g.cc);
   if (family == "pipes") {
-    t.push_back({"fp32_fma_throughput_per_sm", f.fp32.value, "results/clk/SM", kRateTolerance, false, f.fp32.source});
-    t.push_back({"fp64_fma_throughput_per_sm", f.fp64.value, "results/clk/SM", kRateTolerance, false, f.fp64.source});
-    t.push_back({"fp64_fp32_throughput_ratio", f.fp64.value / f.fp32.value, "ratio", kFp64RatioTolerance, false,
-                 f.fp64.source});
+    t.push_back({param::fp32_fma_throughput_per_sm, f.fp32.value, "results/clk/SM", kRateTolerance,
+                 false, f.fp32.source});
+    t.push_back({param::fp64_fma_throughput_per_sm, f.fp64.value, "results/clk/SM", kRateTolerance,
+                 false, f.fp64.source});
+    t.push_back({param::fp64_fp32_throughput_ratio, f.fp64.value / f.fp32.value, "ratio",
+                 kFp64RatioTolerance, false, f.fp64.source});
     if (f.tensor_f16.value > 0 && cc >= 80)
-      t.push_back({"tensor_mma_f16_throughput_per_sm", f.tensor_f16.value, "results/clk/SM", kRateTolerance,
-                   false, f.tensor_f16.source});
+      t.push_back({param::tensor_mma_f16_throughput_per_sm, f.tensor_f16.value, "results/clk/SM",
+                   kRateTolerance, false, f.tensor_f16.source});
   }
   if (family == "dual_issue") {
     const auto ops = op_models(g);
@@ -510,7 +516,8 @@ std::vector<Truth> family_truths(const Gpu& g, const std::string& family) {
     for (const auto& [name, r] : pairs)
       t.push_back({"dual_issue_" + name, r.first / r.second, "ratio", kRatioTolerance, false, src});
     if (issue > 0)
-      t.push_back({"dual_issue_gain", best_pair / issue, "ratio", kRatioTolerance, false, src});
+      t.push_back(
+          {param::dual_issue_gain, best_pair / issue, "ratio", kRatioTolerance, false, src});
   }
   return t;
 }

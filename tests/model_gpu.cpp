@@ -7,6 +7,7 @@
 #include "analysis/latency.hpp"
 #include "analysis/shared_banks.hpp"
 #include "base/csv.hpp"
+#include "base/parameter_names.hpp"
 #include "observation_rows.hpp"
 
 namespace gpuprobe {
@@ -670,10 +671,10 @@ std::vector<Truth> truths(const Gpu& g) {
   };
   for (const auto& l : g.levels) {
     if (l.split()) {
-      lat("l2_near_hit_latency", l.latency);
-      size("l2_segment_size", l.size.value / 2, l.size.source + " (half)");
-      lat("l2_far_hit_latency", l.far_latency);
-      size("l2_size", l.size.value, l.size.source);
+      lat(param::l2_near_hit_latency, l.latency);
+      size(param::l2_segment_size, l.size.value / 2, l.size.source + " (half)");
+      lat(param::l2_far_hit_latency, l.far_latency);
+      size(param::l2_size, l.size.value, l.size.source);
       continue;
     }
     lat(l.name + "_hit_latency", l.latency);
@@ -683,23 +684,39 @@ std::vector<Truth> truths(const Gpu& g) {
   // included).
   const Level& last = g.levels.back();
   const double f = last.size.value * std::pow(49.0, 1.0 / last.sharpness) * 1.5;
-  t.push_back({"dram_latency", chase_latency(g, f, true), "cycles", 0.03, false,
+  t.push_back({param::dram_latency, chase_latency(g, f, true), "cycles", 0.03, false,
                g.dram_latency.source});
-  t.push_back({"cache_levels", double(g.levels.size()), "levels", 0.0, false, "declared hierarchy"});
-  t.push_back({"dram_read_bandwidth", g.dram_read_gbs.value, "GB/s", 0.05, false,
+  t.push_back(
+      {param::cache_levels, double(g.levels.size()), "levels", 0.0, false, "declared hierarchy"});
+  t.push_back({param::dram_read_bandwidth, g.dram_read_gbs.value, "GB/s", 0.05, false,
                g.dram_read_gbs.source});
-  t.push_back({"l2_read_bandwidth", g.l2_read_gbs.value, "GB/s", 0.05, false, g.l2_read_gbs.source});
-  t.push_back({"shared_banks", g.shared_banks.value, "banks", 0.0, false, g.shared_banks.source});
-  t.push_back({"shared_bank_width", g.shared_bank_width.value, "bytes", 0.0, false,
+  t.push_back(
+      {param::l2_read_bandwidth, g.l2_read_gbs.value, "GB/s", 0.05, false, g.l2_read_gbs.source});
+  t.push_back(
+      {param::shared_bank_count, g.shared_banks.value, "banks", 0.0, false, g.shared_banks.source});
+  t.push_back({param::shared_bank_width, g.shared_bank_width.value, "bytes", 0.0, false,
                g.shared_bank_width.source});
   return t;
 }
 
 std::vector<std::string> ladder_names() {
-  return {"l1_hit_latency", "l1_size", "mid_cache_hit_latency", "mid_cache_size",
-          "l2_hit_latency", "l2_near_hit_latency", "l2_segment_size", "l2_far_hit_latency",
-          "l2_size", "llc_hit_latency", "llc_size", "dram_latency", "cache_levels",
-          "dram_read_bandwidth", "l2_read_bandwidth", "shared_banks", "shared_bank_width"};
+  return {param::l1_hit_latency,
+          param::l1_size,
+          param::mid_cache_hit_latency,
+          param::mid_cache_size,
+          param::l2_hit_latency,
+          param::l2_near_hit_latency,
+          param::l2_segment_size,
+          param::l2_far_hit_latency,
+          param::l2_size,
+          param::llc_hit_latency,
+          param::llc_size,
+          param::dram_latency,
+          param::cache_levels,
+          param::dram_read_bandwidth,
+          param::l2_read_bandwidth,
+          param::shared_bank_count,
+          param::shared_bank_width};
 }
 
 }  // namespace model

@@ -8,6 +8,7 @@
 #include "analysis/latency.hpp"
 #include "analysis/tlb.hpp"
 #include "base/csv.hpp"
+#include "base/parameter_names.hpp"
 #include "model_gpu.hpp"
 #include "observation_rows.hpp"
 
@@ -158,18 +159,18 @@ std::vector<Truth> tlb_truths(const Gpu& g) {
   std::vector<Truth> t;
   if (g.tlb_levels.empty()) return t;
   const auto& l1 = g.tlb_levels[0];
-  t.push_back({"tlb_l1_coverage", l1.reach.value, "bytes", 0.10, true, l1.reach.source});
+  t.push_back({param::tlb_l1_coverage, l1.reach.value, "bytes", 0.10, true, l1.reach.source});
   // the aliased sweeps reach at least this far (their smallest stride is the L1 TLB's entry)
   const double reach = aliased_reach(g, l1.entry.value);
   if (g.tlb_levels.size() > 1 && 2 * g.tlb_levels[1].reach.value <= reach)
-    t.push_back({"tlb_l2_coverage", g.tlb_levels[1].reach.value, "bytes", 0.10, true,
+    t.push_back({param::tlb_l2_coverage, g.tlb_levels[1].reach.value, "bytes", 0.10, true,
                  g.tlb_levels[1].reach.source});
   // the deepest miss a plateau forms past: every level the sweep goes twice beyond
   double miss = 0;
   std::string src;
   for (const auto& lv : g.tlb_levels)
     if (2 * lv.reach.value <= reach) miss += lv.miss.value, src += (src.empty() ? "" : " + ") + lv.miss.source;
-  t.push_back({"tlb_miss_latency", miss * 1.0, "cycles", 0.03, false, src});
+  t.push_back({param::tlb_miss_latency, miss * 1.0, "cycles", 0.03, false, src});
   return t;
 }
 

@@ -15,6 +15,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/associativity.hpp"
 #include "base/observation.hpp"
+#include "base/parameter_names.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::associativity;
@@ -294,9 +295,9 @@ struct Expect {
 
 void expect_recovers(const std::vector<Parameter>& ps, Expect e, double capacity) {
   expect_sane(ps);
-  const Parameter* w = find(ps, "l1_ways");
-  const Parameter* s = find(ps, "l1_sets");
-  const Parameter* c = find(ps, "l1_size");
+  const Parameter* w = find(ps, param::l1_ways);
+  const Parameter* s = find(ps, param::l1_sets);
+  const Parameter* c = find(ps, param::l1_size);
   ASSERT_NE(w, nullptr);
   ASSERT_NE(s, nullptr);
   ASSERT_NE(c, nullptr);
@@ -320,7 +321,7 @@ TEST(AssociativityFit, LruFourWays) {
   EXPECT_EQ(f->pow2.ways, 4);
   auto ps = analyze_tallies(t);
   expect_recovers(ps, {4, 256}, kLines);
-  EXPECT_NE(find(ps, "l1_ways")->method.find("LRU-like"), std::string::npos);
+  EXPECT_NE(find(ps, param::l1_ways)->method.find("LRU-like"), std::string::npos);
 }
 
 TEST(AssociativityFit, LruSixteenWays) {
@@ -337,8 +338,8 @@ TEST(AssociativityFit, FullyAssociativeIsOneSet) {
   auto t = sweep({1, 512, true}, 600, kSms, 4);
   auto ps = analyze_tallies(t);
   expect_sane(ps);
-  const Parameter* w = find(ps, "l1_ways");
-  const Parameter* s = find(ps, "l1_sets");
+  const Parameter* w = find(ps, param::l1_ways);
+  const Parameter* s = find(ps, param::l1_sets);
   ASSERT_NE(w, nullptr);
   ASSERT_NE(s, nullptr);
   // A step at exactly 512 lines: one set of 512 ways.
@@ -347,7 +348,7 @@ TEST(AssociativityFit, FullyAssociativeIsOneSet) {
   EXPECT_NEAR(w->value, 512, 5) << w->method;
   EXPECT_LE(w->high, 512) << w->method;
   EXPECT_NE(w->method.find("fully associative"), std::string::npos) << w->method;
-  EXPECT_NEAR(find(ps, "l1_size")->value, 512 * kSpacing, 0.01 * 512 * kSpacing);
+  EXPECT_NEAR(find(ps, param::l1_size)->value, 512 * kSpacing, 0.01 * 512 * kSpacing);
 }
 
 TEST(AssociativityFit, CapacityAtEachSharedMemorySetting) {
@@ -358,9 +359,9 @@ TEST(AssociativityFit, CapacityAtEachSharedMemorySetting) {
     rows.push_back(o);
   auto ps = analyze("associativity", rows);
   expect_sane(ps);
-  ASSERT_NE(find(ps, "l1_ways"), nullptr);
-  EXPECT_EQ(find(ps, "l1_ways")->value, 16);
-  const Parameter* c = find(ps, "l1_size");
+  ASSERT_NE(find(ps, param::l1_ways), nullptr);
+  EXPECT_EQ(find(ps, param::l1_ways)->value, 16);
+  const Parameter* c = find(ps, param::l1_size);
   ASSERT_NE(c, nullptr);
   EXPECT_NEAR(c->value, 1152 * kSpacing, 0.03 * 1152 * kSpacing) << c->method;
   EXPECT_NE(c->method.find("holding no shared memory: 10"), std::string::npos) << c->method;
@@ -374,12 +375,12 @@ TEST(AssociativityFit, FewTrialsGiveARange) {
   auto few = analyze_tallies(sweep({16, 64, true}, kUnified, 16, 8));
   auto many = analyze_tallies(sweep({16, 64, true}, kUnified, kSms, 8));
   expect_sane(few);
-  const Parameter* w = find(few, "l1_ways");
+  const Parameter* w = find(few, param::l1_ways);
   ASSERT_NE(w, nullptr);
   EXPECT_LE(w->low, 64) << w->method;
   EXPECT_GE(w->high, 64) << w->method;
-  EXPECT_GT(w->high - w->low, find(many, "l1_ways")->high - find(many, "l1_ways")->low);
-  EXPECT_LT(w->confidence, find(many, "l1_ways")->confidence);
+  EXPECT_GT(w->high - w->low, find(many, param::l1_ways)->high - find(many, param::l1_ways)->low);
+  EXPECT_LT(w->confidence, find(many, param::l1_ways)->confidence);
 }
 
 TEST(AssociativityFit, RandomReplacementFromAnEmptyCache) {
@@ -390,12 +391,12 @@ TEST(AssociativityFit, RandomReplacementFromAnEmptyCache) {
   EXPECT_GT(f->verdict.replay_disagreement, 0.1);
   EXPECT_EQ(f->best.model, Replacement::random_cold);
   auto ps = analyze_tallies(t);
-  const Parameter* w = find(ps, "l1_ways");
+  const Parameter* w = find(ps, param::l1_ways);
   ASSERT_NE(w, nullptr);
   EXPECT_LE(w->low, 16) << w->method;
   EXPECT_GE(w->high, 16) << w->method;
   EXPECT_NE(w->method.find("random/non-LRU"), std::string::npos) << w->method;
-  EXPECT_NEAR(find(ps, "l1_size")->value, kLines * kSpacing, 0.05 * kLines * kSpacing);
+  EXPECT_NEAR(find(ps, param::l1_size)->value, kLines * kSpacing, 0.05 * kLines * kSpacing);
 }
 
 TEST(AssociativityFit, RandomReplacementInAFullCacheHidesTheWays) {
@@ -407,10 +408,10 @@ TEST(AssociativityFit, RandomReplacementInAFullCacheHidesTheWays) {
   EXPECT_FALSE(f->ways_identified);
   auto ps = analyze_tallies(t);
   expect_sane(ps);
-  EXPECT_EQ(find(ps, "l1_ways"), nullptr);
-  EXPECT_EQ(find(ps, "l1_sets"), nullptr);
-  ASSERT_NE(find(ps, "l1_size"), nullptr);
-  EXPECT_NEAR(find(ps, "l1_size")->value, kLines * kSpacing, 0.05 * kLines * kSpacing);
+  EXPECT_EQ(find(ps, param::l1_ways), nullptr);
+  EXPECT_EQ(find(ps, param::l1_sets), nullptr);
+  ASSERT_NE(find(ps, param::l1_size), nullptr);
+  EXPECT_NEAR(find(ps, param::l1_size)->value, kLines * kSpacing, 0.05 * kLines * kSpacing);
 }
 
 TEST(AssociativityFit, VerdictFromRepeatsAndReplays) {
@@ -438,14 +439,14 @@ TEST(AssociativityH100, SensibleSetsWaysAndCapacity) {
   ASSERT_GE(tallies.size(), 8u);
   auto ps = analyze("associativity", obs, meta);
   expect_sane(ps);
-  const Parameter* c = find(ps, "l1_size");
+  const Parameter* c = find(ps, param::l1_size);
   ASSERT_NE(c, nullptr);
   // The H100's L1 at the smallest carve-out: 200-256 KiB (carve-out and latency families).
   EXPECT_GE(c->value, 200 * 1024.0) << c->method;
   EXPECT_LE(c->value, 256 * 1024.0) << c->method;
   EXPECT_LT(c->confidence, 0.65);
-  if (const Parameter* w = find(ps, "l1_ways")) {
-    const Parameter* s = find(ps, "l1_sets");
+  if (const Parameter* w = find(ps, param::l1_ways)) {
+    const Parameter* s = find(ps, param::l1_sets);
     ASSERT_NE(s, nullptr);
     EXPECT_GE(w->value, 1);
     EXPECT_GE(s->value, 1);
@@ -466,7 +467,7 @@ TEST(AssociativityH100, RepeatedRunsAgree) {
     auto obs = read_observations(dir + f, &meta);
     fits.push_back(analyze("associativity", obs, meta));
   }
-  for (const char* name : {"l1_ways", "l1_sets", "l1_size"}) {
+  for (const char* name : {param::l1_ways, param::l1_sets, param::l1_size}) {
     const Parameter* a = find(fits[0], name);
     const Parameter* b = find(fits[1], name);
     ASSERT_TRUE(a && b) << name;

@@ -17,6 +17,7 @@
 #include "analysis/bandwidth.hpp"
 #include "analysis/bytes_in_flight.hpp"
 #include "base/observation.hpp"
+#include "base/parameter_names.hpp"
 
 using namespace gpuprobe;
 using gpuprobe::bytes_in_flight::CurvePoint;
@@ -167,7 +168,7 @@ std::vector<Observation> synthetic_bandwidth(double dram_read = 3150) {
 
 TEST(AnalyzeBandwidth, PeaksOfEachLevelWithTheirFractionOfTheory) {
   auto ps = analyze("bandwidth", synthetic_bandwidth());
-  const Parameter* read = find(ps, "dram_read_bandwidth");
+  const Parameter* read = find(ps, param::dram_read_bandwidth);
   ASSERT_TRUE(read);
   EXPECT_DOUBLE_EQ(read->value, 3150);
   EXPECT_EQ(read->unit, "GB/s");
@@ -178,24 +179,24 @@ TEST(AnalyzeBandwidth, PeaksOfEachLevelWithTheirFractionOfTheory) {
   EXPECT_NEAR(read->confidence, 1 / 1.2, 1e-12);
   EXPECT_EQ(read->evidence, "bandwidth.csv");
 
-  const Parameter* write = find(ps, "dram_write_bandwidth");
+  const Parameter* write = find(ps, param::dram_write_bandwidth);
   ASSERT_TRUE(write);
   EXPECT_DOUBLE_EQ(write->value, 3220);
   EXPECT_NE(write->method.find("st.global.cs, ILP 4 won (st.global best 3100 GB/s)"),
             std::string::npos)
       << write->method;
 
-  const Parameter* copy = find(ps, "dram_copy_bandwidth");
+  const Parameter* copy = find(ps, param::dram_copy_bandwidth);
   ASSERT_TRUE(copy);
   EXPECT_DOUBLE_EQ(copy->value, 3050);
 
-  const Parameter* l2 = find(ps, "l2_read_bandwidth");
+  const Parameter* l2 = find(ps, param::l2_read_bandwidth);
   ASSERT_TRUE(l2);
   EXPECT_DOUBLE_EQ(l2->value, 7300);  // inside one partition; 2x L2 is neither level
   EXPECT_NE(l2->method.find("across both partitions (0.5-0.9x L2) 5100 GB/s"), std::string::npos)
       << l2->method;
 
-  const Parameter* l1 = find(ps, "l1_bandwidth_per_sm");
+  const Parameter* l1 = find(ps, param::l1_bandwidth_per_sm);
   ASSERT_TRUE(l1);
   EXPECT_DOUBLE_EQ(l1->value, 124.5);
   EXPECT_EQ(l1->unit, "B/clk/SM");
@@ -208,7 +209,7 @@ TEST(AnalyzeBandwidth, OnlyTheLargestFootprintCountsAsDram) {
   // Reread within a repetition, 16x L2 can still hit in L2 and beat DRAM: not a DRAM figure.
   obs.push_back(row("bandwidth", "read", stream(16, 4, "ld.global.cg", 16), 3400, "GB/s"));
   const auto ps = analyze("bandwidth", obs);
-  const Parameter* read = find(ps, "dram_read_bandwidth");
+  const Parameter* read = find(ps, param::dram_read_bandwidth);
   ASSERT_TRUE(read);
   EXPECT_DOUBLE_EQ(read->value, 3150);
   // A sweep that never left L2 far behind has no DRAM figure at all.
@@ -216,8 +217,8 @@ TEST(AnalyzeBandwidth, OnlyTheLargestFootprintCountsAsDram) {
   for (const auto& o : obs)
     if (o.param("l2_fraction") < 8) small.push_back(o);
   const auto from_small = analyze("bandwidth", small);
-  EXPECT_FALSE(find(from_small, "dram_read_bandwidth"));
-  EXPECT_TRUE(find(from_small, "l2_read_bandwidth"));
+  EXPECT_FALSE(find(from_small, param::dram_read_bandwidth));
+  EXPECT_TRUE(find(from_small, param::l2_read_bandwidth));
 }
 
 TEST(AnalyzeBandwidth, WarpSlicesCountAmongTheDramReads) {
@@ -225,7 +226,7 @@ TEST(AnalyzeBandwidth, WarpSlicesCountAmongTheDramReads) {
   obs.push_back(row("bandwidth", "read_slices",
                     stream(16, 4, "ld.global.nc.L1::no_allocate.L2::256B", 32), 3160, "GB/s"));
   const auto ps = analyze("bandwidth", obs);
-  const Parameter* read = find(ps, "dram_read_bandwidth");
+  const Parameter* read = find(ps, param::dram_read_bandwidth);
   ASSERT_TRUE(read);
   EXPECT_DOUBLE_EQ(read->value, 3160);
   EXPECT_NE(read->method.find("best of 4 "), std::string::npos) << read->method;
@@ -244,20 +245,20 @@ TEST(AnalyzeBandwidth, L2FootprintsBelowOneRoundOfTheGridDoNotCount) {
   tiny.push_back({"round_bytes", "17301504"});
   obs.push_back(row("bandwidth", "read", tiny, 16000, "GB/s"));
   const auto with_rounds = analyze("bandwidth", obs);
-  const Parameter* l2 = find(with_rounds, "l2_read_bandwidth");
+  const Parameter* l2 = find(with_rounds, param::l2_read_bandwidth);
   ASSERT_TRUE(l2);
   EXPECT_DOUBLE_EQ(l2->value, 7300);
   // Without round_bytes (older runs) every footprint counts.
   obs.back().params.pop_back();
   const auto without = analyze("bandwidth", obs);
-  l2 = find(without, "l2_read_bandwidth");
+  l2 = find(without, param::l2_read_bandwidth);
   ASSERT_TRUE(l2);
   EXPECT_DOUBLE_EQ(l2->value, 16000);
 }
 
 TEST(AnalyzeBandwidth, AboveTheTheoreticalPeakIsFlagged) {
   auto ps = analyze("bandwidth", synthetic_bandwidth(4000));
-  const Parameter* read = find(ps, "dram_read_bandwidth");
+  const Parameter* read = find(ps, param::dram_read_bandwidth);
   ASSERT_TRUE(read);
   EXPECT_LE(read->confidence, 0.3);
   EXPECT_NE(read->method.find("ABOVE the theoretical peak"), std::string::npos);
@@ -271,7 +272,7 @@ TEST(AnalyzeBandwidth, WideSpreadLowersConfidence) {
       o.p95 = o.p50 * 1.2;
     }
   const auto ps = analyze("bandwidth", obs);
-  const Parameter* l1 = find(ps, "l1_bandwidth_per_sm");
+  const Parameter* l1 = find(ps, param::l1_bandwidth_per_sm);
   ASSERT_TRUE(l1);
   EXPECT_LE(l1->confidence, 0.6 + 1e-12);
 }
@@ -282,7 +283,7 @@ TEST(AnalyzeBandwidth, NothingMeasuredNothingInferred) {
   auto obs = synthetic_bandwidth();
   obs.erase(obs.begin());
   const auto ps = analyze("bandwidth", obs);
-  const Parameter* read = find(ps, "dram_read_bandwidth");
+  const Parameter* read = find(ps, param::dram_read_bandwidth);
   ASSERT_TRUE(read);
   EXPECT_EQ(read->method.find("theoretical"), std::string::npos);
 }
@@ -335,8 +336,8 @@ std::vector<Observation> synthetic_bytes_in_flight(double k_dram, double k_l2,
 
 TEST(AnalyzeBytesInFlight, NinetyPercentPointsOfBothLevels) {
   auto ps = analyze("bytes_in_flight", synthetic_bytes_in_flight(14000, 9000));
-  const Parameter* dram = find(ps, "dram_bytes_in_flight_90pct");
-  const Parameter* l2 = find(ps, "l2_bytes_in_flight_90pct");
+  const Parameter* dram = find(ps, param::dram_bytes_in_flight_90pct);
+  const Parameter* l2 = find(ps, param::l2_bytes_in_flight_90pct);
   ASSERT_TRUE(dram && l2);
   EXPECT_NEAR(dram->value / knee_at_90(14000), 1.0, 0.2);
   EXPECT_NEAR(l2->value / knee_at_90(9000), 1.0, 0.2);
@@ -354,8 +355,8 @@ TEST(AnalyzeBytesInFlight, NinetyPercentPointsOfBothLevels) {
 TEST(AnalyzeBytesInFlight, AKneeBelowTheSweepIsLeftOut) {
   // Saturated from the first point: no bracket, so no parameter (never a guess).
   auto ps = analyze("bytes_in_flight", synthetic_bytes_in_flight(10, 9000, false));
-  EXPECT_FALSE(find(ps, "dram_bytes_in_flight_90pct"));
-  EXPECT_TRUE(find(ps, "l2_bytes_in_flight_90pct"));
+  EXPECT_FALSE(find(ps, param::dram_bytes_in_flight_90pct));
+  EXPECT_TRUE(find(ps, param::l2_bytes_in_flight_90pct));
 }
 
 // --- code: the probes hold the accesses they claim -----------------------------------------
@@ -408,11 +409,11 @@ TEST(RecordedH100, BandwidthIsPhysicallySensible) {
   const double peak = theory.front().value;
   EXPECT_GT(peak, 1500);
   EXPECT_LT(peak, 5000);
-  const Parameter* read = find(ps, "dram_read_bandwidth");
-  const Parameter* write = find(ps, "dram_write_bandwidth");
-  const Parameter* copy = find(ps, "dram_copy_bandwidth");
-  const Parameter* l2 = find(ps, "l2_read_bandwidth");
-  const Parameter* l1 = find(ps, "l1_bandwidth_per_sm");
+  const Parameter* read = find(ps, param::dram_read_bandwidth);
+  const Parameter* write = find(ps, param::dram_write_bandwidth);
+  const Parameter* copy = find(ps, param::dram_copy_bandwidth);
+  const Parameter* l2 = find(ps, param::l2_read_bandwidth);
+  const Parameter* l1 = find(ps, param::l1_bandwidth_per_sm);
   ASSERT_TRUE(read && write && copy && l2 && l1);
   for (const Parameter* p : {read, write, copy}) {
     EXPECT_GT(p->value, 0.7 * peak) << p->name;
@@ -438,13 +439,13 @@ TEST(RecordedH100, DramTargetsMetInBothRuns) {
     runs.push_back(analyze("bandwidth", obs, meta));
   }
   for (const auto& ps : runs) {
-    const Parameter* read = find(ps, "dram_read_bandwidth");
-    const Parameter* write = find(ps, "dram_write_bandwidth");
+    const Parameter* read = find(ps, param::dram_read_bandwidth);
+    const Parameter* write = find(ps, param::dram_write_bandwidth);
     ASSERT_TRUE(read && write);
     EXPECT_GE(read->value, 0.93 * peak) << read->method;
     EXPECT_GE(write->value, 0.95 * peak) << write->method;
   }
-  for (const char* name : {"dram_read_bandwidth", "dram_write_bandwidth"})
+  for (const char* name : {param::dram_read_bandwidth, param::dram_write_bandwidth})
     EXPECT_NEAR(find(runs[0], name)->value / find(runs[1], name)->value, 1, 0.01) << name;
 }
 
@@ -453,11 +454,11 @@ TEST(RecordedH100, BytesInFlightAgreeWithLittlesLaw) {
   auto obs = recorded("bytes_in_flight", &meta);
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_bytes_in_flight.csv";
   auto ps = analyze("bytes_in_flight", obs, meta);
-  const Parameter* dram = find(ps, "dram_bytes_in_flight_90pct");
+  const Parameter* dram = find(ps, param::dram_bytes_in_flight_90pct);
   ASSERT_TRUE(dram);
   EXPECT_GT(dram->value, 1024);
   EXPECT_LT(dram->value, 256 * 1024);
-  if (const Parameter* l2 = find(ps, "l2_bytes_in_flight_90pct")) {
+  if (const Parameter* l2 = find(ps, param::l2_bytes_in_flight_90pct)) {
     EXPECT_GT(l2->value, 512);
     EXPECT_LT(l2->value, 256 * 1024);
   }

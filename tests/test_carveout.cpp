@@ -12,6 +12,7 @@
 #include "memory_chase_checks.hpp"
 #include "parameter_checks.hpp"
 #include "recorded.hpp"
+#include "base/parameter_names.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::chase_test;
@@ -59,7 +60,7 @@ TEST(Carveout, CapacityPerPreferenceAndTheLargest) {
   }
   auto ps = analyze("carveout", obs);
   ASSERT_EQ(ps.size(), 1u);
-  EXPECT_EQ(ps[0].name, "l1_size_no_miss");
+  EXPECT_EQ(ps[0].name, param::l1_size_no_miss);
   EXPECT_NEAR(ps[0].value, 256 * kKiB, 0.06 * 256 * kKiB);
   EXPECT_GT(ps[0].confidence, 0.7);
   expect_sane(ps[0]);
@@ -68,7 +69,7 @@ TEST(Carveout, CapacityPerPreferenceAndTheLargest) {
 TEST(H100, Carveout) {
   REQUIRE_RECORDED(have("carveout")) << "tests/data/h100_carveout.csv";
   auto ps = h100("carveout");
-  const Parameter* l1 = find(ps, "l1_size_no_miss");
+  const Parameter* l1 = find(ps, param::l1_size_no_miss);
   ASSERT_TRUE(l1);
   EXPECT_GE(l1->value, 128 * kKiB);  // H100: 256 KiB of L1 and shared memory per SM
   EXPECT_LE(l1->value, 256 * kKiB);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/observation.hpp"
+#include "base/parameter_names.hpp"
 #include "cli_run.hpp"
 
 namespace fs = std::filesystem;
@@ -136,11 +137,12 @@ TEST(GpuRun, QuickLatencyRunEndToEnd) {
     EXPECT_TRUE(fs::exists(run_dir / f)) << f;
   auto params = gpuprobe::read_parameters((run_dir / "parameters.csv").string());
   bool clock = false;
-  for (const auto& p : params) clock = clock || (p.name == "sm_clock_measured" && p.value > 100);
+  for (const auto& p : params)
+    clock = clock || (p.name == gpuprobe::param::sm_clock_measured && p.value > 100);
   EXPECT_TRUE(clock);
   Result a = run("analyze --stdout " + run_dir.string());
   EXPECT_EQ(a.code, 0) << a.err;
-  EXPECT_NE(a.out.find("l1_hit_latency"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find(gpuprobe::param::l1_hit_latency), std::string::npos) << a.out;
 }
 
 TEST(Cli, AnalyzeWritesParametersItselfAndSaysWhatItDid) {
@@ -281,7 +283,7 @@ TEST(Figures, SvgHoldsTheSeriesTheAxesAndTheMeasuredRange) {
   // The axes span the measured DRAM bandwidth (GB/s) and the L2's size (MiB).
   double dram = 0;
   for (const auto& p : gpuprobe::read_parameters((dir / "parameters.csv").string()))
-    if (p.name == "dram_read_bandwidth") dram = p.value;
+    if (p.name == gpuprobe::param::dram_read_bandwidth) dram = p.value;
   ASSERT_GT(dram, 0);
   auto ticks = tick_numbers(svg);
   ASSERT_GE(ticks.size(), 4u) << svg.substr(0, 2000);

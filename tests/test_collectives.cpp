@@ -10,6 +10,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/collectives.hpp"
+#include "base/parameter_names.hpp"
 #include "observation_rows.hpp"
 #include "parameter_checks.hpp"
 
@@ -166,7 +167,7 @@ TEST(Collectives, BusbwIsTheLargestSizesAndLatencyTheSmallest) {
       EXPECT_LE(lat->low, 0.7 * lat->value + 1e-9);
       EXPECT_GE(lat->high, 1.3 * lat->value - 1e-9);
     }
-    const Parameter* r = find(ps, "collective_ranks");
+    const Parameter* r = find(ps, param::collective_ranks);
     ASSERT_NE(r, nullptr);
     EXPECT_EQ(r->value, n);
   }
@@ -175,15 +176,15 @@ TEST(Collectives, BusbwIsTheLargestSizesAndLatencyTheSmallest) {
 TEST(Collectives, QuickSweepGivesTheSameFigures) {
   const auto full = analyze("collectives", every_collective(4, 355, 20));
   const auto quick = analyze("collectives", every_collective(4, 355, 20, true));
-  for (const char* name : {"all_reduce_busbw", "all_to_all_busbw"}) {
+  for (const char* name : {param::all_reduce_busbw, param::all_to_all_busbw}) {
     ASSERT_NE(find(quick, name), nullptr) << name;
     EXPECT_NEAR(find(quick, name)->value, find(full, name)->value, 1e-9)
         << name << ": the same 1 GiB row";
   }
   // The smallest sizes differ (8, 64, 512 B against 8, 16, 32 B), their times hardly.
-  ASSERT_NE(find(quick, "broadcast_latency"), nullptr);
-  EXPECT_NEAR(find(quick, "broadcast_latency")->value, find(full, "broadcast_latency")->value,
-              0.01);
+  ASSERT_NE(find(quick, param::broadcast_latency), nullptr);
+  EXPECT_NEAR(find(quick, param::broadcast_latency)->value,
+              find(full, param::broadcast_latency)->value, 0.01);
 }
 
 TEST(Collectives, MissingSizesAreReadFromWhatWasMeasured) {
@@ -192,40 +193,40 @@ TEST(Collectives, MissingSizesAreReadFromWhatWasMeasured) {
   for (size_t b : collectives::sizes(false))
     if (b <= (size_t(256) << 20)) upto.push_back(b);
   auto ps = analyze("collectives", sweep(Collective::all_reduce, 4, 350, 15, upto));
-  const Parameter* bw = find(ps, "all_reduce_busbw");
+  const Parameter* bw = find(ps, param::all_reduce_busbw);
   ASSERT_NE(bw, nullptr);
   EXPECT_NE(bw->method.find("256 MiB"), std::string::npos) << bw->method;
-  EXPECT_EQ(find(ps, "all_gather_busbw"), nullptr) << "no rows, no parameter";
+  EXPECT_EQ(find(ps, param::all_gather_busbw), nullptr) << "no rows, no parameter";
 
   // Only large sizes: a busbw, no latency (the smallest size is no latency).
   ps = analyze("collectives",
                sweep(Collective::broadcast, 2, 300, 15, {size_t(64) << 20, size_t(1) << 30}));
-  EXPECT_NE(find(ps, "broadcast_busbw"), nullptr);
-  EXPECT_EQ(find(ps, "broadcast_latency"), nullptr);
+  EXPECT_NE(find(ps, param::broadcast_busbw), nullptr);
+  EXPECT_EQ(find(ps, param::broadcast_latency), nullptr);
 
   // One size alone: no plateau to stand on.
   ps = analyze("collectives", sweep(Collective::all_gather, 2, 300, 15, {size_t(1) << 30}));
-  ASSERT_NE(find(ps, "all_gather_busbw"), nullptr);
-  EXPECT_LE(find(ps, "all_gather_busbw")->confidence, 0.6);
+  ASSERT_NE(find(ps, param::all_gather_busbw), nullptr);
+  EXPECT_LE(find(ps, param::all_gather_busbw)->confidence, 0.6);
 }
 
 TEST(Collectives, StillRisingAtTheLargestSizeIsNoPlateau) {
   // A latency so large that the bandwidth still climbs 2x per step at 1 GiB's neighbours.
   const auto ps = analyze("collectives",
                           sweep(Collective::all_reduce, 4, 350, 50000, collectives::sizes(false)));
-  const Parameter* bw = find(ps, "all_reduce_busbw");
+  const Parameter* bw = find(ps, param::all_reduce_busbw);
   ASSERT_NE(bw, nullptr);
   EXPECT_LE(bw->confidence, 0.6);
   EXPECT_NE(bw->method.find("no plateau"), std::string::npos) << bw->method;
   // The smallest sizes are flat: a latency at the most confidence a host-bound time gets.
-  EXPECT_DOUBLE_EQ(find(ps, "all_reduce_latency")->confidence, 0.5);
+  EXPECT_DOUBLE_EQ(find(ps, param::all_reduce_latency)->confidence, 0.5);
 }
 
 TEST(Collectives, LatencyOfSizesThatAreNotFlatIsDoubted) {
   auto obs = sweep(Collective::all_reduce, 2, 300, 10, collectives::sizes(false));
   obs[2].value = obs[2].p50 = obs[2].p05 = obs[2].p95 = 30;  // the third size 3x the first
   const auto ps = analyze("collectives", obs);
-  const Parameter* lat = find(ps, "all_reduce_latency");
+  const Parameter* lat = find(ps, param::all_reduce_latency);
   ASSERT_NE(lat, nullptr);
   EXPECT_LE(lat->confidence, 0.5);
   EXPECT_NE(lat->method.find("not yet size-independent"), std::string::npos);
@@ -236,9 +237,9 @@ TEST(Collectives, ParametersAreReadAtTheLargestCommunicator) {
   const auto four = every_collective(4, 355, 20);
   obs.insert(obs.end(), four.begin(), four.end());
   const auto ps = analyze("collectives", obs);
-  EXPECT_EQ(find(ps, "collective_ranks")->value, 4);
-  EXPECT_NEAR(find(ps, "all_reduce_busbw")->value, 355, 3.6);
-  EXPECT_NEAR(find(ps, "all_reduce_latency")->value, 20, 0.1);
+  EXPECT_EQ(find(ps, param::collective_ranks)->value, 4);
+  EXPECT_NEAR(find(ps, param::all_reduce_busbw)->value, 355, 3.6);
+  EXPECT_NEAR(find(ps, param::all_reduce_latency)->value, 20, 0.1);
 }
 
 TEST(Collectives, BadRowsAreLeftOut) {
@@ -256,10 +257,10 @@ TEST(Collectives, BadRowsAreLeftOut) {
       make_row("collectives", "nccl", {{"version", "2.28.3"}, {"nvls", "0"}}, 22803, "version", 0));
   const auto ps = analyze("collectives", obs);
   expect_well_formed(ps, "collectives.csv");
-  EXPECT_NE(find(ps, "all_reduce_busbw")->method.find("; NCCL 2.28.3, NCCL_NVLS_ENABLE=0"),
+  EXPECT_NE(find(ps, param::all_reduce_busbw)->method.find("; NCCL 2.28.3, NCCL_NVLS_ENABLE=0"),
             std::string::npos);
-  EXPECT_EQ(find(ps, "collective_ranks")->value, 2);
-  EXPECT_NEAR(find(ps, "all_reduce_latency")->value, 12, 0.1);
+  EXPECT_EQ(find(ps, param::collective_ranks)->value, 2);
+  EXPECT_NEAR(find(ps, param::all_reduce_latency)->value, 12, 0.1);
   EXPECT_TRUE(analyze("collectives", {}).empty());
 }
 

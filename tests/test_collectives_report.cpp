@@ -14,6 +14,7 @@
 #include "analysis/collectives.hpp"
 #include "app/anchor.hpp"
 #include "app/report.hpp"
+#include "base/parameter_names.hpp"
 #include "base/run_dir.hpp"
 #include "observation_rows.hpp"
 
@@ -184,8 +185,8 @@ TEST(CollectivesFigure, MarksEachBusbwAndTheLinkRate) {
   write_file_atomic((dir / "collectives.csv").string(), format_observations(meta, obs),
                     RunFileRights::run);
   std::vector<Parameter> params = analyze("collectives", obs);
-  params.push_back({"nvlink_links", 18, "links", 18, 18, 1, "nvml", "p2p.csv"});
-  params.push_back({"nvlink_link_bandwidth", 25, "GB/s", 25, 25, 1, "nvml", "p2p.csv"});
+  params.push_back({param::nvlink_links, 18, "links", 18, 18, 1, "nvml", "p2p.csv"});
+  params.push_back({param::nvlink_link_bandwidth, 25, "GB/s", 25, 25, 1, "nvml", "p2p.csv"});
   write_file_atomic((dir / "parameters.csv").string(), format_parameters(meta, params),
                     RunFileRights::run);
   Diagnostics diag;

@@ -11,6 +11,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/concurrency.hpp"
 #include "base/observation.hpp"
+#include "base/parameter_names.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::concurrency;
@@ -127,7 +128,7 @@ TEST(AnalyzeConcurrency, ParametersAndTheirMethods) {
                  11});
   obs.push_back({"concurrency", "launch_latency", {{"mode", "stream"}}, 6.5, "us", 6, 6.5, 9, 101});
   auto ps = analyze("concurrency", obs);
-  const Parameter* k = find(ps, "max_concurrent_kernels");
+  const Parameter* k = find(ps, param::max_concurrent_kernels);
   ASSERT_TRUE(k);
   EXPECT_DOUBLE_EQ(k->value, 8);
   EXPECT_EQ(k->unit, "kernels");
@@ -135,7 +136,7 @@ TEST(AnalyzeConcurrency, ParametersAndTheirMethods) {
                            "of hardware queues"),
             std::string::npos)
       << k->method;
-  const Parameter* l = find(ps, "kernel_launch_overhead");
+  const Parameter* l = find(ps, param::kernel_launch_overhead);
   ASSERT_TRUE(l);
   EXPECT_DOUBLE_EQ(l->value, 2.1);
   EXPECT_EQ(l->unit, "us");
@@ -149,10 +150,10 @@ TEST(AnalyzeConcurrency, ParametersAndTheirMethods) {
 
 TEST(AnalyzeConcurrency, AboveTheConnectionCountNoQueueNote) {
   auto ps = analyze("concurrency", step_counts(128, "32"));
-  const Parameter* k = find(ps, "max_concurrent_kernels");
+  const Parameter* k = find(ps, param::max_concurrent_kernels);
   ASSERT_TRUE(k);
   EXPECT_EQ(k->method.find("hardware queues"), std::string::npos);
-  EXPECT_FALSE(find(ps, "kernel_launch_overhead"));
+  EXPECT_FALSE(find(ps, param::kernel_launch_overhead));
 }
 
 TEST(RecordedH100, ConcurrencyIsPhysicallySensible) {
@@ -161,11 +162,11 @@ TEST(RecordedH100, ConcurrencyIsPhysicallySensible) {
   Metadata meta;
   auto obs = read_observations(path, &meta);
   auto ps = analyze("concurrency", obs, meta);
-  const Parameter* k = find(ps, "max_concurrent_kernels");
+  const Parameter* k = find(ps, param::max_concurrent_kernels);
   ASSERT_TRUE(k);
   EXPECT_GE(k->value, 4);
   EXPECT_LE(k->value, 256);
-  const Parameter* l = find(ps, "kernel_launch_overhead");
+  const Parameter* l = find(ps, param::kernel_launch_overhead);
   ASSERT_TRUE(l);
   EXPECT_GT(l->value, 0.2);
   EXPECT_LT(l->value, 50);

@@ -13,6 +13,7 @@
 #include "app/cli.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
+#include "base/parameter_names.hpp"
 #include "base/run_dir.hpp"
 #include "base/stats.hpp"
 #include "app/summary.hpp"
@@ -107,7 +108,7 @@ TEST(Observations, RejectsFilesThatAreNotObservations) {
 
 TEST(Parameters, RoundTripAndConfidenceChecked) {
   fs::path dir = temp_dir("params");
-  std::vector<Parameter> ps = {{"l1_hit_latency", 33.1, "cycles", 32.9, 33.4, 0.98,
+  std::vector<Parameter> ps = {{param::l1_hit_latency, 33.1, "cycles", 32.9, 33.4, 0.98,
                                 "pointer chase, ld.ca, 8 B pointers", "latency.csv"}};
   std::string path = (dir / "parameters.csv").string();
   write_file_atomic(path, format_parameters({{"gpu", "X"}}, ps));
@@ -206,10 +207,10 @@ TEST(Cli, HostileFiltersAreRejectedOrMatchedSafely) {
 }
 
 TEST(Summary, AlignsAndShowsDocumented) {
-  std::vector<Parameter> ps = {{"l2_size", 50331648, "bytes", 0, 0, 0.9, "", ""},
-                               {"l1_hit_latency", 33, "cycles", 0, 0, 0.98, "", ""}};
+  std::vector<Parameter> ps = {{param::l2_size, 50331648, "bytes", 0, 0, 0.9, "", ""},
+                               {param::l1_hit_latency, 33, "cycles", 0, 0, 0.98, "", ""}};
   std::string s = format_summary(ps, [](const Parameter& p) {
-    return p.name == "l2_size" ? std::string("50 MiB") : std::string();
+    return p.name == param::l2_size ? std::string("50 MiB") : std::string();
   });
   EXPECT_NE(s.find("48 MiB"), std::string::npos) << s;
   EXPECT_NE(s.find("50 MiB"), std::string::npos) << s;

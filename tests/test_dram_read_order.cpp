@@ -9,6 +9,7 @@
 #include "analysis/dram_read_order.hpp"
 #include "parameter_checks.hpp"
 #include "recorded.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -77,17 +78,18 @@ TEST(DramReadOrder, BestKernelAgainstTheTheoreticalPeak) {
   obs.push_back({"dram_read_order", "dram_theoretical", {}, 3200, "GB/s", 3200, 3200, 3200, 1});
   const auto ps = analyze("dram_read_order", obs);
   expect_well_formed(ps, "dram_read_order.csv");
-  ASSERT_NE(find(ps, "dram_read_bandwidth_best"), nullptr);
-  EXPECT_DOUBLE_EQ(find(ps, "dram_read_bandwidth_best")->value, 3100);
-  EXPECT_NE(find(ps, "dram_read_bandwidth_best")->method.find("block order"), std::string::npos);
-  ASSERT_NE(find(ps, "dram_read_peak_fraction"), nullptr);
-  EXPECT_DOUBLE_EQ(find(ps, "dram_read_peak_fraction")->value, 3100.0 / 3200);
+  ASSERT_NE(find(ps, param::dram_read_bandwidth_best), nullptr);
+  EXPECT_DOUBLE_EQ(find(ps, param::dram_read_bandwidth_best)->value, 3100);
+  EXPECT_NE(find(ps, param::dram_read_bandwidth_best)->method.find("block order"),
+            std::string::npos);
+  ASSERT_NE(find(ps, param::dram_read_peak_fraction), nullptr);
+  EXPECT_DOUBLE_EQ(find(ps, param::dram_read_peak_fraction)->value, 3100.0 / 3200);
 }
 
 TEST(DramReadOrder, NoPeakNoFractionAndNoRowsNoParameters) {
   const auto ps = analyze("dram_read_order", {read_row("grid", "read", 3000)});
-  EXPECT_NE(find(ps, "dram_read_bandwidth_best"), nullptr);
-  EXPECT_EQ(find(ps, "dram_read_peak_fraction"), nullptr);
+  EXPECT_NE(find(ps, param::dram_read_bandwidth_best), nullptr);
+  EXPECT_EQ(find(ps, param::dram_read_peak_fraction), nullptr);
   EXPECT_TRUE(analyze("dram_read_order", {}).empty());
 }
 
@@ -98,11 +100,12 @@ TEST(DramReadOrder, RecordedH100SweepStopsShortOf95Percent) {
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_dram_read_order.csv";
   const auto ps = analyze("dram_read_order", obs);
   expect_well_formed(ps, "dram_read_order.csv");
-  const Parameter* f = find(ps, "dram_read_peak_fraction");
+  const Parameter* f = find(ps, param::dram_read_peak_fraction);
   ASSERT_NE(f, nullptr);
   EXPECT_GT(f->value, 0.92);
   EXPECT_LT(f->value, 0.95);
-  EXPECT_NE(find(ps, "dram_read_bandwidth_best")->method.find("27 DRAM read kernels"), std::string::npos);
+  EXPECT_NE(find(ps, param::dram_read_bandwidth_best)->method.find("27 DRAM read kernels"),
+            std::string::npos);
   double half_sms = 0, all_sms = 0;
   for (const auto& o : select(obs, "read", "GB/s")) {
     if (o.param_text("threads") != "1024") continue;

@@ -16,6 +16,7 @@
 #include "app/report_detail.hpp"
 #include "base/catalog.hpp"
 #include "base/operating_point.hpp"
+#include "base/parameter_names.hpp"
 #include "base/run_dir.hpp"
 
 namespace gpuprobe {
@@ -141,12 +142,12 @@ TEST(EnergyFit, KnownEnergiesAndStaticPowerComeBackExactlyWithoutNoise) {
     EXPECT_NE(p->method.find("SM clock 1980 MHz"), std::string::npos) << p->method;
     EXPECT_EQ(p->method.rfind("energy_fit:", 0), 0u) << p->method;
   }
-  const Parameter* stat = find(params, "static_power");
+  const Parameter* stat = find(params, param::static_power);
   ASSERT_NE(stat, nullptr);
   // Mean of the static windows' line at their mean time (drift 0.3 W/s from t = 10 s).
   EXPECT_NEAR(stat->value, truth.static_w, 8);
   EXPECT_LE(stat->low, stat->value);
-  EXPECT_NEAR(find(params, "idle_power")->value, truth.idle_w, 1e-9);
+  EXPECT_NEAR(find(params, param::idle_power)->value, truth.idle_w, 1e-9);
   for (const auto& p : params)
     EXPECT_NE(find_parameter(p.name), nullptr) << p.name << " is not in docs/parameters.md";
 }
@@ -245,10 +246,10 @@ TEST(EnergyHeldOut, TheParametersPredictKernelsTheyWereNotFittedOn) {
   // Without a component's energy there is no prediction, and the note says which.
   std::vector<Parameter> fewer;
   for (const auto& p : params)
-    if (p.name != "dram_write_energy_per_byte") fewer.push_back(p);
+    if (p.name != param::dram_write_energy_per_byte) fewer.push_back(p);
   for (const auto& c : energy::heldout_checks(rows, fewer)) {
     EXPECT_FALSE(c.predicted);
-    EXPECT_NE(c.note.find("dram_write_energy_per_byte"), std::string::npos);
+    EXPECT_NE(c.note.find(param::dram_write_energy_per_byte), std::string::npos);
   }
 }
 
@@ -365,8 +366,8 @@ TEST(EnergyNames, EveryItemHasItsParameterAndEveryParameterItsRow) {
   }
   for (const auto& lv : energy::levels())
     EXPECT_NE(find_parameter(energy::parameter_name(lv, false)), nullptr) << lv;
-  EXPECT_EQ(energy::parameter_name("dram_read", true), "dram_read_energy_per_byte_zero");
-  EXPECT_EQ(energy::parameter_name("tensor_wgmma_bf16", false), "tensor_wgmma_bf16_energy");
+  EXPECT_EQ(energy::parameter_name("dram_read", true), param::dram_read_energy_per_byte_zero);
+  EXPECT_EQ(energy::parameter_name("tensor_wgmma_bf16", false), param::tensor_wgmma_bf16_energy);
 }
 
 // A quick run leaves the family out: every parameter of it listed with the descriptor's reason.

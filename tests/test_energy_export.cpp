@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app/export.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -14,12 +15,13 @@ TEST(EnergyExport, JsonAndAccelWattchCarryTheEnergies) {
   RunData run;
   run.gpu = "synthetic";
   run.params = {
-      {"fp32_fma_energy", 1.1, "pJ/op", 1.0, 1.2, 0.8, "energy_fit: ...", "energy.csv"},
-      {"dram_read_energy_per_byte", 18, "pJ/B", 17, 19, 0.7, "energy_fit: ...", "energy.csv"},
-      {"static_power", 160, "W", 158, 162, 0.9, "power_window: ...", "energy.csv"},
-      {"shared_write_energy_per_byte", 0.6, "pJ/B", 0.5, 0.7, 0.8, "energy_fit: ...", "energy.csv"},
-      {"fp64_fma_energy", 6.5, "pJ/op", 2, 11, 0.2, "energy_fit: ...", "energy.csv"},
-      {"l1_hit_latency", 33, "cycles", 32, 34, 0.9, "pointer_chase", "latency.csv"}};
+      {param::fp32_fma_energy, 1.1, "pJ/op", 1.0, 1.2, 0.8, "energy_fit: ...", "energy.csv"},
+      {param::dram_read_energy_per_byte, 18, "pJ/B", 17, 19, 0.7, "energy_fit: ...", "energy.csv"},
+      {param::static_power, 160, "W", 158, 162, 0.9, "power_window: ...", "energy.csv"},
+      {param::shared_write_energy_per_byte, 0.6, "pJ/B", 0.5, 0.7, 0.8, "energy_fit: ...",
+       "energy.csv"},
+      {param::fp64_fma_energy, 6.5, "pJ/op", 2, 11, 0.2, "energy_fit: ...", "energy.csv"},
+      {param::l1_hit_latency, 33, "cycles", 32, 34, 0.9, "pointer_chase", "latency.csv"}};
   const std::string json = export_json(run);
   EXPECT_NE(json.find("\"energy\": {"), std::string::npos);
   EXPECT_NE(json.find("\"per_operation\": {"), std::string::npos);
@@ -41,7 +43,7 @@ TEST(EnergyExport, JsonAndAccelWattchCarryTheEnergies) {
   EXPECT_NE(xml.find("Measured, no AccelWattch key: shared_write_energy_per_byte"),
             std::string::npos);
   EXPECT_NE(xml.find("not measured by gpuprobe: TOT_INST"), std::string::npos);
-  EXPECT_EQ(xml.find("l1_hit_latency"), std::string::npos);
+  EXPECT_EQ(xml.find(param::l1_hit_latency), std::string::npos);
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ TEST(FigureMethods, ScriptCallsAreFound) {
                                "  call 'plots/ref_value.gp' (arch_gpu[g]) (word(quantities, k)) \"stride_sweep\"\n"
                                "  call 'plots/ref_value.gp' (arch_gpu[g]) (q)\n");
   ASSERT_EQ(calls.size(), 2u);
-  EXPECT_EQ(calls[0].quantities, std::vector<std::string>{"l1_size"});
+  EXPECT_EQ(calls[0].quantities, std::vector<std::string>{param::l1_size});
   EXPECT_FALSE(calls[0].has_method);
   EXPECT_EQ(calls[1].quantities, (std::vector<std::string>{"a_b", "c_d"}));
   EXPECT_TRUE(calls[1].has_method);

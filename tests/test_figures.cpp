@@ -16,6 +16,7 @@
 #include "committed_runs.hpp"
 #include "base/data_paths.hpp"
 #include "base/observation.hpp"
+#include "base/parameter_names.hpp"
 #include "app/report.hpp"
 #include "shared_render.hpp"
 
@@ -91,9 +92,10 @@ TEST(SharedRender, H100Report) {
 }
 
 TEST_F(FigureMarks, LatencyMarksPlateausKneesAndDocumentedTicks) {
-  expect_marks("latency", {fmt("L1 %.0f", value("l1_hit_latency")), fmt("DRAM %.0f", value("dram_latency")),
-                           fmt("L1 %.0f KiB", value("l1_size") / 1024), fmt("L2 %.0f MiB", value("l2_size") / 1048576),
-                           "K = K80"});
+  expect_marks("latency", {fmt("L1 %.0f", value(param::l1_hit_latency)),
+                           fmt("DRAM %.0f", value(param::dram_latency)),
+                           fmt("L1 %.0f KiB", value(param::l1_size) / 1024),
+                           fmt("L2 %.0f MiB", value(param::l2_size) / 1048576), "K = K80"});
 }
 
 TEST_F(FigureMarks, IlpOccupancyMarksKneesAndCeilings) {
@@ -109,51 +111,65 @@ TEST_F(FigureMarks, IlpOccupancyMarksKneesAndCeilings) {
 }
 
 TEST_F(FigureMarks, PipesWriteEachRateAndLatency) {
-  expect_marks("pipes", {value_text(value("fp64_fma_throughput_per_sm")), value_text(value("sfu_sin_latency")),
-                         value_text(value("tensor_wgmma_f16_latency"))});
+  expect_marks("pipes", {value_text(value(param::fp64_fma_throughput_per_sm)),
+                         value_text(value(param::sfu_sin_latency)),
+                         value_text(value(param::tensor_wgmma_f16_latency))});
 }
 
 TEST_F(FigureMarks, DivergenceWritesSlowdownAndCostPerPath) {
-  expect_marks("divergence", {fmt("SMs full: %.1fx at 32 paths, each path %.2f of one", value("divergence_slowdown_32_paths"),
-                                  value("divergence_cost_per_path")),
-                              fmt("one warp: %.1fx at 32 paths, each path %.2f of one",
-                                  value("divergence_slowdown_32_paths_one_warp"), value("divergence_cost_per_path_one_warp"))});
+  expect_marks("divergence",
+               {fmt("SMs full: %.1fx at 32 paths, each path %.2f of one",
+                    value("divergence_slowdown_32_paths"), value(param::divergence_cost_per_path)),
+                fmt("one warp: %.1fx at 32 paths, each path %.2f of one",
+                    value("divergence_slowdown_32_paths_one_warp"),
+                    value(param::divergence_cost_per_path_one_warp))});
 }
 
 TEST_F(FigureMarks, DualIssueLabelsAreTheInferredRatios) {
-  expect_marks("dual_issue", {fmt("x%.2f", value("dual_issue_fp32_sfu")), fmt("x%.2f", value("dual_issue_fp32_ldst"))});
+  expect_marks("dual_issue", {fmt("x%.2f", value(param::dual_issue_fp32_sfu)),
+                              fmt("x%.2f", value(param::dual_issue_fp32_ldst))});
 }
 
 TEST_F(FigureMarks, AtomicsWriteLatenciesAndRates) {
-  expect_marks("atomics", {fmt("%.0f (CAS %.0f)", value("atomic_global_latency_nocontention"),
-                               value("atomic_global_cas_latency_nocontention")),
-                           fmt("%.0f", value("atomic_shared_latency_32way")),
-                           fmt("%.3g", value("atomic_shared_throughput_per_sm"))});
+  expect_marks("atomics", {fmt("%.0f (CAS %.0f)", value(param::atomic_global_latency_nocontention),
+                               value(param::atomic_global_cas_latency_nocontention)),
+                           fmt("%.0f", value(param::atomic_shared_latency_32way)),
+                           fmt("%.3g", value(param::atomic_shared_throughput_per_sm))});
 }
 
 TEST_F(FigureMarks, GranularityListsFetchUnits) {
-  expect_marks("granularity", {fmt("L2 sector %g B, L2 line %g B,", value("l2_sector_size"), value("l2_line_size")),
-                               fmt("const line %g B", value("constant_line_size"))});
+  expect_marks("granularity", {fmt("L2 sector %g B, L2 line %g B,", value(param::l2_sector_size),
+                                   value(param::l2_line_size)),
+                               fmt("const line %g B", value(param::constant_line_size))});
 }
 
 TEST_F(FigureMarks, SharedBanksWritesTheGeometry) {
-  expect_marks("shared_banks", {fmt("H100: %d banks x %d B", int(value("shared_banks")), int(value("shared_bank_width")))});
-  expect_marks("shared_conflicts", {fmt("%.2f cycles per extra way", value("shared_conflict_penalty_per_way")),
-                                    fmt("%.0f B/clk/SM without conflicts", value("shared_bandwidth_per_sm"))});
+  expect_marks("shared_banks", {fmt("H100: %d banks x %d B", int(value(param::shared_bank_count)),
+                                    int(value(param::shared_bank_width)))});
+  expect_marks("shared_conflicts",
+               {fmt("%.2f cycles per extra way", value(param::shared_conflict_penalty_per_way)),
+                fmt("%.0f B/clk/SM without conflicts", value(param::shared_bandwidth_per_sm))});
 }
 
 TEST_F(FigureMarks, CacheGeometryFromTheFineGrainedFamilies) {
-  expect_marks("fine_grained", {fmt("L1 line %g B", value("l1_line_size")),
-                                fmt("constant L1.5 line %g B", value("constant_l15_line_size"))});
-  if (has("l1_sets") && has("l1_ways"))
-    expect_marks("associativity", {fmt("fitted: %.0f sets x %.0f ways", value("l1_sets"), value("l1_ways"))}, false);
+  expect_marks("fine_grained",
+               {fmt("L1 line %g B", value(param::l1_line_size)),
+                fmt("constant L1.5 line %g B", value(param::constant_l15_line_size))});
+  if (has(param::l1_sets) && has(param::l1_ways))
+    expect_marks(
+        "associativity",
+        {fmt("fitted: %.0f sets x %.0f ways", value(param::l1_sets), value(param::l1_ways))},
+        false);
 }
 
 TEST_F(FigureMarks, ClustersHostLinkAndL2Topology) {
-  expect_marks("clusters", {fmt("%.0f", value("dsm_latency")), fmt("%.0f", value("cluster_sync_latency_largest_cluster"))});
-  expect_marks("host_link", {fmt("pinned H2D %.1f, D2H %.1f, both %.1f GB/s", value("h2d_bandwidth_pinned"),
-                                 value("d2h_bandwidth_pinned"), value("bidir_bandwidth_pinned"))});
-  expect_marks("l2_topology", {fmt("H100: %.0f L2 partitions, ", value("l2_partitions"))}, false);
+  expect_marks("clusters", {fmt("%.0f", value(param::dsm_latency)),
+                            fmt("%.0f", value(param::cluster_sync_latency_largest_cluster))});
+  expect_marks("host_link",
+               {fmt("pinned H2D %.1f, D2H %.1f, both %.1f GB/s", value(param::h2d_bandwidth_pinned),
+                    value(param::d2h_bandwidth_pinned), value(param::bidir_bandwidth_pinned))});
+  expect_marks("l2_topology", {fmt("H100: %.0f L2 partitions, ", value(param::l2_partitions))},
+               false);
 }
 
 // plots/style.gp's size_text.
@@ -164,13 +180,17 @@ std::string size_text(double b) {
 }
 
 TEST_F(FigureMarks, FiguresMarkedBeforeThisSessionKeepTheirMarks) {
-  expect_marks("bandwidth", {fmt("DRAM %.0f GB/s", value("dram_read_bandwidth")), fmt("L2 %.0f GB/s", value("l2_read_bandwidth"))});
-  expect_marks("concurrency", {fmt("at most %.0f kernels at once", value("max_concurrent_kernels"))});
-  expect_marks("littles_law", {"90 % of DRAM peak: " + size_text(value("dram_bytes_in_flight_90pct"))});
-  expect_marks("tlb", {"L1 TLB " + size_text(value("tlb_l1_coverage"))});
-  expect_marks("index_chase", {fmt("%.1f", value("dram_latency_index_chase"))});
-  if (has("l1_size_no_miss"))  // runs analysed before the carve-out's own name have none
-    expect_marks("carveout", {fmt("largest L1 without misses: %.0f KiB", value("l1_size_no_miss") / 1024)});
+  expect_marks("bandwidth", {fmt("DRAM %.0f GB/s", value(param::dram_read_bandwidth)),
+                             fmt("L2 %.0f GB/s", value(param::l2_read_bandwidth))});
+  expect_marks("concurrency",
+               {fmt("at most %.0f kernels at once", value(param::max_concurrent_kernels))});
+  expect_marks("littles_law",
+               {"90 % of DRAM peak: " + size_text(value(param::dram_bytes_in_flight_90pct))});
+  expect_marks("tlb", {"L1 TLB " + size_text(value(param::tlb_l1_coverage))});
+  expect_marks("index_chase", {fmt("%.1f", value(param::dram_latency_index_chase))});
+  if (has(param::l1_size_no_miss))  // runs analysed before the carve-out's own name have none
+    expect_marks("carveout", {fmt("largest L1 without misses: %.0f KiB",
+                                  value(param::l1_size_no_miss) / 1024)});
 }
 
 TEST_F(FigureMarks, FigureOnlyFamiliesMarkWhatTheyStartFrom) {

@@ -13,6 +13,7 @@
 #include "memory_chase_checks.hpp"
 #include "parameter_checks.hpp"
 #include "recorded.hpp"
+#include "base/parameter_names.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::chase_test;
@@ -99,7 +100,8 @@ std::vector<Parameter> expect_structure(Cache c, const std::string& replacement)
   const int sets = c.sets, ways = c.ways;
   const double line = c.line;
   auto ps = analyze("fine_grained", fine_grained_rows(std::move(c)));
-  const Parameter* found[] = {find(ps, "l1_line_size"), find(ps, "l1_sets"), find(ps, "l1_ways")};
+  const Parameter* found[] = {find(ps, param::l1_line_size), find(ps, param::l1_sets),
+                              find(ps, param::l1_ways)};
   for (const auto* p : found) {
     EXPECT_TRUE(p);
     if (p) expect_sane(*p);
@@ -116,7 +118,7 @@ std::vector<Parameter> expect_structure(Cache c, const std::string& replacement)
 
 TEST(FineGrained, LruCacheWithFewSets) {
   const auto ps = expect_structure(Cache{4, 48, 128, true}, "LRU-like");
-  const Parameter* ways = find(ps, "l1_ways");
+  const Parameter* ways = find(ps, param::l1_ways);
   ASSERT_NE(ways, nullptr);
   EXPECT_GT(ways->confidence, 0.7);
 }
@@ -129,9 +131,9 @@ TEST(FineGrained, FullyAssociativeShowsNoConflicts) {
   auto obs = fine_grained_rows(Cache{1, 192, 128, true});
   auto ps = analyze("fine_grained", obs);
   // Fully associative and hashed look the same: no sets or ways, said in the line's method.
-  EXPECT_FALSE(find(ps, "l1_sets"));
-  EXPECT_FALSE(find(ps, "l1_ways"));
-  const Parameter* line = find(ps, "l1_line_size");
+  EXPECT_FALSE(find(ps, param::l1_sets));
+  EXPECT_FALSE(find(ps, param::l1_ways));
+  const Parameter* line = find(ps, param::l1_line_size);
   ASSERT_TRUE(line);
   EXPECT_EQ(line->value, 128);
   EXPECT_NE(line->method.find("hashed"), std::string::npos) << line->method;
@@ -175,10 +177,10 @@ TEST(FineGrained, ConstantLevelsFromTheColdTrace) {
                       l + (i % 3), "cycles"));
   }
   auto ps = analyze("fine_grained", obs);
-  ASSERT_TRUE(find(ps, "constant_line_size"));
-  EXPECT_EQ(find(ps, "constant_line_size")->value, 64);
-  ASSERT_TRUE(find(ps, "constant_l15_line_size"));
-  EXPECT_EQ(find(ps, "constant_l15_line_size")->value, 256);
+  ASSERT_TRUE(find(ps, param::constant_line_size));
+  EXPECT_EQ(find(ps, param::constant_line_size)->value, 64);
+  ASSERT_TRUE(find(ps, param::constant_l15_line_size));
+  EXPECT_EQ(find(ps, param::constant_l15_line_size)->value, 256);
 }
 
 TEST(FineGrained, NothingFromNothing) {
@@ -218,13 +220,13 @@ TEST(H100, FineGrained) {
   auto ps = h100("fine_grained");
   // 128 B lines of 32 B sectors, as documented since Volta: 96 B strides keep the 32 B
   // stride's bytes resident and 256 B strides twice as many.
-  const Parameter* line = find(ps, "l1_line_size");
+  const Parameter* line = find(ps, param::l1_line_size);
   ASSERT_TRUE(line);
   EXPECT_EQ(line->value, 128);
   EXPECT_GE(line->confidence, 0.6);
   expect_sane(*line);
-  const Parameter* sets = find(ps, "l1_sets");
-  const Parameter* ways = find(ps, "l1_ways");
+  const Parameter* sets = find(ps, param::l1_sets);
+  const Parameter* ways = find(ps, param::l1_ways);
   EXPECT_EQ(!sets, !ways);
   if (sets && ways) {
     // sets * ways * line is the L1 at the family's carve-out: 16 KiB to 256 KiB on any GPU

@@ -11,6 +11,7 @@
 
 #include "base/csv.hpp"
 #include "app/fleet.hpp"
+#include "base/parameter_names.hpp"
 #include "base/run_dir.hpp"
 #include "committed_runs.hpp"
 
@@ -33,8 +34,10 @@ std::vector<FleetMember> fleet_from(const FleetMember& base, int n, const std::v
   for (int k = 0; k < n; ++k) {
     FleetMember m = base;
     m.label = "node" + std::to_string(k);
-    if (std::none_of(m.params.begin(), m.params.end(), [](const Parameter& p) { return p.name == "h2d_bandwidth_pinned"; }))
-      m.params.push_back({"h2d_bandwidth_pinned", 54, "GB/s", 53, 55, 0.9, "copy_engine", "host_link.csv"});
+    if (std::none_of(m.params.begin(), m.params.end(),
+                     [](const Parameter& p) { return p.name == param::h2d_bandwidth_pinned; }))
+      m.params.push_back(
+          {param::h2d_bandwidth_pinned, 54, "GB/s", 53, 55, 0.9, "copy_engine", "host_link.csv"});
     // A run's value moves with its interval (parameters.csv is read back row by row).
     auto scale = [](Parameter& p, double f) {
       p.value *= f;
@@ -52,9 +55,9 @@ std::vector<FleetMember> fleet_from(const FleetMember& base, int n, const std::v
   return out;
 }
 
-const std::vector<Fault> kFaults = {{2, "dram_read_bandwidth", 0.8},
-                                    {5, "sm_clock_measured", 0.75},
-                                    {6, "h2d_bandwidth_pinned", 0.5}};
+const std::vector<Fault> kFaults = {{2, param::dram_read_bandwidth, 0.8},
+                                    {5, param::sm_clock_measured, 0.75},
+                                    {6, param::h2d_bandwidth_pinned, 0.5}};
 
 TEST(Fleet, FlagsTheSlowTheThrottledAndTheDegradedLinkOnly) {
   const std::string run = committed_run(kH100Run);
@@ -67,7 +70,7 @@ TEST(Fleet, FlagsTheSlowTheThrottledAndTheDegradedLinkOnly) {
   for (const auto& f : kFaults) want.insert({size_t(f.member), f.parameter});
   EXPECT_EQ(flagged, want);
   for (const auto& c : cells)
-    if (c.member == 6 && c.parameter == "h2d_bandwidth_pinned") {
+    if (c.member == 6 && c.parameter == param::h2d_bandwidth_pinned) {
       EXPECT_NEAR(c.deviation, -0.5, 0.01);
       EXPECT_LT(c.robust_z, -kOutlierRobustZ);
     }
@@ -107,7 +110,7 @@ TEST(Fleet, CommandWritesCsvAndReport) {
   testing::internal::CaptureStdout();
   EXPECT_EQ(fleet_main(args), 0);
   const std::string md = testing::internal::GetCapturedStdout();
-  EXPECT_NE(md.find("dram_read_bandwidth"), std::string::npos);
+  EXPECT_NE(md.find(param::dram_read_bandwidth), std::string::npos);
   EXPECT_NE(md.find("3 of 8 runs have outliers"), std::string::npos) << md;
   CsvTable t = read_csv((dir / "fleet.csv").string());
   ASSERT_EQ(t.header.back(), "outlier");

@@ -13,6 +13,7 @@
 #include "memory_chase_checks.hpp"
 #include "parameter_checks.hpp"
 #include "recorded.hpp"
+#include "base/parameter_names.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::chase_test;
@@ -106,11 +107,11 @@ TEST(Granularity, AnalyzerReportsEveryPath) {
   add(stride_rows("constant", 64, 30, 60, rng, {4}));
   add(l2_capacity_rows(128, 50 * kMiB));
   auto ps = analyze("granularity", obs);
-  const std::map<std::string, double> want = {{"l1_sector_size", 32},
-                                              {"readonly_line_size", 32},
-                                              {"l2_sector_size", 32},
-                                              {"constant_line_size", 64},
-                                              {"l2_line_size", 128}};
+  const std::map<std::string, double> want = {{param::l1_sector_size, 32},
+                                              {param::readonly_line_size, 32},
+                                              {param::l2_sector_size, 32},
+                                              {param::constant_line_size, 64},
+                                              {param::l2_line_size, 128}};
   for (const auto& [name, v] : want) {
     const Parameter* p = find(ps, name);
     ASSERT_TRUE(p) << name;
@@ -120,7 +121,7 @@ TEST(Granularity, AnalyzerReportsEveryPath) {
     EXPECT_GT(p->confidence, 0.5) << name;
     expect_sane(*p);
   }
-  EXPECT_NE(find(ps, "l2_sector_size")->method.find("32 B"), std::string::npos);
+  EXPECT_NE(find(ps, param::l2_sector_size)->method.find("32 B"), std::string::npos);
 }
 
 TEST(Granularity, LineFitFromCapacityAtStrides) {
@@ -147,7 +148,8 @@ TEST(Granularity, BytesPerRequest) {
 TEST(H100, Granularity) {
   REQUIRE_RECORDED(have("granularity")) << "tests/data/h100_granularity.csv";
   auto ps = h100("granularity");
-  for (const char* name : {"l1_sector_size", "l2_sector_size", "readonly_line_size"}) {
+  for (const char* name :
+       {param::l1_sector_size, param::l2_sector_size, param::readonly_line_size}) {
     const Parameter* p = find(ps, name);
     ASSERT_TRUE(p) << name;
     EXPECT_TRUE(pow2(p->value)) << name;
@@ -155,11 +157,11 @@ TEST(H100, Granularity) {
     EXPECT_LE(p->value, 128) << name;
     expect_sane(*p);
   }
-  if (const Parameter* p = find(ps, "l2_line_size")) {
+  if (const Parameter* p = find(ps, param::l2_line_size)) {
     EXPECT_GE(p->value, 32);
     EXPECT_LE(p->value, 256);
   }
-  if (const Parameter* p = find(ps, "constant_line_size")) {
+  if (const Parameter* p = find(ps, param::constant_line_size)) {
     EXPECT_GE(p->value, 16);
     EXPECT_LE(p->value, 256);
   }

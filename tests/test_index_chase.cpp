@@ -41,15 +41,17 @@ TEST(IndexChase, ParametersFromObservations) {
     EXPECT_LE(p.low, p.value);
     EXPECT_GE(p.high, p.value);
   }
-  EXPECT_DOUBLE_EQ(find(ps, "shared_latency_index_chase")->value, 28.6);
-  EXPECT_NE(find(ps, "shared_latency_index_chase")->method.find("SASS of one step: IMAD.SHL.U32 R3, R2, 0x4, RZ; LDS R2, [R3]"),
+  EXPECT_DOUBLE_EQ(find(ps, param::shared_latency_index_chase)->value, 28.6);
+  EXPECT_NE(find(ps, param::shared_latency_index_chase)
+                ->method.find("SASS of one step: IMAD.SHL.U32 R3, R2, 0x4, RZ; LDS R2, [R3]"),
             std::string::npos);
-  const Parameter* sh = find(ps, "atomic_shared_latency_result_pair");
+  const Parameter* sh = find(ps, param::atomic_shared_latency_result_pair);
   EXPECT_NEAR(sh->value, 63 - 28.6, 1e-9);
   EXPECT_NEAR(sh->low, 62.9 - 28.7, 1e-9);
   EXPECT_NEAR(sh->high, 63.1 - 28.5, 1e-9);
-  EXPECT_NEAR(find(ps, "atomic_global_latency_result_pair")->value, 525 - 39.6, 1e-9);
-  EXPECT_LE(find(ps, "atomic_global_latency_result_pair")->confidence, 0.5);  // one placement of SM and slice
+  EXPECT_NEAR(find(ps, param::atomic_global_latency_result_pair)->value, 525 - 39.6, 1e-9);
+  EXPECT_LE(find(ps, param::atomic_global_latency_result_pair)->confidence,
+            0.5);  // one placement of SM and slice
 }
 
 // Every variant's step is documented (docs/parameters.md, "Method variants"), and named there.
@@ -66,7 +68,7 @@ TEST(IndexChase, PairWithoutItsLoadIsNotReported) {
   // A pair no slower than its load alone gives no atomic latency.
   ps = analyze("index_chase", {cycles_row("shared", 28, 29, 30), cycles_row("atomic_shared_pair", 27, 28, 29)});
   ASSERT_EQ(ps.size(), 1u);
-  EXPECT_EQ(ps[0].name, "shared_latency_index_chase");
+  EXPECT_EQ(ps[0].name, param::shared_latency_index_chase);
 }
 
 TEST(IndexChase, OneStepOfATimedRegion) {

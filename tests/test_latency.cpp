@@ -13,6 +13,7 @@
 #include "analysis/common/util.hpp"
 #include "analysis/latency.hpp"
 #include "base/observation.hpp"
+#include "base/parameter_names.hpp"
 #include "recorded.hpp"
 
 using namespace gpuprobe;
@@ -273,29 +274,29 @@ TEST(Segmentation, RefinementTargetsTheKnee) {
 TEST(LatencyLadder, H100LikeSplitL2) {
   H100Like h;
   auto p = by_name(infer_latency(h.observations(0.005), kH100Meta));
-  expect_near(p, "l1_hit_latency", 33, 0.02);
-  expect_bracket(p, "l1_size", h.l1, 1.05);
-  expect_near(p, "l2_near_hit_latency", 250, 0.02);
-  expect_bracket(p, "l2_segment_size", h.segment, 1.05);
-  expect_near(p, "l2_far_hit_latency", 460, 0.03);
-  expect_bracket(p, "l2_size", h.l2, 1.05);
-  expect_near(p, "dram_latency", 770, 0.03);
-  expect_near(p, "readonly_hit_latency", 35, 0.02);
-  expect_near(p, "shared_latency", 29, 0.02);
-  expect_near(p, "constant_hit_latency", 24, 0.02);
-  EXPECT_GT(p["l1_hit_latency"].confidence, 0.8);
-  EXPECT_GT(p["l2_size"].confidence, 0.5);
+  expect_near(p, param::l1_hit_latency, 33, 0.02);
+  expect_bracket(p, param::l1_size, h.l1, 1.05);
+  expect_near(p, param::l2_near_hit_latency, 250, 0.02);
+  expect_bracket(p, param::l2_segment_size, h.segment, 1.05);
+  expect_near(p, param::l2_far_hit_latency, 460, 0.03);
+  expect_bracket(p, param::l2_size, h.l2, 1.05);
+  expect_near(p, param::dram_latency, 770, 0.03);
+  expect_near(p, param::readonly_hit_latency, 35, 0.02);
+  expect_near(p, param::shared_latency, 29, 0.02);
+  expect_near(p, param::constant_hit_latency, 24, 0.02);
+  EXPECT_GT(p[param::l1_hit_latency].confidence, 0.8);
+  EXPECT_GT(p[param::l2_size].confidence, 0.5);
 }
 
 TEST(LatencyLadder, NoisyCurvesStillGiveTheLadder) {
   H100Like h;
   auto p = by_name(infer_latency(h.observations(0.025, 11), kH100Meta));
-  expect_near(p, "l1_hit_latency", 33, 0.05);
-  expect_near(p, "l2_near_hit_latency", 250, 0.05);
-  expect_near(p, "l2_far_hit_latency", 460, 0.06);
-  expect_near(p, "dram_latency", 770, 0.06);
-  expect_near(p, "l1_size", h.l1, 0.15);
-  expect_near(p, "l2_size", h.l2, 0.15);
+  expect_near(p, param::l1_hit_latency, 33, 0.05);
+  expect_near(p, param::l2_near_hit_latency, 250, 0.05);
+  expect_near(p, param::l2_far_hit_latency, 460, 0.06);
+  expect_near(p, param::dram_latency, 770, 0.06);
+  expect_near(p, param::l1_size, h.l1, 0.15);
+  expect_near(p, param::l2_size, h.l2, 0.15);
 }
 
 TEST(LatencyLadder, GradualKneesGiveAnIntervalSpanningTheTransition) {
@@ -306,12 +307,12 @@ TEST(LatencyLadder, GradualKneesGiveAnIntervalSpanningTheTransition) {
   auto p = by_name(infer_latency(h.observations(0.005, 5), kH100Meta));
   // A size is read where half the step (in log) is climbed; the interval spans the transition
   // (this model's level starts to empty at the capacity), so it covers the capacity.
-  expect_bracket(p, "l1_size", h.l1, 8.0, 1.03);
-  expect_bracket(p, "l2_size", h.l2, 2.0, 1.03);
-  expect_near(p, "l2_far_hit_latency", 460, 0.05);
+  expect_bracket(p, param::l1_size, h.l1, 8.0, 1.03);
+  expect_bracket(p, param::l2_size, h.l2, 2.0, 1.03);
+  expect_near(p, param::l2_far_hit_latency, 460, 0.05);
   // the soft far partition still holds 12 % of the lines at twice its size: DRAM's plateau
   // starts climbing late
-  expect_near(p, "dram_latency", 770, 0.05);
+  expect_near(p, param::dram_latency, 770, 0.05);
 }
 
 TEST(LatencyLadder, UnsplitL2HasNoFarLevel) {
@@ -322,14 +323,14 @@ TEST(LatencyLadder, UnsplitL2HasNoFarLevel) {
   append(obs, to_observations("ld_global", sweep(g, 1 * KiB, 27 * MiB)));
   append(obs, to_observations("ld_cg", sweep(cg, 1 * KiB, 27 * MiB, 2)));
   auto p = by_name(infer_latency(obs, {{"l2_bytes", "6291456"}, {"shared_per_sm_bytes", "98304"}}));
-  expect_near(p, "l1_hit_latency", 28, 0.02);
-  expect_bracket(p, "l1_size", 128 * KiB, 1.06);
-  expect_near(p, "l2_hit_latency", 185, 0.02);
-  expect_bracket(p, "l2_size", 6 * MiB, 1.06);
-  expect_near(p, "dram_latency", 370, 0.02);
-  EXPECT_EQ(p.count("l2_far_hit_latency"), 0u);
-  EXPECT_EQ(p.count("l2_segment_size"), 0u);
-  EXPECT_EQ(p.count("shared_latency"), 0u);  // not measured, not invented
+  expect_near(p, param::l1_hit_latency, 28, 0.02);
+  expect_bracket(p, param::l1_size, 128 * KiB, 1.06);
+  expect_near(p, param::l2_hit_latency, 185, 0.02);
+  expect_bracket(p, param::l2_size, 6 * MiB, 1.06);
+  expect_near(p, param::dram_latency, 370, 0.02);
+  EXPECT_EQ(p.count(param::l2_far_hit_latency), 0u);
+  EXPECT_EQ(p.count(param::l2_segment_size), 0u);
+  EXPECT_EQ(p.count(param::shared_latency), 0u);  // not measured, not invented
 }
 
 TEST(LatencyLadder, KeplerLikeValuesWithoutMetadata) {
@@ -345,14 +346,14 @@ TEST(LatencyLadder, KeplerLikeValuesWithoutMetadata) {
   append(obs, to_observations("shared", sweep(sh, 1 * KiB, 48 * KiB, 4, 1, 1.414)));
   append(obs, to_observations("constant", sweep(cn, 256, 64 * KiB, 5)));
   auto p = by_name(infer_latency(obs, {}));
-  expect_near(p, "l1_hit_latency", 35, 0.02);
-  expect_bracket(p, "l1_size", 16 * KiB, 1.05);
-  expect_near(p, "l2_hit_latency", 195, 0.02);
-  expect_bracket(p, "l2_size", 1.5 * MiB, 1.05);
-  expect_near(p, "dram_latency", 445, 0.02);
-  expect_near(p, "shared_latency", 26, 0.02);
-  expect_near(p, "constant_hit_latency", 30, 0.02);
-  EXPECT_EQ(p.count("l2_far_hit_latency"), 0u);
+  expect_near(p, param::l1_hit_latency, 35, 0.02);
+  expect_bracket(p, param::l1_size, 16 * KiB, 1.05);
+  expect_near(p, param::l2_hit_latency, 195, 0.02);
+  expect_bracket(p, param::l2_size, 1.5 * MiB, 1.05);
+  expect_near(p, param::dram_latency, 445, 0.02);
+  expect_near(p, param::shared_latency, 26, 0.02);
+  expect_near(p, param::constant_hit_latency, 30, 0.02);
+  EXPECT_EQ(p.count(param::l2_far_hit_latency), 0u);
 }
 
 TEST(LatencyLadder, LoadsThatSkipL1GiveNoL1) {
@@ -362,10 +363,10 @@ TEST(LatencyLadder, LoadsThatSkipL1GiveNoL1) {
   append(obs, to_observations("ld_global", sweep(g, 1 * KiB, 7 * MiB)));
   append(obs, to_observations("ld_cg", sweep(g, 1 * KiB, 7 * MiB, 9)));
   auto p = by_name(infer_latency(obs, {{"l2_bytes", "1572864"}}));
-  EXPECT_EQ(p.count("l1_hit_latency"), 0u);
-  EXPECT_EQ(p.count("l1_size"), 0u);
-  expect_near(p, "l2_hit_latency", 200, 0.02);
-  expect_bracket(p, "l2_size", 1.5 * MiB, 1.06);
+  EXPECT_EQ(p.count(param::l1_hit_latency), 0u);
+  EXPECT_EQ(p.count(param::l1_size), 0u);
+  expect_near(p, param::l2_hit_latency, 200, 0.02);
+  expect_bracket(p, param::l2_size, 1.5 * MiB, 1.06);
 }
 
 TEST(LatencyLadder, WithoutLdCgTheL2ComesFromLdGlobal) {
@@ -374,19 +375,19 @@ TEST(LatencyLadder, WithoutLdCgTheL2ComesFromLdGlobal) {
   for (const auto& o : h.observations(0.005))
     if (o.probe == "ld_global") obs.push_back(o);
   auto p = by_name(infer_latency(obs, kH100Meta));
-  expect_near(p, "l1_hit_latency", 33, 0.02);
-  expect_near(p, "l2_near_hit_latency", 262, 0.02);
-  expect_near(p, "l2_far_hit_latency", 470, 0.03);
-  expect_bracket(p, "l2_size", h.l2, 1.06);
-  EXPECT_NE(p["l2_size"].method.find("ld.global"), std::string::npos);
+  expect_near(p, param::l1_hit_latency, 33, 0.02);
+  expect_near(p, param::l2_near_hit_latency, 262, 0.02);
+  expect_near(p, param::l2_far_hit_latency, 470, 0.03);
+  expect_bracket(p, param::l2_size, h.l2, 1.06);
+  EXPECT_NE(p[param::l2_size].method.find("ld.global"), std::string::npos);
 }
 
 TEST(LatencyLadder, SweepThatStopsInL2InventsNoDram) {
   Model cg{{{250, 25 * MiB}, {460, 50 * MiB}, {770, 0}}};
   auto obs = to_observations("ld_cg", sweep(cg, 1 * KiB, 20 * MiB));
   auto p = by_name(infer_latency(obs, kH100Meta));
-  EXPECT_EQ(p.count("dram_latency"), 0u);
-  EXPECT_EQ(p.count("l2_size"), 0u);
+  EXPECT_EQ(p.count(param::dram_latency), 0u);
+  EXPECT_EQ(p.count(param::l2_size), 0u);
 }
 
 TEST(LatencyLadder, TlbStepPastDramIsNotTakenForDram) {
@@ -394,9 +395,9 @@ TEST(LatencyLadder, TlbStepPastDramIsNotTakenForDram) {
   Model cg{{{250, 25 * MiB}, {460, 50 * MiB}, {770, 120 * MiB}, {950, 0}}};
   auto obs = to_observations("ld_cg", sweep(cg, 1 * KiB, 400 * MiB));
   auto p = by_name(infer_latency(obs, kH100Meta));
-  expect_near(p, "l2_far_hit_latency", 460, 0.03);
-  expect_bracket(p, "l2_size", 50 * MiB, 1.05);
-  expect_near(p, "dram_latency", 770, 0.03);
+  expect_near(p, param::l2_far_hit_latency, 460, 0.03);
+  expect_bracket(p, param::l2_size, 50 * MiB, 1.05);
+  expect_near(p, param::dram_latency, 770, 0.03);
 }
 
 TEST(LatencyLadder, QuickSweepStillSplitsTheL2) {
@@ -405,11 +406,11 @@ TEST(LatencyLadder, QuickSweepStillSplitsTheL2) {
   for (unsigned seed : {1u, 2u, 3u}) {
     auto obs = to_observations("ld_cg", sweep(h.cg, 1 * KiB, 225 * MiB, seed, 2, 1.414213562));
     auto p = by_name(infer_latency(obs, kH100Meta));
-    expect_near(p, "l2_near_hit_latency", 250, 0.02);
-    expect_near(p, "l2_far_hit_latency", 460, 0.03);
-    expect_near(p, "dram_latency", 770, 0.03);
-    expect_bracket(p, "l2_segment_size", h.segment, 1.2);
-    expect_bracket(p, "l2_size", h.l2, 1.2);
+    expect_near(p, param::l2_near_hit_latency, 250, 0.02);
+    expect_near(p, param::l2_far_hit_latency, 460, 0.03);
+    expect_near(p, param::dram_latency, 770, 0.03);
+    expect_bracket(p, param::l2_segment_size, h.segment, 1.2);
+    expect_bracket(p, param::l2_size, h.l2, 1.2);
   }
 }
 
@@ -418,10 +419,10 @@ TEST(LatencyLadder, StepInsideTheNearL2IsNotTakenForTheFarPartition) {
   Model cg{{{250, 8 * MiB}, {290, 25 * MiB}, {460, 50 * MiB}, {770, 0}}};
   auto obs = to_observations("ld_cg", sweep(cg, 1 * KiB, 225 * MiB));
   auto p = by_name(infer_latency(obs, kH100Meta));
-  expect_near(p, "l2_near_hit_latency", 250, 0.02);
-  expect_bracket(p, "l2_segment_size", 25 * MiB, 1.05);
-  expect_near(p, "l2_far_hit_latency", 460, 0.03);
-  expect_bracket(p, "l2_size", 50 * MiB, 1.05);
+  expect_near(p, param::l2_near_hit_latency, 250, 0.02);
+  expect_bracket(p, param::l2_segment_size, 25 * MiB, 1.05);
+  expect_near(p, param::l2_far_hit_latency, 460, 0.03);
+  expect_bracket(p, param::l2_size, 50 * MiB, 1.05);
 }
 
 TEST(LatencyLadder, CreepBeforeTheCliffDoesNotMoveTheSize) {
@@ -436,9 +437,9 @@ TEST(LatencyLadder, CreepBeforeTheCliffDoesNotMoveTheSize) {
       o.value *= 1.04;
   auto a = by_name(infer_latency(obs, kH100Meta));
   auto b = by_name(infer_latency(crept, kH100Meta));
-  expect_bracket(b, "l1_size", h.l1, 1.05);
-  EXPECT_EQ(a["l1_size"].low, b["l1_size"].low);
-  EXPECT_EQ(a["l1_size"].high, b["l1_size"].high);
+  expect_bracket(b, param::l1_size, h.l1, 1.05);
+  EXPECT_EQ(a[param::l1_size].low, b[param::l1_size].low);
+  EXPECT_EQ(a[param::l1_size].high, b[param::l1_size].high);
 }
 
 TEST(LatencyLadder, FewLineFootprintsDoNotBiasTheL2Level) {
@@ -450,9 +451,9 @@ TEST(LatencyLadder, FewLineFootprintsDoNotBiasTheL2Level) {
     for (auto& o : obs)
       if (o.probe == "ld_cg" && o.param("footprint_bytes") < 128 * KiB) o.value *= bias;
     auto p = by_name(infer_latency(obs, kH100Meta));
-    expect_near(p, "l2_near_hit_latency", 250, 0.003);
-    EXPECT_GT(p["l2_near_hit_latency"].confidence, 0.9);
-    EXPECT_NE(p["l2_near_hit_latency"].method.find("L2/64"), std::string::npos);
+    expect_near(p, param::l2_near_hit_latency, 250, 0.003);
+    EXPECT_GT(p[param::l2_near_hit_latency].confidence, 0.9);
+    EXPECT_NE(p[param::l2_near_hit_latency].method.find("L2/64"), std::string::npos);
   }
 }
 
@@ -462,11 +463,11 @@ TEST(LatencyLadder, ShelfBetweenThePartitionsIsNotTheFarLevel) {
   Model cg{{{250, 25 * MiB}, {400, 34 * MiB}, {460, 50 * MiB}, {770, 0}}};
   auto p =
       by_name(infer_latency(to_observations("ld_cg", sweep(cg, 1 * KiB, 225 * MiB)), kH100Meta));
-  expect_near(p, "l2_near_hit_latency", 250, 0.02);
-  expect_bracket(p, "l2_segment_size", 25 * MiB, 1.05);
-  expect_near(p, "l2_far_hit_latency", 460, 0.03);
-  expect_bracket(p, "l2_size", 50 * MiB, 1.05);
-  expect_near(p, "dram_latency", 770, 0.03);
+  expect_near(p, param::l2_near_hit_latency, 250, 0.02);
+  expect_bracket(p, param::l2_segment_size, 25 * MiB, 1.05);
+  expect_near(p, param::l2_far_hit_latency, 460, 0.03);
+  expect_bracket(p, param::l2_size, 50 * MiB, 1.05);
+  expect_near(p, param::dram_latency, 770, 0.03);
 }
 
 TEST(LatencyLadder, RoundTripsThroughTheObservationsFile) {
@@ -498,9 +499,10 @@ TEST(LatencyLadder, RefinedSweepIsShortAndRepeatable) {
   EXPECT_LT(a.size(), 110u);
   auto pa = by_name(infer_latency(to_observations("ld_cg", a), kH100Meta));
   auto pb = by_name(infer_latency(to_observations("ld_cg", b), kH100Meta));
-  for (const char* name : {"l2_near_hit_latency", "l2_far_hit_latency", "dram_latency"})
+  for (const char* name :
+       {param::l2_near_hit_latency, param::l2_far_hit_latency, param::dram_latency})
     EXPECT_NEAR(pa[name].value, pb[name].value, 0.01 * pa[name].value) << name;
-  EXPECT_NEAR(pa["l2_size"].value, pb["l2_size"].value, 0.05 * pa["l2_size"].value);
+  EXPECT_NEAR(pa[param::l2_size].value, pb[param::l2_size].value, 0.05 * pa[param::l2_size].value);
 }
 
 // --- the H100 ---------------------------------------------------------------------------------
@@ -517,20 +519,20 @@ TEST(LatencyLadder, RecordedH100Curve) {
     EXPECT_GE(it->second.value, lo) << name;
     EXPECT_LE(it->second.value, hi) << name;
   };
-  in("l1_hit_latency", 20, 60);
-  in("l1_size", 64 * KiB, 512 * KiB);
-  in("l2_near_hit_latency", 150, 400);
-  in("l2_size", 25 * MiB, 100 * MiB);
-  in("dram_latency", 400, 1200);
-  in("shared_latency", 15, 60);
-  in("readonly_hit_latency", 20, 60);
-  in("constant_hit_latency", 10, 60);
-  EXPECT_LT(p["l1_hit_latency"].value, p["l2_near_hit_latency"].value);
-  EXPECT_LT(p["l2_near_hit_latency"].value, p["dram_latency"].value);
-  if (p.count("l2_far_hit_latency")) {
-    EXPECT_GT(p["l2_far_hit_latency"].value, p["l2_near_hit_latency"].value);
-    EXPECT_LT(p["l2_far_hit_latency"].value, p["dram_latency"].value);
-    EXPECT_LT(p["l2_segment_size"].value, p["l2_size"].value);
+  in(param::l1_hit_latency, 20, 60);
+  in(param::l1_size, 64 * KiB, 512 * KiB);
+  in(param::l2_near_hit_latency, 150, 400);
+  in(param::l2_size, 25 * MiB, 100 * MiB);
+  in(param::dram_latency, 400, 1200);
+  in(param::shared_latency, 15, 60);
+  in(param::readonly_hit_latency, 20, 60);
+  in(param::constant_hit_latency, 10, 60);
+  EXPECT_LT(p[param::l1_hit_latency].value, p[param::l2_near_hit_latency].value);
+  EXPECT_LT(p[param::l2_near_hit_latency].value, p[param::dram_latency].value);
+  if (p.count(param::l2_far_hit_latency)) {
+    EXPECT_GT(p[param::l2_far_hit_latency].value, p[param::l2_near_hit_latency].value);
+    EXPECT_LT(p[param::l2_far_hit_latency].value, p[param::dram_latency].value);
+    EXPECT_LT(p[param::l2_segment_size].value, p[param::l2_size].value);
   }
 }
 
@@ -551,7 +553,7 @@ TEST(LatencyLadder, RecordedH100RunIsRepeatable) {
       EXPECT_EQ(pa.value, pb.value) << name;
     } else {
       EXPECT_EQ(pa.unit, "bytes") << name;
-      if (name == "l2_segment_size") {
+      if (name == param::l2_segment_size) {
         // Where the near partition ends depends on which partition the run's physical pages
         // land in, which changes from one allocation to the next: on the H100 the two runs put
         // it 2.3 % apart (24.2 and 24.8 MiB). The issue's "same sizes" holds for the
@@ -609,26 +611,26 @@ TEST(LatencyLadder, L1IntervalStaysWithinTheUnifiedArray) {
   Metadata meta;
   auto recorded = by_name(infer_latency(read_observations(path, &meta), meta));
   ASSERT_EQ(analysis::meta_number(meta, "shared_per_sm_bytes"), 233472);
-  EXPECT_LE(recorded["l1_size"].high, most);
-  EXPECT_GE(recorded["l1_size"].high, recorded["l1_size"].value);
-  EXPECT_NE(recorded["l1_size"].method.find("unified L1/shared array"), std::string::npos);
+  EXPECT_LE(recorded[param::l1_size].high, most);
+  EXPECT_GE(recorded[param::l1_size].high, recorded[param::l1_size].value);
+  EXPECT_NE(recorded[param::l1_size].method.find("unified L1/shared array"), std::string::npos);
   H100Like h;
   h.global.levels[0].sharpness = 1.5;  // a gradual L1 whose step runs far past the array
   auto p = by_name(infer_latency(h.observations(0.005, 5), kH100Meta));
-  EXPECT_LE(p["l1_size"].high, most);
-  EXPECT_LE(p["l1_size"].low, p["l1_size"].value);
-  EXPECT_LE(p["l1_size"].value, p["l1_size"].high);
+  EXPECT_LE(p[param::l1_size].high, most);
+  EXPECT_LE(p[param::l1_size].low, p[param::l1_size].value);
+  EXPECT_LE(p[param::l1_size].value, p[param::l1_size].high);
   // an L1 read past the bound (a model of 300 KiB) is cut to it, below confidence 0.5
   Model big = h.global;
   big.levels[0] = {33, 300 * KiB};
   auto b =
       by_name(infer_latency(to_observations("ld_global", sweep(big, KiB, 225 * MiB)), kH100Meta));
-  EXPECT_EQ(b["l1_size"].value, most);
-  EXPECT_LT(b["l1_size"].confidence, 0.5);
+  EXPECT_EQ(b[param::l1_size].value, most);
+  EXPECT_LT(b[param::l1_size].confidence, 0.5);
   // without the attribute nothing is cut
   auto free = by_name(infer_latency(to_observations("ld_global", sweep(big, KiB, 225 * MiB)),
                                     {{"l2_bytes", "52428800"}}));
-  EXPECT_GT(free["l1_size"].value, most);
+  EXPECT_GT(free[param::l1_size].value, most);
 }
 
 // --- other designs' ladders (issue 25) --------------------------------------------------------
@@ -657,12 +659,12 @@ TEST(LatencyLadder, LastLevelCacheBehindATlbStepIsNotDram) {
     for (unsigned seed : {1u, 2u, 3u}) {
       SCOPED_TRACE("seed " + std::to_string(seed) + (meta.empty() ? ", no metadata" : ""));
       auto p = by_name(infer_latency(one_chase(m, seed), meta));
-      expect_near(p, "l1_hit_latency", 120, 0.03);
-      expect_near(p, "l2_hit_latency", 240, 0.03);
-      expect_near(p, "llc_hit_latency", 456, 0.03);
-      expect_near(p, "dram_latency", 880, 0.03);
-      EXPECT_EQ(p["cache_levels"].value, 3);
-      expect_near(p, "llc_size", 256 * MiB, 0.1);  // the step past the TLB's, not the TLB's
+      expect_near(p, param::l1_hit_latency, 120, 0.03);
+      expect_near(p, param::l2_hit_latency, 240, 0.03);
+      expect_near(p, param::llc_hit_latency, 456, 0.03);
+      expect_near(p, param::dram_latency, 880, 0.03);
+      EXPECT_EQ(p[param::cache_levels].value, 3);
+      expect_near(p, param::llc_size, 256 * MiB, 0.1);  // the step past the TLB's, not the TLB's
     }
 }
 
@@ -678,25 +680,25 @@ TEST(LatencyLadder, MidCacheBeforeTheL2IsNamed) {
            {720, 0}}};
   for (unsigned seed : {1u, 2u, 3u}) {
     auto p = by_name(infer_latency(one_chase(m, seed), {{"l2_bytes", "4194304"}}));
-    expect_near(p, "l1_hit_latency", 75, 0.03);
-    expect_near(p, "mid_cache_hit_latency", 120, 0.03);
-    expect_near(p, "mid_cache_size", 128 * KiB, 0.1);
-    expect_near(p, "l2_hit_latency", 220, 0.03);
-    expect_near(p, "l2_size", 4 * MiB, 0.1);
-    expect_near(p, "llc_hit_latency", 400, 0.03);
-    expect_near(p, "dram_latency", 720, 0.03);
-    EXPECT_EQ(p["cache_levels"].value, 4);
-    EXPECT_GT(p["mid_cache_hit_latency"].confidence, 0.5);
+    expect_near(p, param::l1_hit_latency, 75, 0.03);
+    expect_near(p, param::mid_cache_hit_latency, 120, 0.03);
+    expect_near(p, param::mid_cache_size, 128 * KiB, 0.1);
+    expect_near(p, param::l2_hit_latency, 220, 0.03);
+    expect_near(p, param::l2_size, 4 * MiB, 0.1);
+    expect_near(p, param::llc_hit_latency, 400, 0.03);
+    expect_near(p, param::dram_latency, 720, 0.03);
+    EXPECT_EQ(p[param::cache_levels].value, 4);
+    EXPECT_GT(p[param::mid_cache_hit_latency].confidence, 0.5);
     auto guess = by_name(infer_latency(one_chase(m, seed), {}));
-    for (const char* name :
-         {"mid_cache_hit_latency", "l2_hit_latency", "llc_hit_latency", "cache_levels"}) {
+    for (const char* name : {param::mid_cache_hit_latency, param::l2_hit_latency,
+                             param::llc_hit_latency, param::cache_levels}) {
       ASSERT_EQ(guess.count(name), 1u) << name;
       EXPECT_LT(guess[name].confidence, 0.5) << name;
       EXPECT_NE(guess[name].method.find("named by their order and sizes alone"), std::string::npos)
           << name;
     }
-    expect_near(guess, "mid_cache_hit_latency", 120, 0.03);
-    expect_near(guess, "l2_hit_latency", 220, 0.03);
+    expect_near(guess, param::mid_cache_hit_latency, 120, 0.03);
+    expect_near(guess, param::l2_hit_latency, 220, 0.03);
   }
 }
 
@@ -711,12 +713,12 @@ TEST(LatencyLadder, SecondDiesL2HalfIsTheFarL2) {
     std::vector<Observation> obs = one_chase(g, seed);
     append(obs, to_observations("ld_cg", sweep(cg, KiB, 1024 * MiB, seed + 10)));
     auto p = by_name(infer_latency(obs, meta));
-    expect_near(p, "l2_near_hit_latency", 330, 0.03);
-    expect_near(p, "l2_far_hit_latency", 675, 0.03);
-    expect_near(p, "l2_segment_size", 63 * MiB, 0.1);
-    expect_near(p, "l2_size", 126 * MiB, 0.1);
-    expect_near(p, "dram_latency", 860, 0.03);
-    EXPECT_EQ(p.count("llc_hit_latency"), 0u);
-    EXPECT_EQ(p["cache_levels"].value, 2);
+    expect_near(p, param::l2_near_hit_latency, 330, 0.03);
+    expect_near(p, param::l2_far_hit_latency, 675, 0.03);
+    expect_near(p, param::l2_segment_size, 63 * MiB, 0.1);
+    expect_near(p, param::l2_size, 126 * MiB, 0.1);
+    expect_near(p, param::dram_latency, 860, 0.03);
+    EXPECT_EQ(p.count(param::llc_hit_latency), 0u);
+    EXPECT_EQ(p[param::cache_levels].value, 2);
   }
 }

@@ -20,6 +20,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "base/csv.hpp"
+#include "base/parameter_names.hpp"
 #include "app/report.hpp"
 #include "app/run_analysis.hpp"
 #include "model_bench.hpp"
@@ -110,27 +111,27 @@ const std::vector<Answer>& all_answers() {
 // median up to 10 % low): the value is off, and its confidence (0.2-0.3) says so.
 const std::string kDisturbed = "a disturbed repetition set (12 % spread, median up to 10 % low): wrong at confidence < 0.3";
 const std::vector<Known> kKnownFailures = {
-    {"b200", "fp32_fma_throughput_per_sm", {4, 16}, kDisturbed},
-    {"b200", "fp64_fma_throughput_per_sm", {0}, kDisturbed},
-    {"b200", "fp64_fp32_throughput_ratio", {16}, kDisturbed},
-    {"ga100", "dual_issue_gain", {19}, kDisturbed},
-    {"ga100", "fp32_fma_throughput_per_sm", {16}, kDisturbed},
-    {"ga100", "tensor_mma_f16_throughput_per_sm", {4}, kDisturbed},
-    {"ga102", "fp64_fma_throughput_per_sm", {0}, kDisturbed},
-    {"ga102", "fp64_fp32_throughput_ratio", {0}, kDisturbed},
-    {"ga102", "tensor_mma_f16_throughput_per_sm", {18}, kDisturbed},
-    {"gh200", "dual_issue_fp32_ldst", {12}, kDisturbed},
-    {"h100", "fp32_fma_throughput_per_sm", {11}, kDisturbed},
-    {"h100", "fp64_fp32_throughput_ratio", {11}, kDisturbed},
-    {"kepler", "fp32_fma_throughput_per_sm", {1}, kDisturbed},
-    {"kepler", "fp64_fp32_throughput_ratio", {1}, kDisturbed},
-    {"maxwell", "dual_issue_fp32_shared", {18}, kDisturbed},
-    {"maxwell", "fp32_fma_throughput_per_sm", {16}, kDisturbed},
-    {"turing", "fp32_fma_throughput_per_sm", {6}, kDisturbed},
-    {"turing", "fp64_fma_throughput_per_sm", {13}, kDisturbed},
-    {"turing", "fp64_fp32_throughput_ratio", {6}, kDisturbed},
-    {"volta", "fp64_fma_throughput_per_sm", {8, 18}, kDisturbed},
-    {"volta", "fp64_fp32_throughput_ratio", {8, 18}, kDisturbed},
+    {"b200", param::fp32_fma_throughput_per_sm, {4, 16}, kDisturbed},
+    {"b200", param::fp64_fma_throughput_per_sm, {0}, kDisturbed},
+    {"b200", param::fp64_fp32_throughput_ratio, {16}, kDisturbed},
+    {"ga100", param::dual_issue_gain, {19}, kDisturbed},
+    {"ga100", param::fp32_fma_throughput_per_sm, {16}, kDisturbed},
+    {"ga100", param::tensor_mma_f16_throughput_per_sm, {4}, kDisturbed},
+    {"ga102", param::fp64_fma_throughput_per_sm, {0}, kDisturbed},
+    {"ga102", param::fp64_fp32_throughput_ratio, {0}, kDisturbed},
+    {"ga102", param::tensor_mma_f16_throughput_per_sm, {18}, kDisturbed},
+    {"gh200", param::dual_issue_fp32_ldst, {12}, kDisturbed},
+    {"h100", param::fp32_fma_throughput_per_sm, {11}, kDisturbed},
+    {"h100", param::fp64_fp32_throughput_ratio, {11}, kDisturbed},
+    {"kepler", param::fp32_fma_throughput_per_sm, {1}, kDisturbed},
+    {"kepler", param::fp64_fp32_throughput_ratio, {1}, kDisturbed},
+    {"maxwell", param::dual_issue_fp32_shared, {18}, kDisturbed},
+    {"maxwell", param::fp32_fma_throughput_per_sm, {16}, kDisturbed},
+    {"turing", param::fp32_fma_throughput_per_sm, {6}, kDisturbed},
+    {"turing", param::fp64_fma_throughput_per_sm, {13}, kDisturbed},
+    {"turing", param::fp64_fp32_throughput_ratio, {6}, kDisturbed},
+    {"volta", param::fp64_fma_throughput_per_sm, {8, 18}, kDisturbed},
+    {"volta", param::fp64_fp32_throughput_ratio, {8, 18}, kDisturbed},
 };
 
 const Known* known(const Answer& a) { return find_known(kKnownFailures, a.model, a.name, a.seed); }
@@ -223,7 +224,8 @@ TEST(ModelFamilies, NoTensorPipeMeansNoTensorRate) {
                 skipped_probes.count("fp32_tensor"))
         << g->key;
     for (const auto& p : analyze("pipes", rows, meta)) EXPECT_NE(p.name.rfind("tensor_", 0), 0u) << g->key << " " << p.name;
-    for (const auto& p : analyze("dual_issue", pairs, meta)) EXPECT_NE(p.name, "dual_issue_fp32_tensor") << g->key;
+    for (const auto& p : analyze("dual_issue", pairs, meta))
+      EXPECT_NE(p.name, param::dual_issue_fp32_tensor) << g->key;
   }
   EXPECT_GE(models, 5);  // Kepler, GK104, Maxwell, Pascal, GP104, Volta, Turing
 }
@@ -263,7 +265,7 @@ TEST(ModelFamilies, SkippedPipesReachTheReportAsNotMeasured) {
     const std::string line = md.substr(at, md.find('\n', at) - at);
     EXPECT_NE(line.find("compute capability"), std::string::npos) << line;
   }
-  EXPECT_EQ(md.find("tensor_mma_f16_throughput_per_sm"), std::string::npos);
+  EXPECT_EQ(md.find(param::tensor_mma_f16_throughput_per_sm), std::string::npos);
 }
 
 TEST(ModelFamilies, NoConfidentlyWrongValueBeyondTheKnown) {
@@ -310,7 +312,8 @@ TEST(ModelFamilies, TheGatesCatchAWrongTruth) {
   int wrong = 0;
   for (const char* family : {"granularity", "pipes"})
     for (const auto& t : family_truths(g, family))
-      if (t.name == "l1_sector_size" || t.name == "readonly_line_size" || t.name == "fp64_fp32_throughput_ratio") {
+      if (t.name == param::l1_sector_size || t.name == param::readonly_line_size ||
+          t.name == param::fp64_fp32_throughput_ratio) {
         ASSERT_TRUE(got.count(t.name)) << t.name;
         wrong += !right(t, got[t.name]);
       }

@@ -20,6 +20,7 @@
 #include "analysis/analyzer.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
+#include "base/parameter_names.hpp"
 #include "committed_runs.hpp"
 #include "model_bench.hpp"
 #include "model_gpu.hpp"
@@ -101,17 +102,17 @@ const std::vector<Known> kKnownFailures = {
     // L2 partition's flat part spans 0.6-0.8 of an octave, 1.2-1.6 swings of its wobble, sampled
     // at about 3 points a swing: the mean may be off by a fifth of the wobble's amplitude, and
     // with the clock's error (up to 1 %) by more than 3 % (GH200 seed 2: 6.6 %, -6.2 %)
-    {"gh200", "l2_far_hit_latency", {2}, kFarShelf},
+    {"gh200", param::l2_far_hit_latency, {2}, kFarShelf},
     // The same on the B200's far half (675 cycles, wobbling 3-8 %): 696, 3.1 % high, at 0.40.
-    {"b200", "l2_far_hit_latency", {20}, kFarShelf},
+    {"b200", param::l2_far_hit_latency, {20}, kFarShelf},
     // CDNA 3's Infinity Cache holds a TLB reach (456 cycles, 501 past 32 MiB, each wobbling up to
     // 8 %): the wobble's band joins the two into one shelf, read between them (476, 4.4 % high)
     // at 0.45. The truth is the hit before the reach.
-    {"cdna3", "llc_hit_latency", {20}, "LLC shelf read across the TLB reach inside it"},
+    {"cdna3", param::llc_hit_latency, {20}, "LLC shelf read across the TLB reach inside it"},
     // Past RDNA 2's 128 MiB Infinity Cache the sweep's sparse tail holds two points; the last one,
     // at 1 GiB, is an outlier (x1.37): DRAM is read from it at 0.30.
     {"rdna2",
-     "dram_latency",
+     param::dram_latency,
      {9},
      "the sweep's last point, DRAM's only one past the step, an outlier"},
 };
@@ -193,15 +194,15 @@ TEST(ModelGpus, AtLeastFourteenModelsWithSourcedFigures) {
 // The known lists are exact both ways: an unlisted failure and a listed case that passes now
 // each fail the bench.
 TEST(ModelBench, KnownListIsExact) {
-  const std::vector<Known> list = {{"volta", "dram_latency", {11}, "why"}};
-  EXPECT_NE(find_known(list, "volta", "dram_latency", 11), nullptr);
-  EXPECT_EQ(find_known(list, "volta", "dram_latency", 12), nullptr);
-  EXPECT_EQ(find_known(list, "volta", "l2_size", 11), nullptr);
-  check_known_failures(list, {{"volta", "dram_latency", 11, "listed"}});
+  const std::vector<Known> list = {{"volta", param::dram_latency, {11}, "why"}};
+  EXPECT_NE(find_known(list, "volta", param::dram_latency, 11), nullptr);
+  EXPECT_EQ(find_known(list, "volta", param::dram_latency, 12), nullptr);
+  EXPECT_EQ(find_known(list, "volta", param::l2_size, 11), nullptr);
+  check_known_failures(list, {{"volta", param::dram_latency, 11, "listed"}});
   EXPECT_NONFATAL_FAILURE(check_known_failures(list, {}), "passes now");
-  EXPECT_NONFATAL_FAILURE(
-      check_known_failures(list, {{"volta", "dram_latency", 11, "listed"}, {"volta", "l2_size", 3, "new one"}}),
-      "unexpected failure: new one");
+  EXPECT_NONFATAL_FAILURE(check_known_failures(list, {{"volta", param::dram_latency, 11, "listed"},
+                                                      {"volta", param::l2_size, 3, "new one"}}),
+                          "unexpected failure: new one");
 }
 
 TEST(ModelGpus, GenerationIsSeededAndRepeatable) {
@@ -252,10 +253,11 @@ TEST(ModelGpus, CommittedCalibrationIsTheBenchs) {
 // put L2 sizes 18-41 % low there), and its interval spans the step. The list is exact: a
 // listed size that no longer moves fails the test.
 const std::map<std::pair<std::string, std::string>, std::string> kSizesReadAnew = {
-    {{"nvidia-h100-80gb-hbm3/20261122T082310Z", "l2_segment_size"}, "10 % of the step -> half"},
-    {{"nvidia-h100-80gb-hbm3/20261122T082310Z", "l2_size"}, "10 % of the step -> half"},
-    {{"nvidia-h200/20261122T081642Z", "l2_segment_size"}, "10 % of the step -> half"},
-    {{"nvidia-h200/20261122T081642Z", "l2_size"}, "10 % of the step -> half"}};
+    {{"nvidia-h100-80gb-hbm3/20261122T082310Z", param::l2_segment_size},
+     "10 % of the step -> half"},
+    {{"nvidia-h100-80gb-hbm3/20261122T082310Z", param::l2_size}, "10 % of the step -> half"},
+    {{"nvidia-h200/20261122T081642Z", param::l2_segment_size}, "10 % of the step -> half"},
+    {{"nvidia-h200/20261122T081642Z", param::l2_size}, "10 % of the step -> half"}};
 
 // The reworked inference must not move what the committed Hopper runs measured: every
 // parameter the latency and bandwidth families write that a committed run's parameters.csv
@@ -309,20 +311,21 @@ TEST(ModelGpus, RecordedH100RunWithTheTailKeepsItsLadder) {
   const auto obs = read_observations(path, &meta);
   std::map<std::string, Parameter> p;
   for (const auto& q : analyze("latency", obs, meta)) p[q.name] = q;
-  for (const char* name : {"llc_hit_latency", "llc_size", "mid_cache_hit_latency", "l2_hit_latency"})
+  for (const char* name : {param::llc_hit_latency, param::llc_size, param::mid_cache_hit_latency,
+                           param::l2_hit_latency})
     EXPECT_EQ(p.count(name), 0u) << name;
-  ASSERT_EQ(p.count("l2_size"), 1u);
-  EXPECT_NEAR(p["l2_size"].value, 50.0 * 1024 * 1024, 0.1 * 50 * 1024 * 1024);
-  EXPECT_NEAR(p["l2_segment_size"].value, 25.0 * 1024 * 1024, 0.1 * 25 * 1024 * 1024);
-  EXPECT_EQ(p["cache_levels"].value, 2);
-  EXPECT_GT(p["dram_latency"].value, p["l2_far_hit_latency"].value);
+  ASSERT_EQ(p.count(param::l2_size), 1u);
+  EXPECT_NEAR(p[param::l2_size].value, 50.0 * 1024 * 1024, 0.1 * 50 * 1024 * 1024);
+  EXPECT_NEAR(p[param::l2_segment_size].value, 25.0 * 1024 * 1024, 0.1 * 25 * 1024 * 1024);
+  EXPECT_EQ(p[param::cache_levels].value, 2);
+  EXPECT_GT(p[param::dram_latency].value, p[param::l2_far_hit_latency].value);
   // The ladder's latencies as this run measured them (2026-11-28), within their 3 % tolerance
   // (docs/parameters.md): the file's values scaled or replaced fail here.
   constexpr double kLatencyTolerance = 0.03;
-  const std::pair<const char*, double> pinned[] = {{"l1_hit_latency", 32.02},
-                                                   {"l2_near_hit_latency", 284.43},
-                                                   {"l2_far_hit_latency", 531.33},
-                                                   {"dram_latency", 689.28}};
+  const std::pair<const char*, double> pinned[] = {{param::l1_hit_latency, 32.02},
+                                                   {param::l2_near_hit_latency, 284.43},
+                                                   {param::l2_far_hit_latency, 531.33},
+                                                   {param::dram_latency, 689.28}};
   for (const auto& [name, cycles] : pinned) {
     ASSERT_EQ(p.count(name), 1u) << name;
     EXPECT_NEAR(p[name].value, cycles, kLatencyTolerance * cycles) << name;

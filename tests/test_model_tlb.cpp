@@ -15,6 +15,7 @@
 #include "analysis/analyzer.hpp"
 #include "model_bench.hpp"
 #include "model_gpu.hpp"
+#include "base/parameter_names.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::model;
@@ -82,8 +83,8 @@ const std::vector<TlbAnswer>& all_tlb_answers() {
 // 0.5.
 const std::string kSmallStep = "a 9-cycle L1 TLB miss on a 330-cycle base: 2.7 %";
 const std::vector<Known> kKnownTlbFailures = {
-    {"b200", "tlb_l1_coverage", {9, 11, 16}, kSmallStep},
-    {"b200", "tlb_l2_coverage", {11}, kSmallStep},
+    {"b200", param::tlb_l1_coverage, {9, 11, 16}, kSmallStep},
+    {"b200", param::tlb_l2_coverage, {11}, kSmallStep},
 };
 
 }  // namespace

@@ -207,36 +207,36 @@ TEST(P2pAnalysis, OneGpuGivesNoPeerFigure) {
 TEST(P2pAnalysis, TwoGpusWithinTheirLinks) {
   const auto ps = analyze_node(nvswitch_node(2), node_rows(2, 393, 420));
   expect_well_formed(ps, "p2p.csv");
-  const Parameter* ce = find(ps, "p2p_ce_write_bandwidth");
+  const Parameter* ce = find(ps, param::p2p_ce_write_bandwidth);
   ASSERT_NE(ce, nullptr);
   EXPECT_DOUBLE_EQ(ce->value, 393);
   EXPECT_GT(ce->confidence, 0.9);
   EXPECT_EQ(ce->method.rfind("copy_engine: median over 2 GPU pairs", 0), 0u) << ce->method;
   EXPECT_NE(ce->method.find("at most 82.2 % of the links' physical rate (478.1 GB/s"), std::string::npos) << ce->method;
   EXPECT_NE(ce->method.find("nvbandwidth's device_to_device_memcpy_write_ce"), std::string::npos);
-  EXPECT_EQ(find(ps, "p2p_sm_read_bandwidth")->method.rfind("sm_copy: ", 0), 0u);
-  EXPECT_DOUBLE_EQ(find(ps, "p2p_ce_read_bidir_bandwidth")->value, 786);
-  EXPECT_DOUBLE_EQ(find(ps, "p2p_all_pairs_write_sm_bandwidth")->value, 840);
-  EXPECT_DOUBLE_EQ(find(ps, "p2p_latency")->value, 860);
-  EXPECT_DOUBLE_EQ(find(ps, "nvlink_links")->value, 18);
-  EXPECT_DOUBLE_EQ(find(ps, "nvlink_link_bandwidth")->value, kLink);
-  EXPECT_NEAR(find(ps, "nvlink_bandwidth")->value, kLinks * kLink, 1e-9);
-  EXPECT_EQ(find(ps, "nvlink_links")->method.rfind("nvml_query: ", 0), 0u);
+  EXPECT_EQ(find(ps, param::p2p_sm_read_bandwidth)->method.rfind("sm_copy: ", 0), 0u);
+  EXPECT_DOUBLE_EQ(find(ps, param::p2p_ce_read_bidir_bandwidth)->value, 786);
+  EXPECT_DOUBLE_EQ(find(ps, param::p2p_all_pairs_write_sm_bandwidth)->value, 840);
+  EXPECT_DOUBLE_EQ(find(ps, param::p2p_latency)->value, 860);
+  EXPECT_DOUBLE_EQ(find(ps, param::nvlink_links)->value, 18);
+  EXPECT_DOUBLE_EQ(find(ps, param::nvlink_link_bandwidth)->value, kLink);
+  EXPECT_NEAR(find(ps, param::nvlink_bandwidth)->value, kLinks * kLink, 1e-9);
+  EXPECT_EQ(find(ps, param::nvlink_links)->method.rfind("nvml_query: ", 0), 0u);
 }
 
 TEST(P2pAnalysis, FourGpusMedianSlowestPairAndTheFabricUnderLoad) {
   const auto ps = analyze_node(nvswitch_node(4), node_rows(4, 390, 440, 3));  // 6 of 12 pairs slow
   expect_well_formed(ps, "p2p.csv");
   for (const auto& m : p2p::modes()) EXPECT_NE(find(ps, p2p::parameter_name(m)), nullptr) << m.probe;
-  const Parameter* ce = find(ps, "p2p_ce_write_bandwidth");
+  const Parameter* ce = find(ps, param::p2p_ce_write_bandwidth);
   EXPECT_DOUBLE_EQ(ce->value, (195 + 390) / 2.0);  // 6 pairs at 195, 6 at 390
   EXPECT_DOUBLE_EQ(ce->low, 195);
   EXPECT_DOUBLE_EQ(ce->high, 390);
   EXPECT_NE(ce->method.find("the pairs differ by 100 %"), std::string::npos) << ce->method;
-  const Parameter* fan = find(ps, "p2p_one_to_all_write_ce_bandwidth");
+  const Parameter* fan = find(ps, param::p2p_one_to_all_write_ce_bandwidth);
   EXPECT_DOUBLE_EQ(fan->value, 440);
   EXPECT_NE(fan->method.find("median over 4 GPUs as the one"), std::string::npos) << fan->method;
-  const Parameter* total = find(ps, "p2p_all_pairs_write_ce_bandwidth");
+  const Parameter* total = find(ps, param::p2p_all_pairs_write_ce_bandwidth);
   EXPECT_DOUBLE_EQ(total->value, 4 * 440);
   EXPECT_LT(total->low, total->value);  // the repetitions' p05..p95
   EXPECT_NE(total->method.find("478.1 GB/s"), std::string::npos) << total->method;
@@ -245,29 +245,29 @@ TEST(P2pAnalysis, FourGpusMedianSlowestPairAndTheFabricUnderLoad) {
 
 TEST(P2pAnalysis, AboveThePhysicalRateIsImpossible) {
   const auto ps = analyze_node(nvswitch_node(2), node_rows(2, 600, 400));  // 600 > 18 x 26.562
-  const Parameter* ce = find(ps, "p2p_ce_write_bandwidth");
+  const Parameter* ce = find(ps, param::p2p_ce_write_bandwidth);
   ASSERT_NE(ce, nullptr);
   EXPECT_LE(ce->confidence, 0.02);
   EXPECT_NE(ce->method.find("IMPOSSIBLE: 600 GB/s is above the 478.1 GB/s"), std::string::npos) << ce->method;
   // Both ways at once may reach twice the one-way rate: 1200 > 956 is impossible too.
-  EXPECT_LE(find(ps, "p2p_ce_write_bidir_bandwidth")->confidence, 0.02);
-  EXPECT_GT(find(ps, "p2p_one_to_all_write_ce_bandwidth")->confidence, 0.9);  // 400 < 478
+  EXPECT_LE(find(ps, param::p2p_ce_write_bidir_bandwidth)->confidence, 0.02);
+  EXPECT_GT(find(ps, param::p2p_one_to_all_write_ce_bandwidth)->confidence, 0.9);  // 400 < 478
   // Within the slack (2 %): noise, not impossible.
   const auto close = analyze_node(nvswitch_node(2), node_rows(2, 485, 400));
-  EXPECT_GT(find(close, "p2p_ce_write_bandwidth")->confidence, 0.9);
+  EXPECT_GT(find(close, param::p2p_ce_write_bandwidth)->confidence, 0.9);
 }
 
 TEST(P2pAnalysis, WithoutTheNodeNoBoundIsClaimed) {
   const auto ps = analyze("p2p", node_rows(2, 600, 400), {});
-  const Parameter* ce = find(ps, "p2p_ce_write_bandwidth");
+  const Parameter* ce = find(ps, param::p2p_ce_write_bandwidth);
   ASSERT_NE(ce, nullptr);
   EXPECT_GT(ce->confidence, 0.9);
   EXPECT_EQ(ce->method.find("physical"), std::string::npos) << ce->method;
-  EXPECT_EQ(find(ps, "nvlink_links"), nullptr);
+  EXPECT_EQ(find(ps, param::nvlink_links), nullptr);
 }
 
-// The committed 2-GPU runs (before the node metadata) read under today's names, with their
-// figures unchanged.
+// The committed 2-GPU runs (before the node metadata) wrote the old names; they read under
+// today's (the catalog's aliases), with their figures unchanged.
 TEST(P2pAnalysis, CommittedTwoGpuRunsUnderTheModeNames) {
   int runs = 0;
   for (const auto& dir : committed_run_dirs()) {
@@ -278,11 +278,15 @@ TEST(P2pAnalysis, CommittedTwoGpuRunsUnderTheModeNames) {
     const auto obs = read_observations(csv.string(), &meta);
     const auto ps = analyze("p2p", obs, meta);
     const auto then = read_parameters(dir + "/parameters.csv");
+    const std::string text = read_file(dir + "/parameters.csv");
     for (const auto& [old_name, now] : std::vector<std::pair<std::string, std::string>>{
-             {"p2p_write_bandwidth_ce", "p2p_ce_write_bandwidth"}, {"p2p_read_bandwidth_sm", "p2p_sm_read_bandwidth"},
-             {"p2p_bidir_bandwidth_ce", "p2p_ce_write_bidir_bandwidth"},
-             {"p2p_bidir_bandwidth_sm", "p2p_sm_read_bidir_bandwidth"}}) {
-      const Parameter* a = find(then, old_name);
+             {"p2p_write_bandwidth_ce", param::p2p_ce_write_bandwidth},
+             {"p2p_read_bandwidth_sm", param::p2p_sm_read_bandwidth},
+             {"p2p_bidir_bandwidth_ce", param::p2p_ce_write_bidir_bandwidth},
+             {"p2p_bidir_bandwidth_sm", param::p2p_sm_read_bidir_bandwidth}}) {
+      EXPECT_NE(text.find("\n" + old_name + ","), std::string::npos)
+          << dir << " wrote " << old_name;
+      const Parameter* a = find(then, now);
       const Parameter* b = find(ps, now);
       ASSERT_NE(a, nullptr) << dir << " " << old_name;
       ASSERT_NE(b, nullptr) << dir << " " << now;

@@ -12,6 +12,7 @@
 #include "analysis/clusters.hpp"
 #include "analysis/host_link.hpp"
 #include "base/node.hpp"
+#include "base/parameter_names.hpp"
 #include "analysis/l2_topology.hpp"
 #include "observation_rows.hpp"
 
@@ -66,8 +67,9 @@ TEST(HostLink, ABestAtTheLargestSizeMayStillRise) {
   EXPECT_TRUE(p.at_largest);
   EXPECT_LT(p.confidence, 0.65);
   const auto ps = analyze("host_link", rows);
-  EXPECT_EQ(find(ps, "d2h_bandwidth_pageable"), nullptr);  // no size reaches the sustained range
-  const Parameter* d2h = find(ps, "d2h_bandwidth_pageable_peak");
+  EXPECT_EQ(find(ps, param::d2h_bandwidth_pageable),
+            nullptr);  // no size reaches the sustained range
+  const Parameter* d2h = find(ps, param::d2h_bandwidth_pageable_peak);
   ASSERT_NE(d2h, nullptr);
   EXPECT_NE(d2h->method.find("may still rise"), std::string::npos) << d2h->method;
   ASSERT_TRUE(host_link::plateau(link_rows("ce_d2h_pageable", 17, 5), &p));
@@ -100,14 +102,16 @@ TEST(HostLink, AnalyzerNamesEveryLink) {
   obs.push_back(make_row("host_link", "mapped_latency", {{"hops", "256"}, {"stride_bytes", "4096"}}, 1207, "ns", 0.01));
   auto ps = analyze("host_link", obs);
   expect_well_formed(ps);
-  for (const char* n : {"h2d_bandwidth_pinned", "d2h_bandwidth_pinned", "bidir_bandwidth_pinned",
-                        "h2d_bandwidth_pageable", "h2d_bandwidth_sm", "d2h_bandwidth_sm", "host_mapped_latency"})
+  for (const char* n :
+       {param::h2d_bandwidth_pinned, param::d2h_bandwidth_pinned, param::bidir_bandwidth_pinned,
+        param::h2d_bandwidth_pageable, param::h2d_bandwidth_sm, param::d2h_bandwidth_sm,
+        param::host_mapped_latency})
     EXPECT_NE(find(ps, n), nullptr) << n;
-  EXPECT_NEAR(find(ps, "bidir_bandwidth_pinned")->value, 92, 3);
-  EXPECT_NE(find(ps, "h2d_bandwidth_pageable_peak"), nullptr);
-  EXPECT_EQ(find(ps, "d2h_bandwidth_pageable"), nullptr);  // not measured, not reported
-  EXPECT_EQ(find(ps, "d2h_bandwidth_pageable_peak"), nullptr);
-  EXPECT_DOUBLE_EQ(find(ps, "host_mapped_latency")->value, 1207);
+  EXPECT_NEAR(find(ps, param::bidir_bandwidth_pinned)->value, 92, 3);
+  EXPECT_NE(find(ps, param::h2d_bandwidth_pageable_peak), nullptr);
+  EXPECT_EQ(find(ps, param::d2h_bandwidth_pageable), nullptr);  // not measured, not reported
+  EXPECT_EQ(find(ps, param::d2h_bandwidth_pageable_peak), nullptr);
+  EXPECT_DOUBLE_EQ(find(ps, param::host_mapped_latency)->value, 1207);
 }
 
 // A copy's rate rises smoothly with its size: a size below both neighbours (a dip) or above
@@ -156,7 +160,7 @@ TEST(HostLink, PassesOfASizeMerge) {
   EXPECT_DOUBLE_EQ(sizes[1].high, 99 * 1.01);
   EXPECT_LT(sizes[1].confidence, 0.2);  // the passes disagree: a wide spread
   const auto ps = analyze("host_link", rows);
-  const Parameter* bidir = find(ps, "bidir_bandwidth_pinned");
+  const Parameter* bidir = find(ps, param::bidir_bandwidth_pinned);
   ASSERT_NE(bidir, nullptr);
   EXPECT_NEAR(bidir->value, 96, 1.01);
   EXPECT_NE(bidir->method.find("64 MiB 48.5-100 GB/s over 3 passes"), std::string::npos) << bidir->method;
@@ -178,14 +182,14 @@ TEST(HostLink, PageableHeadlineIsTheSustainedRate) {
   EXPECT_DOUBLE_EQ(s.high, 11.3 * 1.01);
   rows.push_back(make_row("host_link", "host_memcpy", {{"bytes", "268435456"}}, 12.5, "GB/s", 0.02));
   const auto ps = analyze("host_link", rows);
-  const Parameter* h2d = find(ps, "h2d_bandwidth_pageable");
-  const Parameter* peak = find(ps, "h2d_bandwidth_pageable_peak");
+  const Parameter* h2d = find(ps, param::h2d_bandwidth_pageable);
+  const Parameter* peak = find(ps, param::h2d_bandwidth_pageable_peak);
   ASSERT_NE(h2d, nullptr);
   ASSERT_NE(peak, nullptr);
   EXPECT_DOUBLE_EQ(h2d->value, 11);
   EXPECT_DOUBLE_EQ(peak->value, 19.6);
   EXPECT_NE(h2d->method.find("memcpy of that size: 12.5 GB/s"), std::string::npos) << h2d->method;
-  EXPECT_NE(h2d->method.find("h2d_bandwidth_pageable_peak"), std::string::npos) << h2d->method;
+  EXPECT_NE(h2d->method.find(param::h2d_bandwidth_pageable_peak), std::string::npos) << h2d->method;
   EXPECT_FALSE(host_link::sustained({}, &s));
 }
 
@@ -202,7 +206,7 @@ TEST(HostLink, PcieRateAfterTheLineCode) {
   rows.push_back(make_row("host_link", "pcie_link", {{"generation", "5"}, {"lanes", "16"}},
                           node::pcie_line_gbs(5, 16), "GB/s", 0));
   const auto ps = analyze("host_link", rows);
-  const Parameter* h2d = find(ps, "h2d_bandwidth_pinned");
+  const Parameter* h2d = find(ps, param::h2d_bandwidth_pinned);
   ASSERT_NE(h2d, nullptr);
   EXPECT_NE(h2d->method.find("% of the link's raw rate, PCIe gen 5 x16"), std::string::npos) << h2d->method;
 }
@@ -214,7 +218,7 @@ TEST(HostLink, MappedLatencyOverPlaces) {
     rows.push_back(make_row("host_link", "mapped_latency",
                             {{"hops", "256"}, {"stride_bytes", "4096"}, {"offset_bytes", offset}}, ns, "ns", 0.002));
   const auto ps = analyze("host_link", rows);
-  const Parameter* p = find(ps, "host_mapped_latency");
+  const Parameter* p = find(ps, param::host_mapped_latency);
   ASSERT_NE(p, nullptr);
   EXPECT_DOUBLE_EQ(p->value, 1146);
   EXPECT_DOUBLE_EQ(p->low, 1140 * 0.998);
@@ -226,13 +230,15 @@ TEST(HostLink, RecordedH100) {
   auto ps = recorded("host_link");
   expect_well_formed(ps);
   // PCIe 5.0 x16: ~64 GB/s raw, ~55 usable each way; both ways well above one way.
-  EXPECT_NEAR(find(ps, "h2d_bandwidth_pinned")->value, 54, 3);
-  EXPECT_NEAR(find(ps, "d2h_bandwidth_pinned")->value, 55, 3);
-  EXPECT_GT(find(ps, "bidir_bandwidth_pinned")->value, 1.5 * find(ps, "h2d_bandwidth_pinned")->value);
-  EXPECT_LT(find(ps, "h2d_bandwidth_pageable")->value, find(ps, "h2d_bandwidth_pinned")->value / 2);
-  EXPECT_NEAR(find(ps, "d2h_bandwidth_sm")->value, 52, 3);
-  EXPECT_NEAR(find(ps, "host_mapped_latency")->value, 1150, 100);  // ns, a PCIe round trip
-  EXPECT_LT(find(ps, "h2d_bandwidth_sm")->confidence, 0.5);          // one noisy point on its plateau
+  EXPECT_NEAR(find(ps, param::h2d_bandwidth_pinned)->value, 54, 3);
+  EXPECT_NEAR(find(ps, param::d2h_bandwidth_pinned)->value, 55, 3);
+  EXPECT_GT(find(ps, param::bidir_bandwidth_pinned)->value,
+            1.5 * find(ps, param::h2d_bandwidth_pinned)->value);
+  EXPECT_LT(find(ps, param::h2d_bandwidth_pageable)->value,
+            find(ps, param::h2d_bandwidth_pinned)->value / 2);
+  EXPECT_NEAR(find(ps, param::d2h_bandwidth_sm)->value, 52, 3);
+  EXPECT_NEAR(find(ps, param::host_mapped_latency)->value, 1150, 100);  // ns, a PCIe round trip
+  EXPECT_LT(find(ps, param::h2d_bandwidth_sm)->confidence, 0.5);  // one noisy point on its plateau
 }
 
 // ---------------------------------------------------------------- clusters
@@ -240,38 +246,43 @@ TEST(HostLink, RecordedH100) {
 TEST(Clusters, SmallestAndLargestClusterAndOwnSm) {
   std::vector<Observation> obs;
   for (int s = 2; s <= 16; ++s) {
-    obs.push_back(make_row("clusters", "dsm_latency", {{"cluster_size", std::to_string(s)}, {"target", "other_sm"}},
-                           190 + s, "cycles", 0.01));
-    obs.push_back(make_row("clusters", "dsm_latency", {{"cluster_size", std::to_string(s)}, {"target", "own_sm"}},
-                           59, "cycles", 0.01));
+    obs.push_back(make_row("clusters", param::dsm_latency,
+                           {{"cluster_size", std::to_string(s)}, {"target", "other_sm"}}, 190 + s,
+                           "cycles", 0.01));
+    obs.push_back(make_row("clusters", param::dsm_latency,
+                           {{"cluster_size", std::to_string(s)}, {"target", "own_sm"}}, 59,
+                           "cycles", 0.01));
     obs.push_back(make_row("clusters", "cluster_sync", {{"cluster_size", std::to_string(s)}}, 770 + 10 * s, "cycles", 0.01));
   }
   for (int s : {2, 4, 8, 16})
     obs.push_back(make_row("clusters", "dsm_bandwidth", {{"cluster_size", std::to_string(s)}, {"clusters", "8"}},
                            s == 4 ? 17 : 14, "B/clk/SM", 0.02));
-  obs.push_back(make_row("clusters", "cluster_size_max", {}, 16, "blocks", 0));
-  obs.push_back(make_row("clusters", "dsm_latency", {{"cluster_size", "999"}, {"target", "other_sm"}}, 1, "cycles", 0));
+  obs.push_back(make_row("clusters", param::cluster_size_max, {}, 16, "blocks", 0));
+  obs.push_back(make_row("clusters", param::dsm_latency,
+                         {{"cluster_size", "999"}, {"target", "other_sm"}}, 1, "cycles", 0));
   auto ps = analyze("clusters", obs);
   expect_well_formed(ps);
-  EXPECT_DOUBLE_EQ(find(ps, "dsm_latency")->value, 192);
-  EXPECT_DOUBLE_EQ(find(ps, "dsm_latency_largest_cluster")->value, 206);
-  EXPECT_DOUBLE_EQ(find(ps, "dsm_latency_own_sm")->value, 59);
-  EXPECT_DOUBLE_EQ(find(ps, "dsm_bandwidth_per_sm")->value, 17);
-  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency")->value, 790);
-  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency_largest_cluster")->value, 930);
-  EXPECT_DOUBLE_EQ(find(ps, "cluster_size_max")->value, 16);
+  EXPECT_DOUBLE_EQ(find(ps, param::dsm_latency)->value, 192);
+  EXPECT_DOUBLE_EQ(find(ps, param::dsm_latency_largest_cluster)->value, 206);
+  EXPECT_DOUBLE_EQ(find(ps, param::dsm_latency_own_sm)->value, 59);
+  EXPECT_DOUBLE_EQ(find(ps, param::dsm_bandwidth_per_sm)->value, 17);
+  EXPECT_DOUBLE_EQ(find(ps, param::cluster_sync_latency)->value, 790);
+  EXPECT_DOUBLE_EQ(find(ps, param::cluster_sync_latency_largest_cluster)->value, 930);
+  EXPECT_DOUBLE_EQ(find(ps, param::cluster_size_max)->value, 16);
   EXPECT_TRUE(analyze("clusters", {}).empty());
 }
 
 TEST(Clusters, RecordedH100) {
   auto ps = recorded("clusters");
   expect_well_formed(ps);
-  EXPECT_NEAR(find(ps, "dsm_latency")->value, 196, 10);  // Jin et al.: about 200 cycles
-  EXPECT_GT(find(ps, "dsm_latency_largest_cluster")->value, find(ps, "dsm_latency")->value);
-  EXPECT_LT(find(ps, "dsm_latency_own_sm")->value, 0.5 * find(ps, "dsm_latency")->value);
-  EXPECT_NEAR(find(ps, "dsm_bandwidth_per_sm")->value, 16, 2);
-  EXPECT_GT(find(ps, "cluster_sync_latency_largest_cluster")->value, find(ps, "cluster_sync_latency")->value);
-  EXPECT_DOUBLE_EQ(find(ps, "cluster_size_max")->value, 16);
+  EXPECT_NEAR(find(ps, param::dsm_latency)->value, 196, 10);  // Jin et al.: about 200 cycles
+  EXPECT_GT(find(ps, param::dsm_latency_largest_cluster)->value,
+            find(ps, param::dsm_latency)->value);
+  EXPECT_LT(find(ps, param::dsm_latency_own_sm)->value, 0.5 * find(ps, param::dsm_latency)->value);
+  EXPECT_NEAR(find(ps, param::dsm_bandwidth_per_sm)->value, 16, 2);
+  EXPECT_GT(find(ps, param::cluster_sync_latency_largest_cluster)->value,
+            find(ps, param::cluster_sync_latency)->value);
+  EXPECT_DOUBLE_EQ(find(ps, param::cluster_size_max)->value, 16);
 }
 
 // ---------------------------------------------------------------- SM x L2 topology
@@ -349,11 +360,11 @@ TEST(L2Topology, AnalyzerFromRows) {
   }
   auto ps = analyze("l2_topology", obs);
   expect_well_formed(ps);
-  EXPECT_DOUBLE_EQ(find(ps, "l2_partitions")->value, 2);
+  EXPECT_DOUBLE_EQ(find(ps, param::l2_partitions)->value, 2);
   EXPECT_DOUBLE_EQ(find(ps, "l2_near_sm_count_0")->value + find(ps, "l2_near_sm_count_1")->value, 20);
-  EXPECT_NE(find(ps, "l2_near_hit_latency_sm_spread"), nullptr);
-  EXPECT_NE(find(ps, "l2_far_hit_latency_sm_spread"), nullptr);
-  EXPECT_DOUBLE_EQ(find(ps, "gpc_count")->value, 2);
+  EXPECT_NE(find(ps, param::l2_near_hit_latency_sm_spread), nullptr);
+  EXPECT_NE(find(ps, param::l2_far_hit_latency_sm_spread), nullptr);
+  EXPECT_DOUBLE_EQ(find(ps, param::gpc_count)->value, 2);
 }
 
 TEST(L2Topology, WriterSideSeesEveryLineNear) {
@@ -415,15 +426,15 @@ TEST(L2Topology, ModelChipsOverSeeds) {
 TEST(L2Topology, RecordedH100) {
   auto ps = recorded("l2_topology");
   expect_well_formed(ps);
-  EXPECT_DOUBLE_EQ(find(ps, "l2_partitions")->value, 2);
-  EXPECT_GE(find(ps, "l2_partitions")->confidence, 0.8);
+  EXPECT_DOUBLE_EQ(find(ps, param::l2_partitions)->value, 2);
+  EXPECT_GE(find(ps, param::l2_partitions)->confidence, 0.8);
   // 132 SMs, half beside each partition.
   EXPECT_NEAR(find(ps, "l2_near_sm_count_0")->value, 66, 8);
   EXPECT_NEAR(find(ps, "l2_near_sm_count_1")->value, 66, 8);
-  EXPECT_LT(find(ps, "l2_near_hit_latency_sm_spread")->value, 60);
-  EXPECT_LT(find(ps, "l2_far_hit_latency_sm_spread")->value, 80);
+  EXPECT_LT(find(ps, param::l2_near_hit_latency_sm_spread)->value, 60);
+  EXPECT_LT(find(ps, param::l2_far_hit_latency_sm_spread)->value, 80);
   // H100 SXM has 8 GPCs: the count is an upper bound, its range must hold 8 and say it is unsure.
-  const Parameter* gpc = find(ps, "gpc_count");
+  const Parameter* gpc = find(ps, param::gpc_count);
   EXPECT_LE(gpc->low, 8);
   EXPECT_GE(gpc->high, 8);
   EXPECT_LE(gpc->confidence, 0.5);

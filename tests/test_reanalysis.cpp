@@ -32,8 +32,10 @@ constexpr double kRelTolerance = 1e-9;
 constexpr double kReworkTolerance = 0.01;
 const std::set<std::string> kReworkedEvidence = {"latency.csv", "bandwidth.csv", "tlb.csv"};
 
-// Parameters renamed since a run was committed: the old name as written by the family of
-// `evidence`, its new name, and why.
+// Parameters renamed since a run was committed whose old name is still a name (of another
+// quantity): the old name as written by the family of `evidence`, its new name, and why. A name
+// that is no name any more is the catalog's alias (base/parameters/), read as the new one by
+// read_parameters.
 struct Rename {
   const char* from;
   const char* evidence;
@@ -41,20 +43,14 @@ struct Rename {
   const char* why;
 };
 const std::vector<Rename> kRenames = {
-    {"l1_size", "carveout.csv", "l1_size_no_miss",
+    {param::l1_size, "carveout.csv", param::l1_size_no_miss,
      "carveout's onset of L1 misses (H100: 218 KiB) is not the capacity the latency ladder reads "
      "(256 KiB); one name meant two quantities, whichever won the merge (3e1f899)"},
-    {"h2d_bandwidth_pageable", "host_link.csv", "h2d_bandwidth_pageable_peak",
+    {param::h2d_bandwidth_pageable, "host_link.csv", param::h2d_bandwidth_pageable_peak,
      "the best sizes of a pageable sweep are the peak, named so (issue 25); the name is now the "
      "sustained rate of copies of 256 MiB and more (H100: 18.7 -> 8.6 GB/s)"},
-    {"d2h_bandwidth_pageable", "host_link.csv", "d2h_bandwidth_pageable_peak",
+    {param::d2h_bandwidth_pageable, "host_link.csv", param::d2h_bandwidth_pageable_peak,
      "as h2d_bandwidth_pageable: the peak under its own name, the sustained rate under the old"},
-    {"p2p_write_bandwidth_ce", "p2p.csv", "p2p_ce_write_bandwidth",
-     "p2p's modes are named p2p_<probe>_bandwidth since the family measures every engine, direction "
-     "and load (issue 26)"},
-    {"p2p_bidir_bandwidth_ce", "p2p.csv", "p2p_ce_write_bidir_bandwidth", "the same renaming (issue 26)"},
-    {"p2p_read_bandwidth_sm", "p2p.csv", "p2p_sm_read_bandwidth", "the same renaming (issue 26)"},
-    {"p2p_bidir_bandwidth_sm", "p2p.csv", "p2p_sm_read_bidir_bandwidth", "the same renaming (issue 26)"},
 };
 
 // Parameters whose committed figure is knowingly not what the analysis gives today: `name`,
@@ -78,7 +74,7 @@ constexpr const char* kBeforeIssue14 = "20261122T";
 #define GPUPROBE_RUN_TO_RUN(floor) \
   "the interval reaches at least " floor ", what runs in a row moved it (issue 25)"
 const std::vector<Changed> kChanged = {
-    {"kernel_launch_overhead", "", "", Differs::interval_and_confidence,
+    {param::kernel_launch_overhead, "", "", Differs::interval_and_confidence,
      "on the one spread scale of docs/parameters.md (analysis::spread_confidence, 1e8a691) since; " GPUPROBE_RUN_TO_RUN(
          "+-15 %, the host's enqueue")},
     {"atomic_global_", "", "atomics.csv", Differs::interval,
@@ -88,51 +84,52 @@ const std::vector<Changed> kChanged = {
      GPUPROBE_RUN_TO_RUN("+-1 %, the confirmed peak's own move")},
     {"dram_load_ceiling_", "", "ilp_occupancy.csv", Differs::interval,
      GPUPROBE_RUN_TO_RUN("+-1 %, the confirmed peak's own move")},
-    {"dram_read_bandwidth_best", "", "dram_read_order.csv", Differs::interval,
+    {param::dram_read_bandwidth_best, "", "dram_read_order.csv", Differs::interval,
      GPUPROBE_RUN_TO_RUN("+-1 %")},
-    {"dram_read_peak_fraction", "", "dram_read_order.csv", Differs::interval,
+    {param::dram_read_peak_fraction, "", "dram_read_order.csv", Differs::interval,
      GPUPROBE_RUN_TO_RUN("+-1 %")},
-    {"h2d_bandwidth_pageable", "", "host_link.csv", Differs::interval,
+    {param::h2d_bandwidth_pageable, "", "host_link.csv", Differs::interval,
      GPUPROBE_RUN_TO_RUN("+-20 %, the host's staging")},
-    {"h2d_bandwidth_pageable_peak", "", "host_link.csv", Differs::interval,
+    {param::h2d_bandwidth_pageable_peak, "", "host_link.csv", Differs::interval,
      GPUPROBE_RUN_TO_RUN("+-20 %, the host's staging")},
-    {"d2h_bandwidth_pageable", "", "host_link.csv", Differs::interval,
+    {param::d2h_bandwidth_pageable, "", "host_link.csv", Differs::interval,
      GPUPROBE_RUN_TO_RUN("+-20 %, the host's staging")},
-    {"d2h_bandwidth_pageable_peak", "", "host_link.csv", Differs::interval,
+    {param::d2h_bandwidth_pageable_peak, "", "host_link.csv", Differs::interval,
      GPUPROBE_RUN_TO_RUN("+-20 %, the host's staging")},
-    {"tlb_miss_latency", "", "tlb.csv", Differs::interval,
+    {param::tlb_miss_latency, "", "tlb.csv", Differs::interval,
      GPUPROBE_RUN_TO_RUN("+-3 %, the page walk")},
-    {"all_reduce_latency", "", "collectives.csv", Differs::interval_and_confidence,
+    {param::all_reduce_latency, "", "collectives.csv", Differs::interval_and_confidence,
      GPUPROBE_RUN_TO_RUN("+-30 % at confidence 0.5 at most, the host's launch path")},
-    {"all_gather_latency", "", "collectives.csv", Differs::interval_and_confidence,
+    {param::all_gather_latency, "", "collectives.csv", Differs::interval_and_confidence,
      GPUPROBE_RUN_TO_RUN("+-30 % at confidence 0.5 at most, the host's launch path")},
-    {"reduce_scatter_latency", "", "collectives.csv", Differs::interval_and_confidence,
+    {param::reduce_scatter_latency, "", "collectives.csv", Differs::interval_and_confidence,
      GPUPROBE_RUN_TO_RUN("+-30 % at confidence 0.5 at most, the host's launch path")},
-    {"broadcast_latency", "", "collectives.csv", Differs::interval_and_confidence,
+    {param::broadcast_latency, "", "collectives.csv", Differs::interval_and_confidence,
      GPUPROBE_RUN_TO_RUN("+-30 % at confidence 0.5 at most, the host's launch path")},
-    {"all_to_all_latency", "", "collectives.csv", Differs::interval_and_confidence,
+    {param::all_to_all_latency, "", "collectives.csv", Differs::interval_and_confidence,
      GPUPROBE_RUN_TO_RUN("+-30 % at confidence 0.5 at most, the host's launch path")},
-    {"l1_size", "", "latency.csv", Differs::added,
+    {param::l1_size, "", "latency.csv", Differs::added,
      "the ladder's l1_size lost the merge to carveout's before the rename above; it is written now"},
-    {"l1_size_no_miss", "", "carveout.csv", Differs::added,
+    {param::l1_size_no_miss, "", "carveout.csv", Differs::added,
      "carveout's value under its own name: before the rename it lost the merge to the ladder's"},
-    {"cache_levels", kBeforeIssue14, "", Differs::added, "a parameter issue 14 added (8f06830)"},
-    {"l2_size", kBeforeIssue14, "", Differs::everything,
+    {param::cache_levels, kBeforeIssue14, "", Differs::added,
+     "a parameter issue 14 added (8f06830)"},
+    {param::l2_size, kBeforeIssue14, "", Differs::everything,
      "read where half the step is climbed since issue 14, at 10 % of the step before (+3.5-7 %)"},
-    {"l2_segment_size", kBeforeIssue14, "", Differs::everything,
+    {param::l2_segment_size, kBeforeIssue14, "", Differs::everything,
      "read where half the step is climbed since issue 14, at 10 % of the step before (+6-7 %)"},
-    {"tlb_l1_coverage", kBeforeIssue14, "", Differs::everything,
+    {param::tlb_l1_coverage, kBeforeIssue14, "", Differs::everything,
      "TLB steps are cut with the ladder's segmentation, reworked by issue 14, on curves built anew "
      "(bc98421): H100 302 -> 292 MiB, H200 280 -> 306 MiB (one stride's knee moved)"},
     {"l2_near_sm_count_0", "", "", Differs::everything,
      "partitions are numbered by the lowest SM near each since the quick and full runs of one "
      "H100 named them in opposite order (62/70 against 70/62); before, in the order found"},
     {"l2_near_sm_count_1", "", "", Differs::everything, "the same numbering as l2_near_sm_count_0"},
-    {"fp64_fp32_throughput_ratio", "", "pipes.csv", Differs::added,
+    {param::fp64_fp32_throughput_ratio, "", "pipes.csv", Differs::added,
      "a parameter issue 14's families bench added: fp64 over fp32 FMA rate, with interval"},
-    {"dual_issue_gain", "", "dual_issue.csv", Differs::added,
+    {param::dual_issue_gain, "", "dual_issue.csv", Differs::added,
      "a parameter issue 14's families bench added: fastest pair over fastest solo stream"},
-    {"l1_sets", "", "associativity.csv", Differs::interval,
+    {param::l1_sets, "", "associativity.csv", Differs::interval,
      "a set count's interval is the whole counts around the fit's range since issue 25 (two H200 "
      "runs fitted 312.8-313 and 312-312.2: one count apart, each interval a fifth of one)"},
     {"dual_issue_", "", "dual_issue.csv", Differs::interval,
@@ -140,20 +137,20 @@ const std::vector<Changed> kChanged = {
      "windows' fixed cost that three H100 runs showed (0.13-0.18 % apart, intervals 0.01 %)"},
     {"divergence_slowdown_", "", "divergence.csv", Differs::interval,
      "t(P)/t(1) had no interval (low = high); now both rows' quantiles give it one"},
-    {"fp32_fma_in_flight_90pct", "", "ilp_occupancy.csv", Differs::interval,
+    {param::fp32_fma_in_flight_90pct, "", "ilp_occupancy.csv", Differs::interval,
      "warps x ILP at the knees: low from the sweep point below the lowest knee since issue 25 "
      "(H200 runs gave 160, 160 and 192 warp-ops/SM where the interval was 160-160)"},
-    {"dram_load_in_flight_90pct", "", "ilp_occupancy.csv", Differs::interval,
+    {param::dram_load_in_flight_90pct, "", "ilp_occupancy.csv", Differs::interval,
      "as fp32_fma_in_flight_90pct"},
-    {"h2d_bandwidth_pageable", "", "host_link.csv", Differs::added,
+    {param::h2d_bandwidth_pageable, "", "host_link.csv", Differs::added,
      "the sustained rate of pageable copies of 256 MiB and more (issue 25), where the old name's "
      "figure, the sweep's peak, is h2d_bandwidth_pageable_peak now"},
-    {"d2h_bandwidth_pageable", "", "host_link.csv", Differs::added,
+    {param::d2h_bandwidth_pageable, "", "host_link.csv", Differs::added,
      "as h2d_bandwidth_pageable: the sustained rate, the peak under d2h_bandwidth_pageable_peak"},
-    {"gpc_count", "", "l2_topology.csv", Differs::everything,
+    {param::gpc_count, "", "l2_topology.csv", Differs::everything,
      "read from the domain partition that the occupancy counts c(k) fit since issue 25 (H100: "
      "18,18,16x5,8 and four one-TPC domains, 8 in [8, 12] at 0.4); before, the groups (12, 0.3)"},
-    {"tpc_count", "", "l2_topology.csv", Differs::added,
+    {param::tpc_count, "", "l2_topology.csv", Differs::added,
      "a parameter issue 25 added: the SM pairs every cluster of 2 takes (H100: 66)"},
 };
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -10,7 +11,11 @@
 #include <string>
 
 #include "base/csv.hpp"
+#include "base/catalog.hpp"
 #include "app/reference.hpp"
+#include "app/report_detail.hpp"
+
+namespace fs = std::filesystem;
 
 namespace gpuprobe {
 namespace {
@@ -29,18 +34,20 @@ TEST(Reference, CuratedFileLoadsWithCitationsAndCanonicalNames) {
     EXPECT_FALSE(f.source.empty()) << "line " << f.line;
     quantities.insert(f.quantity);
   }
-  for (const char* q : {"l1_hit_latency", "l2_near_hit_latency", "dram_latency", "l2_size",
-                        "shared_banks", "fp32_fma_throughput_per_sm", "l1_bandwidth_per_sm",
-                        "dram_copy_bandwidth", "constant_hit_latency", "tlb_page_entry_size"})
+  for (const char* q :
+       {param::l1_hit_latency, param::l2_near_hit_latency, param::dram_latency, param::l2_size,
+        param::shared_bank_count, param::fp32_fma_throughput_per_sm, param::l1_bandwidth_per_sm,
+        param::dram_copy_bandwidth, param::constant_hit_latency, param::tlb_page_entry_size})
     EXPECT_TRUE(quantities.count(q)) << q;
   // Renamed away: these would compare unlike things under a canonical name.
-  for (const char* q : {"l2_hit_latency", "l2_segment_size", "fp32_throughput_per_sm"})
+  for (const char* q : {param::l2_hit_latency, param::l2_segment_size, "fp32_throughput_per_sm"})
     EXPECT_FALSE(quantities.count(q)) << q;
 }
 
 TEST(Reference, CanonicalSizesAreInBytes) {
   for (const auto& f : curated().figures) {
-    if (f.quantity == "l2_size" || f.quantity == "l1_size" || f.quantity == "tlb_l1_coverage") {
+    if (f.quantity == param::l2_size || f.quantity == param::l1_size ||
+        f.quantity == param::tlb_l1_coverage) {
       EXPECT_EQ(f.unit, "bytes") << "line " << f.line;
     }
   }
@@ -52,7 +59,7 @@ TEST(Reference, GpuMatchesNameTokensAndQualifiers) {
   EXPECT_EQ(sxm->gpu, "H100 SXM5 80GB HBM3");
   EXPECT_DOUBLE_EQ(sxm->value, 132);
 
-  auto l2 = documented_for_gpu(curated(), "l2_size", "NVIDIA H100 80GB HBM3", 9, 0);
+  auto l2 = documented_for_gpu(curated(), param::l2_size, "NVIDIA H100 80GB HBM3", 9, 0);
   ASSERT_TRUE(l2);
   EXPECT_DOUBLE_EQ(l2->value, 52428800);
   EXPECT_EQ(l2->unit, "bytes");
@@ -61,46 +68,47 @@ TEST(Reference, GpuMatchesNameTokensAndQualifiers) {
   ASSERT_TRUE(pcie);
   EXPECT_DOUBLE_EQ(pcie->value, 114);
 
-  auto v100 = documented_for_gpu(curated(), "l1_hit_latency", "Tesla V100-PCIE-16GB", 7, 0);
+  auto v100 = documented_for_gpu(curated(), param::l1_hit_latency, "Tesla V100-PCIE-16GB", 7, 0);
   ASSERT_TRUE(v100);
   EXPECT_EQ(v100->gpu, "Tesla V100 PCIe (GV100)");
   EXPECT_DOUBLE_EQ(v100->value, 28);
 }
 
 TEST(Reference, GpuFallsBackToItsComputeCapability) {
-  auto banks = documented_for_gpu(curated(), "shared_banks", "NVIDIA H100 80GB HBM3", 9, 0);
+  auto banks =
+      documented_for_gpu(curated(), param::shared_bank_count, "NVIDIA H100 80GB HBM3", 9, 0);
   ASSERT_TRUE(banks);
   EXPECT_EQ(banks->gpu, "Hopper GH100 (all cc9.0 parts)");
   EXPECT_DOUBLE_EQ(banks->value, 32);
 
   // Nothing is documented for the H200 itself; the H100's own rows must not stand in.
-  EXPECT_FALSE(documented_for_gpu(curated(), "l2_size", "NVIDIA H200", 9, 0));
-  auto fp32 = documented_for_gpu(curated(), "fp32_fma_throughput_per_sm", "NVIDIA H200", 9, 0);
+  EXPECT_FALSE(documented_for_gpu(curated(), param::l2_size, "NVIDIA H200", 9, 0));
+  auto fp32 = documented_for_gpu(curated(), param::fp32_fma_throughput_per_sm, "NVIDIA H200", 9, 0);
   ASSERT_TRUE(fp32);
   EXPECT_DOUBLE_EQ(fp32->value, 128);
   EXPECT_EQ(fp32->unit, "results/clk/SM");
 
-  EXPECT_FALSE(documented_for_gpu(curated(), "l1_hit_latency", "Some Future GPU", 12, 0));
+  EXPECT_FALSE(documented_for_gpu(curated(), param::l1_hit_latency, "Some Future GPU", 12, 0));
   EXPECT_FALSE(documented_for_gpu(curated(), "no_such_quantity", "NVIDIA H100 80GB HBM3", 9, 0));
 }
 
 TEST(Reference, RepresentativeArchitectures) {
-  auto volta = documented_for_arch(curated(), "l1_hit_latency", "volta");
-  auto kepler = documented_for_arch(curated(), "l1_hit_latency", "kepler");
-  auto maxwell = documented_for_arch(curated(), "l1_hit_latency", "Maxwell");
+  auto volta = documented_for_arch(curated(), param::l1_hit_latency, "volta");
+  auto kepler = documented_for_arch(curated(), param::l1_hit_latency, "kepler");
+  auto maxwell = documented_for_arch(curated(), param::l1_hit_latency, "Maxwell");
   ASSERT_TRUE(volta && kepler && maxwell);
   EXPECT_DOUBLE_EQ(volta->value, 28);
   EXPECT_DOUBLE_EQ(kepler->value, 35);  // Table 3.1 precedes the text's 32
   EXPECT_DOUBLE_EQ(maxwell->value, 82);
 
-  auto l2 = documented_for_arch(curated(), "l2_near_hit_latency", "volta");
+  auto l2 = documented_for_arch(curated(), param::l2_near_hit_latency, "volta");
   ASSERT_TRUE(l2);
   EXPECT_DOUBLE_EQ(l2->value, 193);
 
   // Not documented for the part itself: the chip's row, then the compute capability's.
-  auto v_fp32 = documented_for_arch(curated(), "fp32_fma_throughput_per_sm", "volta");
-  auto k_fp32 = documented_for_arch(curated(), "fp32_fma_throughput_per_sm", "kepler");
-  auto m_fp32 = documented_for_arch(curated(), "fp32_fma_throughput_per_sm", "maxwell");
+  auto v_fp32 = documented_for_arch(curated(), param::fp32_fma_throughput_per_sm, "volta");
+  auto k_fp32 = documented_for_arch(curated(), param::fp32_fma_throughput_per_sm, "kepler");
+  auto m_fp32 = documented_for_arch(curated(), param::fp32_fma_throughput_per_sm, "maxwell");
   ASSERT_TRUE(v_fp32 && k_fp32 && m_fp32);
   EXPECT_DOUBLE_EQ(v_fp32->value, 64);
   EXPECT_DOUBLE_EQ(k_fp32->value, 192);
@@ -108,13 +116,13 @@ TEST(Reference, RepresentativeArchitectures) {
   EXPECT_EQ(m_fp32->gpu, "cc 5.0/5.2 (GM10x/GM20x)");
 
   // Another Maxwell product's figure (a GTX TITAN X) does not stand in for the M60.
-  EXPECT_FALSE(documented_for_arch(curated(), "dram_latency", "maxwell"));
-  EXPECT_FALSE(documented_for_arch(curated(), "l1_hit_latency", "fermi"));
+  EXPECT_FALSE(documented_for_arch(curated(), param::dram_latency, "maxwell"));
+  EXPECT_FALSE(documented_for_arch(curated(), param::l1_hit_latency, "fermi"));
   EXPECT_EQ(representative_gpus().size(), 3u);
 }
 
 TEST(Reference, RangesAndText) {
-  auto l1 = documented_for_arch(curated(), "l1_size", "volta");
+  auto l1 = documented_for_arch(curated(), param::l1_size, "volta");
   ASSERT_TRUE(l1);
   EXPECT_TRUE(std::isnan(l1->value));
   EXPECT_TRUE(l1->numeric());
@@ -122,12 +130,12 @@ TEST(Reference, RangesAndText) {
   EXPECT_DOUBLE_EQ(l1->high, 131072);
   EXPECT_EQ(describe(*l1), "32 KiB to 128 KiB");
 
-  auto sets = documented_for_arch(curated(), "l1_sets", "kepler");
+  auto sets = documented_for_arch(curated(), param::l1_sets, "kepler");
   ASSERT_TRUE(sets);
   EXPECT_FALSE(sets->numeric());
   EXPECT_EQ(describe(*sets), "32 or 64 sets");
 
-  auto l2 = documented_for_arch(curated(), "l2_size", "kepler");
+  auto l2 = documented_for_arch(curated(), param::l2_size, "kepler");
   ASSERT_TRUE(l2);
   EXPECT_EQ(describe(*l2), "1.5 MiB");
 }
@@ -158,9 +166,18 @@ TEST(Reference, GnuplotLookupAgreesWithReport) {
   for (const auto& f : curated().figures) quantities.insert(f.quantity);
   std::string words;
   for (const auto& q : quantities) words += q + " ";
+  // As the report stages it: the reference's old names read as today's.
+  const fs::path ref = fs::temp_directory_path() / "gpuprobe_gnuplot_lookup_ref.csv";
+  std::ofstream(ref) << with_todays_names(
+      read_input_file(std::string(GPUPROBE_SOURCE_DIR) +
+                      "/results/reference/documented_figures.csv"),
+      "quantity");
   std::string script =
-      "files='x'; load 'plots/style.gp'; "
-      "do for [a in 'kepler maxwell volta'] { do for [q in '" + words + "'] { "
+      "files='x'; ref='" + ref.string() +
+      "'; load 'plots/style.gp'; "
+      "do for [a in 'kepler maxwell volta'] { do for [q in '" +
+      words +
+      "'] { "
       "call 'plots/ref_value.gp' value('ref_gpu_'.a) q; print sprintf('%s %s %.17g', a, q, ref_value) } }";
   std::string cmd = "cd '" + std::string(GPUPROBE_SOURCE_DIR) + "' && gnuplot -e \"" + script + "\" 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
@@ -240,10 +257,13 @@ TEST(Reference, RatioOnlyWhereMethodsMatch) {
       "volta,V,7.0,shared_latency,20-40,cycles,index_chase,,Jia\n"
       "volta,V,7.0,shared_latency,20,cycles,unknown,,Arafa\n",
       "ref.csv");
-  Parameter chase{"shared_latency", 23, "cycles", 22, 24, 0.9, "pointer_chase: ld.shared [reg]", "x.csv"};
-  Parameter index{"shared_latency", 30, "cycles", 29, 31, 0.9, "index_chase: j = s[j]", "x.csv"};
+  Parameter chase{
+      param::shared_latency, 23, "cycles", 22, 24, 0.9, "pointer_chase: ld.shared [reg]", "x.csv"};
+  Parameter index{param::shared_latency,   30,     "cycles", 29, 31, 0.9,
+                  "index_chase: j = s[j]", "x.csv"};
   // An older run's text without a label: the canonical name's label (catalog), else none.
-  Parameter unlabelled{"shared_latency", 30, "cycles", 29, 31, 0.9, "chase, ld.shared", "x.csv"};
+  Parameter unlabelled{param::shared_latency, 30,     "cycles", 29, 31, 0.9,
+                       "chase, ld.shared",    "x.csv"};
   Parameter unnamed{"not_a_parameter", 30, "cycles", 29, 31, 0.9, "index_chase: j = s[j]", "x.csv"};
   EXPECT_EQ(method_label(index), "index_chase");
   EXPECT_EQ(method_label(unlabelled), "pointer_chase");
@@ -268,22 +288,19 @@ TEST(Reference, ASpecificationOfASizeOrRateTakesARatioWhateverTheMethod) {
       "hopper,H,9.0,dram_read_bandwidth,3352,GB/s,theoretical_bound,,datasheet\n"
       "hopper,H,9.0,l1_hit_latency,33,cycles,vendor_spec,,a slide\n",
       "ref.csv");
-  Parameter size{"l2_size", 52428800 * 1.02, "bytes", 0, 1e9, 0.9, "pointer_chase: ...", "x.csv"};
-  Parameter rate{"dram_read_bandwidth", 3150, "GB/s", 3100, 3200, 0.9, "streaming: ...", "x.csv"};
-  Parameter lat{"l1_hit_latency", 32, "cycles", 31, 33, 0.9, "pointer_chase: ...", "x.csv"};
+  Parameter size{param::l2_size,       52428800 * 1.02, "bytes", 0, 1e9, 0.9,
+                 "pointer_chase: ...", "x.csv"};
+  Parameter rate{param::dram_read_bandwidth, 3150,   "GB/s", 3100, 3200, 0.9,
+                 "streaming: ...",           "x.csv"};
+  Parameter lat{param::l1_hit_latency, 32, "cycles", 31, 33, 0.9, "pointer_chase: ...", "x.csv"};
   EXPECT_EQ(versus_documented(size, ref.figures[0]), "x1.02");
   EXPECT_EQ(versus_documented(rate, ref.figures[1]), "x0.94");
   EXPECT_EQ(versus_documented(lat, ref.figures[2]), "other method: vendor_spec");  // no spec of a latency
 }
 
-// Every curated row carries a label of docs/parameters.md's vocabulary.
+// Every curated row carries a label of the catalog's vocabulary.
 TEST(Reference, CuratedMethodsInVocabulary) {
-  std::ifstream in(std::string(GPUPROBE_SOURCE_DIR) + "/docs/parameters.md");
-  std::set<std::string> vocabulary;
-  for (std::string line; std::getline(in, line);) {
-    if (line == "## Parameters") break;
-    if (line.rfind("| `", 0) == 0) vocabulary.insert(line.substr(3, line.find('`', 3) - 3));
-  }
+  const std::set<std::string>& vocabulary = catalog().methods;
   EXPECT_GT(vocabulary.size(), 10u);
   for (const auto& f : curated().figures)
     EXPECT_TRUE(vocabulary.count(f.method)) << "line " << f.line << ": method '" << f.method << "'";

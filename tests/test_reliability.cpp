@@ -21,6 +21,7 @@
 #include "app/run_analysis.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
+#include "base/parameter_names.hpp"
 #include "base/run_dir.hpp"
 #include "cli_run.hpp"
 
@@ -255,10 +256,10 @@ TEST(AnalyzeKeeps, ABadRowIsSaidNotUsedAndInferredAgain) {
             std::string::npos)
       << r.err;
   std::map<std::string, Parameter> by = by_name(rd / "parameters.csv");
-  EXPECT_TRUE(by.count("sm_clock_measured"));
-  EXPECT_TRUE(by.count("suite_wall_time"));
-  ASSERT_TRUE(by.count("dram_read_bandwidth"));
-  EXPECT_LE(by["dram_read_bandwidth"].confidence, 1.0);
+  EXPECT_TRUE(by.count(param::sm_clock_measured));
+  EXPECT_TRUE(by.count(param::suite_wall_time));
+  ASSERT_TRUE(by.count(param::dram_read_bandwidth));
+  EXPECT_LE(by[param::dram_read_bandwidth].confidence, 1.0);
 }
 
 TEST(AnalyzeKeeps, AnUnreadableRunLevelRowIsRecoveredOrRefused) {
@@ -269,7 +270,7 @@ TEST(AnalyzeKeeps, AnUnreadableRunLevelRowIsRecoveredOrRefused) {
                        "sm_clock_measured,-1995,MHz,1994.99,1995.0,0.99,edited,families.csv", &rd);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("recovered from"), std::string::npos) << r.err;
-  const Parameter clock = by_name(rd / "parameters.csv")["sm_clock_measured"];
+  const Parameter clock = by_name(rd / "parameters.csv")[param::sm_clock_measured];
   EXPECT_EQ(clock.value, 1995.0) << slurp(rd / "parameters.csv");
   EXPECT_EQ(clock.evidence, "families.csv");
   // The wall time of a run whose families.csv does not record it: nothing to recover it from.
@@ -375,7 +376,7 @@ TEST(InputChecks, ParameterRowsAreCheckedOneByOne) {
       "l1_ways,-5,ways,-5,-5,0.9,m,associativity.csv\n"       // 3: a count <= 0
       "l2_size,5e7,bytes,6e7,7e7,0.9,m,latency.csv\n"         // 4: outside its interval
       "dram_latency,600,cycles,700,500,0.9,m,latency.csv\n"   // 5: inverted
-      "shared_banks,32,banks,32,32,1.5,m,shared_banks.csv\n"  // 6: confidence
+      "shared_banks,32,banks,32,32,1.5,m,shared_banks.csv\n"  // 6: confidence (an old name)
       "l1_size,nan,bytes,1,2,0.5,m,latency.csv\n"             // 7: not a number
       "l1_hit_latency,34,cycles,33,35,0.9,m,latency.csv\n"    // 8: given again
       "someones_difference,-3,cycles,-4,-2,0.5,m,x.csv\n";    // 9: not in the catalog: may be < 0
@@ -384,14 +385,14 @@ TEST(InputChecks, ParameterRowsAreCheckedOneByOne) {
   std::vector<int> lines_kept;
   const auto kept = parameters_from_table(t, &rejected, &lines_kept);
   ASSERT_EQ(kept.size(), 2u);
-  EXPECT_EQ(kept[0].name, "l1_hit_latency");
+  EXPECT_EQ(kept[0].name, param::l1_hit_latency);
   EXPECT_EQ(kept[1].name, "someones_difference");
   EXPECT_EQ(lines_kept, (std::vector<int>{2, 9}));
   ASSERT_EQ(rejected.size(), 6u);
   const char* expected[] = {"p.csv:3: l1_ways: value -5 <= 0",
                             "p.csv:4: l2_size: value 5e+07 outside",
                             "p.csv:5: dram_latency: high 500 < low 700",
-                            "p.csv:6: shared_banks: confidence 1.5",
+                            "p.csv:6: shared_bank_count: confidence 1.5",
                             "p.csv:7: l1_size: value nan",
                             "p.csv:8: l1_hit_latency: given again"};
   for (size_t i = 0; i < rejected.size(); ++i)
@@ -541,7 +542,7 @@ TEST(GpuRun, SuiteWallTimeIsOneReadingInsideItsInterval) {
   ASSERT_FALSE(dir.empty()) << r.err;
   bool found = false;
   for (const auto& p : read_parameters((dir / "parameters.csv").string()))
-    if (p.name == "suite_wall_time") {
+    if (p.name == param::suite_wall_time) {
       found = true;
       EXPECT_EQ(p.low, p.value);
       EXPECT_EQ(p.high, p.value);

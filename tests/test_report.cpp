@@ -14,6 +14,7 @@
 
 #include "app/compare.hpp"
 #include "app/report.hpp"
+#include "base/parameter_names.hpp"
 #include "base/run_dir.hpp"
 #include "committed_runs.hpp"
 #include "shared_render.hpp"

@@ -12,6 +12,7 @@
 #include "base/csv.hpp"
 #include "app/export.hpp"
 #include "base/json.hpp"
+#include "base/parameter_names.hpp"
 #include "committed_runs.hpp"
 
 namespace gpuprobe {
@@ -120,16 +121,20 @@ TEST_F(ExportH100, AccelSimValuesTraceBackToParameters) {
       EXPECT_NE(cfg.find("#   " + key + ": "), std::string::npos) << key << " not listed as left out";
     }
   };
-  expect_option("-gpgpu_l1_latency", {"l1_hit_latency"}, rounded(param("l1_hit_latency")));
-  expect_option("-gpgpu_smem_latency", {"shared_latency"}, rounded(param("shared_latency")));
-  expect_option("-gpgpu_l2_rop_latency", {"l2_near_hit_latency", "l1_hit_latency"},
-                rounded(param("l2_near_hit_latency") - param("l1_hit_latency")));
-  expect_option("-dram_latency", {"dram_latency", "l2_near_hit_latency"},
-                rounded(param("dram_latency") - param("l2_near_hit_latency")));
+  expect_option("-gpgpu_l1_latency", {param::l1_hit_latency},
+                rounded(param(param::l1_hit_latency)));
+  expect_option("-gpgpu_smem_latency", {param::shared_latency},
+                rounded(param(param::shared_latency)));
+  expect_option("-gpgpu_l2_rop_latency", {param::l2_near_hit_latency, param::l1_hit_latency},
+                rounded(param(param::l2_near_hit_latency) - param(param::l1_hit_latency)));
+  expect_option("-dram_latency", {param::dram_latency, param::l2_near_hit_latency},
+                rounded(param(param::dram_latency) - param(param::l2_near_hit_latency)));
   EXPECT_EQ(values["-gpgpu_n_clusters"], run.meta_value("sm_count"));
-  expect_option("-gpgpu_kernel_launch_latency", {"kernel_launch_overhead", "sm_clock_measured"},
-                rounded(param("kernel_launch_overhead") * param("sm_clock_measured")));
-  EXPECT_EQ(values["-trace_opcode_latency_initiation_sp"].substr(0, 2), rounded(param("fp32_fma_latency")) + ",");
+  expect_option("-gpgpu_kernel_launch_latency",
+                {param::kernel_launch_overhead, param::sm_clock_measured},
+                rounded(param(param::kernel_launch_overhead) * param(param::sm_clock_measured)));
+  EXPECT_EQ(values["-trace_opcode_latency_initiation_sp"].substr(0, 2),
+            rounded(param(param::fp32_fma_latency)) + ",");
   // What was not measured, or not trusted, is listed instead.
   EXPECT_NE(cfg.find("# Left out"), std::string::npos);
   EXPECT_NE(cfg.find("#   -gpgpu_cache:dl2:"), std::string::npos);
@@ -145,8 +150,10 @@ TEST_F(ExportH100, Mt4gTopologyUsesItsKeys) {
   EXPECT_EQ(j.rfind("{\n  \"general\": {\n    \"name\": \"NVIDIA H100 80GB HBM3\",\n    \"vendor\": \"NVIDIA\",", 0), 0u) << j.substr(0, 200);
   EXPECT_NE(j.find("\"computeCapability\": {\n      \"major\": 9,\n      \"minor\": 0"), std::string::npos);
   EXPECT_NE(j.find("\"multiProcessorCount\": 132"), std::string::npos);
-  EXPECT_NE(j.find("\"l1\": {\n      \"latency\": {\n        \"mean\": " + format_printf("%.15g", by_name["l1_hit_latency"]->value)),
-            std::string::npos) << j;
+  EXPECT_NE(j.find("\"l1\": {\n      \"latency\": {\n        \"mean\": " +
+                   format_printf("%.15g", by_name[param::l1_hit_latency]->value)),
+            std::string::npos)
+      << j;
   EXPECT_NE(j.find("\"segmentSize\": {"), std::string::npos);
   EXPECT_NE(j.find("\"main\": {\n      \"latency\": {"), std::string::npos);
   EXPECT_NE(j.find("\"unit\": \"GiB/s\""), std::string::npos);

@@ -100,11 +100,13 @@ TEST(ReportLayout, CommittedH100RunReadsAsASummary) {
   ASSERT_NE(headline, std::string::npos);
   EXPECT_LT(headline, families);
   EXPECT_LT(families, metadata);
-  for (const char* row : {"| SM clock (measured) (`sm_clock_measured`) | ", "| L1 hit latency (`l1_hit_latency`) | ",
-                          "| L2 size (`l2_size`) | ", "| DRAM latency (`dram_latency`) | ",
-                          "| DRAM read bandwidth (`dram_read_bandwidth`) | ", "| fp64 FMA rate (`fp64_fma_throughput_per_sm`) | ",
-                          "| shared memory banks (`shared_banks`) | ",
-                          "| bytes in flight per SM for 90 % of DRAM peak (`dram_bytes_in_flight_90pct`) | "})
+  for (const char* row :
+       {"| SM clock (measured) (`sm_clock_measured`) | ", "| L1 hit latency (`l1_hit_latency`) | ",
+        "| L2 size (`l2_size`) | ", "| DRAM latency (`dram_latency`) | ",
+        "| DRAM read bandwidth (`dram_read_bandwidth`) | ",
+        "| fp64 FMA rate (`fp64_fma_throughput_per_sm`) | ",
+        "| shared memory banks (`shared_bank_count`) | ",
+        "| bytes in flight per SM for 90 % of DRAM peak (`dram_bytes_in_flight_90pct`) | "})
     EXPECT_NE(md.find(row), std::string::npos) << row;
   // The full method texts moved to methods.md, one line per parameter.
   std::string methods = slurp(copy / "methods.md");

@@ -12,6 +12,7 @@
 #include "app/compare.hpp"
 #include "app/paper_table.hpp"
 #include "committed_runs.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -23,7 +24,9 @@ class PaperTable : public ::testing::Test {
   std::vector<RunData> runs;
   std::vector<std::string> labels;
   Reference ref;
-  std::string l2(size_t k) const { return human(first_present(runs[k], {"L2", {"l2_size"}})->value, "bytes"); }
+  std::string l2(size_t k) const {
+    return human(first_present(runs[k], {"L2", {param::l2_size}})->value, "bytes");
+  }
   void SetUp() override {
     fs::path src = GPUPROBE_SOURCE_DIR;
     Diagnostics quiet;
@@ -59,9 +62,10 @@ TEST_F(PaperTable, MarkdownHasGpusBesideDocumentedColumnsAndFootnotes) {
 }
 
 TEST_F(PaperTable, LowConfidenceIsMarked) {
-  runs[0].params.push_back({"l1_hit_latency", 30, "cycles", 20, 40, 0.2, "m", "latency.csv"});
-  runs[0].params.erase(std::find_if(runs[0].params.begin(), runs[0].params.end(),
-                                    [](const Parameter& p) { return p.name == "l1_hit_latency"; }));
+  runs[0].params.push_back({param::l1_hit_latency, 30, "cycles", 20, 40, 0.2, "m", "latency.csv"});
+  runs[0].params.erase(
+      std::find_if(runs[0].params.begin(), runs[0].params.end(),
+                   [](const Parameter& p) { return p.name == param::l1_hit_latency; }));
   std::string md = paper_table(runs, labels, ref, "markdown");
   EXPECT_NE(md.find("| L1 hit latency | 30 cycles \\* |"), std::string::npos) << md;
   EXPECT_NE(md.find("\\* measured with confidence below 0.5"), std::string::npos);

@@ -26,6 +26,7 @@
 #include "base/code_check.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
+#include "base/parameter_names.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::shared_banks;
@@ -137,24 +138,24 @@ TEST(BankFit, ReadsFourByteBanks) {
   EXPECT_EQ(fit->model, (BankModel{32, 4}));
   EXPECT_TRUE(bank_geometry_settled(*fit));
   auto ps = analyze_shared_banks(obs, {});
-  ASSERT_TRUE(find(ps, "shared_banks"));
-  ASSERT_TRUE(find(ps, "shared_bank_width"));
-  EXPECT_EQ(find(ps, "shared_banks")->value, 32);
-  EXPECT_EQ(find(ps, "shared_bank_width")->value, 4);
-  EXPECT_EQ(find(ps, "shared_bank_width")->unit, "bytes");
-  EXPECT_GT(find(ps, "shared_banks")->confidence, 0.6);
-  EXPECT_GT(find(ps, "shared_bank_width")->confidence, 0.6);
-  EXPECT_EQ(find(ps, "shared_banks")->evidence, "shared_banks.csv");
+  ASSERT_TRUE(find(ps, param::shared_bank_count));
+  ASSERT_TRUE(find(ps, param::shared_bank_width));
+  EXPECT_EQ(find(ps, param::shared_bank_count)->value, 32);
+  EXPECT_EQ(find(ps, param::shared_bank_width)->value, 4);
+  EXPECT_EQ(find(ps, param::shared_bank_width)->unit, "bytes");
+  EXPECT_GT(find(ps, param::shared_bank_count)->confidence, 0.6);
+  EXPECT_GT(find(ps, param::shared_bank_width)->confidence, 0.6);
+  EXPECT_EQ(find(ps, param::shared_bank_count)->evidence, "shared_banks.csv");
 }
 
 TEST(BankFit, ReadsKeplerEightByteBanks) {
   auto obs = sweep(model_cost({32, 8}), {4, 8, 16}, all_strides(), 0.05, 2);
   auto ps = analyze_shared_banks(obs, {});
-  ASSERT_TRUE(find(ps, "shared_banks"));
-  ASSERT_TRUE(find(ps, "shared_bank_width"));
-  EXPECT_EQ(find(ps, "shared_banks")->value, 32);
-  EXPECT_EQ(find(ps, "shared_bank_width")->value, 8);
-  EXPECT_GT(find(ps, "shared_bank_width")->confidence, 0.6);
+  ASSERT_TRUE(find(ps, param::shared_bank_count));
+  ASSERT_TRUE(find(ps, param::shared_bank_width));
+  EXPECT_EQ(find(ps, param::shared_bank_count)->value, 32);
+  EXPECT_EQ(find(ps, param::shared_bank_width)->value, 8);
+  EXPECT_GT(find(ps, param::shared_bank_width)->confidence, 0.6);
 }
 
 TEST(BankFit, ReadsOtherGeometries) {
@@ -183,10 +184,10 @@ TEST(BankFit, SurvivesOutliersAndAnIssueFloor) {
   obs[80].value *= 0.4;
   obs[150].value *= 2;
   auto ps = analyze_shared_banks(obs, {});
-  ASSERT_TRUE(find(ps, "shared_banks"));
-  ASSERT_TRUE(find(ps, "shared_bank_width"));
-  EXPECT_EQ(find(ps, "shared_banks")->value, 32);
-  EXPECT_EQ(find(ps, "shared_bank_width")->value, 4);
+  ASSERT_TRUE(find(ps, param::shared_bank_count));
+  ASSERT_TRUE(find(ps, param::shared_bank_width));
+  EXPECT_EQ(find(ps, param::shared_bank_count)->value, 32);
+  EXPECT_EQ(find(ps, param::shared_bank_width)->value, 4);
 }
 
 TEST(BankFit, TwoPassFloorIsAmbiguousUnlessLatencySettlesIt) {
@@ -195,18 +196,18 @@ TEST(BankFit, TwoPassFloorIsAmbiguousUnlessLatencySettlesIt) {
   auto obs = sweep([](int w, int s) { return std::max(2, four_byte_bank_cost(w, s)); }, {4, 8, 16},
                    all_strides(), 0.03, 13);
   auto ps = analyze_shared_banks(obs, {});
-  EXPECT_FALSE(find(ps, "shared_banks"));
-  EXPECT_FALSE(find(ps, "shared_bank_width"));
+  EXPECT_FALSE(find(ps, param::shared_bank_count));
+  EXPECT_FALSE(find(ps, param::shared_bank_width));
   // ... until one warp's latency, which has no such floor, is there too.
   auto lat = sweep(four_byte_bank_cost, {4, 8, 16}, all_strides(), 0.02, 14, shared_banks::kStrideLatency,
                    24.0, 2.0);
   obs.insert(obs.end(), lat.begin(), lat.end());
   ps = analyze_shared_banks(obs, {});
-  ASSERT_TRUE(find(ps, "shared_banks"));
-  ASSERT_TRUE(find(ps, "shared_bank_width"));
-  EXPECT_EQ(find(ps, "shared_banks")->value, 32);
-  EXPECT_EQ(find(ps, "shared_bank_width")->value, 4);
-  EXPECT_NE(find(ps, "shared_banks")->method.find("one-warp latency"), std::string::npos);
+  ASSERT_TRUE(find(ps, param::shared_bank_count));
+  ASSERT_TRUE(find(ps, param::shared_bank_width));
+  EXPECT_EQ(find(ps, param::shared_bank_count)->value, 32);
+  EXPECT_EQ(find(ps, param::shared_bank_width)->value, 4);
+  EXPECT_NE(find(ps, param::shared_bank_count)->method.find("one-warp latency"), std::string::npos);
 }
 
 TEST(BankFit, FallsBackToLatency) {
@@ -224,16 +225,16 @@ TEST(BankFit, FlatCurveInfersNothing) {
   auto obs = sweep([](int, int) { return 1; }, {4, 8, 16}, all_strides(), 0.03, 8);
   EXPECT_FALSE(fit_bank_geometry(obs));
   auto ps = analyze_shared_banks(obs, {});
-  EXPECT_FALSE(find(ps, "shared_banks"));
-  EXPECT_FALSE(find(ps, "shared_bank_width"));
+  EXPECT_FALSE(find(ps, param::shared_bank_count));
+  EXPECT_FALSE(find(ps, param::shared_bank_width));
 }
 
 TEST(BankFit, WideAccessesAloneCannotTellTheWidth) {
   // 8- and 16-byte accesses span whole 8-byte words, so 32x4 B and 16x8 B look alike.
   auto obs = sweep(four_byte_bank_cost, {8, 16}, all_strides(), 0.02, 9);
   auto ps = analyze_shared_banks(obs, {});
-  EXPECT_FALSE(find(ps, "shared_bank_width"));
-  EXPECT_FALSE(find(ps, "shared_banks"));
+  EXPECT_FALSE(find(ps, param::shared_bank_width));
+  EXPECT_FALSE(find(ps, param::shared_bank_count));
 }
 
 TEST(BankFit, TooFewPointsInfersNothing) {
@@ -276,7 +277,7 @@ std::vector<Observation> ladder_and_bandwidth(unsigned seed) {
 
 TEST(SharedAnalyzer, ConflictPenaltyAndBandwidth) {
   auto ps = analyze_shared_banks(ladder_and_bandwidth(11), {});
-  const Parameter* pen = find(ps, "shared_conflict_penalty_per_way");
+  const Parameter* pen = find(ps, param::shared_conflict_penalty_per_way);
   ASSERT_TRUE(pen);
   EXPECT_NEAR(pen->value, 2.0, 0.1);
   EXPECT_EQ(pen->unit, "cycles");
@@ -284,7 +285,7 @@ TEST(SharedAnalyzer, ConflictPenaltyAndBandwidth) {
   EXPECT_GT(pen->high, pen->value);
   EXPECT_GT(pen->confidence, 0.9);
   EXPECT_NE(pen->method.find("cycles/request per way"), std::string::npos) << pen->method;
-  const Parameter* bw = find(ps, "shared_bandwidth_per_sm");
+  const Parameter* bw = find(ps, param::shared_bandwidth_per_sm);
   ASSERT_TRUE(bw);
   EXPECT_DOUBLE_EQ(bw->value, 126.5);
   EXPECT_EQ(bw->unit, "B/clk/SM");
@@ -331,17 +332,17 @@ TEST(AtomicsAnalyzer, PicksTheDocumentedCases) {
                         atomics::kPerClockPerSm));
     }
   auto ps = analyze("atomics", obs);
-  ASSERT_TRUE(find(ps, "atomic_shared_latency_nocontention"));
-  EXPECT_DOUBLE_EQ(find(ps, "atomic_shared_latency_nocontention")->value, 10);
-  EXPECT_DOUBLE_EQ(find(ps, "atomic_shared_latency_32way")->value, 72);
-  EXPECT_DOUBLE_EQ(find(ps, "atomic_global_latency_nocontention")->value, 602);
-  EXPECT_DOUBLE_EQ(find(ps, "atomic_global_latency_32way")->value, 664);
-  EXPECT_DOUBLE_EQ(find(ps, "atomic_shared_cas_latency_nocontention")->value, 10);
-  EXPECT_DOUBLE_EQ(find(ps, "atomic_shared_throughput_per_sm")->value, 30);
-  EXPECT_DOUBLE_EQ(find(ps, "atomic_global_throughput_per_sm")->value, 4);
-  EXPECT_EQ(find(ps, "atomic_global_throughput_per_sm")->unit, atomics::kPerClockPerSm);
-  EXPECT_EQ(find(ps, "atomic_global_latency_32way")->evidence, "atomics.csv");
-  EXPECT_GT(find(ps, "atomic_shared_latency_32way")->confidence, 0.6);
+  ASSERT_TRUE(find(ps, param::atomic_shared_latency_nocontention));
+  EXPECT_DOUBLE_EQ(find(ps, param::atomic_shared_latency_nocontention)->value, 10);
+  EXPECT_DOUBLE_EQ(find(ps, param::atomic_shared_latency_32way)->value, 72);
+  EXPECT_DOUBLE_EQ(find(ps, param::atomic_global_latency_nocontention)->value, 602);
+  EXPECT_DOUBLE_EQ(find(ps, param::atomic_global_latency_32way)->value, 664);
+  EXPECT_DOUBLE_EQ(find(ps, param::atomic_shared_cas_latency_nocontention)->value, 10);
+  EXPECT_DOUBLE_EQ(find(ps, param::atomic_shared_throughput_per_sm)->value, 30);
+  EXPECT_DOUBLE_EQ(find(ps, param::atomic_global_throughput_per_sm)->value, 4);
+  EXPECT_EQ(find(ps, param::atomic_global_throughput_per_sm)->unit, atomics::kPerClockPerSm);
+  EXPECT_EQ(find(ps, param::atomic_global_latency_32way)->evidence, "atomics.csv");
+  EXPECT_GT(find(ps, param::atomic_shared_latency_32way)->confidence, 0.6);
   EXPECT_EQ(ps.size(), 8u);
 }
 
@@ -355,7 +356,7 @@ TEST(TransposeAnalyzer, RatioWithBounds) {
           200, "us")};
   auto ps = analyze("transpose", obs);
   ASSERT_EQ(ps.size(), 1u);  // double has no padded time: nothing to compare
-  EXPECT_EQ(ps[0].name, "transpose_padding_speedup_float");
+  EXPECT_EQ(ps[0].name, param::transpose_padding_speedup_float);
   EXPECT_DOUBLE_EQ(ps[0].value, 2.0);
   EXPECT_LT(ps[0].low, 2.0);
   EXPECT_GT(ps[0].high, 2.0);
@@ -377,17 +378,17 @@ TEST(RecordedH100, SharedBanks) {
   auto obs = recorded("shared_banks");
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_shared_banks.csv";
   auto ps = analyze("shared_banks", obs);
-  const Parameter* banks = find(ps, "shared_banks");
-  const Parameter* width = find(ps, "shared_bank_width");
+  const Parameter* banks = find(ps, param::shared_bank_count);
+  const Parameter* width = find(ps, param::shared_bank_width);
   ASSERT_TRUE(banks && width) << "bank geometry not inferred from the H100 curve";
   EXPECT_EQ(banks->value, 32);
   EXPECT_EQ(width->value, 4);
   EXPECT_GT(banks->confidence, 0.5);
-  const Parameter* bw = find(ps, "shared_bandwidth_per_sm");
+  const Parameter* bw = find(ps, param::shared_bandwidth_per_sm);
   ASSERT_TRUE(bw);
   EXPECT_GE(bw->value, 0.95 * 128) << "issue 6 asks for 95 % of 32 banks x 4 B per clock";
   EXPECT_LE(bw->value, 1.03 * 128) << "more than the banks can deliver: a timing error";
-  const Parameter* pen = find(ps, "shared_conflict_penalty_per_way");
+  const Parameter* pen = find(ps, param::shared_conflict_penalty_per_way);
   ASSERT_TRUE(pen);
   EXPECT_GT(pen->value, 0.3);
   EXPECT_LT(pen->value, 20);
@@ -416,8 +417,10 @@ TEST(RecordedH100, Atomics) {
     EXPECT_TRUE(p) << n;
     return p ? p->value : std::nan("");
   };
-  double sh = get("atomic_shared_latency_nocontention"), sh32 = get("atomic_shared_latency_32way");
-  double gl = get("atomic_global_latency_nocontention"), gl32 = get("atomic_global_latency_32way");
+  double sh = get(param::atomic_shared_latency_nocontention),
+         sh32 = get(param::atomic_shared_latency_32way);
+  double gl = get(param::atomic_global_latency_nocontention),
+         gl32 = get(param::atomic_global_latency_32way);
   EXPECT_GT(sh, 2);
   EXPECT_LT(sh, 300);
   EXPECT_GE(sh32, sh);
@@ -425,8 +428,8 @@ TEST(RecordedH100, Atomics) {
   EXPECT_LT(gl, 3000);
   EXPECT_GE(gl32, 0.9 * gl);
   EXPECT_GT(gl, sh);
-  EXPECT_GT(get("atomic_shared_throughput_per_sm"), 1);
-  EXPECT_GT(get("atomic_global_throughput_per_sm"), 0.01);
+  EXPECT_GT(get(param::atomic_shared_throughput_per_sm), 1);
+  EXPECT_GT(get(param::atomic_global_throughput_per_sm), 0.01);
 }
 
 TEST(RecordedH100, Transpose) {
@@ -436,8 +439,8 @@ TEST(RecordedH100, Transpose) {
   // Float: the unpadded tile's 32-way conflicts cost more shared-memory passes than the DRAM
   // time of a tile, so padding shows. Double: a tile moves twice the bytes for about the same
   // passes, so a DRAM-bound transpose may hide the conflicts; padding must not hurt.
-  const Parameter* f = find(ps, "transpose_padding_speedup_float");
-  const Parameter* d = find(ps, "transpose_padding_speedup_double");
+  const Parameter* f = find(ps, param::transpose_padding_speedup_float);
+  const Parameter* d = find(ps, param::transpose_padding_speedup_double);
   ASSERT_TRUE(f && d);
   EXPECT_GT(f->value, 1.2);
   EXPECT_LT(f->value, 40);

@@ -9,10 +9,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "app/cli.hpp"
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
+#include "base/parameter_names.hpp"
 #include "app/spread.hpp"
 #include "committed_runs.hpp"
 
@@ -64,7 +67,8 @@ TEST(Spread, LastDigitsOfAValueWithNoIntervalAreNoSpread) {
 // suite_wall_time ("not compared" in docs/parameters.md) is the run's own time, no claim about
 // the GPU: listed with its spread, never flagged.
 TEST(Spread, ParametersTheCatalogDoesNotCompareAreNotFlagged) {
-  const auto rows = spread_of({{param("suite_wall_time", 40, 0)}, {param("suite_wall_time", 49, 0)}});
+  const auto rows =
+      spread_of({{param(param::suite_wall_time, 40, 0)}, {param(param::suite_wall_time, 49, 0)}});
   EXPECT_FALSE(rows.front().exceeds);
   EXPECT_GT(rows.front().relative_spread, 0.2);
 }
@@ -89,14 +93,14 @@ void write_run(const fs::path& dir, const std::string& gpu, const std::vector<Pa
 
 TEST(Spread, SubcommandWritesSpreadCsvBesideTheRuns) {
   const fs::path root = fresh_dir("beside");
-  write_run(root / "20260101T000000Z", "GPU A", {param("l1_hit_latency", 33, 0.1)});
-  write_run(root / "20260101T000100Z", "GPU A", {param("l1_hit_latency", 34, 0.1)});
+  write_run(root / "20260101T000000Z", "GPU A", {param(param::l1_hit_latency, 33, 0.1)});
+  write_run(root / "20260101T000100Z", "GPU A", {param(param::l1_hit_latency, 34, 0.1)});
   ASSERT_EQ(spread_main({(root / "20260101T000000Z").string(), (root / "20260101T000100Z").string()}), 0);
   const CsvTable t = read_csv((root / "spread.csv").string());
   ASSERT_EQ(t.header.size(), 9u);
   EXPECT_EQ(t.header.back(), "spread_exceeds_interval");
   ASSERT_EQ(t.rows.size(), 1u);
-  EXPECT_EQ(t.rows[0][0], "l1_hit_latency");
+  EXPECT_EQ(t.rows[0][0], param::l1_hit_latency);
   EXPECT_EQ(t.rows[0][2], "2");
   EXPECT_EQ(t.rows[0].back(), "1");
   EXPECT_FALSE(fs::exists(root / "spread.csv.tmp"));
@@ -128,11 +132,11 @@ TEST(Spread, CommittedRepeatRunsFlagTheLaunchOverhead) {
   }
   ASSERT_EQ(runs.size(), 3u) << "the three repeat runs of tests/committed_runs.hpp";
   const std::vector<SpreadRow> rows = spread_of(runs);
-  const SpreadRow* launch = row_of(rows, "kernel_launch_overhead");
+  const SpreadRow* launch = row_of(rows, param::kernel_launch_overhead);
   ASSERT_NE(launch, nullptr);
   EXPECT_TRUE(launch->exceeds);
   EXPECT_GT(launch->relative_spread, 0.1);
-  const SpreadRow* clock = row_of(rows, "sm_clock_measured");
+  const SpreadRow* clock = row_of(rows, param::sm_clock_measured);
   ASSERT_NE(clock, nullptr);
   EXPECT_FALSE(clock->exceeds);
   const fs::path out = fresh_dir("committed") / "spread.csv";
@@ -142,13 +146,18 @@ TEST(Spread, CommittedRepeatRunsFlagTheLaunchOverhead) {
   const CsvTable now = read_csv(out.string()), then = read_csv((repeat / "spread.csv").string());
   ASSERT_EQ(now.rows.size(), rows.size());
   ASSERT_EQ(now.rows.size(), then.rows.size());
-  const int n = then.require("n"), flag = then.require("spread_exceeds_interval");
-  for (size_t i = 0; i < then.rows.size(); ++i) {
-    EXPECT_EQ(now.rows[i][0], then.rows[i][0]);
-    EXPECT_EQ(now.rows[i][static_cast<size_t>(n)], then.rows[i][static_cast<size_t>(n)]) << then.rows[i][0];
+  const size_t n = size_t(then.require("n")),
+               flag = size_t(then.require("spread_exceeds_interval"));
+  // Row by name: the committed spread.csv has the names of its day (shared_banks), read as today's.
+  std::map<std::string, const std::vector<std::string>*> by_name;
+  for (const auto& row : now.rows) by_name[row[0]] = &row;
+  for (const auto& was : then.rows) {
+    const std::string name = canonical_name(was[0]);
+    ASSERT_TRUE(by_name.count(name)) << name;
+    const std::vector<std::string>& is = *by_name[name];
+    EXPECT_EQ(is[n], was[n]) << name;
     // suite_wall_time was flagged when this spread.csv was written; not compared, it is not now.
-    const std::string want = then.rows[i][0] == "suite_wall_time" ? "0" : then.rows[i][static_cast<size_t>(flag)];
-    EXPECT_EQ(now.rows[i][static_cast<size_t>(flag)], want) << then.rows[i][0];
+    EXPECT_EQ(is[flag], name == param::suite_wall_time ? "0" : was[flag]) << name;
   }
 }
 

@@ -13,6 +13,7 @@
 #include "memory_chase_checks.hpp"
 #include "parameter_checks.hpp"
 #include "recorded.hpp"
+#include "base/parameter_names.hpp"
 
 using namespace gpuprobe;
 using namespace gpuprobe::chase_test;
@@ -56,10 +57,10 @@ std::vector<Observation> tlb_rows(double entry, double e1, double e2, double max
 TEST(Tlb, PageEntryCoverageAndMissLatency) {
   auto obs = tlb_rows(2 * kMiB, 16, 2048, 64 * kGiB);
   auto ps = analyze("tlb", obs);
-  const Parameter* entry = find(ps, "tlb_page_entry_size");
-  const Parameter* l1 = find(ps, "tlb_l1_coverage");
-  const Parameter* l2 = find(ps, "tlb_l2_coverage");
-  const Parameter* miss = find(ps, "tlb_miss_latency");
+  const Parameter* entry = find(ps, param::tlb_page_entry_size);
+  const Parameter* l1 = find(ps, param::tlb_l1_coverage);
+  const Parameter* l2 = find(ps, param::tlb_l2_coverage);
+  const Parameter* miss = find(ps, param::tlb_miss_latency);
   ASSERT_TRUE(entry && l1 && l2 && miss);
   EXPECT_EQ(entry->value, 2 * kMiB);
   expect_reach(*l1, 32 * kMiB);
@@ -70,8 +71,8 @@ TEST(Tlb, PageEntryCoverageAndMissLatency) {
 
 TEST(Tlb, SmallFirstStepOnANoisyCurve) {
   const auto ps = analyze("tlb", tlb_rows(2 * kMiB, 32, 4096, 64 * kGiB, 25));
-  const Parameter *entry = find(ps, "tlb_page_entry_size"), *l1 = find(ps, "tlb_l1_coverage"),
-                  *l2 = find(ps, "tlb_l2_coverage");
+  const Parameter *entry = find(ps, param::tlb_page_entry_size),
+                  *l1 = find(ps, param::tlb_l1_coverage), *l2 = find(ps, param::tlb_l2_coverage);
   ASSERT_TRUE(entry && l1 && l2);
   EXPECT_EQ(entry->value, 2 * kMiB);
   expect_reach(*l1, 64 * kMiB);
@@ -81,11 +82,11 @@ TEST(Tlb, SmallFirstStepOnANoisyCurve) {
 TEST(Tlb, SecondLevelBeyondTheSweep) {
   auto obs = tlb_rows(2 * kMiB, 16, 1e9, 8 * kGiB);
   auto ps = analyze("tlb", obs);
-  ASSERT_TRUE(find(ps, "tlb_l1_coverage"));
-  EXPECT_FALSE(find(ps, "tlb_l2_coverage"));
-  ASSERT_TRUE(find(ps, "tlb_miss_latency"));
-  EXPECT_NEAR(find(ps, "tlb_miss_latency")->value, 110, 10);
-  EXPECT_NE(find(ps, "tlb_miss_latency")->method.find("L1 TLB miss"), std::string::npos);
+  ASSERT_TRUE(find(ps, param::tlb_l1_coverage));
+  EXPECT_FALSE(find(ps, param::tlb_l2_coverage));
+  ASSERT_TRUE(find(ps, param::tlb_miss_latency));
+  EXPECT_NEAR(find(ps, param::tlb_miss_latency)->value, 110, 10);
+  EXPECT_NE(find(ps, param::tlb_miss_latency)->method.find("L1 TLB miss"), std::string::npos);
 }
 
 // As on the H100: 16 entries of 16 MiB whose miss costs 10 cycles on a 290-cycle L2 hit,
@@ -93,14 +94,14 @@ TEST(Tlb, SecondLevelBeyondTheSweep) {
 TEST(Tlb, TenCycleStepOfLargeEntries) {
   auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 10, 0.5);
   auto ps = analyze("tlb", obs);
-  const Parameter* entry = find(ps, "tlb_page_entry_size");
-  const Parameter* l1 = find(ps, "tlb_l1_coverage");
-  const Parameter* miss = find(ps, "tlb_miss_latency");
+  const Parameter* entry = find(ps, param::tlb_page_entry_size);
+  const Parameter* l1 = find(ps, param::tlb_l1_coverage);
+  const Parameter* miss = find(ps, param::tlb_miss_latency);
   ASSERT_TRUE(entry && l1 && miss);
   EXPECT_EQ(entry->value, 16 * kMiB);
   expect_reach(*l1, 256 * kMiB);
   EXPECT_NEAR(miss->value, 10, 1.5);
-  EXPECT_FALSE(find(ps, "tlb_l2_coverage"));
+  EXPECT_FALSE(find(ps, param::tlb_l2_coverage));
 }
 
 // The H100's shape: the L2 TLB's step lies near the end of device memory, so it is measured
@@ -124,9 +125,9 @@ TEST(Tlb, SecondLevelInTheAliasedSpace) {
     }
   }
   auto ps = analyze("tlb", obs);
-  const Parameter* l1 = find(ps, "tlb_l1_coverage");
-  const Parameter* l2 = find(ps, "tlb_l2_coverage");
-  const Parameter* miss = find(ps, "tlb_miss_latency");
+  const Parameter* l1 = find(ps, param::tlb_l1_coverage);
+  const Parameter* l2 = find(ps, param::tlb_l2_coverage);
+  const Parameter* miss = find(ps, param::tlb_miss_latency);
   ASSERT_TRUE(l1 && l2 && miss);
   expect_reach(*l1, 256 * kMiB);
   EXPECT_LE(l2->value, 64 * kGiB);
@@ -143,7 +144,8 @@ TEST(Tlb, SecondLevelInTheAliasedSpace) {
 // sees the step stay put at 64 and 128 KiB.
 TEST(Tlb, SmallEntriesSeenFromTheSmallestStrides) {
   const auto ps = analyze("tlb", tlb_rows(128 * kKiB, 16, 1024, 8 * kGiB, 20, 1, entry_strides(false)));
-  const Parameter *entry = find(ps, "tlb_page_entry_size"), *l1 = find(ps, "tlb_l1_coverage");
+  const Parameter *entry = find(ps, param::tlb_page_entry_size),
+                  *l1 = find(ps, param::tlb_l1_coverage);
   ASSERT_TRUE(entry && l1);
   EXPECT_EQ(entry->value, 128 * kKiB);
   expect_reach(*l1, 2 * kMiB);
@@ -155,7 +157,8 @@ TEST(Tlb, SmallEntriesSeenFromTheSmallestStrides) {
 // an interval down to what the smallest pages would give.
 TEST(Tlb, EntryBelowEveryStrideIsAnUpperBound) {
   const auto ps = analyze("tlb", tlb_rows(128 * kKiB, 16, 1024, 8 * kGiB, 20, 1));
-  const Parameter *entry = find(ps, "tlb_page_entry_size"), *l1 = find(ps, "tlb_l1_coverage");
+  const Parameter *entry = find(ps, param::tlb_page_entry_size),
+                  *l1 = find(ps, param::tlb_l1_coverage);
   ASSERT_TRUE(entry && l1);
   EXPECT_LT(l1->confidence, 0.5);
   EXPECT_LE(l1->low, 2 * kMiB);
@@ -172,12 +175,12 @@ TEST(Tlb, EntryBelowEveryStrideIsAnUpperBound) {
 TEST(Tlb, StepPastAnL1TlbsSizeIsInDoubt) {
   auto obs = tlb_rows(2 * kMiB, 16, 4096, 64 * kGiB, 1, 3);
   const auto ps = analyze("tlb", obs);
-  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  const Parameter* l1 = find(ps, param::tlb_l1_coverage);
   ASSERT_TRUE(l1);
   EXPECT_GT(l1->value, 1 * kGiB);  // the 4096-entry level's step
   EXPECT_LT(l1->confidence, 0.5);
   EXPECT_NE(l1->method.find("more than an L1 TLB holds"), std::string::npos) << l1->method;
-  if (const Parameter* l2 = find(ps, "tlb_l2_coverage")) {
+  if (const Parameter* l2 = find(ps, param::tlb_l2_coverage)) {
     EXPECT_LT(l2->confidence, 0.5);  // reported or not; if reported, in doubt
   }
 }
@@ -214,8 +217,8 @@ TEST(Tlb, NoPlainStepLeavesTheL1ReachOut) {
                         "cycles"));
     }
   const auto ps = analyze("tlb", obs);
-  EXPECT_FALSE(find(ps, "tlb_l1_coverage"));
-  const Parameter *l2 = find(ps, "tlb_l2_coverage"), *miss = find(ps, "tlb_miss_latency");
+  EXPECT_FALSE(find(ps, param::tlb_l1_coverage));
+  const Parameter *l2 = find(ps, param::tlb_l2_coverage), *miss = find(ps, param::tlb_miss_latency);
   ASSERT_TRUE(l2 && miss);
   EXPECT_LT(l2->confidence, 0.5);
   EXPECT_NE(l2->method.find("no TLB step in the plain chase"), std::string::npos) << l2->method;
@@ -235,7 +238,7 @@ TEST(Tlb, AnArtefactAtTheSmallStridesIsOutvoted) {
                         290 + (fp > 128 * kMiB ? 10 : 0) + (fp > 256 * kMiB ? 10 : 0), "cycles"));
     }
   const auto ps = analyze("tlb", obs);
-  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  const Parameter* l1 = find(ps, param::tlb_l1_coverage);
   ASSERT_TRUE(l1);
   EXPECT_EQ(l1->value, 256 * kMiB);
   EXPECT_LT(l1->confidence, 0.8) << l1->method;
@@ -284,12 +287,12 @@ TEST(Tlb, DataPastTheL2IsNotATlbStep) {
                         "cycles"));
     }
   const auto with = analyze("tlb", obs, {{"l2_bytes", num(l2)}});
-  const Parameter* miss = find(with, "tlb_miss_latency");
+  const Parameter* miss = find(with, param::tlb_miss_latency);
   ASSERT_TRUE(miss);
   EXPECT_NEAR(miss->value, 80, 1) << miss->method;
   // without the L2's size every point is read, and the data's misses with them
   const auto without = analyze("tlb", obs);
-  const Parameter* blind = find(without, "tlb_miss_latency");
+  const Parameter* blind = find(without, param::tlb_miss_latency);
   ASSERT_TRUE(blind);
   EXPECT_GT(blind->value, 200);
 }
@@ -299,7 +302,7 @@ TEST(Tlb, DataPastTheL2IsNotATlbStep) {
 TEST(Tlb, ASmallMissBetweenNoisyPlateausIsLessSure) {
   auto miss = [](double sigma) {
     const auto ps = analyze("tlb", tlb_rows(2 * kMiB, 16, 2048, 64 * kGiB, 20, sigma));
-    const Parameter* m = find(ps, "tlb_miss_latency");
+    const Parameter* m = find(ps, param::tlb_miss_latency);
     return m ? *m : Parameter{};
   };
   const Parameter quiet = miss(0.3), noisy = miss(6);
@@ -324,7 +327,7 @@ TEST(Tlb, AContestedFitIsInDoubt) {
     if (stride == 16 * kMiB && fp <= 60 * kGiB) o.value = 290;
   }
   const auto ps = analyze("tlb", obs);
-  const Parameter* l1 = find(ps, "tlb_l1_coverage");
+  const Parameter* l1 = find(ps, param::tlb_l1_coverage);
   ASSERT_TRUE(l1);
   EXPECT_LT(l1->confidence, 0.5) << l1->method;
   EXPECT_NE(l1->method.find("contested"), std::string::npos) << l1->method;
@@ -348,9 +351,9 @@ TEST(H100, Tlb) {
   auto ps = h100("tlb");
   // First step: a reach of a few hundred MiB (256 MiB on the first run) at every stride up
   // to the entry size (16 MiB), growing with the stride above it; a 10-cycle step.
-  const Parameter* l1 = find(ps, "tlb_l1_coverage");
-  const Parameter* e = find(ps, "tlb_page_entry_size");
-  const Parameter* m = find(ps, "tlb_miss_latency");
+  const Parameter* l1 = find(ps, param::tlb_l1_coverage);
+  const Parameter* e = find(ps, param::tlb_page_entry_size);
+  const Parameter* m = find(ps, param::tlb_miss_latency);
   ASSERT_TRUE(l1 && e && m);
   EXPECT_GE(l1->value, 64 * kMiB);
   EXPECT_LE(l1->value, 1 * kGiB);
@@ -361,7 +364,7 @@ TEST(H100, Tlb) {
   EXPECT_GT(m->value, 4);
   EXPECT_LT(m->value, 1000);
   for (const auto* p : {l1, e, m}) expect_sane(*p);
-  if (const Parameter* l2 = find(ps, "tlb_l2_coverage")) {
+  if (const Parameter* l2 = find(ps, param::tlb_l2_coverage)) {
     EXPECT_GT(l2->value, 4 * l1->value);
     EXPECT_LE(l2->value, 80 * kGiB);
     expect_sane(*l2);
@@ -373,10 +376,10 @@ TEST(H100, Tlb) {
 TEST(H100, TlbLastLevelsRepeat) {
   REQUIRE_RECORDED(have("tlb") && have("tlb_repeat")) << "no repeated H100 tlb run committed";
   auto a = h100("tlb"), b = h100("tlb", "_repeat");
-  const Parameter* l2a = find(a, "tlb_l2_coverage");
-  const Parameter* l2b = find(b, "tlb_l2_coverage");
-  const Parameter* ma = find(a, "tlb_miss_latency");
-  const Parameter* mb = find(b, "tlb_miss_latency");
+  const Parameter* l2a = find(a, param::tlb_l2_coverage);
+  const Parameter* l2b = find(b, param::tlb_l2_coverage);
+  const Parameter* ma = find(a, param::tlb_miss_latency);
+  const Parameter* mb = find(b, param::tlb_miss_latency);
   ASSERT_TRUE(l2a && l2b && ma && mb);
   for (const Parameter* p : {l2a, l2b}) {
     EXPECT_GE(p->value, 32 * kGiB) << p->method;

@@ -13,6 +13,7 @@
 #include "observation_rows.hpp"
 #include "parameter_checks.hpp"
 #include "recorded.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -239,7 +240,7 @@ std::vector<Parameter> recorded_l2() {
 
 TEST(Gpcs, RecordedH100PlacementsGiveEightAndSixtySixTpcs) {
   auto ps = recorded_l2();
-  const Parameter* gpc = find(ps, "gpc_count");
+  const Parameter* gpc = find(ps, param::gpc_count);
   ASSERT_NE(gpc, nullptr);
   // The run has no contention probe: eight, as a guess, with the lone TPCs' twelve above.
   EXPECT_EQ(gpc->value, 8);
@@ -247,7 +248,7 @@ TEST(Gpcs, RecordedH100PlacementsGiveEightAndSixtySixTpcs) {
   EXPECT_EQ(gpc->high, 12);
   EXPECT_LT(gpc->confidence, 0.5);
   EXPECT_NE(gpc->method.find("18,18,16,16,16,16,16,8,2,2,2,2"), std::string::npos) << gpc->method;
-  const Parameter* tpc = find(ps, "tpc_count");
+  const Parameter* tpc = find(ps, param::tpc_count);
   ASSERT_NE(tpc, nullptr);
   EXPECT_EQ(tpc->value, 66);  // the published SXM5 figure
 }
@@ -281,15 +282,15 @@ TEST(L2Map, SpreadsFromEverySmsLevels) {
     }
   auto ps = analyze("l2_topology", obs, {});
   expect_well_formed(ps);
-  EXPECT_EQ(find(ps, "l2_partitions")->value, 2);
+  EXPECT_EQ(find(ps, param::l2_partitions)->value, 2);
   EXPECT_EQ(find(ps, "l2_near_sm_count_0")->value, 66);
   EXPECT_EQ(find(ps, "l2_near_sm_count_1")->value, 66);
-  const Parameter* far = find(ps, "l2_far_hit_latency_sm_spread");
+  const Parameter* far = find(ps, param::l2_far_hit_latency_sm_spread);
   ASSERT_NE(far, nullptr);
   EXPECT_DOUBLE_EQ(far->value, 10);
   EXPECT_GT(far->high, far->value);  // the medians' standard error
   EXPECT_NE(far->method.find("132 SMs"), std::string::npos) << far->method;
-  EXPECT_DOUBLE_EQ(find(ps, "l2_near_hit_latency_sm_spread")->value, 6);
+  EXPECT_DOUBLE_EQ(find(ps, param::l2_near_hit_latency_sm_spread)->value, 6);
 }
 
 TEST(L2Map, SplitLevelsAtTheSmsOwnThreshold) {
@@ -316,17 +317,17 @@ TEST(ClusterSync, MedianOverPlacesAndTheRelaxedBarrier) {
     }
   auto ps = analyze("clusters", obs, {});
   expect_well_formed(ps);
-  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency")->value, 782);
-  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency_largest_cluster")->value, 796);
-  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_relaxed_latency")->value, 192);
-  EXPECT_NE(find(ps, "cluster_sync_latency")->method.find("66 places"), std::string::npos);
+  EXPECT_DOUBLE_EQ(find(ps, param::cluster_sync_latency)->value, 782);
+  EXPECT_DOUBLE_EQ(find(ps, param::cluster_sync_latency_largest_cluster)->value, 796);
+  EXPECT_DOUBLE_EQ(find(ps, param::cluster_sync_relaxed_latency)->value, 192);
+  EXPECT_NE(find(ps, param::cluster_sync_latency)->method.find("66 places"), std::string::npos);
 }
 
 TEST(ClusterSync, RunsBeforeTheBarrierKindsReadAsRelease) {
   std::vector<Observation> obs = {make_row("clusters", "cluster_sync", {{"cluster_size", "2"}}, 790, "cycles", 0.001)};
   auto ps = analyze("clusters", obs, {});
-  EXPECT_DOUBLE_EQ(find(ps, "cluster_sync_latency")->value, 790);
-  EXPECT_EQ(find(ps, "cluster_sync_relaxed_latency"), nullptr);
+  EXPECT_DOUBLE_EQ(find(ps, param::cluster_sync_latency)->value, 790);
+  EXPECT_EQ(find(ps, param::cluster_sync_relaxed_latency), nullptr);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe::associativity {
 
@@ -180,8 +181,8 @@ std::string model_formula(Replacement m) {
   return "";
 }
 
-Parameter param(const std::string& name, double value, const std::string& unit, double low,
-                double high, double confidence, const std::string& method) {
+Parameter make_parameter(const std::string& name, double value, const std::string& unit, double low,
+                         double high, double confidence, const std::string& method) {
   return {name, value, unit, low, high, clamp01(confidence), method, kEvidence};
 }
 
@@ -590,9 +591,10 @@ std::vector<Parameter> ways_and_sets(const AssociativityFit& fit, const Associat
   method += "; deviance/dof " + num(fit.deviance_per_dof, 3) + text.others + "; " + fit.verdict.text();
   // A set count is whole: its interval the whole counts around the fit's range (two H200 runs
   // fitted 312.8-313 and 312-312.2 sets, one count apart, each interval a fifth of one).
-  return {param("l1_ways", b.ways, "ways", fit.ways_low, fit.ways_high, conf, method),
-          param("l1_sets", std::round(sets), "sets", std::floor(std::min(sets_low, std::round(sets))),
-                std::ceil(std::max(sets_high, std::round(sets))), conf, method)};
+  return {make_parameter(param::l1_ways, b.ways, "ways", fit.ways_low, fit.ways_high, conf, method),
+          make_parameter(param::l1_sets, std::round(sets), "sets",
+                         std::floor(std::min(sets_low, std::round(sets))),
+                         std::ceil(std::max(sets_high, std::round(sets))), conf, method)};
 }
 
 // The capacity this probe sees, at each shared-memory setting; l1_size is the largest. The
@@ -626,8 +628,8 @@ Parameter l1_size(const std::vector<Observation>& obs, const std::vector<double>
                            " B, the largest over the shared-memory settings (" + seen + ")" +
                            (fit.ways_identified ? "" : "; the ways cannot be told apart here") +
                            "; " + fit.verdict.text();
-  return param("l1_size", cap * spacing, "bytes", largest->capacity_low * spacing,
-               largest->capacity_high * spacing, cap_conf, cap_method);
+  return make_parameter(param::l1_size, cap * spacing, "bytes", largest->capacity_low * spacing,
+                        largest->capacity_high * spacing, cap_conf, cap_method);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe::atomics {
 
@@ -71,16 +72,28 @@ std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, cons
   const std::string evidence = analysis::evidence_file(obs, "atomics");
   const auto lat = analysis::finite_rows(obs, kAtomicLatency, "cycles");
   const auto tput = analysis::finite_rows(obs, kAtomicThroughput, kPerClockPerSm);
-  for (std::string space : {"shared", "global"}) {
+  // Each memory space's parameters: the three chains, then the stream.
+  struct Space {
+    const char* space;
+    const char *nocontention, *way32, *cas, *throughput;
+  };
+  for (const Space& sp :
+       {Space{"shared", param::atomic_shared_latency_nocontention,
+              param::atomic_shared_latency_32way, param::atomic_shared_cas_latency_nocontention,
+              param::atomic_shared_throughput_per_sm},
+        Space{"global", param::atomic_global_latency_nocontention,
+              param::atomic_global_latency_32way, param::atomic_global_cas_latency_nocontention,
+              param::atomic_global_throughput_per_sm}}) {
+    const std::string space = sp.space;
     struct Want {
       std::string name, op, lanes, addresses, how;
     };
     const std::vector<Want> wants = {
-        {"atomic_" + space + "_latency_nocontention", "add", "1", "1",
+        {sp.nocontention, "add", "1", "1",
          "one lane, dependent atomicAdd chain (each add's operand is the previous result)"},
-        {"atomic_" + space + "_latency_32way", "add", "32", "1",
+        {sp.way32, "add", "32", "1",
          "32 lanes of one warp on one address, dependent atomicAdd chain"},
-        {"atomic_" + space + "_cas_latency_nocontention", "cas", "1", "1",
+        {sp.cas, "cas", "1", "1",
          "one lane, dependent atomicCAS chain (compare = previous result)"},
     };
     for (const auto& wnt : wants)
@@ -97,11 +110,12 @@ std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, cons
     if (const Observation* o =
             analysis::find_row(tput, {{"space", space}, {"op", "add"}, {"lanes", "32"}, {"addresses", "32"}}))
       out.push_back(analysis::measured(
-          "atomic_" + space + "_throughput_per_sm", *o,
+          sp.throughput, *o,
           "atomicAdd, 32 lanes on 32 words per warp, all warps, " +
               std::string(space == "shared" ? "clock64 per SM" : "events, measured SM clock"),
           evidence));
-    if (space == "global" && !out.empty() && out.back().name == "atomic_global_throughput_per_sm") {
+    if (space == "global" && !out.empty() &&
+        out.back().name == param::atomic_global_throughput_per_sm) {
       analysis::widen_to_at_least(out.back(), kGlobalThroughputRunToRun);
       out.back().method += kRunToRunText;
     }

@@ -10,6 +10,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/csv.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe::bandwidth {
 
@@ -138,22 +139,22 @@ std::optional<Parameter> dram_read(const std::vector<Observation>& obs, double t
     for (const auto& o : dram_rows(obs, probe)) dram.push_back(o);
   auto b = best_of(dram);
   if (!b) return std::nullopt;
-  Parameter p =
-      peak_parameter("dram_read_bandwidth", *b, "GB/s",
-                     "best of " + std::to_string(dram.size()) +
-                         " streaming reads (width, ILP, cache operator and hints, layout, bulk copies) " +
-                         "at full occupancy over " + mib(b->param("footprint_bytes")) + " (" +
-                         format_printf("%.0f", b->param("l2_fraction")) + "x L2), events, median of " +
-                         std::to_string(b->reps) + ": " + describe(*b),
-                     kEvidence);
+  Parameter p = peak_parameter(
+      param::dram_read_bandwidth, *b, "GB/s",
+      "best of " + std::to_string(dram.size()) +
+          " streaming reads (width, ILP, cache operator and hints, layout, bulk copies) " +
+          "at full occupancy over " + mib(b->param("footprint_bytes")) + " (" +
+          format_printf("%.0f", b->param("l2_fraction")) + "x L2), events, median of " +
+          std::to_string(b->reps) + ": " + describe(*b),
+      kEvidence);
   against_theoretical(p, theoretical);
   return p;
 }
 
-// dram_write_bandwidth or dram_copy_bandwidth (`probe`): the best store, and by how much it
-// beat the best with the other store.
+// dram_write_bandwidth or dram_copy_bandwidth (`name`, of `probe`): the best store, and by how
+// much it beat the best with the other store.
 std::optional<Parameter> dram_store(const std::vector<Observation>& obs, const std::string& probe,
-                                    double theoretical) {
+                                    const char* name, double theoretical) {
   auto rows = dram_rows(obs, probe);
   if (probe == "write")
     for (const auto& o : dram_rows(obs, "write_bulk")) rows.push_back(o);
@@ -169,7 +170,7 @@ std::optional<Parameter> dram_store(const std::vector<Observation>& obs, const s
     if (o.param_text("op") != b->param_text("op")) others.push_back(o);
   if (auto other = best_of(others))
     method += " won (" + other->param_text("op") + " best " + format_printf("%.0f", other->p50) + " GB/s)";
-  Parameter p = peak_parameter("dram_" + probe + "_bandwidth", *b, "GB/s", method, kEvidence);
+  Parameter p = peak_parameter(name, *b, "GB/s", method, kEvidence);
   against_theoretical(p, theoretical);
   return p;
 }
@@ -185,7 +186,7 @@ std::optional<Parameter> l2_read(const std::vector<Observation>& obs) {
   auto b = best_of(near);
   if (!b) return std::nullopt;
   Parameter p = peak_parameter(
-      "l2_read_bandwidth", *b, "GB/s",
+      param::l2_read_bandwidth, *b, "GB/s",
       std::string(rounds_known ? "streaming reads through L2 only (ld.global.cg), footprints from "
                                  "one round of the grid's reads up to half of L2 (one partition "
                                  "of a split L2), best of "
@@ -193,7 +194,8 @@ std::optional<Parameter> l2_read(const std::vector<Observation>& obs) {
                                  "recorded: the footprints up to half of L2 whose rate is within "
                                  "5 % of the largest one's (smaller ones may be inflated by merged "
                                  "requests), best of ") +
-          std::to_string(near.size()) + ": " + describe(*b) + " at " + mib(b->param("footprint_bytes")),
+          std::to_string(near.size()) + ": " + describe(*b) + " at " +
+          mib(b->param("footprint_bytes")),
       kEvidence);
   if (near.size() < 2) p.confidence = std::min(p.confidence, kOneFootprintCap);
   // without the round, a shelf of inflated rows could pass for the L2's
@@ -208,7 +210,7 @@ std::optional<Parameter> l1_read(const std::vector<Observation>& obs) {
   auto l1 = select(obs, "l1_read", "B/clk/SM");
   auto b = best_of(l1);
   if (!b) return std::nullopt;
-  return peak_parameter("l1_bandwidth_per_sm", *b, "B/clk/SM",
+  return peak_parameter(param::l1_bandwidth_per_sm, *b, "B/clk/SM",
                         "each block rereads its own 16 KiB slice through L1, " +
                             b->param_text("threads_per_sm") +
                             " threads/SM; clock64 window per SM (blocks grouped by %smid), median "
@@ -224,8 +226,10 @@ std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, co
   double theoretical = std::nan("");
   if (auto t = best_of(select(obs, "dram_theoretical", "GB/s"))) theoretical = t->p50;
   std::vector<Parameter> out;
-  for (auto p : {dram_read(obs, theoretical), dram_store(obs, "write", theoretical),
-                 dram_store(obs, "copy", theoretical), l2_read(obs), l1_read(obs)})
+  for (auto p : {dram_read(obs, theoretical),
+                 dram_store(obs, "write", param::dram_write_bandwidth, theoretical),
+                 dram_store(obs, "copy", param::dram_copy_bandwidth, theoretical), l2_read(obs),
+                 l1_read(obs)})
     if (p) out.push_back(*p);
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "base/csv.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe::bytes_in_flight {
 
@@ -73,7 +74,13 @@ double littles_law_bytes_per_sm(double latency_ns, double gbs, int sms) {
 std::vector<Parameter> analyze_bytes_in_flight(const std::vector<Observation>& obs,
                                                const Metadata&) {
   std::vector<Parameter> out;
-  for (const std::string level : {"dram", "l2"}) {
+  struct Level {
+    const char* probe;  // and the level's name in the littles_law rows
+    const char* name;
+  };
+  for (const Level& lv : {Level{"dram", param::dram_bytes_in_flight_90pct},
+                          Level{"l2", param::l2_bytes_in_flight_90pct}}) {
+    const std::string level = lv.probe;
     std::vector<CurvePoint> curve;
     for (const auto& o : select(obs, level, "GB/s"))
       curve.push_back({o.param("bytes_in_flight_per_sm"), o.p50});
@@ -93,8 +100,8 @@ std::vector<Parameter> analyze_bytes_in_flight(const std::vector<Observation>& o
                   format_printf("%.0f", l.param("peak_gbs")) + " GB/s = " + format_printf("%.0f", l.p50) +
                   " B/SM for the full peak (measured 90 % point / prediction = " +
                   format_printf("%.2f", s->x / l.p50) + ")";
-    out.push_back({level + "_bytes_in_flight_90pct", s->x, "bytes", s->low, s->high, s->confidence,
-                   method, "bytes_in_flight.csv"});
+    out.push_back(
+        {lv.name, s->x, "bytes", s->low, s->high, s->confidence, method, "bytes_in_flight.csv"});
   }
   return out;
 }

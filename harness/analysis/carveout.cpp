@@ -9,6 +9,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe::carveout {
@@ -47,13 +48,13 @@ std::vector<Parameter> analyze_carveout(const std::vector<Observation>& obs, con
   // The onset of misses, not the capacity: with a replacement that is not LRU, misses begin
   // before the cache is full (H100: 218 KiB against the 256 KiB the ladder's half step reads),
   // so it has its own name and never stands in for l1_size.
-  return {param("l1_size_no_miss", best->l1_bytes, "bytes", best->l1_bytes, best->miss_bytes, conf,
-                "one-thread ld.global chase, 32 B spacing, quasi-random cyclic order; "
-                "footprint bisected to where cycles/access exceed " +
-                    num(kL1FitFactor) + "x the hit level; largest over " +
-                    std::to_string(caps.size()) + " carve-out preferences (at " +
-                    num(best->percent) + " %)",
-                "carveout.csv")};
+  return {make_parameter(
+      param::l1_size_no_miss, best->l1_bytes, "bytes", best->l1_bytes, best->miss_bytes, conf,
+      "one-thread ld.global chase, 32 B spacing, quasi-random cyclic order; "
+      "footprint bisected to where cycles/access exceed " +
+          num(kL1FitFactor) + "x the hit level; largest over " + std::to_string(caps.size()) +
+          " carve-out preferences (at " + num(best->percent) + " %)",
+      "carveout.csv")};
 }
 
 // ---------------------------------------------------------------------------------------
@@ -74,7 +75,8 @@ std::vector<CodeExpectation> expectations() {
 }  // namespace
 
 std::vector<std::string> kernels(const std::string& probe) {
-  if (probe == "chase" || probe == "l1_size") return {chase_kernel(false, loader(kL1, 8)), kWriteChain64};
+  if (probe == "chase" || probe == kL1SizeProbe)
+    return {chase_kernel(false, loader(kL1, 8)), kWriteChain64};
   return {};
 }
 

@@ -7,6 +7,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe {
@@ -26,7 +27,7 @@ namespace {
 constexpr int kClusterMinArch = 90;
 
 std::vector<CodeExpectation> clusters_expectations() {
-  CodeExpectation chase{std::string(kFamily.name), latency_kernel(), "dsm_latency", {}, {}};
+  CodeExpectation chase{std::string(kFamily.name), latency_kernel(), kDsmLatencyProbe, {}, {}};
   // One DSM load per hop in each of the two passes (warm, timed), address from the last load.
   chase.ptx = {{R"(^ld\.shared::cluster\.u32 )", 2, false}};
   chase.sass = {{R"(^LD)", -1, false}};  // the DSM form is checked in the PTX
@@ -96,54 +97,58 @@ void sync_parameters(const std::vector<Observation>& obs, std::vector<Parameter>
   const auto release = sync_rows(obs, "release");
   if (!release.empty()) {
     const std::string what = "barrier.cluster.arrive (release) + wait (acquire), as cluster.sync()";
-    out.push_back(analysis::measured("cluster_sync_latency", release.begin()->second,
+    out.push_back(analysis::measured(param::cluster_sync_latency, release.begin()->second,
                                      sync_method(release.begin()->second, what), "clusters.csv"));
-    out.push_back(analysis::measured("cluster_sync_latency_largest_cluster", release.rbegin()->second,
+    out.push_back(analysis::measured(param::cluster_sync_latency_largest_cluster,
+                                     release.rbegin()->second,
                                      sync_method(release.rbegin()->second, what), "clusters.csv"));
   }
   const auto relaxed = sync_rows(obs, "relaxed");
   if (!relaxed.empty())
-    out.push_back(analysis::measured("cluster_sync_relaxed_latency", relaxed.begin()->second,
-                                     sync_method(relaxed.begin()->second,
-                                                 "barrier.cluster.arrive.relaxed + wait: the meeting alone, no "
-                                                 "release of earlier writes"),
-                                     "clusters.csv"));
+    out.push_back(analysis::measured(
+        param::cluster_sync_relaxed_latency, relaxed.begin()->second,
+        sync_method(relaxed.begin()->second,
+                    "barrier.cluster.arrive.relaxed + wait: the meeting alone, no "
+                    "release of earlier writes"),
+        "clusters.csv"));
 }
 
 }  // namespace
 
 std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
-  auto param = [&](const std::string& name, const Observation& o, const std::string& method) {
+  auto add = [&](const std::string& name, const Observation& o, const std::string& method) {
     out.push_back(analysis::measured(name, o, method, "clusters.csv"));
   };
-  const auto other = by_size(obs, "dsm_latency", "cycles", "target", "other_sm");
+  const auto other = by_size(obs, clusters::kDsmLatencyProbe, "cycles", "target", "other_sm");
   if (!other.empty()) {
-    param("dsm_latency", other.begin()->second,
-          "pointer_chase: rank 0 of a cluster of " + std::to_string(other.begin()->first) +
-              " (one block per SM) follows byte offsets through another SM's shared memory "
-              "(mapa + ld.shared::cluster), median over the other ranks");
-    param("dsm_latency_largest_cluster", other.rbegin()->second,
-          "pointer_chase: as dsm_latency, cluster of " + std::to_string(other.rbegin()->first) +
-              " blocks, median over the other ranks");
+    add(param::dsm_latency, other.begin()->second,
+        "pointer_chase: rank 0 of a cluster of " + std::to_string(other.begin()->first) +
+            " (one block per SM) follows byte offsets through another SM's shared memory "
+            "(mapa + ld.shared::cluster), median over the other ranks");
+    add(param::dsm_latency_largest_cluster, other.rbegin()->second,
+        "pointer_chase: as dsm_latency, cluster of " + std::to_string(other.rbegin()->first) +
+            " blocks, median over the other ranks");
   }
-  const auto own = by_size(obs, "dsm_latency", "cycles", "target", "own_sm");
+  const auto own = by_size(obs, clusters::kDsmLatencyProbe, "cycles", "target", "own_sm");
   if (!own.empty())
-    param("dsm_latency_own_sm", own.begin()->second,
-          "pointer_chase: as dsm_latency, through the block's own shared memory by its "
-          "shared::cluster address");
+    add(param::dsm_latency_own_sm, own.begin()->second,
+        "pointer_chase: as dsm_latency, through the block's own shared memory by its "
+        "shared::cluster address");
   const auto bw = by_size(obs, "dsm_bandwidth", "B/clk/SM", "", "");
   if (!bw.empty()) {
     const Observation* best = nullptr;
     for (const auto& [s, o] : bw)
       if (!best || o.value > best->value) best = &o;
-    param("dsm_bandwidth_per_sm", *best,
-          "throughput_loop: 1024 threads per block, 16 B ld.shared::cluster from the next rank, "
-          "every SM busy, median per block; best cluster size " + best->param_text("cluster_size"));
+    add(param::dsm_bandwidth_per_sm, *best,
+        "throughput_loop: 1024 threads per block, 16 B ld.shared::cluster from the next rank, "
+        "every SM busy, median per block; best cluster size " +
+            best->param_text("cluster_size"));
   }
   sync_parameters(obs, out);
-  for (const auto& o : select(obs, "cluster_size_max", "blocks"))
-    out.push_back({"cluster_size_max", o.value, "blocks", o.value, o.value, kLaunchedConfidence,
+  for (const auto& o : select(obs, clusters::kClusterSizeMaxProbe, "blocks"))
+    out.push_back({param::cluster_size_max, o.value, "blocks", o.value, o.value,
+                   kLaunchedConfidence,
                    "cluster_launch: the largest cluster (one block per SM) that "
                    "cudaOccupancyMaxPotentialClusterSize offers and that then launched",
                    "clusters.csv"});

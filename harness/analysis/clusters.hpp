@@ -18,6 +18,10 @@ constexpr int kSyncIterations = 256; // cluster.sync() calls timed per launch
 constexpr int kSyncWarmup = 16;      // untimed ones before them: the first barrier pays more
 constexpr int kBandwidthUnroll = 16; // 16 B DSM loads per loop trip and thread
 
+// Probes named as the parameters they give (the smallest cluster's row of each).
+constexpr const char* kDsmLatencyProbe = "dsm_latency";
+constexpr const char* kClusterSizeMaxProbe = "cluster_size_max";
+
 std::string latency_kernel();
 std::string bandwidth_kernel();
 std::string sync_kernel(bool relaxed);

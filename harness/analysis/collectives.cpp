@@ -6,6 +6,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe::collectives {
@@ -183,7 +184,7 @@ Parameter busbw_parameter(const Sweep& s) {
   const Plateau plateau = plateau_of(s);
   const bool rising = plateau.sizes < 2;
   Parameter p;
-  p.name = std::string(collectives::name(s.c)) + "_busbw";
+  p.name = param::collective_busbw(collectives::name(s.c));
   p.value = top.value;
   p.unit = "GB/s";
   p.low = std::min(plateau.span.low, top.value);
@@ -227,7 +228,7 @@ bool latency_parameter(const Sweep& s, Parameter* out) {
   const auto [lo, hi] = std::minmax_element(p50.begin(), p50.end());
   const bool flat = *hi <= *lo * (1 + kLatencyFlatBand);
   Parameter p;
-  p.name = std::string(collectives::name(s.c)) + "_latency";
+  p.name = param::collective_latency(collectives::name(s.c));
   p.value = median(p50);
   p.unit = "us";
   p.low = std::min(low, p.value);
@@ -303,7 +304,7 @@ std::vector<Parameter> analyze_collectives(const std::vector<Observation>& obs, 
   if (!all.empty()) {
     const double n = all.front().ranks;
     out.push_back(
-        {"collective_ranks", n, "ranks", n, n, 1.0,
+        {param::collective_ranks, n, "ranks", n, n, 1.0,
          "nccl_collective: ranks of the communicator the collective figures are read at (" +
              all.front().mode + ")",
          "collectives.csv"});

@@ -7,6 +7,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/csv.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe::concurrency {
 
@@ -84,8 +85,8 @@ std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs, 
       if (std::sscanf(connections.c_str(), "%lf", &conn) == 1 && conn == c->value)
         method += " (the limit seen is the number of hardware queues the streams share)";
     }
-    out.push_back({"max_concurrent_kernels", c->value, "kernels", c->low, c->high, c->confidence,
-                   method, ev});
+    out.push_back({param::max_concurrent_kernels, c->value, "kernels", c->low, c->high,
+                   c->confidence, method, ev});
   }
 
   auto launches = select(obs, "launch", "us");
@@ -100,7 +101,7 @@ std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs, 
       method += "; one launch + stream synchronize, host round trip: " +
                 format_printf("%.1f", latency.front().p50) + " us";
     method += "; at least +-15 %, what the host's enqueue moved between runs";
-    out.push_back({"kernel_launch_overhead", plain->p50, "us", plain->p05, plain->p95,
+    out.push_back({param::kernel_launch_overhead, plain->p50, "us", plain->p05, plain->p95,
                    analysis::spread_confidence(*plain), method, ev});
     analysis::widen_to_at_least(out.back(), kLaunchRunToRun);
   }

@@ -8,6 +8,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe::divergence {
 
@@ -79,11 +80,16 @@ std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, c
   std::vector<Parameter> out;
   struct Mode {
     const char* probe;
-    const char* suffix;
+    const char* cost;                 // the cost per path's name
+    std::string (*slowdown)(long p);  // the slowdown at p paths' name
     const char* what;
   };
-  for (const Mode& m : {Mode{"full_sm", "", "every SM full of warps, 4 chains per path"},
-                        Mode{"one_warp", "_one_warp", "one warp on one SM, one chain per path"}}) {
+  for (const Mode& m :
+       {Mode{"full_sm", param::divergence_cost_per_path, param::divergence_slowdown_paths,
+             "every SM full of warps, 4 chains per path"},
+        Mode{"one_warp", param::divergence_cost_per_path_one_warp,
+             param::divergence_slowdown_paths_one_warp,
+             "one warp on one SM, one chain per path"}}) {
     // Rows by path count, kept by value: select() returns a temporary.
     std::map<int, Observation> rows;
     for (const auto& o : select(obs, m.probe, "cycles")) {
@@ -103,7 +109,7 @@ std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, c
     divergence::Fit f;
     if (!divergence::fit_paths(paths, cycles, &f)) continue;
     Parameter p;
-    p.name = std::string("divergence_cost_per_path") + m.suffix;
+    p.name = m.cost;
     p.value = f.cost_per_path;
     p.unit = "ratio";
     p.low = f.low;
@@ -120,7 +126,7 @@ std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, c
     p.evidence = "divergence.csv";
     out.push_back(p);
     Parameter s = p;
-    s.name = "divergence_slowdown_" + std::to_string(f.paths_max) + "_paths" + m.suffix;
+    s.name = m.slowdown(f.paths_max);
     s.value = f.slowdown_max;
     s.unit = "ratio";
     // The ratio of two rows: the interval from both rows' quantiles.

@@ -5,6 +5,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe::dram_read_order {
 
@@ -131,7 +132,7 @@ std::vector<Parameter> analyze_dram_read_order(const std::vector<Observation>& o
   const std::string what = "best of " + std::to_string(kernels) + " DRAM read kernels (32x L2): " +
                            dram_read_order::describe(*best);
   std::vector<Parameter> out;
-  Parameter bw{"dram_read_bandwidth_best",
+  Parameter bw{param::dram_read_bandwidth_best,
                best->p50,
                "GB/s",
                best->p05,
@@ -147,7 +148,7 @@ std::vector<Parameter> analyze_dram_read_order(const std::vector<Observation>& o
                  analysis::num(theoretical, 4) + " GB/s";
     out.push_back(bw);
     out.push_back(
-        {"dram_read_peak_fraction", best->p50 / theoretical, "ratio", bw.low / theoretical,
+        {param::dram_read_peak_fraction, best->p50 / theoretical, "ratio", bw.low / theoretical,
          bw.high / theoretical, bw.confidence,
          what + "; over 2 x memory clock x bus width = " + analysis::num(theoretical, 4) + " GB/s",
          evidence});

@@ -10,6 +10,7 @@
 #include "analysis/common/util.hpp"
 #include "analysis/pipes.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe::dual_issue {
 
@@ -143,7 +144,7 @@ std::optional<Parameter> dual_issue_gain(const std::vector<Observation>& obs) {
   }
   if (!solo || !pair || !(solo->value > 0) || !(pair->value > 0)) return std::nullopt;
   const std::string ev = "dual_issue.csv";
-  Parameter p = analysis::ratio_of("dual_issue_gain", analysis::measured("", *pair, "", ev),
+  Parameter p = analysis::ratio_of(param::dual_issue_gain, analysis::measured("", *pair, "", ev),
                                    analysis::measured("", *solo, "", ev), "", ev);
   std::string solo_op = solo->param_text("stream");
   for (const auto& pi : dual_issue::pairs())
@@ -182,7 +183,7 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
     auto v = dual_issue::judge(a->value, b->value, na, nb, p->value, issue);
     if (v.verdict.empty()) continue;
     Parameter out_p;
-    out_p.name = std::string("dual_issue_") + pair.name;
+    out_p.name = param::dual_issue_pair(pair.name);
     out_p.value = v.ratio;
     out_p.unit = "ratio";
     // The ratio's interval from both rows' quantiles (the paired row's over the faster solo's),

@@ -10,6 +10,7 @@
 #include "analysis/pipes.hpp"
 #include "base/code_check.hpp"
 #include "base/operating_point.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe::energy {
@@ -67,8 +68,8 @@ bool is_level(const std::string& probe) {
 }
 
 std::string parameter_name(const std::string& item, bool zero_operands) {
-  std::string name = is_level(item) ? item + "_energy_per_byte" : item + "_energy";
-  return zero_operands ? name + "_zero" : name;
+  return is_level(item) ? param::level_energy_per_byte(item, zero_operands)
+                        : param::op_energy(item, zero_operands);
 }
 
 std::vector<Window> windows_of(const std::vector<Observation>& obs) {
@@ -255,14 +256,14 @@ std::optional<EnergyFit> fit_energy(const std::vector<Window>& windows, const Ba
 std::vector<HeldOutCheck> heldout_checks(const std::vector<Observation>& obs,
                                          const std::vector<Parameter>& params) {
   std::vector<HeldOutCheck> out;
-  const Parameter* stat = find(params, "static_power");
+  const Parameter* stat = find(params, param::static_power);
   for (const auto& win : windows_of(obs)) {
     if (win.probe.rfind("heldout_", 0) != 0 || win.launch_s <= 0) continue;
     HeldOutCheck c;
     c.kernel = win.probe.substr(8);
     c.measured_j = win.power_w * win.launch_s;
     if (limited(win.reasons)) c.note = "measured while " + win.reasons + " was active";
-    std::string missing = stat ? "" : "static_power";
+    std::string missing = stat ? "" : param::static_power;
     if (stat) c.terms.emplace_back("static", stat->value * win.launch_s);
     for (const auto& [item, rate] : win.components) {
       const Parameter* e = find(params, parameter_name(item, false));
@@ -306,7 +307,7 @@ std::optional<Parameter> idle_power(const std::vector<Window>& windows,
   }
   const Summary s = summarize(p);
   const double half = std::max(kIntervalZ * se, (s.max - s.min) / 2);
-  Parameter out{"idle_power",
+  Parameter out{param::idle_power,
                 s.mean,
                 "W",
                 s.mean - half,
@@ -328,7 +329,7 @@ Parameter static_power(const Baseline& b, const std::vector<Window>& windows,
   const Summary ts = summarize(t);
   const double a = b.static_w + b.drift(ts.min), z = b.static_w + b.drift(ts.max);
   Parameter out{
-      "static_power",
+      param::static_power,
       b.static_w,
       "W",
       std::min(a, z) - kIntervalZ * b.sd_w,

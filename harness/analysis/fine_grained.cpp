@@ -9,6 +9,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe::fine_grained {
@@ -197,7 +198,8 @@ void l1_line_sets_ways(const std::vector<Observation>& obs, std::vector<Paramete
                    "associative or its set index hashed; l1_sets and l1_ways not inferred";
   }
   double conf = kLineFloor + (lb->unique ? kUniqueBonus : 0.0) + kTightBonus * std::min(2, lb->tight - 1);
-  out.push_back(param("l1_line_size", line, "bytes", lb->low, lb->high, conf, line_method, ev));
+  out.push_back(
+      make_parameter(param::l1_line_size, line, "bytes", lb->low, lb->high, conf, line_method, ev));
 
   if (sf && sf->halving_before) {
     double sets = std::max(1.0, sf->plateau_stride / line);
@@ -217,8 +219,9 @@ void l1_line_sets_ways(const std::vector<Observation>& obs, std::vector<Paramete
                          bytes_text(sf->plateau_stride) + " = sets*line, then stay at the ways; "
                          "sets*ways*line = " + bytes_text(sets * sf->ways * line) + " vs " +
                          bytes_text(capacity) + " resident" + replacement;
-    out.push_back(param("l1_ways", sf->ways, "ways", sf->ways, sf->ways, sconf, method, ev));
-    out.push_back(param("l1_sets", sets, "sets", sets, sets, sconf, method, ev));
+    out.push_back(
+        make_parameter(param::l1_ways, sf->ways, "ways", sf->ways, sf->ways, sconf, method, ev));
+    out.push_back(make_parameter(param::l1_sets, sets, "sets", sets, sets, sconf, method, ev));
   }
 }
 
@@ -238,16 +241,16 @@ std::vector<Parameter> analyze_fine_grained(const std::vector<Observation>& obs,
       lats.push_back(o.value);
     }
   auto levels = latency_levels(offs, lats);
-  const char* names[] = {"constant_line_size", "constant_l15_line_size"};
+  const char* names[] = {param::constant_line_size, param::constant_l15_line_size};
   for (size_t l = 1; l < levels.size() && l <= 2; ++l) {
     const auto& lv = levels[l];
     if (lv.period <= 0 || lv.regularity < kMinRegularity || !is_pow2(lv.period)) continue;
-    out.push_back(param(names[l - 1], lv.period, "bytes", lv.period, lv.period,
-                        kRegularityWeight * lv.regularity,
-                        "fine-grained cold ld.const pass, 4 B stride: accesses at >= " +
-                            num(lv.lowest) + " cycles recur every " + bytes_text(lv.period) + " (" +
-                            num(100 * lv.regularity) + " % of gaps)",
-                        ev));
+    out.push_back(make_parameter(
+        names[l - 1], lv.period, "bytes", lv.period, lv.period, kRegularityWeight * lv.regularity,
+        "fine-grained cold ld.const pass, 4 B stride: accesses at >= " + num(lv.lowest) +
+            " cycles recur every " + bytes_text(lv.period) + " (" + num(100 * lv.regularity) +
+            " % of gaps)",
+        ev));
   }
   return out;
 }

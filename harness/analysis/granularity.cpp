@@ -9,6 +9,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe::granularity {
@@ -166,10 +167,11 @@ struct PathInfo {
   const char* what;
 };
 const PathInfo kPaths[] = {
-    {"l1", "l1_sector_size", "ld.global (L1-cached), L1 miss served by L2"},
-    {"readonly", "readonly_line_size", "ld.global.nc (read-only path), miss served by L2"},
-    {"l2", "l2_sector_size", "ld.global.cg, L2 flushed, miss served by DRAM"},
-    {"constant", "constant_line_size", "ld.const, L1 constant cache miss served by the next level"},
+    {"l1", param::l1_sector_size, "ld.global (L1-cached), L1 miss served by L2"},
+    {"readonly", param::readonly_line_size, "ld.global.nc (read-only path), miss served by L2"},
+    {"l2", param::l2_sector_size, "ld.global.cg, L2 flushed, miss served by DRAM"},
+    {"constant", param::constant_line_size,
+     "ld.const, L1 constant cache miss served by the next level"},
 };
 
 }  // namespace
@@ -207,7 +209,7 @@ std::optional<Parameter> l2_line_size(const std::vector<Observation>& obs, const
                          " strides; capacity grows as stride/line above the line";
     if (f->separation < kClearSeparation) method += "; " + num(f->runner_up) + " B fits almost as well";
     if (fit_after_miss) method += "; a footprint past a stride's first miss still fits";
-    return param("l2_line_size", f->line, "bytes", f->low, f->high, conf, method, ev);
+    return make_parameter(param::l2_line_size, f->line, "bytes", f->low, f->high, conf, method, ev);
   }
   return std::nullopt;
 }
@@ -271,7 +273,7 @@ std::vector<Parameter> analyze_granularity(const std::vector<Observation>& obs, 
       conf *= kSmallerLimitUnfit;
       method += "; no width fitted at the smaller limit " + num(smallest_limit) + " B";
     }
-    out.push_back(param(p.parameter, g, "bytes", lo, hi, conf, method, ev));
+    out.push_back(make_parameter(p.parameter, g, "bytes", lo, hi, conf, method, ev));
   }
 
   if (auto line = l2_line_size(obs, ev)) out.push_back(*line);

@@ -8,6 +8,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe {
@@ -171,7 +172,8 @@ struct Link {
   const char* probe;
   const char* name;
   const char* method;
-  int directions;  // 2: bytes of both directions at once
+  int directions;         // 2: bytes of both directions at once
+  const char* peak = "";  // a pageable copy's: the best sizes' rate (`name` the sustained one)
 };
 
 // What the method text says beside a rate: the sizes measured again, and the link's own rate.
@@ -234,7 +236,7 @@ Parameter plateau_parameter(const Link& l, const std::string& name, const host_l
 constexpr double kPageableRunToRun = 0.2;
 const std::string kPageableRunToRunText = "; at least +-20 %, what runs in a row on one host moved";
 
-// A pageable copy: the sustained rate under the link's name, its best sizes as `<name>_peak`.
+// A pageable copy: the sustained rate under the link's name, its best sizes under its peak's.
 void pageable(const Link& l, const std::vector<Observation>& rows, const Context& c,
               std::vector<Parameter>* out) {
   host_link::Plateau peak;
@@ -249,12 +251,12 @@ void pageable(const Link& l, const std::vector<Observation>& rows, const Context
                          "highest p95; the host's memory system sets it (the CPU copies through "
                          "pinned staging buffers)";
     if (c.memcpy_gbs > 0) method += "; the host's own memcpy of that size: " + analysis::num(c.memcpy_gbs) + " GB/s";
-    method += "; best sizes " + analysis::num(peak.value) + " GB/s (" + l.name + "_peak)" + again;
+    method += "; best sizes " + analysis::num(peak.value) + " GB/s (" + l.peak + ")" + again;
     out->push_back({l.name, s.value, "GB/s", s.low, s.high, s.confidence,
                     method + kPageableRunToRunText, "host_link.csv"});
     analysis::widen_to_at_least(out->back(), kPageableRunToRun);
   }
-  out->push_back(plateau_parameter(l, std::string(l.name) + "_peak", peak,
+  out->push_back(plateau_parameter(l, l.peak, peak,
                                    "; the peak plateau of the size sweep, where the host's caches "
                                    "may still hold the source: not the sustained rate" +
                                        again + kPageableRunToRunText));
@@ -271,7 +273,7 @@ void mapped_latency(const std::vector<Observation>& rows, std::vector<Parameter>
                 "pinned host memory; clock64 cycles per load at the measured SM clock",
                 rows[0].param("hops"), rows[0].param("stride_bytes"));
   if (rows.size() == 1) {
-    out->push_back(analysis::measured("host_mapped_latency", rows[0], buf, "host_link.csv"));
+    out->push_back(analysis::measured(param::host_mapped_latency, rows[0], buf, "host_link.csv"));
     return;
   }
   std::vector<double> values;
@@ -285,8 +287,8 @@ void mapped_latency(const std::vector<Observation>& rows, std::vector<Parameter>
   const std::string method = std::string(buf) + "; the same chain at " + std::to_string(rows.size()) +
                              " places of the pinned buffer (other physical pages of the host): their "
                              "median, low/high the lowest p05 and highest p95 of them all";
-  out->push_back({"host_mapped_latency", v, "ns", low, high, analysis::spread_confidence(low, v, high), method,
-                  "host_link.csv"});
+  out->push_back({param::host_mapped_latency, v, "ns", low, high,
+                  analysis::spread_confidence(low, v, high), method, "host_link.csv"});
 }
 
 }  // namespace
@@ -294,14 +296,22 @@ void mapped_latency(const std::vector<Observation>& rows, std::vector<Parameter>
 std::vector<Parameter> analyze_host_link(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
   const Link links[] = {
-      {"ce_h2d_pinned", "h2d_bandwidth_pinned", "copy_engine: cudaMemcpyAsync pinned host -> device", 1},
-      {"ce_d2h_pinned", "d2h_bandwidth_pinned", "copy_engine: cudaMemcpyAsync device -> pinned host", 1},
-      {"ce_bidir_pinned", "bidir_bandwidth_pinned",
+      {"ce_h2d_pinned", param::h2d_bandwidth_pinned,
+       "copy_engine: cudaMemcpyAsync pinned host -> device", 1},
+      {"ce_d2h_pinned", param::d2h_bandwidth_pinned,
+       "copy_engine: cudaMemcpyAsync device -> pinned host", 1},
+      {"ce_bidir_pinned", param::bidir_bandwidth_pinned,
        "copy_engine: H2D and D2H at once on two streams, bytes of both over the time of both", 2},
-      {"ce_h2d_pageable", "h2d_bandwidth_pageable", "copy_engine: cudaMemcpyAsync pageable host -> device", 1},
-      {"ce_d2h_pageable", "d2h_bandwidth_pageable", "copy_engine: cudaMemcpyAsync device -> pageable host", 1},
-      {"sm_h2d", "h2d_bandwidth_sm", "sm_copy: kernel loads from mapped pinned host memory, 16 B per thread", 1},
-      {"sm_d2h", "d2h_bandwidth_sm", "sm_copy: kernel stores to mapped pinned host memory, 16 B per thread", 1},
+      {"ce_h2d_pageable", param::h2d_bandwidth_pageable,
+       "copy_engine: cudaMemcpyAsync pageable host -> device", 1,
+       param::h2d_bandwidth_pageable_peak},
+      {"ce_d2h_pageable", param::d2h_bandwidth_pageable,
+       "copy_engine: cudaMemcpyAsync device -> pageable host", 1,
+       param::d2h_bandwidth_pageable_peak},
+      {"sm_h2d", param::h2d_bandwidth_sm,
+       "sm_copy: kernel loads from mapped pinned host memory, 16 B per thread", 1},
+      {"sm_d2h", param::d2h_bandwidth_sm,
+       "sm_copy: kernel stores to mapped pinned host memory, 16 B per thread", 1},
   };
   const Context c = read_context(obs);
   for (const Link& l : links) {

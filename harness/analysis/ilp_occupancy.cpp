@@ -10,6 +10,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe::ilp_occupancy {
@@ -100,8 +101,9 @@ constexpr double kCeilingRunToRun = 0.01;
 
 // Still rising over the last sweep points means it lacked warps (the SM holds no more); flat
 // means a ceiling of its own at that ILP (issue, register banks), which more warps do not lift.
-Parameter ceiling(const std::string& kind, int ilp, const std::map<int, const Observation*>& points,
-                  double peak, const char* peak_text) {
+Parameter ceiling(std::string (*name)(long ilp), int ilp,
+                  const std::map<int, const Observation*>& points, double peak,
+                  const char* peak_text) {
   const Observation* best = nullptr;
   for (const auto& [w, row] : points)
     if (!best || row->value > best->value) best = row;
@@ -109,7 +111,7 @@ Parameter ceiling(const std::string& kind, int ilp, const std::map<int, const Ob
   const Observation* before = points.size() > 1 ? std::next(points.rbegin())->second : last;
   bool rising = last->value > kStillRising * before->value;
   Parameter p;
-  p.name = kind + "_ceiling_ilp" + std::to_string(ilp);
+  p.name = name(ilp);
   p.value = best->value / peak;
   p.unit = "ratio";
   p.low = best->p05 / peak;
@@ -138,6 +140,39 @@ constexpr double kUnknownResolution = 0.5;
 // keeps kAgreementFloor (each knee was measured).
 constexpr double kAgreementFloor = 0.1;
 
+// Each probe's parameters: the numbered ones per ILP, and the warp-ops in flight.
+struct Kind {
+  const char* probe;
+  std::string (*ceiling)(long ilp);
+  std::string (*warps_90pct)(long ilp);
+  const char* in_flight;
+};
+const Kind kKinds[] = {{"fp32_fma", param::fp32_fma_ceiling_ilp, param::fp32_fma_warps_90pct_ilp,
+                        param::fp32_fma_in_flight_90pct},
+                       {"dram_load", param::dram_load_ceiling_ilp, param::dram_load_warps_90pct_ilp,
+                        param::dram_load_in_flight_90pct}};
+
+// warps x ILP at the knees (`in_flight`; from the sweep points below them, `below`).
+Parameter in_flight_parameter(const char* name, const std::vector<double>& in_flight,
+                              const std::vector<double>& below) {
+  Parameter p;
+  p.name = name;
+  p.value = median(in_flight);
+  p.unit = "warp-ops/SM";
+  // Each knee lies between its sweep point and the one below (H200: 160 warp-ops/SM in two
+  // runs, 192 in a third, where the interval was 160-160).
+  p.low = *std::min_element(below.begin(), below.end());
+  p.high = *std::max_element(in_flight.begin(), in_flight.end());
+  // If ILP substitutes for warps, warps x ILP at the knee is the same for every ILP.
+  const auto [least, most] = std::minmax_element(in_flight.begin(), in_flight.end());
+  p.confidence = std::clamp(*least / *most, kAgreementFloor, 1.0);
+  p.method = "warps x ILP at the 90 % knee, median over ILP " + std::to_string(in_flight.size()) +
+             " values (equal when ILP replaces occupancy); low/high: from the sweep point below "
+             "the lowest knee to the highest";
+  p.evidence = "ilp_occupancy.csv";
+  return p;
+}
+
 }  // namespace
 
 // Above any ILP or warps-per-SM count a GPU has (64 warps per SM on every NVIDIA part).
@@ -146,7 +181,8 @@ constexpr double kMaxSwept = 1024;
 std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs, const Metadata&) {
   using namespace ilp_occupancy;
   std::vector<Parameter> out;
-  for (const std::string kind : {"fp32_fma", "dram_load"}) {
+  for (const Kind& kd : kKinds) {
+    const std::string kind = kd.probe;
     std::map<int, std::map<int, const Observation*>> by_ilp;  // ilp -> warps -> row
     std::vector<double> all;
     std::string unit;
@@ -176,12 +212,12 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
       }
       Knee k = knee(warps, rates, peak);
       if (!k.found) {
-        out.push_back(ceiling(kind, ilp, points, peak, peak_text));
+        out.push_back(ceiling(kd.ceiling, ilp, points, peak, peak_text));
         continue;
       }
       const Observation* at = points.at(k.warps);
       Parameter p;
-      p.name = kind + "_warps_90pct_ilp" + std::to_string(ilp);
+      p.name = kd.warps_90pct(ilp);
       p.value = k.warps;
       p.unit = "warps/SM";
       p.low = k.warps_below;
@@ -201,23 +237,8 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
       in_flight.push_back(double(k.warps) * ilp);
       in_flight_below.push_back(double(k.warps_below) * ilp);
     }
-    if (in_flight.empty()) continue;
-    Parameter p;
-    p.name = kind + "_in_flight_90pct";
-    p.value = median(in_flight);
-    p.unit = "warp-ops/SM";
-    // Each knee lies between its sweep point and the one below (H200: 160 warp-ops/SM in two
-    // runs, 192 in a third, where the interval was 160-160).
-    p.low = *std::min_element(in_flight_below.begin(), in_flight_below.end());
-    p.high = *std::max_element(in_flight.begin(), in_flight.end());
-    // If ILP substitutes for warps, warps x ILP at the knee is the same for every ILP.
-    const auto [least, most] = std::minmax_element(in_flight.begin(), in_flight.end());
-    p.confidence = std::clamp(*least / *most, kAgreementFloor, 1.0);
-    p.method = "warps x ILP at the 90 % knee, median over ILP " + std::to_string(in_flight.size()) +
-               " values (equal when ILP replaces occupancy); low/high: from the sweep point below "
-               "the lowest knee to the highest";
-    p.evidence = "ilp_occupancy.csv";
-    out.push_back(p);
+    if (!in_flight.empty())
+      out.push_back(in_flight_parameter(kd.in_flight, in_flight, in_flight_below));
   }
   return out;
 }

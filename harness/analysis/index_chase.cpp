@@ -11,12 +11,14 @@ namespace gpuprobe::index_chase {
 
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> v = {
-      {"shared", "index_chase::shared_chase", R"(^LDS)", "shared_latency_index_chase"},
-      {"l1", "index_chase::global_chase<false>", R"(^LDG)", "l1_hit_latency_index_chase"},
-      {"l2", "index_chase::global_chase<true>", R"(^LDG)", "l2_hit_latency_index_chase"},
-      {"dram", "index_chase::global_chase<false>", R"(^LDG)", "dram_latency_index_chase"},
-      {"atomic_shared_pair", "index_chase::shared_pair", R"(^ATOMS)", "atomic_shared_latency_result_pair"},
-      {"atomic_global_pair", "index_chase::global_pair", R"(^ATOMG)", "atomic_global_latency_result_pair"},
+      {"shared", "index_chase::shared_chase", R"(^LDS)", param::shared_latency_index_chase},
+      {"l1", "index_chase::global_chase<false>", R"(^LDG)", param::l1_hit_latency_index_chase},
+      {"l2", "index_chase::global_chase<true>", R"(^LDG)", param::l2_hit_latency_index_chase},
+      {"dram", "index_chase::global_chase<false>", R"(^LDG)", param::dram_latency_index_chase},
+      {"atomic_shared_pair", "index_chase::shared_pair", R"(^ATOMS)",
+       param::atomic_shared_latency_result_pair},
+      {"atomic_global_pair", "index_chase::global_pair", R"(^ATOMG)",
+       param::atomic_global_latency_result_pair},
   };
   return v;
 }

@@ -13,6 +13,7 @@
 #include "analysis/common/util.hpp"
 #include "analysis/gpcs.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe {
@@ -338,12 +339,12 @@ void partition_parameters(const l2_topology::LatencyMap& m, const l2_topology::T
                 "from each of %zu SMs; lines grouped by the SMs they are near for (%d SMs saw two "
                 "levels, smallest gap %.0f cycles)",
                 t.line_group.size(), m.sms.size(), t.split_sms, t.gap_min);
-  out.push_back({"l2_partitions", double(t.partitions), "partitions", double(t.partitions),
+  out.push_back({param::l2_partitions, double(t.partitions), "partitions", double(t.partitions),
                  double(t.partitions), conf, buf, "l2_topology.csv"});
   if (t.partitions < 2) return;
   for (int g = 0; g < t.partitions; ++g) {
     const double n = double(std::count(t.sm_group.begin(), t.sm_group.end(), g));
-    out.push_back({"l2_near_sm_count_" + std::to_string(g), n, "SMs", n, n, conf * kSmCountShare,
+    out.push_back({param::l2_near_sm_count(g), n, "SMs", n, n, conf * kSmCountShare,
                    "stride_sweep: SMs near line group " + std::to_string(g) +
                        " (those that saw two levels: the faster group; the rest: the group the "
                        "others find far)",
@@ -414,15 +415,17 @@ void spread_parameters(const std::vector<Observation>& obs, const l2_topology::T
   SmLevels l;
   if (sm_levels(obs, &l)) {
     const std::string lines = "at least " + std::to_string(l.min_lines) + " lines";
-    sm_spread(l.near, l.near_se, "l2_near_hit_latency_sm_spread",
+    sm_spread(l.near, l.near_se, param::l2_near_hit_latency_sm_spread,
               "its near lines (" + lines + ", the pass written from the other partition)", out);
-    sm_spread(l.far, l.far_se, "l2_far_hit_latency_sm_spread", "its far lines (" + lines + ")", out);
+    sm_spread(l.far, l.far_se, param::l2_far_hit_latency_sm_spread, "its far lines (" + lines + ")",
+              out);
     return;
   }
-  sm_spread(t.near_median, {}, "l2_near_hit_latency_sm_spread", "its near group's lines", out);
+  sm_spread(t.near_median, {}, param::l2_near_hit_latency_sm_spread, "its near group's lines", out);
   if (t.partitions > 1)
-    sm_spread(t.far_median, {}, "l2_far_hit_latency_sm_spread",
-              "the other groups' lines, over the " + std::to_string(t.split_sms) + " SMs that saw them far",
+    sm_spread(t.far_median, {}, param::l2_far_hit_latency_sm_spread,
+              "the other groups' lines, over the " + std::to_string(t.split_sms) +
+                  " SMs that saw them far",
               out);
 }
 
@@ -493,16 +496,17 @@ void gpc_parameters(const std::vector<Observation>& obs, const Metadata& meta, s
   if (!e) return;
   std::string sizes;
   for (int s : e->sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(s);
-  out.push_back({"gpc_count", double(e->value), "GPCs", double(e->low), double(e->high), e->confidence,
-                 "cluster_launch: c(k) clusters of k blocks (one per SM) that the occupancy "
-                 "calculator (a driver query that knows the floorswept chip) fits for k = 2.." +
-                     std::to_string(p.largest) + ", and where " + std::to_string(p.clusters.size()) +
-                     " launched clusters landed; " + e->reading +
-                     (e->contention_used ? "; SMs per GPC " : "; SMs of the domains read as GPCs ") + sizes,
-                 "l2_topology.csv"});
+  out.push_back(
+      {param::gpc_count, double(e->value), "GPCs", double(e->low), double(e->high), e->confidence,
+       "cluster_launch: c(k) clusters of k blocks (one per SM) that the occupancy "
+       "calculator (a driver query that knows the floorswept chip) fits for k = 2.." +
+           std::to_string(p.largest) + ", and where " + std::to_string(p.clusters.size()) +
+           " launched clusters landed; " + e->reading +
+           (e->contention_used ? "; SMs per GPC " : "; SMs of the domains read as GPCs ") + sizes,
+       "l2_topology.csv"});
   if (in.unit == 2) {
     const double tpcs = in.sm_count / 2.0;
-    out.push_back({"tpc_count", tpcs, "TPCs", tpcs, tpcs, kTpcConfidence,
+    out.push_back({param::tpc_count, tpcs, "TPCs", tpcs, tpcs, kTpcConfidence,
                    "cluster_launch: SM pairs that every cluster of 2 blocks (one per SM) takes, "
                    "c(2) = SMs / 2, and of which every even cluster is built (ranks 2i, 2i+1)",
                    "l2_topology.csv"});

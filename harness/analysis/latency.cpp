@@ -9,6 +9,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe {
@@ -499,21 +500,23 @@ void add_inner_levels(const Curves& v, const Inner& in, std::vector<Parameter>& 
   const Segmentation& g = *v.g;
   if (in.count > 0) {
     const Plateau& p0 = g.plateaus[0];
-    out.push_back(level_param("l1_hit_latency", p0, p0.confidence, v.method("ld_global", "first plateau")));
+    out.push_back(level_param(param::l1_hit_latency, p0, p0.confidence,
+                              v.method("ld_global", "first plateau")));
     if (!g.knees.empty()) {
       const Knee k = capacity_knee(g, g.knees[0]);
-      out.push_back(size_param("l1_size", k, k.confidence,
-                               v.method("ld_global", "footprint where the first plateau ends" + kCapacityText +
-                                                         " (largest L1: carve-out preference 0)")));
+      out.push_back(size_param(
+          param::l1_size, k, k.confidence,
+          v.method("ld_global", "footprint where the first plateau ends" + kCapacityText +
+                                    " (largest L1: carve-out preference 0)")));
       bound_l1(v, out.back());
     }
   }
   if (in.count > 1 && g.knees.size() > 1) {
     const Plateau& p1 = g.plateaus[1];
     const Knee k = capacity_knee(g, g.knees[1]);
-    out.push_back(level_param("mid_cache_hit_latency", p1, p1.confidence * in.doubt,
+    out.push_back(level_param(param::mid_cache_hit_latency, p1, p1.confidence * in.doubt,
                               v.method("ld_global", "second plateau, before the L2's" + in.note)));
-    out.push_back(size_param("mid_cache_size", k, k.confidence * in.doubt,
+    out.push_back(size_param(param::mid_cache_size, k, k.confidence * in.doubt,
                              v.method("ld_global", "footprint where the second plateau ends" +
                                                        kCapacityText + in.note)));
   }
@@ -535,20 +538,22 @@ void add_l2(const Curves& v, const Ladder& l, const std::string& probe, double a
   auto method = [&](const std::string& what) { return v.method(probe, what + in.note); };
   // an L2 step far from the device's L2 size (a far partition missed?) leaves its name in doubt
   out.push_back(level_param(
-      split ? "l2_near_hit_latency" : "l2_hit_latency", near, near.confidence * l.fit * in.doubt,
+      split ? param::l2_near_hit_latency : param::l2_hit_latency, near,
+      near.confidence * l.fit * in.doubt,
       method((split ? "first L2 plateau (near partition)" : "L2 plateau (one level seen)") +
              from)));
   if (split) {
     const Plateau& far = s.plateaus[*l.far];
     const Knee seg_step = capacity_knee(s, s.knees[*l.segment]);
-    out.push_back(size_param("l2_segment_size", seg_step, seg_step.confidence * agree * in.doubt,
+    out.push_back(size_param(param::l2_segment_size, seg_step,
+                             seg_step.confidence * agree * in.doubt,
                              method("footprint where the near L2 plateau ends" + kCapacityText)));
     out.push_back(
-        level_param("l2_far_hit_latency", far, far.confidence * in.doubt,
+        level_param(param::l2_far_hit_latency, far, far.confidence * in.doubt,
                     method("L2 plateau ending at about twice the near one's footprint (far "
                            "partition, or a second die's L2 half)")));
   }
-  out.push_back(size_param("l2_size", l2_step, l2_step.confidence * l.fit * agree * in.doubt,
+  out.push_back(size_param(param::l2_size, l2_step, l2_step.confidence * l.fit * agree * in.doubt,
                            method("footprint where the last L2 plateau ends" + kCapacityText)));
 }
 
@@ -564,13 +569,13 @@ void add_past_l2(const Curves& v, const Ladder& l, const std::string& probe, con
     // may be an outlier): no surer than that plateau
     const double named =
         std::min(llc.confidence, s.plateaus[l.dram].confidence) * l.fit * l.past * in.doubt;
-    out.push_back(level_param("llc_hit_latency", llc, named,
+    out.push_back(level_param(param::llc_hit_latency, llc, named,
                               v.method(probe,
                                        "plateau past the L2 that a cache miss's step (>= 1.5x) "
                                        "follows within the sweep" +
                                            note)));
     out.push_back(size_param(
-        "llc_size", llc_step, std::min(llc_step.confidence * l.fit * l.past * in.doubt, named),
+        param::llc_size, llc_step, std::min(llc_step.confidence * l.fit * l.past * in.doubt, named),
         v.method(probe, "footprint where that plateau ends" + kCapacityText + note)));
   }
   const Plateau& dram = s.plateaus[l.dram];
@@ -583,7 +588,7 @@ void add_past_l2(const Curves& v, const Ladder& l, const std::string& probe, con
   // ... and a wide transition into it may hide a short DRAM plateau before a TLB step
   const double tail =
       (climbs_on ? 0.5 : 1.0) * transition_doubt(capacity_knee(s, s.knees[l.l2_end], l.past_l2));
-  out.push_back(level_param("dram_latency", dram, dram.confidence * l.fit * tail * l.past,
+  out.push_back(level_param(param::dram_latency, dram, dram.confidence * l.fit * tail * l.past,
                             v.method(probe,
                                      "first plateau of the last cache miss's step (later, "
                                      "smaller steps: TLB reach)" +
@@ -591,7 +596,7 @@ void add_past_l2(const Curves& v, const Ladder& l, const std::string& probe, con
   const size_t levels = in.count + 1 + (l.llc ? 1 : 0);
   const double conf =
       std::min(s.plateaus[l.near].confidence, dram.confidence) * l.fit * tail * l.past * in.doubt;
-  out.push_back({"cache_levels", double(levels), "levels", double(levels), double(levels),
+  out.push_back({param::cache_levels, double(levels), "levels", double(levels), double(levels),
                  clamp01(conf),
                  v.method(probe,
                           "plateaus below DRAM: L1-class levels of ld.global, the L2 "
@@ -634,14 +639,14 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
   if (v.g) add_inner_levels(v, inner, out);
   add_ladder(v, inner, out);
   if (v.nc && inner_levels(v, *v.nc).count > 0)
-    out.push_back(level_param("readonly_hit_latency", v.nc->plateaus[0], v.nc->plateaus[0].confidence,
-                              v.method("ld_nc", "first plateau")));
+    out.push_back(level_param(param::readonly_hit_latency, v.nc->plateaus[0],
+                              v.nc->plateaus[0].confidence, v.method("ld_nc", "first plateau")));
   if (v.sh && !v.sh->plateaus.empty())
-    out.push_back(level_param("shared_latency", v.sh->plateaus[0], v.sh->plateaus[0].confidence,
-                              v.method("shared", "first plateau")));
+    out.push_back(level_param(param::shared_latency, v.sh->plateaus[0],
+                              v.sh->plateaus[0].confidence, v.method("shared", "first plateau")));
   if (v.cn && !v.cn->plateaus.empty())
-    out.push_back(level_param("constant_hit_latency", v.cn->plateaus[0], v.cn->plateaus[0].confidence,
-                              v.method("constant", "first plateau")));
+    out.push_back(level_param(param::constant_hit_latency, v.cn->plateaus[0],
+                              v.cn->plateaus[0].confidence, v.method("constant", "first plateau")));
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/node.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe {
@@ -73,7 +74,7 @@ const Mode* find_mode(const std::string& probe) {
   return nullptr;
 }
 
-std::string parameter_name(const Mode& m) { return "p2p_" + std::string(m.probe) + "_bandwidth"; }
+std::string parameter_name(const Mode& m) { return param::p2p_bandwidth(m.probe); }
 
 bool is_pair(const Mode& m) { return m.pattern == Pattern::pair || m.pattern == Pattern::pair_bidir; }
 
@@ -290,10 +291,12 @@ void link_parameters(const node::Node& n, std::vector<Parameter>& out) {
                        " GPUs (low/high: the fewest and most); read from the driver, not measured",
                    "p2p.csv"});
   };
-  add("nvlink_links", links, "links", "active NVLink links per GPU (nvmlDeviceGetNvLinkState)");
-  add("nvlink_link_bandwidth", rate, "GB/s",
+  add(param::nvlink_links, links, "links",
+      "active NVLink links per GPU (nvmlDeviceGetNvLinkState)");
+  add(param::nvlink_link_bandwidth, rate, "GB/s",
       "one link's rate per direction (NVML_FI_DEV_NVLINK_GET_SPEED, MB/s / 1000): raw signalling");
-  add("nvlink_bandwidth", total, "GB/s", "a GPU's NVLink links x the link rate, per direction: the physical rate");
+  add(param::nvlink_bandwidth, total, "GB/s",
+      "a GPU's NVLink links x the link rate, per direction: the physical rate");
 }
 
 }  // namespace
@@ -314,9 +317,10 @@ std::vector<Parameter> analyze_p2p(const std::vector<Observation>& obs, const Me
   }
   if (!lat.empty()) {
     const auto [lo, hi] = std::minmax_element(lat.begin(), lat.end());
-    out.push_back({"p2p_latency", median(lat), "ns", *lo, *hi, conf,
+    out.push_back({param::p2p_latency, median(lat), "ns", *lo, *hi, conf,
                    "pointer_chase: one thread's loads through the peer's memory, median over " +
-                       std::to_string(lat.size()) + " GPU pairs (low/high: the fastest and slowest pair)" +
+                       std::to_string(lat.size()) +
+                       " GPU pairs (low/high: the fastest and slowest pair)" +
                        spread_note(lat, "pairs") + "; nvbandwidth's device_to_device_latency_sm",
                    "p2p.csv"});
   }

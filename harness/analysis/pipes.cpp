@@ -10,6 +10,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
+#include "base/parameter_names.hpp"
 #include "base/stats.hpp"
 
 namespace gpuprobe::pipes {
@@ -198,17 +199,17 @@ const Parameter* find_param(const std::vector<Parameter>& ps, const std::string&
 // GPUs): the interval divides each rate's p05/p95 by the other's opposite end, the confidence
 // is the weaker rate's. The nearest 1:n is named for the reader, not snapped to.
 std::optional<Parameter> fp64_fp32_ratio(const std::vector<Parameter>& rates) {
-  const Parameter* f64 = find_param(rates, "fp64_fma_throughput_per_sm");
-  const Parameter* f32 = find_param(rates, "fp32_fma_throughput_per_sm");
+  const Parameter* f64 = find_param(rates, param::fp64_fma_throughput_per_sm);
+  const Parameter* f32 = find_param(rates, param::fp32_fma_throughput_per_sm);
   if (!f64 || !f32 || !(f64->value > 0) || !(f32->value > 0)) return std::nullopt;
-  Parameter p = analysis::ratio_of("fp64_fp32_throughput_ratio", *f64, *f32, "", "pipes.csv");
+  Parameter p = analysis::ratio_of(param::fp64_fp32_throughput_ratio, *f64, *f32, "", "pipes.csv");
   const double n = std::max(1.0, std::round(1 / p.value));
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "fp64_fma_throughput_per_sm / fp32_fma_throughput_per_sm (%.4g / %.4g results/clk/SM, "
-                "both 8 independent chains per thread, whole chip, per-SM clock64); nearest 1:%.0f, "
-                "%.1f %% from it",
-                f64->value, f32->value, n, 100 * std::fabs(p.value * n - 1));
+                "%s / %s (%.4g / %.4g results/clk/SM, both 8 independent chains per thread, whole "
+                "chip, per-SM clock64); nearest 1:%.0f, %.1f %% from it",
+                param::fp64_fma_throughput_per_sm, param::fp32_fma_throughput_per_sm, f64->value,
+                f32->value, n, 100 * std::fabs(p.value * n - 1));
   p.method = buf;
   return p;
 }
@@ -224,9 +225,10 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
     auto rows = select(obs, probe);
     const pipes::OpInfo* op = pipes::find_op(probe);
     const pipes::WgmmaInfo* wgmma = pipes::find_wgmma_op(probe);
-    std::string what = op ? op->what : wgmma ? wgmma->what : probe;
+    if (!op && !wgmma) continue;  // no op of this build: its name would not be the catalog's
+    const std::string what = op ? op->what : wgmma->what;
     if (const Observation* c = pipes::find_row(rows, "throughput", "cycles", "results/clk/SM")) {
-      Parameter p = analysis::measured(probe + "_throughput_per_sm", *c, "", "pipes.csv");
+      Parameter p = analysis::measured(param::pipe_throughput_per_sm(probe), *c, "", "pipes.csv");
       if (wgmma)
         p.method = what + "; result = multiply-add; A and B in shared memory, " +
                    std::to_string(pipes::kWgmmaUnroll) +
@@ -262,7 +264,7 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
       out.push_back(p);
     }
     if (const Observation* l = pipes::find_row(rows, "latency", "", "cycles")) {
-      Parameter p = analysis::measured(probe + "_latency", *l, "", "pipes.csv");
+      Parameter p = analysis::measured(param::pipe_latency(probe), *l, "", "pipes.csv");
       if (wgmma)
         p.method = what + "; one warpgroup, each wgmma committed and waited for (wait_group 0) "
                           "before the next: issue until the accumulator can be read, the full "

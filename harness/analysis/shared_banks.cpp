@@ -11,6 +11,7 @@
 #include "analysis/common/util.hpp"
 #include "base/code_check.hpp"
 #include "base/csv.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe::shared_banks {
 
@@ -77,12 +78,12 @@ std::vector<CodeExpectation> shared_banks_expectations() {
     const std::string sass =
         R"(^LDS(\.[A-Z]+)*)" +
         std::string(bytes == 4 ? R"((\.32)?)" : R"(\.)" + std::to_string(bytes * 8)) + " ";
-    out.push_back({"shared_banks",
+    out.push_back({std::string(kFamily.name),
                    chase_kernel_name(bytes),
                    kStrideLatency,
                    {{ptx, kLoadsPerTrip, true}},
                    {{sass, kLoadsPerTrip, false}}});
-    out.push_back({"shared_banks",
+    out.push_back({std::string(kFamily.name),
                    request_kernel_name(bytes),
                    kStrideThroughput,
                    {{ptx, kLoadsPerTrip, false}},
@@ -247,7 +248,7 @@ constexpr double kSlopeSigmas = 2;
 
 std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
-  const std::string evidence = analysis::evidence_file(obs, "shared_banks");
+  const std::string evidence = analysis::evidence_file(obs, std::string(kFamily.name));
   std::optional<BankFit> fit = fit_bank_geometry(obs);
   if (fit) {
     const std::string how =
@@ -258,12 +259,12 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
     const double q = bank_fit_quality(*fit);
     // A quantity the curve cannot tell apart from its alternative is left out, not guessed.
     if (fit->banks_separation >= kMinSeparation && q > kMinFitQuality)
-      out.push_back({"shared_banks", static_cast<double>(fit->model.banks), "banks",
+      out.push_back({param::shared_bank_count, static_cast<double>(fit->model.banks), "banks",
                      static_cast<double>(fit->model.banks), static_cast<double>(fit->model.banks),
                      q * fit->banks_separation, how + ", next " + model_text(fit->banks_runner_up),
                      evidence});
     if (fit->width_separation >= kMinSeparation && q > kMinFitQuality)
-      out.push_back({"shared_bank_width", static_cast<double>(fit->model.width), "bytes",
+      out.push_back({param::shared_bank_width, static_cast<double>(fit->model.width), "bytes",
                      static_cast<double>(fit->model.width), static_cast<double>(fit->model.width),
                      q * fit->width_separation, how + ", next " + model_text(fit->width_runner_up),
                      evidence});
@@ -278,7 +279,7 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
                       peak.param_text("warps_per_sm") + " warps/SM, conflict-free, clock64 per SM";
     if (fit)
       how += "; banks x width = " + std::to_string(fit->model.banks * fit->model.width) + " B/clk";
-    out.push_back(analysis::measured("shared_bandwidth_per_sm", peak, how, evidence));
+    out.push_back(analysis::measured(param::shared_bandwidth_per_sm, peak, how, evidence));
   }
 
   // The conflict ladder: one warp, N lanes per bank on N distinct rows, one lane per word.
@@ -308,7 +309,7 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
              " cycles/request per way";
     double r2 = f.sst > 0 ? 1 - f.ssr / f.sst : 0;
     // The interval: the slope +- kSlopeSigmas standard errors (about 95 %).
-    out.push_back({"shared_conflict_penalty_per_way", f.slope, "cycles",
+    out.push_back({param::shared_conflict_penalty_per_way, f.slope, "cycles",
                    f.slope - kSlopeSigmas * f.slope_se, f.slope + kSlopeSigmas * f.slope_se,
                    analysis::clamp01(r2), how, evidence});
   }

@@ -323,13 +323,14 @@ std::optional<Parameter> page_entry_size(const std::optional<PageEntryFit>& pe, 
   // the strides above must agree on the entry count, and those below bear out the reach
   conf = std::min({conf, support_cap(support), pe->above_agree});
   if (pe->entry_at_or_below_smallest) conf = std::min(conf, kRules.upper_bound_only);
-  return param("tlb_page_entry_size", pe->entry_size, "bytes",
-               pe->entry_at_or_below_smallest ? kRules.smallest_page : pe->entry_size, pe->entry_size, conf,
-               "first TLB step of ld.global.cg chases at " +
-                   std::to_string(pe->strides_below + pe->strides_above) + " strides: reach stays at " +
-                   bytes_text(pe->reach) + " below the entry size and grows as " + num(pe->entries) +
-                   " entries * stride above",
-               ev);
+  return make_parameter(
+      param::tlb_page_entry_size, pe->entry_size, "bytes",
+      pe->entry_at_or_below_smallest ? kRules.smallest_page : pe->entry_size, pe->entry_size, conf,
+      "first TLB step of ld.global.cg chases at " +
+          std::to_string(pe->strides_below + pe->strides_above) + " strides: reach stays at " +
+          bytes_text(pe->reach) + " below the entry size and grows as " + num(pe->entries) +
+          " entries * stride above",
+      ev);
 }
 
 // The plain sweep to read coverage from: the longest with a step whose stride is not above the
@@ -409,18 +410,20 @@ Parameter l1_coverage(const segmentation::Segmentation& seg, const std::optional
   if (pe && pe->strides_below >= 2)
     // The first step at every stride below the entry size: one sweep's transition points
     // may sit on either side of the level, the median over strides does not.
-    return param("tlb_l1_coverage", pe->reach, "bytes", pe->reach_low, pe->reach_high,
-                 std::min(id.cap, std::max(seg.knees.front().confidence,
-                                           kRules.reach_floor + kRules.reach_per_agreement * pe->agree)),
-                 how + "; steps: " + steps_text(seg, 0) + "; reach " + bytes_text(pe->reach) +
-                     " = median of the first steps at " + std::to_string(pe->strides_below) +
-                     " strides up to the entry size (" + bytes_text(pe->reach_low) + " to " +
-                     bytes_text(pe->reach_high) + ")" + id.why,
-                 ev);
+    return make_parameter(
+        param::tlb_l1_coverage, pe->reach, "bytes", pe->reach_low, pe->reach_high,
+        std::min(id.cap, std::max(seg.knees.front().confidence,
+                                  kRules.reach_floor + kRules.reach_per_agreement * pe->agree)),
+        how + "; steps: " + steps_text(seg, 0) + "; reach " + bytes_text(pe->reach) +
+            " = median of the first steps at " + std::to_string(pe->strides_below) +
+            " strides up to the entry size (" + bytes_text(pe->reach_low) + " to " +
+            bytes_text(pe->reach_high) + ")" + id.why,
+        ev);
   const auto& kn = seg.knees.front();
   const double low = pe && pe->entry_at_or_below_smallest ? pe->entries * kRules.smallest_page : kn.low;
-  return param("tlb_l1_coverage", kn.low, "bytes", low, kn.high, std::min(id.cap, kn.confidence),
-               how + "; steps: " + steps_text(seg, 0) + id.why, ev);
+  return make_parameter(param::tlb_l1_coverage, kn.low, "bytes", low, kn.high,
+                        std::min(id.cap, kn.confidence),
+                        how + "; steps: " + steps_text(seg, 0) + id.why, ev);
 }
 
 // One aliased stride's first step past the L1 reach.
@@ -545,7 +548,7 @@ constexpr double kWalkRunToRun = 0.03;
 
 double miss_tolerance() {
   double t = 0;
-  const CatalogEntry* e = find_parameter("tlb_miss_latency");
+  const CatalogEntry* e = find_parameter(param::tlb_miss_latency);
   return e && tolerance_fraction(e->tolerance, &t) ? t : 0;
 }
 
@@ -597,11 +600,11 @@ Parameter miss_latency(const segmentation::Segmentation& seg, const std::optiona
     what += "; its level the mean of " + std::to_string(lv.sweeps) + " strides' (weighed by their noise)";
   // The walk's cost is the machine's as much as the GPU's (see kWalkRunToRun).
   const double half = std::max(kMissInterval * sd, kWalkRunToRun * std::fabs(penalty));
-  return param("tlb_miss_latency", penalty, "cycles", penalty - half, penalty + half,
-               conf * (deep ? 1.0 : kRules.shallow_miss_factor),
-               (beyond ? aliased_how(*beyond) : how) + "; " + what +
-                   "; at least +-3 %, what runs in a row and other hosts moved the walk",
-               ev);
+  return make_parameter(param::tlb_miss_latency, penalty, "cycles", penalty - half, penalty + half,
+                        conf * (deep ? 1.0 : kRules.shallow_miss_factor),
+                        (beyond ? aliased_how(*beyond) : how) + "; " + what +
+                            "; at least +-3 %, what runs in a row and other hosts moved the walk",
+                        ev);
 }
 
 }  // namespace
@@ -643,15 +646,16 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
   if (beyond) {
     const auto& kn = beyond->seg.knees[beyond->first];
     // the step past the L1 TLB's reach is the L2 TLB's only as surely as that reach is the L1's
-    out.push_back(param("tlb_l2_coverage", beyond->reach, "bytes", beyond->reach, beyond->above,
-                        std::min(id.which, kn.confidence),
-                        aliased_how(*beyond) + "; steps past the L1 TLB's reach: " +
-                            steps_text(beyond->seg, beyond->first) + others + id.why,
-                        ev));
+    out.push_back(make_parameter(param::tlb_l2_coverage, beyond->reach, "bytes", beyond->reach,
+                                 beyond->above, std::min(id.which, kn.confidence),
+                                 aliased_how(*beyond) + "; steps past the L1 TLB's reach: " +
+                                     steps_text(beyond->seg, beyond->first) + others + id.why,
+                                 ev));
   } else if (seg.knees.size() >= 2) {
     const auto& kn = seg.knees[1];
-    out.push_back(param("tlb_l2_coverage", kn.low, "bytes", kn.low, kn.high, std::min(id.which, kn.confidence),
-                        how + "; steps: " + steps_text(seg, 0) + id.why, ev));
+    out.push_back(make_parameter(param::tlb_l2_coverage, kn.low, "bytes", kn.low, kn.high,
+                                 std::min(id.which, kn.confidence),
+                                 how + "; steps: " + steps_text(seg, 0) + id.why, ev));
   }
   if (beyond || !seg.knees.empty())
     out.push_back(miss_latency(seg, deepest ? deepest : beyond, within, how, sw.longest, ev));

@@ -14,8 +14,8 @@ class UsageError : public std::runtime_error {
 };
 
 struct Options {
-  std::string command;              // run, list, info, analyze, report, compare, export, help
-  std::string help;                 // help: the text asked for (overview, a command's, --version)
+  std::string command;  // run, list, info, analyze, report, compare, export, catalog, help
+  std::string help;     // help: the text asked for (overview, a command's, --version)
   bool quick = false;
   std::string filter;               // regex over "family/probe"; empty selects all
   std::string out = "results";      // root of run directories
@@ -29,7 +29,7 @@ struct Options {
   std::vector<std::string> positional;       // run directories of analyze/report/compare
   bool to_stdout = false;           // analyze: print parameters.csv instead of writing it
   bool verbose = false;             // analyze: every warning, not only their count
-  std::vector<std::string> rest;             // report/compare/export: their own flags, untouched
+  std::vector<std::string> rest;    // report/compare/export/catalog: their own flags
 };
 
 // The command and its options (CLI11); report, compare, export and anchor keep their own

@@ -15,6 +15,7 @@
 #include "base/csv.hpp"
 #include "base/json.hpp"
 #include "base/node.hpp"
+#include "base/parameter_names.hpp"
 #include "base/run_dir.hpp"
 #include "base/version.hpp"
 
@@ -195,7 +196,7 @@ const Parameter* sim_clocks(SimConfig& c) {
   const Parameter* clk = nullptr;
   c.out += "\n# clock domains <core>:<interconnect>:<L2>:<DRAM> in MHz, all at the measured SM clock: the\n"
            "# latencies below were measured in SM cycles, and only the SM clock was measured\n";
-  if (c.usable("sm_clock_measured", &clk)) {
+  if (c.usable(param::sm_clock_measured, &clk)) {
     std::string mhz = format_printf("%.1f", clk->value);
     c.line("-gpgpu_clock_domains", mhz + ":" + mhz + ":" + mhz + ":" + mhz, cite(*clk));
   }
@@ -206,15 +207,16 @@ const Parameter* sim_clocks(SimConfig& c) {
 void sim_latencies(SimConfig& c) {
   const Parameter *l1 = nullptr, *l2 = nullptr, *dram = nullptr, *smem = nullptr;
   c.out += "\n# memory latencies in SM cycles (GPGPU-Sim adds them: L2 = L1 + ROP, DRAM = L2 + dram)\n";
-  bool have_l1 = c.usable("l1_hit_latency", &l1);
+  bool have_l1 = c.usable(param::l1_hit_latency, &l1);
   if (have_l1) c.line("-gpgpu_l1_latency", cycles(l1->value), cite(*l1));
-  if (c.usable("shared_latency", &smem)) c.line("-gpgpu_smem_latency", cycles(smem->value), cite(*smem));
-  bool have_l2 = c.usable("l2_hit_latency", &l2) || c.usable("l2_near_hit_latency", &l2);
+  if (c.usable(param::shared_latency, &smem))
+    c.line("-gpgpu_smem_latency", cycles(smem->value), cite(*smem));
+  bool have_l2 = c.usable(param::l2_hit_latency, &l2) || c.usable(param::l2_near_hit_latency, &l2);
   if (have_l1 && have_l2)
     c.line("-gpgpu_l2_rop_latency", cycles(l2->value - l1->value), cite(*l2) + " - " + cite(*l1));
   else
     c.left_out += "#   -gpgpu_l2_rop_latency: needs both L1 and L2 hit latencies\n";
-  if (have_l2 && c.usable("dram_latency", &dram))
+  if (have_l2 && c.usable(param::dram_latency, &dram))
     c.line("-dram_latency", cycles(dram->value - l2->value), cite(*dram) + " - " + cite(*l2));
   else
     c.left_out += "#   -dram_latency: needs both L2 hit and DRAM latencies\n";
@@ -224,8 +226,9 @@ void sim_caches(SimConfig& c) {
   c.out += "\n# L1 data cache geometry <sector>:<sets>:<line>:<ways>\n";
   const Parameter *sets = nullptr, *ways = nullptr, *line_size = nullptr, *banks = nullptr;
   // All three asked, so that each one left out says why.
-  const bool have_sets = c.usable("l1_sets", &sets), have_ways = c.usable("l1_ways", &ways),
-             have_line = c.usable("l1_line_size", &line_size);
+  const bool have_sets = c.usable(param::l1_sets, &sets),
+             have_ways = c.usable(param::l1_ways, &ways),
+             have_line = c.usable(param::l1_line_size, &line_size);
   if (have_sets && have_ways && have_line) {
     double s = std::round(sets->value);
     bool pow2 = s >= 1 && std::fabs(std::exp2(std::round(std::log2(s))) - s) < 0.5;
@@ -233,7 +236,7 @@ void sim_caches(SimConfig& c) {
       c.left_out += "#   -gpgpu_cache:dl1: l1_sets = " + format_number(s) +
                     " is not a power of two, which GPGPU-Sim's set index functions need\n";
     } else {
-      const Parameter* sector = find(c.run, "l1_sector_size");
+      const Parameter* sector = find(c.run, param::l1_sector_size);
       bool sectored = sector && sector->confidence >= kSimulatorMinConfidence && sector->value < line_size->value;
       c.out += "# (replacement, write, allocation and MSHR fields are not measured: keep your base config's)\n";
       c.out += "# -gpgpu_cache:dl1 " + std::string(sectored ? "S" : "N") + ":" + format_number(s) + ":" +
@@ -242,7 +245,8 @@ void sim_caches(SimConfig& c) {
     }
   }
   c.left_out += "#   -gpgpu_cache:dl2: L2 sets and ways per memory sub-partition are not measured\n";
-  if (c.usable("shared_banks", &banks)) c.line("-gpgpu_shmem_num_banks", format_number(banks->value), cite(*banks));
+  if (c.usable(param::shared_bank_count, &banks))
+    c.line("-gpgpu_shmem_num_banks", format_number(banks->value), cite(*banks));
 }
 
 void sim_pipes(SimConfig& c) {
@@ -250,11 +254,18 @@ void sim_pipes(SimConfig& c) {
            "# dependent chain; the interval is 32 lanes x U units / the measured rate per SM, for U = 4\n"
            "# units per SM (a base config's -gpgpu_num_<unit>_units; scale it if yours differs)\n";
   constexpr double kUnitsPerSm = 4, kWarp = 32;
-  const std::vector<std::pair<std::string, std::string>> pipes = {
-      {"int", "int32_add"}, {"sp", "fp32_fma"}, {"dp", "fp64_fma"}, {"sfu", "sfu_rsqrt"}};
-  for (const auto& [unit, op] : pipes) {
+  struct Unit {
+    std::string unit, op;
+    const char *latency, *rate;
+  };
+  const Unit pipes[] = {
+      {"int", "int32_add", param::int32_add_latency, param::int32_add_throughput_per_sm},
+      {"sp", "fp32_fma", param::fp32_fma_latency, param::fp32_fma_throughput_per_sm},
+      {"dp", "fp64_fma", param::fp64_fma_latency, param::fp64_fma_throughput_per_sm},
+      {"sfu", "sfu_rsqrt", param::sfu_rsqrt_latency, param::sfu_rsqrt_throughput_per_sm}};
+  for (const auto& [unit, op, latency, throughput] : pipes) {
     const Parameter *lat = nullptr, *rate = nullptr;
-    if (c.usable(op + "_latency", &lat) && c.usable(op + "_throughput_per_sm", &rate) && rate->value > 0) {
+    if (c.usable(latency, &lat) && c.usable(throughput, &rate) && rate->value > 0) {
       double interval = std::max(1.0, std::round(kWarp * kUnitsPerSm / rate->value));
       c.line("-trace_opcode_latency_initiation_" + unit, cycles(lat->value) + "," + format_number(interval),
              cite(*lat) + ", " + cite(*rate));
@@ -279,7 +290,7 @@ std::string export_accel_sim(const RunData& run) {
   sim_pipes(c);
   c.out += "\n# kernel launch latency in SM cycles (launch overhead x measured SM clock)\n";
   const Parameter* launch = nullptr;
-  if (clk && c.usable("kernel_launch_overhead", &launch) && launch->unit == "us")
+  if (clk && c.usable(param::kernel_launch_overhead, &launch) && launch->unit == "us")
     c.line("-gpgpu_kernel_launch_latency", cycles(launch->value * clk->value), cite(*launch) + " x " + cite(*clk));
   else
     c.left_out += "#   -gpgpu_kernel_launch_latency: needs kernel_launch_overhead in us and the SM clock\n";
@@ -297,19 +308,23 @@ struct WattchKey {
 };
 const std::vector<WattchKey>& wattch_keys() {
   static const std::vector<WattchKey> keys = {
-      {"DC_RH", {"l1_read_energy_per_byte"}, "L1 data cache read hits"},
-      {"SHRD_ACC", {"shared_read_energy_per_byte"}, "shared memory accesses (reads)"},
-      {"INT_MUL_ACC", {"int32_mad_energy"}, "integer multiply-add (IMAD)"},
-      {"FP_MUL_ACC", {"fp32_fma_energy"}, "fp32 FMA (FFMA)"},
-      {"FP_SIN_ACC", {"sfu_sin_energy"}, "SFU sin (MUFU.SIN)"},
-      {"DP_MUL_ACC", {"fp64_fma_energy"}, "fp64 FMA (DFMA)"},
+      {"DC_RH", {param::l1_read_energy_per_byte}, "L1 data cache read hits"},
+      {"SHRD_ACC", {param::shared_read_energy_per_byte}, "shared memory accesses (reads)"},
+      {"INT_MUL_ACC", {param::int32_mad_energy}, "integer multiply-add (IMAD)"},
+      {"FP_MUL_ACC", {param::fp32_fma_energy}, "fp32 FMA (FFMA)"},
+      {"FP_SIN_ACC", {param::sfu_sin_energy}, "SFU sin (MUFU.SIN)"},
+      {"DP_MUL_ACC", {param::fp64_fma_energy}, "fp64 FMA (DFMA)"},
       {"TENSOR_ACC",
-       {"tensor_wgmma_f16_energy", "tensor_mma_f16_energy"},
+       {param::tensor_wgmma_f16_energy, param::tensor_mma_f16_energy},
        "tensor core fp16 multiply-add"},
-      {"MEM_RD", {"dram_read_energy_per_byte"}, "DRAM reads"},
-      {"MEM_WR", {"dram_write_energy_per_byte"}, "DRAM writes"},
-      {"L2_RH", {"l2_near_read_energy_per_byte"}, "L2 read hits (the near partition where split)"},
-      {"constant_power", {"static_power"}, "constant power: every SM resident, nothing issued"},
+      {"MEM_RD", {param::dram_read_energy_per_byte}, "DRAM reads"},
+      {"MEM_WR", {param::dram_write_energy_per_byte}, "DRAM writes"},
+      {"L2_RH",
+       {param::l2_near_read_energy_per_byte},
+       "L2 read hits (the near partition where split)"},
+      {"constant_power",
+       {param::static_power},
+       "constant power: every SM resident, nothing issued"},
   };
   return keys;
 }
@@ -402,28 +417,29 @@ std::string export_mt4g(const RunData& run) {
     return p && p->unit == "GB/s" ? p->value * 1e9 / (1024.0 * 1024 * 1024) : NAN;
   };
   Json& mem = root["memory"];
-  latency(mem["l1"], "l1_hit_latency");
-  sized(mem["l1"], "size", "l1_size");
-  sized(mem["l1"], "lineSize", "l1_line_size");
-  sized(mem["l1"], "fetchGranularity", "l1_sector_size");
-  latency(mem["l2"], find(run, "l2_hit_latency") ? "l2_hit_latency" : "l2_near_hit_latency");
-  sized(mem["l2"], "lineSize", "l2_line_size");
-  sized(mem["l2"], "fetchGranularity", "l2_sector_size");
-  sized(mem["l2"], "segmentSize", "l2_segment_size");
-  if (const Parameter* p = find(run, "l2_size")) valued(mem["l2"], "size", p->value, "bytes");
-  valued(mem["l2"], "readBandwidth", gib_per_s("l2_read_bandwidth"), "GiB/s");
-  latency(mem["main"], "dram_latency");
-  valued(mem["main"], "readBandwidth", gib_per_s("dram_read_bandwidth"), "GiB/s");
-  valued(mem["main"], "writeBandwidth", gib_per_s("dram_write_bandwidth"), "GiB/s");
+  latency(mem["l1"], param::l1_hit_latency);
+  sized(mem["l1"], "size", param::l1_size);
+  sized(mem["l1"], "lineSize", param::l1_line_size);
+  sized(mem["l1"], "fetchGranularity", param::l1_sector_size);
+  latency(mem["l2"],
+          find(run, param::l2_hit_latency) ? param::l2_hit_latency : param::l2_near_hit_latency);
+  sized(mem["l2"], "lineSize", param::l2_line_size);
+  sized(mem["l2"], "fetchGranularity", param::l2_sector_size);
+  sized(mem["l2"], "segmentSize", param::l2_segment_size);
+  if (const Parameter* p = find(run, param::l2_size)) valued(mem["l2"], "size", p->value, "bytes");
+  valued(mem["l2"], "readBandwidth", gib_per_s(param::l2_read_bandwidth), "GiB/s");
+  latency(mem["main"], param::dram_latency);
+  valued(mem["main"], "readBandwidth", gib_per_s(param::dram_read_bandwidth), "GiB/s");
+  valued(mem["main"], "writeBandwidth", gib_per_s(param::dram_write_bandwidth), "GiB/s");
   valued(mem["main"], "totalGlobalMem", meta_number(run, "global_mem_bytes"), "bytes");
   valued(mem["main"], "memoryBusWidth", meta_number(run, "memory_bus_width_bits"), "bit");
   valued(mem["main"], "memoryClockRate", meta_number(run, "memory_clock_mhz") * 1000, "kHz");
-  latency(mem["shared"], "shared_latency");
+  latency(mem["shared"], param::shared_latency);
   valued(mem["shared"], "sharedMemPerMultiProcessor", meta_number(run, "shared_per_sm_bytes"), "bytes");
-  latency(mem["readOnly"], "readonly_hit_latency");
-  sized(mem["readOnly"], "lineSize", "readonly_line_size");
-  latency(mem["constant"]["l1"], "constant_hit_latency");
-  sized(mem["constant"]["l1"], "lineSize", "constant_line_size");
+  latency(mem["readOnly"], param::readonly_hit_latency);
+  sized(mem["readOnly"], "lineSize", param::readonly_line_size);
+  latency(mem["constant"]["l1"], param::constant_hit_latency);
+  sized(mem["constant"]["l1"], "lineSize", param::constant_line_size);
   // Drop levels the run measured nothing of.
   Json kept = Json::object();
   for (auto& [k, v] : mem.items()) {

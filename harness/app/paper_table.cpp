@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "base/csv.hpp"
+#include "base/parameter_names.hpp"
 #include "base/version.hpp"
 
 namespace gpuprobe {
@@ -14,34 +15,34 @@ namespace {
 // index-chase twins (the papers' method) where a run measured them.
 const std::vector<QuantityRow>& paper_rows() {
   static const std::vector<QuantityRow> rows = {
-      {"SM clock (measured)", {"sm_clock_measured"}},
-      {"L1 data cache size", {"l1_size"}},
-      {"L1 line size", {"l1_line_size"}},
-      {"L1 sector size", {"l1_sector_size"}},
-      {"L1 hit latency", {"l1_hit_latency"}},
-      {"L1 hit latency, index chase", {"l1_hit_latency_index_chase"}},
-      {"L2 size", {"l2_size"}},
-      {"L2 line size", {"l2_line_size"}},
-      {"L2 sector size", {"l2_sector_size"}},
-      {"L2 hit latency", {"l2_hit_latency", "l2_near_hit_latency"}},
-      {"L2 hit latency, index chase", {"l2_hit_latency_index_chase"}},
-      {"L2 hit latency (far)", {"l2_far_hit_latency"}},
-      {"DRAM latency", {"dram_latency"}},
-      {"DRAM latency, index chase", {"dram_latency_index_chase"}},
-      {"Shared memory latency", {"shared_latency"}},
-      {"Shared memory latency, index chase", {"shared_latency_index_chase"}},
-      {"Constant cache hit latency", {"constant_hit_latency"}},
-      {"Shared memory banks", {"shared_banks"}},
-      {"Shared memory bank width", {"shared_bank_width"}},
-      {"L1 TLB coverage", {"tlb_l1_coverage"}},
-      {"L2 TLB coverage", {"tlb_l2_coverage"}},
-      {"TLB page entry", {"tlb_page_entry_size"}},
-      {"DRAM read bandwidth", {"dram_read_bandwidth"}},
-      {"L2 read bandwidth", {"l2_read_bandwidth"}},
-      {"fp32 FMA per clock per SM", {"fp32_fma_throughput_per_sm"}},
-      {"fp64 FMA per clock per SM", {"fp64_fma_throughput_per_sm"}},
-      {"fp32 FMA latency", {"fp32_fma_latency"}},
-      {"Bytes in flight per SM, 90 % of DRAM peak", {"dram_bytes_in_flight_90pct"}},
+      {"SM clock (measured)", {param::sm_clock_measured}},
+      {"L1 data cache size", {param::l1_size}},
+      {"L1 line size", {param::l1_line_size}},
+      {"L1 sector size", {param::l1_sector_size}},
+      {"L1 hit latency", {param::l1_hit_latency}},
+      {"L1 hit latency, index chase", {param::l1_hit_latency_index_chase}},
+      {"L2 size", {param::l2_size}},
+      {"L2 line size", {param::l2_line_size}},
+      {"L2 sector size", {param::l2_sector_size}},
+      {"L2 hit latency", {param::l2_hit_latency, param::l2_near_hit_latency}},
+      {"L2 hit latency, index chase", {param::l2_hit_latency_index_chase}},
+      {"L2 hit latency (far)", {param::l2_far_hit_latency}},
+      {"DRAM latency", {param::dram_latency}},
+      {"DRAM latency, index chase", {param::dram_latency_index_chase}},
+      {"Shared memory latency", {param::shared_latency}},
+      {"Shared memory latency, index chase", {param::shared_latency_index_chase}},
+      {"Constant cache hit latency", {param::constant_hit_latency}},
+      {"Shared memory banks", {param::shared_bank_count}},
+      {"Shared memory bank width", {param::shared_bank_width}},
+      {"L1 TLB coverage", {param::tlb_l1_coverage}},
+      {"L2 TLB coverage", {param::tlb_l2_coverage}},
+      {"TLB page entry", {param::tlb_page_entry_size}},
+      {"DRAM read bandwidth", {param::dram_read_bandwidth}},
+      {"L2 read bandwidth", {param::l2_read_bandwidth}},
+      {"fp32 FMA per clock per SM", {param::fp32_fma_throughput_per_sm}},
+      {"fp64 FMA per clock per SM", {param::fp64_fma_throughput_per_sm}},
+      {"fp32 FMA latency", {param::fp32_fma_latency}},
+      {"Bytes in flight per SM, 90 % of DRAM peak", {param::dram_bytes_in_flight_90pct}},
   };
   return rows;
 }

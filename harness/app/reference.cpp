@@ -180,7 +180,7 @@ Reference reference_from_table(const CsvTable& t) {
     f.arch = lower(trim(row[c[0]]));
     f.gpu = trim(row[c[1]]);
     f.cc = trim(row[c[2]]);
-    f.quantity = trim(row[c[3]]);
+    f.quantity = canonical_name(trim(row[c[3]]));  // an old name reads as today's
     f.value_text = trim(row[c[4]]);
     f.unit = trim(row[c[5]]);
     f.method = method_col < 0 ? "unknown" : trim(row[static_cast<size_t>(method_col)]);

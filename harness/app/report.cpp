@@ -124,19 +124,19 @@ std::string shown_label(const Parameter& p) {
 
 const std::vector<QuantityRow>& headline_rows() {
   static const std::vector<QuantityRow> rows = {
-      {"SM clock (measured)", {"sm_clock_measured"}},
-      {"L1 hit latency", {"l1_hit_latency"}},
-      {"L1 size", {"l1_size"}},
-      {"L2 hit latency", {"l2_hit_latency", "l2_near_hit_latency"}},
-      {"L2 hit latency, far partition", {"l2_far_hit_latency"}},
-      {"L2 size", {"l2_size"}},
-      {"DRAM latency", {"dram_latency"}},
-      {"DRAM read bandwidth", {"dram_read_bandwidth"}},
-      {"fp32 FMA rate", {"fp32_fma_throughput_per_sm"}},
-      {"fp64 FMA rate", {"fp64_fma_throughput_per_sm"}},
-      {"shared memory banks", {"shared_banks"}},
-      {"shared memory bank width", {"shared_bank_width"}},
-      {"bytes in flight per SM for 90 % of DRAM peak", {"dram_bytes_in_flight_90pct"}},
+      {"SM clock (measured)", {param::sm_clock_measured}},
+      {"L1 hit latency", {param::l1_hit_latency}},
+      {"L1 size", {param::l1_size}},
+      {"L2 hit latency", {param::l2_hit_latency, param::l2_near_hit_latency}},
+      {"L2 hit latency, far partition", {param::l2_far_hit_latency}},
+      {"L2 size", {param::l2_size}},
+      {"DRAM latency", {param::dram_latency}},
+      {"DRAM read bandwidth", {param::dram_read_bandwidth}},
+      {"fp32 FMA rate", {param::fp32_fma_throughput_per_sm}},
+      {"fp64 FMA rate", {param::fp64_fma_throughput_per_sm}},
+      {"shared memory banks", {param::shared_bank_count}},
+      {"shared memory bank width", {param::shared_bank_width}},
+      {"bytes in flight per SM for 90 % of DRAM peak", {param::dram_bytes_in_flight_90pct}},
   };
   return rows;
 }

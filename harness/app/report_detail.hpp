@@ -14,6 +14,12 @@ namespace gpuprobe {
 // empty (invalid.csv).
 bool read_table(const std::string& path, CsvTable* t, Diagnostics& diag, bool rows_expected = true);
 
+// A CSV's text as the figure scripts read it: every old name (the catalog's aliases) in its
+// column `column` as today's, so that a script asking by today's name finds a committed run's
+// rows ("parameter") and the reference's ("quantity"). A line without an old name is kept as
+// written.
+std::string with_todays_names(const std::string& text, const std::string& column);
+
 // report.md's power sections (report_energy.cpp): the families that ran throttled, and the
 // energy family's held-out check; "" when the run has neither.
 std::string power_markdown(const RunData& run, const CsvTable& families, Diagnostics& diag);

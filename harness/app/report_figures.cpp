@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -22,6 +23,8 @@
 #include "base/data_paths.hpp"
 #include "app/report.hpp"
 #include "app/report_detail.hpp"
+#include "base/catalog.hpp"
+#include "base/run_dir.hpp"
 #include "base/signals.hpp"
 
 namespace gpuprobe {
@@ -232,6 +235,30 @@ std::vector<FigureScript> figure_scripts(const std::string& plots_dir, Diagnosti
   return out;
 }
 
+std::string with_todays_names(const std::string& text, const std::string& column) {
+  std::string out;
+  std::istringstream in(text);
+  long at = -1;  // the column's index, once the header is read (-2: no such column)
+  for (std::string line; std::getline(in, line); out += line + "\n") {
+    if (line.empty() || line.rfind('#', 0) == 0 || at == -2) continue;
+    std::vector<std::string> fields;
+    try {
+      fields = split_csv_line(line);
+    } catch (const CsvError&) {
+      continue;  // the readers of the file say what is wrong with it
+    }
+    if (at == -1) {
+      const auto it = std::find(fields.begin(), fields.end(), column);
+      at = it == fields.end() ? -2 : it - fields.begin();
+    } else if (size_t(at) < fields.size() &&
+               canonical_name(fields[size_t(at)]) != fields[size_t(at)]) {
+      fields[size_t(at)] = canonical_name(fields[size_t(at)]);
+      line = join_csv(fields);
+    }
+  }
+  return out;
+}
+
 std::string gnuplot_fault(const ReportPaths& paths) {
   if (paths.gnuplot.empty()) return "gnuplot not found";
   try {
@@ -275,12 +302,13 @@ std::vector<std::string> render_figure(const ReportPaths& paths, const FigureScr
       std::string pname = "-";
       if (fs::is_regular_file(params)) {  // gnuplot would wait forever on a FIFO
         pname = "in/" + std::to_string(i + 1) + ".parameters.csv";
-        fs::create_symlink(fs::absolute(params), st.dir / pname);
+        std::ofstream(st.dir / pname) << with_todays_names(read_file(params.string()), "parameter");
       }
       param_words += (i ? " " : "") + pname;
     }
     if (fs::exists(paths.reference)) {
-      fs::create_symlink(fs::absolute(paths.reference), st.dir / "ref.csv");
+      std::ofstream(st.dir / "ref.csv")
+          << with_todays_names(read_input_file(paths.reference), "quantity");
     } else {
       // No documented figures: a reference whose one row matches no quantity keeps the
       // scripts' reference lookups valid, and draws no reference mark.

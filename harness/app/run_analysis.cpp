@@ -11,6 +11,7 @@
 #include "analysis/analyzer.hpp"
 #include "app/nvbandwidth_json.hpp"
 #include "base/catalog.hpp"
+#include "base/parameter_names.hpp"
 #include "base/run_dir.hpp"
 
 namespace gpuprobe {
@@ -55,14 +56,14 @@ std::vector<Parameter> recovered_run_level(const Metadata& families) {
   if (parse_number(meta_of(families, "sm_clock_mhz"), &mhz) && dots != std::string::npos &&
       parse_number(range.substr(0, dots), &lo) && parse_number(range.substr(dots + 2), &hi))
     out.push_back(
-        {"sm_clock_measured", mhz, "MHz", std::min(lo, mhz), std::max(hi, mhz),
+        {param::sm_clock_measured, mhz, "MHz", std::min(lo, mhz), std::max(hi, mhz),
          kRecoveredClockConfidence,
          "clock_vs_globaltimer: clock64 vs %globaltimer on every SM, median of the readings taken "
          "before each family, as families.csv records it (to 0.1 MHz)",
          kFamiliesFile});
   double wall = 0;
   if (parse_number(meta_of(families, "suite_wall_time_s"), &wall))
-    out.push_back({"suite_wall_time", wall, "s", wall, wall, 1.0,
+    out.push_back({param::suite_wall_time, wall, "s", wall, wall, 1.0,
                    "host_clock: host steady clock, whole run, as families.csv records it",
                    kFamiliesFile});
   std::vector<Parameter> valid;
@@ -147,7 +148,7 @@ std::vector<Parameter> run_level_after_redirect(const Inputs& in,
                                                 const std::vector<Parameter>& recovery,
                                                 RunAnalysis& a) {
   std::string lost;
-  for (const char* name : {"sm_clock_measured", "suite_wall_time"})
+  for (const char* name : {param::sm_clock_measured, param::suite_wall_time})
     if (!recovered(recovery, name)) lost += (lost.empty() ? "" : ", ") + std::string(name);
   const std::string what = in.path(kParametersFile) +
                            " was emptied by the shell's redirection before analyze could read it";

@@ -1,81 +1,142 @@
 #include "base/catalog.hpp"
 
 #include <cstdlib>
-#include <sstream>
+#include <stdexcept>
 
 namespace gpuprobe {
 
 namespace {
 
-// docs/parameters.md, written into the build tree by CMakeLists.txt as a raw string literal.
-const char kParametersMarkdown[] =
-#include "parameters_md.inc"
-    ;
+// Each method label as a symbol, so that a parameter's entry naming a label the vocabulary
+// lacks does not compile.
+namespace vocabulary {
+#define GPUPROBE_METHOD(label, meaning) constexpr char label[] = #label;
+#include "base/parameter_list.hpp"
+}  // namespace vocabulary
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+// The units, methods and tolerance of a pipes op's two parameters.
+constexpr char kPipes[] = "pipes";
+constexpr char kPipeTolerance[] = "3 %";
+
+Catalog build() {
+  Catalog c;
+#define GPUPROBE_METHOD(label, what) c.method_list.push_back({#label, what});
+#define GPUPROBE_PARAMETER(n, unit, family, label, tolerance, what) \
+  c.entries.push_back({param::n, unit, family, vocabulary::label, tolerance, what});
+#define GPUPROBE_NUMBERED(n, pattern, unit, family, label, tolerance, what) \
+  c.entries.push_back({pattern, unit, family, vocabulary::label, tolerance, what});
+#define GPUPROBE_PIPE_OP(op, results, instruction)                                         \
+  c.entries.push_back({param::op##_throughput_per_sm, "results/clk/SM", kPipes,            \
+                       vocabulary::throughput_loop, kPipeTolerance,                        \
+                       std::string(results) + " per clock per SM, every SM busy"});        \
+  c.entries.push_back(                                                                     \
+      {param::op##_latency, "cycles", kPipes, vocabulary::dependent_chain, kPipeTolerance, \
+       std::string("cycles from one ") + instruction + " to the next that needs its result"});
+#define GPUPROBE_ALIAS(old, n, why) c.aliases[old] = {old, param::n, why};
+#include "base/parameter_list.hpp"
+  for (const auto& m : c.method_list) c.methods.insert(m.label);
+  for (const auto& e : c.entries) c.params[e.name] = e;
+  return c;
 }
 
-// "| `a` | b |" -> {"a", "b"}: the cells of a table row, backquotes removed.
-std::vector<std::string> cells(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (size_t i = 1; i < line.size(); ++i) {
-    if (line[i] == '|') {
-      out.push_back(trim(cur));
-      cur.clear();
-    } else if (line[i] != '`') {
-      cur += line[i];
-    }
-  }
-  return out;
+// The tables whose key is a name written as an expression in namespace param (a symbol, or a
+// numbered name's call).
+void add_name_tables(Catalog& c) {
+  using namespace param;
+#define GPUPROBE_VARIANT(n, what) c.includes[n] = what;
+#define GPUPROBE_NOT_IN_QUICK(n, why) c.not_in_quick[n] = why;
+#include "base/parameter_list.hpp"
+}
+
+// The catalog's entry of `name` if its family is `family`, else std::logic_error.
+std::string checked(const std::string& name, const char* family) {
+  const CatalogEntry* e = find_parameter(name);
+  if (!e || e->family != family)
+    throw std::logic_error(name + ": no parameter of the " + family +
+                           " family by that name in the catalog (base/parameters/)");
+  return name;
 }
 
 }  // namespace
 
-Catalog parse_catalog(const std::string& markdown) {
-  Catalog c;
-  std::istringstream in(markdown);
-  std::string section;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("## ", 0) == 0) {
-      section = trim(line.substr(3));
-      continue;
-    }
-    if (line.rfind("| `", 0) != 0) continue;  // headers and separators start "| name", "| ---"
-    auto row = cells(line);
-    if (section == "Method labels" && !row.empty()) {
-      c.methods.insert(row[0]);
-    } else if (section == "Parameters" && row.size() >= 5) {
-      c.params[row[0]] = {row[0], row[1], row[2], row[3], row[4]};
-    } else if (section == "Not measured by a quick run" && row.size() >= 2) {
-      c.not_in_quick[row[0]] = row[1];
-    } else if (section == "Method variants" && row.size() >= 2) {
-      c.includes[row[0]] = row[1];
-    }
-  }
+const Catalog& catalog() {
+  static const Catalog c = [] {
+    Catalog built = build();
+    add_name_tables(built);
+    return built;
+  }();
   return c;
 }
 
-const Catalog& catalog() {
-  static const Catalog c = parse_catalog(kParametersMarkdown);
-  return c;
+std::string param::numbered_name(std::string_view pattern, long n) {
+  const size_t open = pattern.find('<'), close = pattern.find('>', open);
+  if (open == std::string_view::npos || close == std::string_view::npos || n < 0)
+    throw std::logic_error("numbered name " + std::string(pattern) + " of " + std::to_string(n));
+  return std::string(pattern.substr(0, open)) + std::to_string(n) +
+         std::string(pattern.substr(close + 1));
 }
+
+std::string param::pipe_throughput_per_sm(std::string_view op) {
+  return checked(std::string(op) + "_throughput_per_sm", kPipes);
+}
+
+std::string param::pipe_latency(std::string_view op) {
+  return checked(std::string(op) + "_latency", kPipes);
+}
+
+std::string param::dual_issue_pair(std::string_view pair) {
+  return checked("dual_issue_" + std::string(pair), "dual_issue");
+}
+
+std::string param::p2p_bandwidth(std::string_view mode) {
+  return checked("p2p_" + std::string(mode) + "_bandwidth", "p2p");
+}
+
+std::string param::collective_busbw(std::string_view c) {
+  return checked(std::string(c) + "_busbw", "collectives");
+}
+
+std::string param::collective_latency(std::string_view c) {
+  return checked(std::string(c) + "_latency", "collectives");
+}
+
+std::string param::op_energy(std::string_view op, bool zero_operands) {
+  return checked(std::string(op) + (zero_operands ? "_energy_zero" : "_energy"), "energy");
+}
+
+std::string param::level_energy_per_byte(std::string_view level, bool zero_operands) {
+  return checked(std::string(level) + "_energy_per_byte" + (zero_operands ? "_zero" : ""),
+                 "energy");
+}
+
+namespace {
+
+// Whether `name` is `pattern` with a number (one or more digits) in place of its <x>.
+bool matches_pattern(const std::string& name, const std::string& pattern) {
+  const size_t open = pattern.find('<'), close = pattern.find('>', open);
+  if (open == std::string::npos || close == std::string::npos) return false;
+  const size_t tail = pattern.size() - close - 1;
+  if (name.size() <= open + tail || name.compare(0, open, pattern, 0, open) != 0 ||
+      name.compare(name.size() - tail, tail, pattern, close + 1, tail) != 0)
+    return false;
+  const std::string number = name.substr(open, name.size() - open - tail);
+  return number.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
 
 const CatalogEntry* find_parameter(const std::string& name) {
   const auto& params = catalog().params;
   if (auto it = params.find(name); it != params.end()) return &it->second;
-  // "prefix_<g>": the name is the prefix and a number.
-  const size_t cut = name.find_last_not_of("0123456789");
-  if (cut == std::string::npos || cut + 1 == name.size()) return nullptr;
-  const std::string prefix = name.substr(0, cut + 1);
-  for (auto it = params.lower_bound(prefix); it != params.end() && it->first.rfind(prefix, 0) == 0; ++it) {
-    const std::string rest = it->first.substr(prefix.size());
-    if (rest.size() > 2 && rest.front() == '<' && rest.back() == '>') return &it->second;
-  }
+  for (const auto& [pattern, entry] : params)
+    if (matches_pattern(name, pattern)) return &entry;
   return nullptr;
+}
+
+std::string canonical_name(const std::string& name) {
+  const auto& aliases = catalog().aliases;
+  const auto it = aliases.find(name);
+  return it == aliases.end() ? name : it->second.name;
 }
 
 void attach_method_label(Parameter& p) {
@@ -92,10 +153,8 @@ std::vector<std::vector<std::string>> drop_not_quick(std::vector<Parameter>& par
   std::vector<Parameter> kept;
   for (auto& p : params) {
     auto it = catalog().not_in_quick.find(p.name);
-    if (it == catalog().not_in_quick.end())
-      kept.push_back(std::move(p));
-    else
-      dropped.push_back({p.name, it->second});
+    if (it == catalog().not_in_quick.end()) kept.push_back(std::move(p));
+    else dropped.push_back({p.name, it->second});
   }
   params = std::move(kept);
   return dropped;

@@ -1,39 +1,52 @@
 #pragma once
-// The canonical parameter table (docs/parameters.md), embedded at build time: every name a
-// run may write, with its unit, family, method label and tolerance, and the vocabulary of
-// method labels. One source for the labels the runs carry and the reference figures match.
+// The canonical parameter table, built from the catalog's lists (base/parameter_list.hpp): every
+// name a run may write, with its unit, family, method label, tolerance and meaning, the
+// vocabulary of method labels, and the old names committed runs wrote. One source for the
+// labels the runs carry, the names the code uses (base/parameter_names.hpp) and the tables of
+// docs/parameters.md (`gpuprobe catalog --markdown`).
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "base/observation.hpp"
+#include "base/parameter_names.hpp"
 
 namespace gpuprobe {
 
 struct CatalogEntry {
-  std::string name, unit, family, method, tolerance;
+  std::string name, unit, family, method, tolerance, meaning;
+};
+
+struct MethodLabel {
+  std::string label, meaning;
+};
+
+struct CatalogAlias {
+  std::string old_name, name, why;
 };
 
 struct Catalog {
-  std::set<std::string> methods;               // the "## Method labels" table
-  std::map<std::string, CatalogEntry> params;  // the "## Parameters" table, by name
-  std::map<std::string, std::string> not_in_quick;  // "## Not measured by a quick run": name -> reason
-  std::map<std::string, std::string> includes;      // "## Method variants": name -> what a step holds
+  std::vector<MethodLabel> method_list;             // in the lists' order
+  std::vector<CatalogEntry> entries;                // in the lists' order (the document's)
+  std::set<std::string> methods;                    // the labels
+  std::map<std::string, CatalogEntry> params;       // by name (a numbered one by its pattern)
+  std::map<std::string, std::string> not_in_quick;  // name -> why a quick run leaves it out
+  std::map<std::string, std::string> includes;      // method variant -> what one step holds
+  std::map<std::string, CatalogAlias> aliases;      // by the old name
 };
 
-// Parses the markdown: rows "| `label` | meaning |" under "## Method labels" and
-// "| `name` | unit | family | `method` | tolerance |" under "## Parameters", and
-// "| `name` | reason |" under "## Not measured by a quick run", "| `name` | includes |" under
-// "## Method variants".
-Catalog parse_catalog(const std::string& markdown);
-
-// docs/parameters.md as built into this program.
+// The catalog as built into this program.
 const Catalog& catalog();
 
-// The catalog's entry for a name, or nullptr. A row named with a placeholder, `l2_near_sm_count_<g>`,
-// stands for that prefix followed by a number (one parameter per partition, GPU, ...).
+// The catalog's entry for a name, or nullptr. A numbered parameter's entry, named by its pattern
+// (`l2_near_sm_count_<g>`), stands for the pattern with a number in place of <g>.
 const CatalogEntry* find_parameter(const std::string& name);
+
+// The name a parameter has now: an old name of the alias table gives its new one, any other
+// name itself. Every reader of a parameters.csv goes through it (read_parameters), so that a
+// committed run reads under today's names.
+std::string canonical_name(const std::string& name);
 
 // The longest a method label may be (the report's column and the CSV stay readable).
 constexpr size_t kMaxMethodLabel = 40;

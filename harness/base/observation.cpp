@@ -154,7 +154,7 @@ constexpr double kReadSlack = 1e-6;
 std::string parameter_of_row(const CsvTable& t, size_t r, const std::vector<int>& c, Parameter* p) {
   const auto& row = t.rows[r];
   auto cell = [&](int i) { return row[static_cast<size_t>(c[static_cast<size_t>(i)])]; };
-  p->name = cell(0);
+  p->name = canonical_name(cell(0));  // an old name reads as today's
   p->unit = cell(2);
   p->method = cell(6);
   p->evidence = cell(7);

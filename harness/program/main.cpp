@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app/anchor.hpp"
+#include "app/catalog_doc.hpp"
 #include "app/cli.hpp"
 #include "app/compare.hpp"
 #include "app/export.hpp"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     if (opt.command == "report") return report_main(opt.rest);
     if (opt.command == "compare") return compare_main(opt.rest);
     if (opt.command == "export") return export_main(opt.rest);
+    if (opt.command == "catalog") return catalog_main(opt.rest);
     if (opt.command == "anchor") return anchor_main(opt.rest);
     return run_suite(opt, argc, argv);
   } catch (const UsageError& e) {

@@ -356,12 +356,12 @@ class Suite {
     wall_time_ = format_number(wall);  // also in the metadata, should parameters.csv be lost
     merge_parameters(
         params_,
-        {{"sm_clock_measured", c.p50, "MHz", c.min, c.max, 0.99,
+        {{param::sm_clock_measured, c.p50, "MHz", c.min, c.max, 0.99,
           "clock_vs_globaltimer: clock64 vs %globaltimer over ~20 ms on every SM, median of the readings taken "
           "before each family",
           "families.csv"},
-         {"suite_wall_time", wall, "s", wall, wall, 1.0, "host_clock: host steady clock, whole run",
-          "families.csv"}});
+         {param::suite_wall_time, wall, "s", wall, wall, 1.0,
+          "host_clock: host steady clock, whole run", "families.csv"}});
     write_run_files();
     if (!opt_.benchmark_out.empty()) write_file_atomic(opt_.benchmark_out, reporter_.json());
     if (!opt_.json_nvbandwidth.empty()) write_nvbandwidth_json(dir_, opt_.json_nvbandwidth);

@@ -121,9 +121,9 @@ std::map<double, XY> grouped(const std::vector<Observation>& obs, const std::str
   return out;
 }
 
-Parameter param(const std::string& name, double value, const std::string& unit, double low,
-                double high, double confidence, const std::string& method,
-                const std::string& evidence) {
+Parameter make_parameter(const std::string& name, double value, const std::string& unit, double low,
+                         double high, double confidence, const std::string& method,
+                         const std::string& evidence) {
   return {name, value, unit, low, high, analysis::clamp01(confidence), method, evidence};
 }
 

@@ -66,9 +66,9 @@ std::map<double, XY> grouped(const std::vector<Observation>& obs, const std::str
                              const std::string& group_key, const std::string& x_key);
 
 // A parameter with its confidence clamped to [0, 1].
-Parameter param(const std::string& name, double value, const std::string& unit, double low,
-                double high, double confidence, const std::string& method,
-                const std::string& evidence);
+Parameter make_parameter(const std::string& name, double value, const std::string& unit, double low,
+                         double high, double confidence, const std::string& method,
+                         const std::string& evidence);
 
 // Kernel names as the code checks name them (kernel_name() of base/code_check.hpp).
 constexpr int kL1 = 0, kReadonly = 1, kL2 = 2;  // Path in microbench/memory_chase.cuh
