@@ -38,17 +38,26 @@ inline constexpr CommittedRun kCommittedRuns[] = {
      "kH100FilteredRun: associativity, bandwidth and tlb again (the CLI tests' copy)"},
     {"nvidia-h100-80gb-hbm3/20261125T180258Z", RunKind::filtered,
      "p2p and host_link alone (282aa80): a filtered run without latency"},
-    {"nvidia-h100-80gb-hbm3/20261125T225436Z", RunKind::full, "the full twin of 225516Z (28a9211)"},
-    {"nvidia-h100-80gb-hbm3/20261125T225516Z", RunKind::quick, "a quick H100 run of 28a9211"},
+    {"nvidia-h100-80gb-hbm3/20261125T225436Z", RunKind::full,
+     "the H100 of results/compare/ (28a9211; its quick twin retired)"},
     {"nvidia-h100-80gb-hbm3/20261126T013959Z", RunKind::full,
      "kH100Run: the figures, report layout, exports, fleet and paper table (96f4783)"},
     {"nvidia-h100-80gb-hbm3/20261126T014039Z", RunKind::quick, "a quick H100 run of 96f4783"},
     {"nvidia-h200/20261122T081642Z", RunKind::full, "the first whole-suite H200 run (d0cf282)"},
-    {"nvidia-h200/20261125T190903Z", RunKind::full, "the full twin of 190944Z (5b0501a)"},
-    {"nvidia-h200/20261125T190944Z", RunKind::quick, "a quick H200 run of 5b0501a"},
     {"nvidia-h200/20261125T225152Z", RunKind::full,
      "kH200Run and kH200TwoGpuRun: the paper table's H200; two GPUs for p2p (28a9211)"},
     {"nvidia-h200/20261125T225234Z", RunKind::quick, "a quick H200 run of 28a9211"},
+    {"nvidia-h200/20261128T110751Z", RunKind::full,
+     "2 x H200 NV18 (93ac6dc): energy, the operating point, p2p and collectives beside nvbandwidth "
+     "and nccl-tests (docs/node.md); the third of repeatability/nvidia-h200-93ac6dc"},
+    {"nvidia-h200/20261128T110913Z", RunKind::quick, "the quick twin of 110751Z (93ac6dc)"},
+    {"nvidia-h200/20261128T110927Z", RunKind::filtered,
+     "collectives with one process per GPU (scripts/collectives-local.sh 2) beside 110751Z's one"},
+    {"repeatability/nvidia-h200-93ac6dc/runs/20261128T110508Z", RunKind::repeat,
+     "three full runs in a row on one 2 x H200 host (93ac6dc): docs/repeatability.md's After"},
+    {"repeatability/nvidia-h200-93ac6dc/runs/20261128T110630Z", RunKind::repeat, "(the second)"},
+    {"repeatability/nvidia-h200-93ac6dc/runs/20261128T110751Z", RunKind::repeat,
+     "(the third: nvidia-h200/20261128T110751Z's parameters and families)"},
     {"repeatability/nvidia-h200-5b0501a/runs/20261125T190952Z", RunKind::repeat,
      "three runs of one H200 in a row: Spread.CommittedRepeatRunsFlagTheLaunchOverhead"},
     {"repeatability/nvidia-h200-5b0501a/runs/20261125T191033Z", RunKind::repeat, "(the second)"},
@@ -73,6 +82,7 @@ struct QuickFullPair {
 inline constexpr QuickFullPair kQuickFullPairs[] = {
     {"nvidia-h100-80gb-hbm3/20261126T014039Z", "nvidia-h100-80gb-hbm3/20261126T013959Z"},
     {"nvidia-h200/20261125T225234Z", "nvidia-h200/20261125T225152Z"},
+    {"nvidia-h200/20261128T110913Z", "nvidia-h200/20261128T110751Z"},
 };
 
 // The folder of a committed run (`dir` under results/). A run that is missing, or lacks the

@@ -154,9 +154,11 @@ const std::vector<Changed> kChanged = {
      "a parameter issue 25 added: the SM pairs every cluster of 2 takes (H100: 66)"},
 };
 
-std::string renamed(const Parameter& p) {
+// A committed name renamed since; a run that writes the new name too is of the new naming (the
+// pageable copies' sustained rate took the old name of their peak).
+std::string renamed(const Parameter& p, const std::set<std::string>& committed) {
   for (const auto& r : kRenames)
-    if (p.name == r.from && p.evidence == r.evidence) return r.to;
+    if (p.name == r.from && p.evidence == r.evidence && !committed.count(r.to)) return r.to;
   return p.name;
 }
 
@@ -216,6 +218,8 @@ TEST(Reanalysis, EveryCommittedRunGivesItsCommittedParameters) {
     SCOPED_TRACE(dir);
     const std::string run = std::filesystem::path(dir).filename().string();
     const std::vector<Parameter> committed = read_parameters(dir + "/parameters.csv");
+    std::set<std::string> committed_names;
+    for (const auto& p : committed) committed_names.insert(p.name);
     ASSERT_FALSE(committed.empty());
     const RunAnalysis now = analyze_run_dir(dir);
     for (const auto& e : now.errors) ADD_FAILURE() << e;
@@ -224,7 +228,7 @@ TEST(Reanalysis, EveryCommittedRunGivesItsCommittedParameters) {
     std::set<std::string> seen;
     const bool quick = std::filesystem::exists(std::filesystem::path(dir) / "not_measured.csv");
     for (const auto& then : committed) {
-      const std::string name = renamed(then);
+      const std::string name = renamed(then, committed_names);
       seen.insert(name);
       // What a quick run leaves out is today's list (docs/parameters.md), grown since.
       if (quick && catalog().not_in_quick.count(name)) continue;
