@@ -62,9 +62,14 @@ do for [ext in "svg png pdf"] {
        trace using "time_s":"mem_clock_mhz" with lines lc rgb gpu_color[3] dt 2 title "memory"
   set ylabel "temp. (C)"
   eval pad_range("temperature_c")
+  # A short panel: at most about four tick labels, or they overlap.
+  span = STATS_max_y - STATS_min_y
+  tstep = span > 20 ? 10 : (span > 8 ? 5 : 2)
+  set ytics tstep
   set format x "%g"
   set xlabel "time since the run started (s)"
   plot trace using "time_s":"temperature_c" with lines lc rgb gpu_color[4] title "GPU"
   unset multiplot
   unset xlabel
+  set ytics autofreq
 }
