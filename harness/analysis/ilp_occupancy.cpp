@@ -96,8 +96,9 @@ namespace {
 // The last point above the one before by more than the timing's noise (3 %): still rising.
 constexpr double kStillRising = 1.03;
 // A ceiling is a fraction of the confirmed peak, whose own uncertainty its rows do not carry:
-// three full runs in a row on one H200 moved dram_load_ceiling_ilp1/2 by 0.5-0.8 %.
-constexpr double kCeilingRunToRun = 0.01;
+// three full runs in a row on one H200 moved dram_load_ceiling_ilp1/2 by 0.5-0.8 % on one host
+// and 2.5-2.7 % on two others (the peak 17.8-18.4 B/clk/SM).
+constexpr double kCeilingRunToRun = 0.015;
 
 // Still rising over the last sweep points means it lacked warps (the SM holds no more); flat
 // means a ceiling of its own at that ILP (issue, register banks), which more warps do not lift.
@@ -125,7 +126,7 @@ Parameter ceiling(std::string (*name)(long ilp), int ilp,
                 rising ? "still rising (needs more warps than the SM holds)"
                        : "flat (a limit of this ILP that more warps do not lift)",
                 double(points.rbegin()->first));
-  p.method = std::string(buf) + "; at least +-1 %, what runs in a row moved the peak";
+  p.method = std::string(buf) + "; at least +-1.5 %, what runs in a row moved the peak";
   p.evidence = "ilp_occupancy.csv";
   analysis::widen_to_at_least(p, kCeilingRunToRun);
   return p;

@@ -369,7 +369,7 @@ void close_end(Segmentation& s) {
 // The latency family's curves, segmented, and what the metadata says.
 struct Curves {
   const std::vector<Observation>* obs = nullptr;
-  double l2_bytes = kNaN, shared_per_sm = kNaN;
+  double l2_bytes = kNaN, shared_per_sm = kNaN, compute_capability = kNaN;
   bool l2_known = false;
   std::optional<Segmentation> g, cg, nc, sh, cn;
   double l2_level = kNaN;  // ld.cg's first plateau: an L2 hit
@@ -386,6 +386,7 @@ Curves segment_probes(const std::vector<Observation>& obs, const Metadata& meta)
   v.obs = &obs;
   v.l2_bytes = meta_number(meta, "l2_bytes");
   v.shared_per_sm = meta_number(meta, "shared_per_sm_bytes");
+  v.compute_capability = meta_number(meta, "compute_capability");
   v.l2_known = std::isfinite(v.l2_bytes) && v.l2_bytes > 0;
   auto segment = [&](const std::string& probe, double min_bytes) -> std::optional<Segmentation> {
     auto curve = latency_curve(obs, probe);
@@ -471,12 +472,14 @@ Inner inner_levels(const Curves& v, const Segmentation& s) {
 }
 
 // The L1 shares one array with shared memory: it holds at most the largest shared memory per
-// SM (the runtime's shared_per_sm_bytes) and what the smallest carve-out keeps for the L1,
-// 28-32 KiB on every NVIDIA part since Volta (CUDA C++ Programming Guide, compute capabilities:
-// 96 + 32 KB on 7.0, 64 + 32 on 7.5, 164 + 28 on 8.0, 100 + 28 on 8.6 and 8.9, 228 + 28 on
-// 9.0); Kepler's 16 KiB and the separate L1 of Maxwell and Pascal, smaller than their shared
-// memory, lie within it.
+// SM (the runtime's shared_per_sm_bytes) and what the smallest carve-out keeps for the L1
+// (CUDA C++ Programming Guide, compute capabilities: 96 + 32 KB on 7.0, 64 + 32 on 7.5; 164 + 28
+// on 8.0, 100 + 28 on 8.6 and 8.9, 228 + 28 on 9.0). Kepler's 16 KiB and the separate L1 of
+// Maxwell and Pascal, smaller than their shared memory, lie within the larger figure, which
+// also serves where the compute capability is unknown.
 constexpr double kL1BeyondShared = 32 * 1024;
+constexpr double kL1BeyondSharedFromAmpere = 28 * 1024;
+constexpr double kAmpere = 8.0;
 // A reading past that bound is cut to it; where the first level itself held on past it, the
 // reading is off and loses this share of its confidence.
 constexpr double kPastBoundLoss = 0.5;
@@ -484,10 +487,13 @@ constexpr double kPastBoundLoss = 0.5;
 // l1_size's interval (and value) cut at what the device's attributes allow.
 void bound_l1(const Curves& v, Parameter& p) {
   if (!(std::isfinite(v.shared_per_sm) && v.shared_per_sm > 0)) return;
-  const double most = v.shared_per_sm + kL1BeyondShared;
+  const double beyond =
+      v.compute_capability >= kAmpere ? kL1BeyondSharedFromAmpere : kL1BeyondShared;
+  const double most = v.shared_per_sm + beyond;
   if (p.high <= most) return;
-  const std::string why = " (interval cut at shared memory per SM + 32 KiB, " +
-                          analysis::kib(most) + ": the unified L1/shared array holds no more)";
+  const std::string why = " (interval cut at shared memory per SM + " + analysis::kib(beyond) +
+                          ", " + analysis::kib(most) +
+                          ": the unified L1/shared array holds no more)";
   p.method += why;
   if (p.value > most && p.low > most) p.confidence *= kPastBoundLoss;
   p.value = std::min(p.value, most);
