@@ -178,6 +178,23 @@ TEST(Spread, CommittedRepeatRunsFlagTheLaunchOverhead) {
   expect_committed_spread("nvidia-h200-5b0501a");
 }
 
+// The three full runs of f32ad6f on another 2 x H200 host: the ceilings and L2 reads, widened,
+// no longer flagged; the host's pageable copies, two energy fits and a 0.26 % busbw are.
+TEST(Spread, CommittedRepeatRunsOfTheWidenedCeilingsFlagFive) {
+  std::vector<std::vector<Parameter>> runs;
+  for (const auto& dir : repeat_set("nvidia-h200-f32ad6f"))
+    runs.push_back(read_parameters(dir + "/parameters.csv"));
+  ASSERT_EQ(runs.size(), 3u);
+  std::set<std::string> flagged;
+  for (const auto& r : spread_of(runs))
+    if (r.exceeds) flagged.insert(r.parameter);
+  EXPECT_EQ(flagged, (std::set<std::string>{param::all_to_all_busbw, param::d2h_bandwidth_pageable,
+                                            param::d2h_bandwidth_pageable_peak,
+                                            param::l2_far_read_energy_per_byte,
+                                            param::tensor_wgmma_tf32_energy}));
+  expect_committed_spread("nvidia-h200-f32ad6f");
+}
+
 // The three full runs of 93ac6dc on one 2 x H200 host, with the intervals widened to what runs
 // in a row move (issue 25): 4 of 230 flagged, the launch overhead no longer among them.
 TEST(Spread, CommittedRepeatRunsOfIssue25FlagFour) {
