@@ -169,9 +169,10 @@ TEST(EnergyFit, NoiseGivesAnIntervalThatHoldsTheTruth) {
       width_quiet += (q->high - q->low) / q->value;
     }
   }
-  // A 90 % interval (p05..p95): most hold the truth, and more noise widens them.
+  // A 90 % interval (p05..p95): most hold the truth, and more noise widens them (past the
+  // +-10 % every fit's interval holds at least: what runs in a row moved).
   EXPECT_GE(held, total * 8 / 10) << held << " of " << total;
-  EXPECT_GT(width_noisy, 2 * width_quiet);
+  EXPECT_GT(width_noisy, 1.5 * width_quiet);
 }
 
 TEST(EnergyFit, ThrottledOrReclockedWindowsAreLeftOut) {

@@ -231,10 +231,10 @@ Parameter plateau_parameter(const Link& l, const std::string& name, const host_l
 }
 
 // Pageable copies run at what the host's CPU and memory give the driver's staging: three full
-// runs in a row on one 2 x H200 host gave D2H 11.4-17.2 GB/s and H2D 7.4-8.7 GB/s, each run's
-// own interval a quarter of that (docs/repeatability.md).
-constexpr double kPageableRunToRun = 0.2;
-const std::string kPageableRunToRunText = "; at least +-20 %, what runs in a row on one host moved";
+// runs in a row on one 2 x H200 host gave D2H 11.4-17.2 GB/s, on others 9.0-14.8 and 9.9-15.0
+// GB/s, each run's own interval a quarter of that (docs/repeatability.md).
+constexpr double kPageableRunToRun = 0.3;
+const std::string kPageableRunToRunText = "; at least +-30 %, what runs in a row on one host moved";
 
 // A pageable copy: the sustained rate under the link's name, its best sizes under its peak's.
 void pageable(const Link& l, const std::vector<Observation>& rows, const Context& c,
