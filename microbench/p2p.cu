@@ -50,15 +50,6 @@ constexpr size_t kChaseStride = 4096;
 constexpr uint64_t kChaseSeed = 31;
 constexpr int kThreads = 512, kBlocksPerSm = 4;
 
-int device_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return n;
-}
-
 // Holds a stream (and every stream that waits on it) until all the copies of a measurement are
 // enqueued, so that they start together whatever the host took to enqueue them. Released on
 // every way out, so that no stream is left blocked.
@@ -119,7 +110,7 @@ struct Gpus {
 class Node {
  public:
   explicit Node(bool quick) {
-    const int n = device_count();
+    const int n = visible_device_count();
     gpus_.resize(size_t(n));
     for (int d = 0; d < n; ++d) setup(gpus_[size_t(d)], d, n);
     bytes_ = slice_bytes(quick);
@@ -286,7 +277,7 @@ class P2pFamily : public ProbeFamily {
     return out;
   }
   bool supported(const DeviceInfo&, std::string* why) const override {
-    const int n = device_count();
+    const int n = visible_device_count();
     if (n >= 2) return true;
     *why = "needs two or more GPUs; this machine has " + std::to_string(n) +
            " (cudaGetDeviceCount), so there is no peer to measure";

@@ -1,6 +1,6 @@
 #pragma once
 // Run directories (results/<gpu-slug>/<run-id>/) and atomic file writes, as the data
-// contract of DESIGN.md section 3 describes them.
+// contract of docs/design.md describes them.
 #include <ctime>
 #include <string>
 #include <utility>
