@@ -127,6 +127,22 @@ std::vector<std::string> repeat_set(const std::string& set) {
   return dirs;
 }
 
+// The spread rows over a committed set's three runs.
+std::vector<SpreadRow> spread_of_set(const std::string& set) {
+  std::vector<std::vector<Parameter>> runs;
+  for (const auto& dir : repeat_set(set)) runs.push_back(read_parameters(dir + "/parameters.csv"));
+  EXPECT_EQ(runs.size(), 3u) << set << ": the three repeat runs of tests/committed_runs.hpp";
+  return spread_of(runs);
+}
+
+// The parameters a committed set flags.
+std::set<std::string> flagged_in(const std::string& set) {
+  std::set<std::string> flagged;
+  for (const auto& r : spread_of_set(set))
+    if (r.exceeds) flagged.insert(r.parameter);
+  return flagged;
+}
+
 // `spread` over a committed set of repeat runs gives its committed spread.csv: the same
 // parameters, counts and flags.
 void expect_committed_spread(const std::string& set) {
@@ -163,11 +179,7 @@ void expect_committed_spread(const std::string& set) {
 // build and machine within minutes): the launch overhead moved between them by more than its
 // interval (29 %; the issue saw 30 % and 8 % between runs); the SM clock did not.
 TEST(Spread, CommittedRepeatRunsFlagTheLaunchOverhead) {
-  std::vector<std::vector<Parameter>> runs;
-  for (const auto& dir : repeat_set("nvidia-h200-5b0501a"))
-    runs.push_back(read_parameters(dir + "/parameters.csv"));
-  ASSERT_EQ(runs.size(), 3u);
-  const std::vector<SpreadRow> rows = spread_of(runs);
+  const std::vector<SpreadRow> rows = spread_of_set("nvidia-h200-5b0501a");
   const SpreadRow* launch = row_of(rows, param::kernel_launch_overhead);
   ASSERT_NE(launch, nullptr);
   EXPECT_TRUE(launch->exceeds);
@@ -181,32 +193,18 @@ TEST(Spread, CommittedRepeatRunsFlagTheLaunchOverhead) {
 // The three full runs of f32ad6f on another 2 x H200 host: the ceilings and L2 reads, widened,
 // no longer flagged; the host's pageable copies, two energy fits and a 0.26 % busbw are.
 TEST(Spread, CommittedRepeatRunsOfTheWidenedCeilingsFlagFive) {
-  std::vector<std::vector<Parameter>> runs;
-  for (const auto& dir : repeat_set("nvidia-h200-f32ad6f"))
-    runs.push_back(read_parameters(dir + "/parameters.csv"));
-  ASSERT_EQ(runs.size(), 3u);
-  std::set<std::string> flagged;
-  for (const auto& r : spread_of(runs))
-    if (r.exceeds) flagged.insert(r.parameter);
-  EXPECT_EQ(flagged, (std::set<std::string>{param::all_to_all_busbw, param::d2h_bandwidth_pageable,
-                                            param::d2h_bandwidth_pageable_peak,
-                                            param::l2_far_read_energy_per_byte,
-                                            param::tensor_wgmma_tf32_energy}));
+  EXPECT_EQ(
+      flagged_in("nvidia-h200-f32ad6f"),
+      (std::set<std::string>{param::all_to_all_busbw, param::d2h_bandwidth_pageable,
+                             param::d2h_bandwidth_pageable_peak, param::l2_far_read_energy_per_byte,
+                             param::tensor_wgmma_tf32_energy}));
   expect_committed_spread("nvidia-h200-f32ad6f");
 }
 
 // The three full runs of 93ac6dc on one 2 x H200 host, with the intervals widened to what runs
 // in a row move (issue 25): 4 of 230 flagged, the launch overhead no longer among them.
 TEST(Spread, CommittedRepeatRunsOfIssue25FlagFour) {
-  std::vector<std::vector<Parameter>> runs;
-  for (const auto& dir : repeat_set("nvidia-h200-93ac6dc"))
-    runs.push_back(read_parameters(dir + "/parameters.csv"));
-  ASSERT_EQ(runs.size(), 3u);
-  const std::vector<SpreadRow> rows = spread_of(runs);
-  std::set<std::string> flagged;
-  for (const auto& r : rows)
-    if (r.exceeds) flagged.insert(r.parameter);
-  EXPECT_EQ(flagged,
+  EXPECT_EQ(flagged_in("nvidia-h200-93ac6dc"),
             (std::set<std::string>{param::d2h_bandwidth_pageable, param::dram_load_ceiling_ilp(1),
                                    param::dram_load_ceiling_ilp(2), param::l2_read_bandwidth}));
   expect_committed_spread("nvidia-h200-93ac6dc");
