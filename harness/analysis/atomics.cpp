@@ -63,7 +63,7 @@ std::string lines_text(const Observation& o) {
 // on the same 32 words) by 13 %, past each run's own interval (docs/repeatability.md).
 constexpr double kGlobalLatencyRunToRun = 0.005;
 constexpr double kGlobalThroughputRunToRun = 0.08;
-const std::string kRunToRunText = ", at least what runs in a row moved (the lines' L2 slices)";
+const std::string kRunToRunWhy = "what runs in a row moved (the lines' L2 slices)";
 
 }  // namespace
 
@@ -102,22 +102,18 @@ std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, cons
                                                           {"lanes", wnt.lanes},
                                                           {"addresses", wnt.addresses}})) {
         out.push_back(analysis::measured(wnt.name, *o, wnt.how + lines_text(*o), evidence));
-        if (space == "global") {
-          analysis::widen_to_at_least(out.back(), kGlobalLatencyRunToRun);
-          out.back().method += kRunToRunText;
-        }
+        if (space == "global")
+          analysis::widen_to_repeat(out.back(), kGlobalLatencyRunToRun, kRunToRunWhy);
       }
-    if (const Observation* o =
-            analysis::find_row(tput, {{"space", space}, {"op", "add"}, {"lanes", "32"}, {"addresses", "32"}}))
+    if (const Observation* o = analysis::find_row(
+            tput, {{"space", space}, {"op", "add"}, {"lanes", "32"}, {"addresses", "32"}})) {
       out.push_back(analysis::measured(
           sp.throughput, *o,
           "atomicAdd, 32 lanes on 32 words per warp, all warps, " +
               std::string(space == "shared" ? "clock64 per SM" : "events, measured SM clock"),
           evidence));
-    if (space == "global" && !out.empty() &&
-        out.back().name == param::atomic_global_throughput_per_sm) {
-      analysis::widen_to_at_least(out.back(), kGlobalThroughputRunToRun);
-      out.back().method += kRunToRunText;
+      if (space == "global")
+        analysis::widen_to_repeat(out.back(), kGlobalThroughputRunToRun, kRunToRunWhy);
     }
   }
   return out;

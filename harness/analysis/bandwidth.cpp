@@ -206,8 +206,7 @@ std::optional<Parameter> l2_read(const std::vector<Observation>& obs) {
   if (!rounds_known) p.confidence = std::min(p.confidence, kNoRoundCap);
   if (auto both = best_of(rows_where(obs, "read", "GB/s", l2_fraction_in(0.5, 0.9))))
     p.method += "; across both partitions (0.5-0.9x L2) " + format_printf("%.0f", both->p50) + " GB/s";
-  p.method += "; at least +-1.5 %, what runs in a row moved it";
-  analysis::widen_to_at_least(p, kL2ReadRunToRun);
+  analysis::widen_to_repeat(p, kL2ReadRunToRun, "what runs in a row moved it");
   return p;
 }
 

@@ -212,8 +212,7 @@ Parameter busbw_parameter(const Sweep& s) {
   if (plateau.peak > top.value * (1 + kPlateauBand))
     p.method += "; higher at " + analysis::bytes_text(plateau.peak_bytes) + ": " +
                 analysis::num(plateau.peak) + " GB/s";
-  p.method += "; at least +-0.5 %, what runs in a row moved it";
-  analysis::widen_to_at_least(p, kBusbwRunToRun);
+  analysis::widen_to_repeat(p, kBusbwRunToRun, "what runs in a row moved it");
   p.evidence = "collectives.csv";
   return p;
 }
@@ -239,18 +238,17 @@ bool latency_parameter(const Sweep& s, Parameter* out) {
   p.low = std::min(low, p.value);
   p.high = std::max(high, p.value);
   p.confidence = std::min(conf * (flat ? 1.0 : kLatencyNotFlatFactor), kLatencyConfidence);
-  analysis::widen_to_at_least(p, kLatencyRunToRun);
-  p.method =
-      "nccl_collective: time of one call at the smallest sizes, median of " +
-      std::to_string(p50.size()) + " sizes from " +
-      analysis::bytes_text(s.rows.front().param("bytes")) + " (" + std::to_string(s.ranks) +
-      " ranks, " + s.mode + "; host clock around " + std::to_string(collectives::kIters) +
-      " calls); interval: their batches' p05..p95" +
-      "; at least +-30 %: runs in a row on one host took 12 or 19 us at 8 B (two modes of the "
-      "host's launch path; nccl-tests 19 us)" +
-      (flat ? ""
-            : "; the times differ by more than " + analysis::num(kLatencyFlatBand * 100) +
-                  " %: not yet size-independent");
+  p.method = "nccl_collective: time of one call at the smallest sizes, median of " +
+             std::to_string(p50.size()) + " sizes from " +
+             analysis::bytes_text(s.rows.front().param("bytes")) + " (" + std::to_string(s.ranks) +
+             " ranks, " + s.mode + "; host clock around " + std::to_string(collectives::kIters) +
+             " calls); interval: their batches' p05..p95" +
+             (flat ? ""
+                   : "; the times differ by more than " + analysis::num(kLatencyFlatBand * 100) +
+                         " %: not yet size-independent");
+  analysis::widen_to_repeat(p, kLatencyRunToRun,
+                            "runs in a row on one host took 12 or 19 us at 8 B (two modes of the "
+                            "host's launch path; nccl-tests 19 us)");
   p.evidence = "collectives.csv";
   *out = p;
   return true;

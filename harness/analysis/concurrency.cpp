@@ -100,10 +100,10 @@ std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs, 
     if (!latency.empty())
       method += "; one launch + stream synchronize, host round trip: " +
                 format_printf("%.1f", latency.front().p50) + " us";
-    method += "; at least +-15 %, what the host's enqueue moved between runs";
     out.push_back({param::kernel_launch_overhead, plain->p50, "us", plain->p05, plain->p95,
                    analysis::spread_confidence(*plain), method, ev});
-    analysis::widen_to_at_least(out.back(), kLaunchRunToRun);
+    analysis::widen_to_repeat(out.back(), kLaunchRunToRun,
+                              "what the host's enqueue moved between runs");
   }
   return out;
 }

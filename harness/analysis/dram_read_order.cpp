@@ -132,15 +132,9 @@ std::vector<Parameter> analyze_dram_read_order(const std::vector<Observation>& o
   const std::string what = "best of " + std::to_string(kernels) + " DRAM read kernels (32x L2): " +
                            dram_read_order::describe(*best);
   std::vector<Parameter> out;
-  Parameter bw{param::dram_read_bandwidth_best,
-               best->p50,
-               "GB/s",
-               best->p05,
-               best->p95,
-               analysis::spread_confidence(*best),
-               what + "; at least +-1 %, what runs in a row moved it",
-               evidence};
-  analysis::widen_to_at_least(bw, kBestRunToRun);
+  Parameter bw{param::dram_read_bandwidth_best,    best->p50, "GB/s",  best->p05, best->p95,
+               analysis::spread_confidence(*best), what,      evidence};
+  analysis::widen_to_repeat(bw, kBestRunToRun, "what runs in a row moved it");
   const std::vector<Observation> peak = analysis::finite_rows(obs, "dram_theoretical", "GB/s");
   if (!peak.empty() && peak.front().value > 0) {
     const double theoretical = peak.front().value;

@@ -249,7 +249,8 @@ std::optional<EnergyFit> fit_energy(const std::vector<Window>& windows, const Ba
   f.confidence = analysis::spread_confidence(f.low_j, f.energy_j, f.high_j);
   f.low_j = std::max(0.0, std::min(f.low_j, f.energy_j * (1 - kFitRunToRun)));
   f.high_j = std::max(f.high_j, f.energy_j * (1 + kFitRunToRun));
-  f.notes += "; interval at least +-10 %, what runs in a row moved the fits";
+  f.notes += "; interval at least +-" + analysis::num(100 * kFitRunToRun) +
+             " %, what runs in a row moved the fits";
   std::vector<double> clocks;
   for (const Window* p : pts.mine) {
     clocks.push_back(p->sm_clock_mhz);

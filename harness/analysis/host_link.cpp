@@ -234,7 +234,7 @@ Parameter plateau_parameter(const Link& l, const std::string& name, const host_l
 // runs in a row on one 2 x H200 host gave D2H 11.4-17.2 GB/s, on others 9.0-14.8 and 9.9-15.0
 // GB/s, each run's own interval a quarter of that (docs/repeatability.md).
 constexpr double kPageableRunToRun = 0.3;
-const std::string kPageableRunToRunText = "; at least +-30 %, what runs in a row on one host moved";
+const std::string kPageableRunToRunWhy = "what runs in a row on one host moved";
 
 // A pageable copy: the sustained rate under the link's name, its best sizes under its peak's.
 void pageable(const Link& l, const std::vector<Observation>& rows, const Context& c,
@@ -252,15 +252,14 @@ void pageable(const Link& l, const std::vector<Observation>& rows, const Context
                          "pinned staging buffers)";
     if (c.memcpy_gbs > 0) method += "; the host's own memcpy of that size: " + analysis::num(c.memcpy_gbs) + " GB/s";
     method += "; best sizes " + analysis::num(peak.value) + " GB/s (" + l.peak + ")" + again;
-    out->push_back({l.name, s.value, "GB/s", s.low, s.high, s.confidence,
-                    method + kPageableRunToRunText, "host_link.csv"});
-    analysis::widen_to_at_least(out->back(), kPageableRunToRun);
+    out->push_back({l.name, s.value, "GB/s", s.low, s.high, s.confidence, method, "host_link.csv"});
+    analysis::widen_to_repeat(out->back(), kPageableRunToRun, kPageableRunToRunWhy);
   }
   out->push_back(plateau_parameter(l, l.peak, peak,
                                    "; the peak plateau of the size sweep, where the host's caches "
                                    "may still hold the source: not the sustained rate" +
-                                       again + kPageableRunToRunText));
-  analysis::widen_to_at_least(out->back(), kPageableRunToRun);
+                                       again));
+  analysis::widen_to_repeat(out->back(), kPageableRunToRun, kPageableRunToRunWhy);
 }
 
 // The chain at one place of the buffer, or at several (other physical pages of the host):

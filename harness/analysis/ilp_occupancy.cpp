@@ -126,9 +126,9 @@ Parameter ceiling(std::string (*name)(long ilp), int ilp,
                 rising ? "still rising (needs more warps than the SM holds)"
                        : "flat (a limit of this ILP that more warps do not lift)",
                 double(points.rbegin()->first));
-  p.method = std::string(buf) + "; at least +-1.5 %, what runs in a row moved the peak";
+  p.method = buf;
   p.evidence = "ilp_occupancy.csv";
-  analysis::widen_to_at_least(p, kCeilingRunToRun);
+  analysis::widen_to_repeat(p, kCeilingRunToRun, "what runs in a row moved the peak");
   return p;
 }
 

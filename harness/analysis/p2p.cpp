@@ -263,14 +263,12 @@ bool mode_parameter(const Mode& m, const std::vector<Observation>& obs, const no
     how = "median over " + std::to_string(v.size()) + (pairs ? " GPU pairs" : " GPUs as the one") +
           " (low/high: the slowest and fastest" + (pairs ? " pair)" : ")") + spread_note(v, pairs ? "pairs" : "GPUs");
   }
-  analysis::widen_to_at_least(*out, kRunToRun);
-  how += "; at least +-" + analysis::num(100 * kRunToRun, 2) +
-         " %, what runs in a row on one host moved";
   bool impossible = false;
   const std::string cap = cap_check(m, rows, n, &impossible);
   if (impossible) out->confidence = std::min(out->confidence, kImpossibleConfidence);
   out->method = label + ": " + how +
                 (m.nvbandwidth_name[0] ? std::string("; nvbandwidth's ") + m.nvbandwidth_name : "") + cap;
+  analysis::widen_to_repeat(*out, kRunToRun, "what runs in a row on one host moved");
   return true;
 }
 

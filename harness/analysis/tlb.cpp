@@ -598,13 +598,13 @@ Parameter miss_latency(const segmentation::Segmentation& seg, const std::optiona
            : "cycles added per access by an L1 TLB miss; no further step up to " + bytes_text(longest);
   if (lv.sweeps > 1)
     what += "; its level the mean of " + std::to_string(lv.sweeps) + " strides' (weighed by their noise)";
+  Parameter p =
+      make_parameter(param::tlb_miss_latency, penalty, "cycles", penalty - kMissInterval * sd,
+                     penalty + kMissInterval * sd, conf * (deep ? 1.0 : kRules.shallow_miss_factor),
+                     (beyond ? aliased_how(*beyond) : how) + "; " + what, ev);
   // The walk's cost is the machine's as much as the GPU's (see kWalkRunToRun).
-  const double half = std::max(kMissInterval * sd, kWalkRunToRun * std::fabs(penalty));
-  return make_parameter(param::tlb_miss_latency, penalty, "cycles", penalty - half, penalty + half,
-                        conf * (deep ? 1.0 : kRules.shallow_miss_factor),
-                        (beyond ? aliased_how(*beyond) : how) + "; " + what +
-                            "; at least +-3 %, what runs in a row and other hosts moved the walk",
-                        ev);
+  analysis::widen_to_repeat(p, kWalkRunToRun, "what runs in a row and other hosts moved the walk");
+  return p;
 }
 
 }  // namespace

@@ -48,6 +48,11 @@ void widen_to_at_least(Parameter& p, double fraction) {
   p.high = std::max(p.high, p.value + d);
 }
 
+void widen_to_repeat(Parameter& p, double fraction, const std::string& why) {
+  widen_to_at_least(p, fraction);
+  p.method += "; at least +-" + num(100 * fraction) + " %, " + why;
+}
+
 std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
                                      const std::string& unit) {
   std::vector<Observation> out;

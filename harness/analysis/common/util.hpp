@@ -46,6 +46,9 @@ Parameter ratio_of(const std::string& name, const Parameter& num, const Paramete
 // Widens p's interval to at least value x (1 -+ fraction): an error the repetitions of one run
 // cannot show (a timing window's fixed cost), of a size repeated runs show (docs/repeatability.md).
 void widen_to_at_least(Parameter& p, double fraction);
+// widen_to_at_least for what runs in a row moved, and the method text says so:
+// "; at least +-<fraction as %> %, <why>".
+void widen_to_repeat(Parameter& p, double fraction, const std::string& why);
 
 // The rows of `probe` in `unit` with a finite value.
 std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
