@@ -148,11 +148,9 @@ std::set<std::string> flagged_in(const std::string& set) {
 void expect_committed_spread(const std::string& set) {
   SCOPED_TRACE(set);
   const fs::path repeat = fs::path(GPUPROBE_SOURCE_DIR) / "results" / "repeatability" / set;
-  std::vector<std::string> dirs = repeat_set(set);
+  const std::vector<std::string> dirs = repeat_set(set);
   ASSERT_EQ(dirs.size(), 3u) << "the three repeat runs of tests/committed_runs.hpp";
-  std::vector<std::vector<Parameter>> runs;
-  for (const auto& dir : dirs) runs.push_back(read_parameters(dir + "/parameters.csv"));
-  const std::vector<SpreadRow> rows = spread_of(runs);
+  const std::vector<SpreadRow> rows = spread_of_set(set);
   const fs::path out = fresh_dir("committed-" + set) / "spread.csv";
   std::vector<std::string> args = dirs;
   args.insert(args.end(), {"--out", out.string()});
