@@ -200,7 +200,8 @@ class Meter {
     CUDA_CHECK(cudaGetDevice(&current));
     CUDA_CHECK(cudaSetDevice(dev));
     *stop_ = 0;
-    if (!companion_) throw std::logic_error("energy windows: a companion was asked for but none given");
+    if (!companion_)
+      throw std::logic_error("energy windows: a companion was asked for but none given");
     companion_(side_for(dev), stop_);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaSetDevice(current));

@@ -25,7 +25,6 @@ namespace gpuprobe::roofline {
 
 constexpr int kThreads = 256;
 constexpr int kSgemmThreads = (kSgemmTile / kSgemmThreadTile) * (kSgemmTile / kSgemmThreadTile);
-constexpr int kTransposeRows = 8;  // a transpose block is kTransposeTile x kTransposeRows threads
 
 __constant__ double c_poly[kPolyDegree + 1];
 
@@ -50,14 +49,12 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll 1
     for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n4; i += stride) {
       const uint4 bu = load<Load::cg, 16>(b + i), cu = load<Load::cg, 16>(c + i);
-      store<Store::wb, 16>(a + i, make_uint4(__float_as_uint(fmaf(s, __uint_as_float(cu.x),
-                                                                  __uint_as_float(bu.x))),
-                                             __float_as_uint(fmaf(s, __uint_as_float(cu.y),
-                                                                  __uint_as_float(bu.y))),
-                                             __float_as_uint(fmaf(s, __uint_as_float(cu.z),
-                                                                  __uint_as_float(bu.z))),
-                                             __float_as_uint(fmaf(s, __uint_as_float(cu.w),
-                                                                  __uint_as_float(bu.w)))));
+      store<Store::wb, 16>(
+          a + i,
+          make_uint4(__float_as_uint(fmaf(s, __uint_as_float(cu.x), __uint_as_float(bu.x))),
+                     __float_as_uint(fmaf(s, __uint_as_float(cu.y), __uint_as_float(bu.y))),
+                     __float_as_uint(fmaf(s, __uint_as_float(cu.z), __uint_as_float(bu.z))),
+                     __float_as_uint(fmaf(s, __uint_as_float(cu.w), __uint_as_float(bu.w)))));
     }
   }
 }
@@ -121,8 +118,8 @@ __global__ void __launch_bounds__(kSgemmThreads)
   float acc[R][R] = {};
 #pragma unroll 1
   for (int k0 = 0; k0 < s; k0 += TK) {
-    const float4 a = *reinterpret_cast<const float4*>(A + size_t(row0 + tid / 2) * s + k0 +
-                                                      (tid % 2) * 4);
+    const float4 a =
+        *reinterpret_cast<const float4*>(A + size_t(row0 + tid / 2) * s + k0 + (tid % 2) * 4);
     as[(tid % 2) * 4 + 0][tid / 2] = a.x;
     as[(tid % 2) * 4 + 1][tid / 2] = a.y;
     as[(tid % 2) * 4 + 2][tid / 2] = a.z;
@@ -221,7 +218,7 @@ class Case {
  public:
   virtual ~Case() = default;
   virtual void launch() = 0;
-  virtual std::string verify() = 0;  // "" when the result is the host's reference
+  virtual std::string verify() = 0;              // "" when the result is the host's reference
   virtual uint64_t blocks() const { return 0; }  // the grid, where the counts depend on it
 };
 
@@ -243,13 +240,12 @@ int grid_for(const void* kernel, int sm_count, int threads) {
 class TriadCase : public Case {
  public:
   TriadCase(uint64_t n, uint32_t passes, uint32_t seed, int sms)
-      : b_(random_buffer<float>(n, seed, sms)), c_(random_buffer<float>(n, seed + 1, sms)),
-        a_(n), passes_(passes), grid_(grid_for(reinterpret_cast<const void*>(&triad), sms, kThreads)) {}
+      : b_(random_buffer<float>(n, seed, sms)), c_(random_buffer<float>(n, seed + 1, sms)), a_(n),
+        passes_(passes), grid_(grid_for(reinterpret_cast<const void*>(&triad), sms, kThreads)) {}
   void launch() override {
-    triad<<<grid_, kThreads>>>(reinterpret_cast<const float4*>(b_.get()),
-                               reinterpret_cast<const float4*>(c_.get()),
-                               reinterpret_cast<float4*>(a_.get()), a_.size() / 4, kTriadScale,
-                               passes_);
+    triad<<<grid_, kThreads>>>(
+        reinterpret_cast<const float4*>(b_.get()), reinterpret_cast<const float4*>(c_.get()),
+        reinterpret_cast<float4*>(a_.get()), a_.size() / 4, kTriadScale, passes_);
   }
   std::string verify() override {
     const auto b = to_host(b_), c = to_host(c_), a = to_host(a_);
@@ -305,7 +301,8 @@ class StencilCase : public Case {
         for (size_t x = 1; x + 1 < n; ++x) {
           const size_t i = z * p + y * n + x;
           double s = 0, mag = std::fabs(in[i]);
-          for (size_t j : {i - 1, i + 1, i - n, i + n, i - p, i + p}) s += in[j], mag += std::fabs(in[j]);
+          for (size_t j : {i - 1, i + 1, i - n, i + n, i - p, i + p})
+            s += in[j], mag += std::fabs(in[j]);
           want[i] = kStencilC0 * double(in[i]) + kStencilC1 * s;
           bound[i] = kFloatTol * mag;
         }
@@ -379,7 +376,8 @@ class TransposeCase : public Case {
   TransposeCase(uint64_t n, uint32_t seed, int sms)
       : n_(static_cast<int>(n)), in_(random_buffer<float>(n * n, seed, sms)), out_(n * n) {}
   void launch() override {
-    const dim3 grid(n_ / kTransposeTile, n_ / kTransposeTile), block(kTransposeTile, kTransposeRows);
+    const dim3 grid(n_ / kTransposeTile, n_ / kTransposeTile),
+        block(kTransposeTile, kTransposeRows);
     transpose<<<grid, block>>>(in_.get(), out_.get(), n_);
   }
   std::string verify() override {
@@ -478,8 +476,8 @@ class RooflineRun {
       CUDA_CHECK_LAUNCH();
       const std::string wrong = small->verify();
       if (!wrong.empty())
-        return ctx_.invalid(k, "wrong result on random input (seed " + std::to_string(seed_) +
-                                   "): " + wrong);
+        return ctx_.invalid(
+            k, "wrong result on random input (seed " + std::to_string(seed_) + "): " + wrong);
     }
     const auto big = make_case(k, sizes_, seed_ + 1, dev_.sm_count);
     measure(k, *big, counts_of(k, sizes_, dev_.sm_count, big->blocks()));
@@ -529,8 +527,15 @@ class RooflineRun {
 
   void row(const std::string& k, const char* metric, const std::string& item, double v,
            const std::string& unit, int reps, double half) {
-    ctx_.record(Observation{"", k, {{kMetricColumn, metric}, {kItemColumn, item}}, v, unit,
-                            v - half, v, v + half, reps});
+    ctx_.record(Observation{"",
+                            k,
+                            {{kMetricColumn, metric}, {kItemColumn, item}},
+                            v,
+                            unit,
+                            v - half,
+                            v,
+                            v + half,
+                            reps});
   }
 
   RunContext& ctx_;

@@ -62,8 +62,8 @@ constexpr const char* kTransposeShared = "transpose_shared";
 constexpr const char* kHistogram = "histogram";
 
 inline const std::vector<std::string>& kernels() {
-  static const std::vector<std::string> v = {kTriadDram, kTriadL2,  kDot,
-                                             kStencil7,  kSgemm,    kFp64Poly,
+  static const std::vector<std::string> v = {kTriadDram,  kTriadL2,         kDot,
+                                             kStencil7,   kSgemm,           kFp64Poly,
                                              kTensorGemm, kTransposeShared, kHistogram};
   return v;
 }
@@ -75,12 +75,14 @@ inline const std::vector<std::string>& kernels() {
 constexpr double kDramFootprintL2 = 4.0;
 constexpr double kL2Fraction = 0.25;
 constexpr uint32_t kL2Passes = 32;
-constexpr int kSgemmTile = 128, kSgemmTileK = 8, kSgemmThreadTile = 8;  // C tile, K step, per thread
-constexpr int kPolyDegree = 512;        // DFMAs per element: well past the FP64/DRAM ridge
-constexpr int kPolyPerThread = 16;      // elements per thread per SM-full grid
-constexpr int kTransposeTile = 32;      // shared tile side (rows padded by one word)
+constexpr int kSgemmTile = 128, kSgemmTileK = 8,
+              kSgemmThreadTile = 8;  // C tile, K step, per thread
+constexpr int kPolyDegree = 512;     // DFMAs per element: well past the FP64/DRAM ridge
+constexpr int kPolyPerThread = 16;   // elements per thread per SM-full grid
+constexpr int kTransposeTile = 32;   // shared tile side (rows padded by one word)
+constexpr int kTransposeRows = 8;    // a block: kTransposeTile x kTransposeRows threads
 constexpr uint32_t kHistogramBins = 4096;
-constexpr int kTensorTrips = 64;        // the held-out GEMM's trips per launch
+constexpr int kTensorTrips = 64;  // the held-out GEMM's trips per launch
 
 struct Sizes {
   uint64_t triad_dram = 0;  // floats per array
