@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -74,6 +75,25 @@ TEST(Spread, ParametersTheCatalogDoesNotCompareAreNotFlagged) {
   EXPECT_GT(rows.front().relative_spread, 0.2);
 }
 
+// Two runs that each exclude the other's value pass the interval rule (their range is within
+// one interval) and fail the strict one; a value with no width that moves fails both.
+TEST(Spread, StrictRuleWantsEveryValueInsideEveryOtherInterval) {
+  const auto apart = spread_of({{param("x", 10.0, 0.5)}, {param("x", 10.8, 0.5)}});
+  EXPECT_FALSE(apart.front().exceeds);
+  EXPECT_TRUE(apart.front().strict_excludes);
+  const auto inside =
+      spread_of({{param("x", 10.0, 0.5)}, {param("x", 10.2, 0.5)}, {param("x", 10.4, 0.5)}});
+  EXPECT_FALSE(inside.front().strict_excludes);
+  const auto points = spread_of({{param("x", 207.6, 0)}, {param("x", 210.6, 0)}});
+  EXPECT_TRUE(points.front().exceeds);
+  EXPECT_TRUE(points.front().strict_excludes);
+  const auto last_digits = spread_of({{param("x", 4.0558, 0)}, {param("x", 4.05581, 0)}});
+  EXPECT_FALSE(last_digits.front().strict_excludes);
+  const auto not_compared =
+      spread_of({{param(param::suite_wall_time, 40, 0)}, {param(param::suite_wall_time, 49, 0)}});
+  EXPECT_FALSE(not_compared.front().strict_excludes);
+}
+
 TEST(Spread, NonFiniteValuesAreNotCounted) {
   const auto rows = spread_of({{param("x", 1, 0.1)}, {param("x", std::nan(""), 0.1)}, {param("x", 1.05, 0.1)}});
   EXPECT_EQ(rows.front().n, 2);
@@ -87,9 +107,12 @@ fs::path fresh_dir(const std::string& name) {
   return p;
 }
 
-void write_run(const fs::path& dir, const std::string& gpu, const std::vector<Parameter>& ps) {
+void write_run(const fs::path& dir, const std::string& gpu, const std::vector<Parameter>& ps,
+               const std::string& uuid = "") {
   fs::create_directories(dir);
-  std::ofstream(dir / "parameters.csv") << format_parameters({{"gpu", gpu}, {"gpuprobe_version", "v1"}}, ps);
+  Metadata meta = {{"gpu", gpu}, {"gpuprobe_version", "v1"}};
+  if (!uuid.empty()) meta.emplace_back("gpu_uuid", uuid);
+  std::ofstream(dir / "parameters.csv") << format_parameters(meta, ps);
 }
 
 TEST(Spread, SubcommandWritesSpreadCsvBesideTheRuns) {
@@ -98,8 +121,9 @@ TEST(Spread, SubcommandWritesSpreadCsvBesideTheRuns) {
   write_run(root / "20260101T000100Z", "GPU A", {param(param::l1_hit_latency, 34, 0.1)});
   ASSERT_EQ(spread_main({(root / "20260101T000000Z").string(), (root / "20260101T000100Z").string()}), 0);
   const CsvTable t = read_csv((root / "spread.csv").string());
-  ASSERT_EQ(t.header.size(), 9u);
-  EXPECT_EQ(t.header.back(), "spread_exceeds_interval");
+  ASSERT_EQ(t.header.size(), 10u);
+  EXPECT_EQ(t.header[8], "spread_exceeds_interval");
+  EXPECT_EQ(t.header.back(), "strict_excludes");
   ASSERT_EQ(t.rows.size(), 1u);
   EXPECT_EQ(t.rows[0][0], param::l1_hit_latency);
   EXPECT_EQ(t.rows[0][2], "2");
@@ -115,8 +139,79 @@ TEST(Spread, SubcommandRefusesWhatIsNoRepeat) {
   EXPECT_THROW(spread_main({(root / "a").string(), (root / "a").string(), "--bogus"}), UsageError);
   EXPECT_THROW(spread_main({(root / "a").string(), (root / "b").string()}), std::runtime_error);
   EXPECT_THROW(spread_main({(root / "a").string(), (root / "missing").string()}), std::runtime_error);
+  // The same run twice, however spelled, is no repeat.
+  EXPECT_THROW(spread_main({(root / "a").string(), (root / "a").string()}), UsageError);
+  EXPECT_THROW(spread_main({(root / "a").string(), (root / "a" / "").string()}), UsageError);
+  EXPECT_THROW(spread_main({"--fit", (root / "a").string(), "--check", (root / "a").string(),
+                            (root / "b").string()}),
+               UsageError);
+  EXPECT_THROW(spread_main({"--fit", (root / "a").string()}), UsageError);  // no check set
   EXPECT_FALSE(fs::exists(root / "spread.csv"));
   EXPECT_EQ(spread_main({"--help"}), 0);
+}
+
+// Runs of two cards (their headers say which): each card's runs scored on their own beside all of
+// them; a run that records no card is counted across cards only.
+TEST(Spread, RunsOfSeveralCardsAreScoredWithinAndAcrossCards) {
+  const fs::path root = fresh_dir("cards");
+  const std::string one = "GPU-11111111-0000-0000-0000-000000000000",
+                    two = "GPU-22222222-0000-0000-0000-000000000000";
+  write_run(root / "r1", "GPU A", {param("x", 280, 0.5)}, one);
+  write_run(root / "r2", "GPU A", {param("x", 280.2, 0.5)}, one);
+  write_run(root / "r3", "GPU A", {param("x", 283.5, 0.5)}, two);
+  write_run(root / "r4", "GPU A", {param("x", 283.6, 0.5)}, two);
+  write_run(root / "r5", "GPU A", {param("x", 281, 0.5)});
+  const fs::path out = root / "spread.csv";
+  std::vector<std::string> dirs;
+  for (const char* r : {"r1", "r2", "r3", "r4", "r5"}) dirs.push_back((root / r).string());
+  dirs.insert(dirs.end(), {"--out", out.string(), "--markdown", (root / "spread.md").string()});
+  ASSERT_EQ(spread_main(dirs), 0);
+  const CsvTable t = read_csv(out.string());
+  ASSERT_EQ(t.rows.size(), 1u);
+  const auto& row = t.rows[0];
+  EXPECT_EQ(row[size_t(t.require("n"))], "5");
+  EXPECT_EQ(row[size_t(t.require("spread_exceeds_interval"))], "1");  // across the cards
+  EXPECT_EQ(row[size_t(t.require("strict_excludes"))], "1");
+  EXPECT_EQ(row[size_t(t.require("n_card1"))], "2");
+  EXPECT_EQ(row[size_t(t.require("spread_exceeds_interval_card1"))], "0");
+  EXPECT_EQ(row[size_t(t.require("strict_excludes_card1"))], "0");
+  EXPECT_EQ(row[size_t(t.require("n_card2"))], "2");
+  EXPECT_EQ(row[size_t(t.require("strict_excludes_card2"))], "0");
+  EXPECT_EQ(t.meta_value("card1"), one + ": r1 r2");
+  EXPECT_EQ(t.meta_value("card2"), two + ": r3 r4");
+  std::ifstream md(root / "spread.md");
+  const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("| card1 | " + one + " | 2 | 1 | 0 | 0 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| across the cards | 2 cards | 5 | 1 | 1 | 1 |"), std::string::npos) << text;
+}
+
+// Runs made before the header named the card: --fit and --check say which runs are one card,
+// and the output says that the user, not the runs, said so. Two sets naming one card are refused.
+TEST(Spread, FitAndCheckSetsAreCardsByTheUsersWord) {
+  const fs::path root = fresh_dir("fit-check");
+  write_run(root / "f1", "GPU A", {param("x", 280, 0.5), param("y", 10, 0.5)});
+  write_run(root / "f2", "GPU A", {param("x", 280.1, 0.5), param("y", 10.8, 0.5)});
+  write_run(root / "c1", "GPU A", {param("x", 283.5, 0.5), param("y", 10.1, 0.5)});
+  write_run(root / "c2", "GPU A", {param("x", 283.6, 0.5), param("y", 10.2, 0.5)});
+  const fs::path out = root / "spread.csv";
+  ASSERT_EQ(spread_main({"--fit", (root / "f1").string(), (root / "f2").string(), "--check",
+                         (root / "c1").string(), (root / "c2").string(), "--out", out.string()}),
+            0);
+  const CsvTable t = read_csv(out.string());
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0][size_t(t.require("strict_excludes_check"))], "0");
+  EXPECT_EQ(t.rows[0][size_t(t.require("strict_excludes"))], "1");
+  EXPECT_EQ(t.rows[1][size_t(t.require("strict_excludes_fit"))],
+            "1");  // y: 10 against [10.3, 11.3]
+  EXPECT_EQ(t.rows[1][size_t(t.require("spread_exceeds_interval_fit"))], "0");
+  EXPECT_EQ(t.meta_value("check"), "not recorded (taken as one card: --check says so): c1 c2");
+  const std::string same = "GPU-33333333-0000-0000-0000-000000000000";
+  write_run(root / "u1", "GPU A", {param("x", 280, 0.5)}, same);
+  write_run(root / "u2", "GPU A", {param("x", 280, 0.5)}, same);
+  write_run(root / "u3", "GPU A", {param("x", 280, 0.5)}, same);
+  EXPECT_THROW(spread_main({"--fit", (root / "u1").string(), "--check", (root / "u2").string(),
+                            (root / "u3").string(), "--out", out.string()}),
+               std::runtime_error);
 }
 
 // The repeat runs of tests/committed_runs.hpp under one results/repeatability/<set>/ folder.

@@ -52,6 +52,11 @@ struct Nvml::Impl {
   nvmlReturn_t (*total_energy)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*power_usage)(nvmlDevice_t, unsigned*) = nullptr;
   LinkApi links;  // the node's links: loaded by load_link_api, below
+  // The board's identity (card()): each writes a NUL-terminated string into (buffer, length).
+  using TextFn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned);
+  TextFn uuid = nullptr, serial = nullptr, vbios = nullptr, board_part = nullptr;
+  const char* (*error_string)(nvmlReturn_t) = nullptr;
+  std::string text(TextFn fn, const char* name) const;
 
   template <class F>
   bool load(F& fn, const char* name) {
@@ -86,6 +91,11 @@ Nvml::Nvml(const std::string& pci_bus_id) : impl_(new Impl) {
   m.load(m.p2p_status, "nvmlDeviceGetP2PStatus");
   m.load(m.total_energy, "nvmlDeviceGetTotalEnergyConsumption");
   m.load(m.power_usage, "nvmlDeviceGetPowerUsage");
+  m.load(m.uuid, "nvmlDeviceGetUUID");
+  m.load(m.serial, "nvmlDeviceGetSerial");
+  m.load(m.vbios, "nvmlDeviceGetVbiosVersion");
+  m.load(m.board_part, "nvmlDeviceGetBoardPartNumber");
+  m.load(m.error_string, "nvmlErrorString");
   load_link_api(m.lib, m.links);
   if (init() != 0) {
     m.why = "nvmlInit failed";
@@ -143,6 +153,30 @@ NvmlReading Nvml::read() const {
     if (m.driver(buf, sizeof buf) == 0) r.driver = buf;
   }
   return r;
+}
+
+// One identity string, or why NVML does not give it.
+std::string Nvml::Impl::text(TextFn fn, const char* name) const {
+  if (!dev) return card_unknown(why);
+  if (!fn) return card_unknown(std::string("libnvidia-ml lacks ") + name);
+  char buf[128] = {};  // above NVML's largest (the 96-byte UUID)
+  const nvmlReturn_t rc = fn(dev, buf, sizeof buf);
+  if (rc != 0) {
+    const char* e = error_string ? error_string(rc) : nullptr;
+    return card_unknown(std::string(name) + ": " + (e ? e : "NVML error " + std::to_string(rc)));
+  }
+  buf[sizeof buf - 1] = 0;
+  return buf[0] ? std::string(buf) : card_unknown(std::string(name) + ": empty");
+}
+
+CardIdentity Nvml::card() const {
+  const Impl& m = *impl_;
+  CardIdentity c;
+  c.uuid = m.text(m.uuid, "nvmlDeviceGetUUID");
+  c.serial = m.text(m.serial, "nvmlDeviceGetSerial");
+  c.vbios = m.text(m.vbios, "nvmlDeviceGetVbiosVersion");
+  c.board_part = m.text(m.board_part, "nvmlDeviceGetBoardPartNumber");
+  return c;
 }
 
 // ---- The node's links ----

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/card.hpp"
 #include "base/node.hpp"
 #include "base/operating_point.hpp"  // throttle_reason_text, OperatingSample
 
@@ -29,6 +30,9 @@ class Nvml {
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;
   NvmlReading read() const;
+  // The board's UUID, serial, VBIOS and part number; each one NVML does not give reads
+  // "unknown (<NVML's error string>)" (cuda_uuid is left for the caller).
+  CardIdentity card() const;
   // How this GPU reaches the one at `other_pci_bus_id`: "nvlink", or the PCIe path as
   // nvidia-smi topo names it (PIX, PXB, PHB, NODE, SYS), or "unknown" with NVML absent.
   std::string link_to(const std::string& other_pci_bus_id) const;

@@ -226,7 +226,14 @@ std::string default_reference() {
   return found.empty() ? "results/reference/documented_figures.csv" : found;
 }
 
-Metadata device_metadata(const DeviceInfo& d, const NvmlReading& nv) {
+// The CUDA runtime's UUID of the device: NVML's read another way, a cross-check of gpu_uuid.
+std::string cuda_uuid(int ordinal) {
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+  return format_gpu_uuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes));
+}
+
+Metadata device_metadata(const DeviceInfo& d, const NvmlReading& nv, CardIdentity card) {
   Metadata m = {
       {"gpu", d.name},
       {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
@@ -243,6 +250,9 @@ Metadata device_metadata(const DeviceInfo& d, const NvmlReading& nv) {
       {"nominal_sm_clock_mhz", fixed(d.nominal_sm_clock_khz / 1e3, 0) + " (attribute; not used)"},
       {"ecc", nv.ecc_current >= 0 ? (nv.ecc_current ? "on" : "off") : (d.ecc ? "on" : "off")},
   };
+  card.cuda_uuid = cuda_uuid(d.ordinal);
+  for (auto& kv : card_metadata(card))
+    m.push_back(std::move(kv));  // which card, not only which model
   if (nv.available) {
     m.emplace_back("power_limit_w", fixed(nv.power_limit_w, 0));
     m.emplace_back("nvml_max_sm_clock_mhz", std::to_string(nv.max_sm_clock_mhz));
@@ -288,7 +298,8 @@ int print_info(const Options& opt) {
   Nvml nvml(d.pci_bus_id);
   ClockReading clk = measure_sm_clock(d);
   NvmlReading nv = nvml.read();
-  for (const auto& [k, v] : device_metadata(d, nv)) std::cout << k << ": " << v << "\n";
+  for (const auto& [k, v] : device_metadata(d, nv, nvml.card()))
+    std::cout << k << ": " << v << "\n";
   std::cout << "sm_clock_measured_mhz: " << fixed(clk.mhz, 1) << " (clock64 vs %globaltimer, "
             << fixed(clk.window_ms, 1) << " ms window, SMs " << fixed(clk.min_mhz, 1) << ".."
             << fixed(clk.max_mhz, 1) << ")\n";
@@ -616,7 +627,7 @@ int run_suite(const Options& opt, int argc, char** argv) {
   std::fprintf(stderr, "gpuprobe: %s, %d SMs, SM clock %.0f MHz measured; writing %s\n",
                dev.name.c_str(), dev.sm_count, clk0.mhz, dir.c_str());
 
-  Metadata base = device_metadata(dev, nv0);
+  Metadata base = device_metadata(dev, nv0, nvml.card());
   base.emplace_back("gpuprobe_version", gpuprobe_version());
   base.emplace_back("command_line", command_line(argc, argv));
   base.emplace_back("run_id", rid);
