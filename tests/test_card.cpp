@@ -42,6 +42,20 @@ TEST(Card, RunsThatNameNoCardAreUnrecorded) {
   EXPECT_EQ(card_short(kUnrecordedCard), kUnrecordedCard);
 }
 
+TEST(Card, ReportHeaderSentenceNamesTheCardOrWhyNot) {
+  EXPECT_EQ(card_text({{"gpu_uuid", "GPU-ab"},
+                       {"gpu_serial", "165"},
+                       {"vbios_version", "96.00"},
+                       {"board_part_number", "692-2G520"}}),
+            "Card: `GPU-ab` (serial 165, VBIOS 96.00, board part 692-2G520).");
+  EXPECT_EQ(card_text({{"gpu_uuid", "GPU-ab"}}), "Card: `GPU-ab`.");
+  EXPECT_EQ(card_text({{"gpu", "NVIDIA H100 80GB HBM3"}}),
+            "Card: not recorded (this run was made before runs named their card).");
+  EXPECT_EQ(
+      card_text({{"gpu_uuid", "unknown (nvmlDeviceGetUUID: Not Supported)"}}),
+      "Card: not identified (NVML gave no UUID: unknown (nvmlDeviceGetUUID: Not Supported)).");
+}
+
 TEST(Card, CudaUuidIsSpelledAsNvmlSpellsIt) {
   const unsigned char b[16] = {0x1a, 0x2b, 0x3c, 0x4d, 0x00, 0x01, 0xff, 0x10,
                                0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99};

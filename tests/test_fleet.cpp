@@ -120,6 +120,25 @@ TEST(Fleet, CommandWritesCsvAndReport) {
   fs::remove_all(dir);
 }
 
+// Each run is named by its card; runs of one card are said to weigh as several, and runs that
+// record no card are said to be of no known card.
+TEST(Fleet, NamesEachRunsCard) {
+  std::vector<FleetMember> members(4);
+  members[0].card = members[1].card = "GPU-11111111-0000-0000-0000-000000000000";
+  members[2].card = "GPU-22222222-0000-0000-0000-000000000000";
+  const std::string text = fleet_cards_text(members);
+  EXPECT_NE(
+      text.find("Cards: 2 named by their runs: GPU-11111111-0000-0000-0000-000000000000 (2 runs), "
+                "GPU-22222222-0000-0000-0000-000000000000 (1 run); 1 run records no card"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("several runs of one card"), std::string::npos) << text;
+  members[1].card = kUnrecordedCard;
+  EXPECT_EQ(fleet_cards_text(members).find("several runs of one card"), std::string::npos);
+  const std::string csv = format_fleet_csv(members, {}, kOutlierRobustZ, kMinOutlierDeviation);
+  EXPECT_NE(csv.find("run,gpu,card,pci_bus_id,parameter"), std::string::npos) << csv;
+}
+
 TEST(Fleet, BadInput) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(fleet_main({"a", "b"}), 2);                               // fewer than three runs

@@ -297,6 +297,7 @@ TEST_F(ReportTest, OlderRunWithoutParametersOrVersionStillReports) {
   std::string md = report_md(dir);
   EXPECT_NE(md.find("parameters.csv: missing (an older or interrupted run)"), std::string::npos) << md;
   EXPECT_NE(md.find("no '# gpuprobe_version=' metadata"), std::string::npos);
+  EXPECT_NE(md.find("Card: not recorded"), std::string::npos);
   EXPECT_NE(md.find("# gpuprobe report: NVIDIA H100 80GB HBM3"), std::string::npos);
 }
 

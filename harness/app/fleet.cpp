@@ -68,6 +68,7 @@ FleetMember load_fleet_member(const std::string& run_dir, std::vector<std::strin
     if (k == "pci_bus_id") m.pci_bus_id = v;
     if (k == "hostname") m.host = v;
   }
+  m.card = card_key(meta);
   return m;
 }
 
@@ -82,20 +83,44 @@ std::string num(double v) {
 
 }  // namespace
 
+std::string fleet_cards_text(const std::vector<FleetMember>& members) {
+  std::map<std::string, int> runs_of;
+  int unrecorded = 0;
+  for (const auto& m : members) (m.card == kUnrecordedCard ? unrecorded : runs_of[m.card]) += 1;
+  std::string md = "Cards: " + std::to_string(runs_of.size()) + " named by their runs";
+  const char* sep = ": ";
+  for (const auto& [card, n] : runs_of) {
+    md += sep + card + " (" + std::to_string(n) + (n == 1 ? " run)" : " runs)");
+    sep = ", ";
+  }
+  if (unrecorded > 0)
+    md +=
+        "; " + std::to_string(unrecorded) + (unrecorded == 1 ? " run records" : " runs record") +
+        " no card (made before runs named it): each may be any card, and none is taken for another's";
+  md += ".\n";
+  for (const auto& [card, n] : runs_of)
+    if (n > 1) {
+      md += "Warning: several runs of one card weigh in the fleet median as that many cards.\n";
+      break;
+    }
+  return md + "\n";
+}
+
 std::string format_fleet_csv(const std::vector<FleetMember>& members, const std::vector<FleetCell>& cells,
                              double robust_z, double min_deviation) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : cells) {
     const FleetMember& m = members[c.member];
-    rows.push_back({m.label, m.gpu, m.pci_bus_id, c.parameter, num(c.value), c.unit, num(c.median), num(c.mad),
-                    num(c.robust_z), num(c.deviation), c.outlier ? "1" : "0"});
+    rows.push_back({m.label, m.gpu, m.card, m.pci_bus_id, c.parameter, num(c.value), c.unit,
+                    num(c.median), num(c.mad), num(c.robust_z), num(c.deviation),
+                    c.outlier ? "1" : "0"});
   }
   Metadata meta = {{"gpuprobe_fleet", std::to_string(members.size()) + " runs"},
                    {"outlier_rule", "|robust z| > " + num(robust_z) + " and |deviation| > " +
                                         num(min_deviation) + "; robust z = (x - median) / (1.4826 MAD)"}};
   return format_csv(meta,
-                    {"run", "gpu", "pci_bus_id", "parameter", "value", "unit", "fleet_median", "fleet_mad",
-                     "robust_z", "deviation", "outlier"},
+                    {"run", "gpu", "card", "pci_bus_id", "parameter", "value", "unit",
+                     "fleet_median", "fleet_mad", "robust_z", "deviation", "outlier"},
                     rows);
 }
 
@@ -112,17 +137,22 @@ std::string format_fleet_markdown(const std::vector<FleetMember>& members, const
     for (const auto& [g, n] : models) list += (list.empty() ? "" : "; ") + g + ": " + std::to_string(n);
     md += "Warning: the fleet mixes GPU models (" + list + "): a model in the minority shows as outliers.\n\n";
   }
+  md += fleet_cards_text(members);
   std::map<size_t, std::vector<const FleetCell*>> flagged;
   for (const auto& c : cells)
     if (c.outlier) flagged[c.member].push_back(&c);
   if (flagged.empty()) {
     md += "No outliers.\n";
   } else {
-    md += "| run | gpu | parameter | value | fleet median | deviation | robust z |\n| --- | --- | --- | --- | --- | --- | --- |\n";
+    md +=
+        "| run | card | gpu | parameter | value | fleet median | deviation | robust z |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
     for (const auto& [m, list] : flagged)
       for (const FleetCell* c : list)
-        md += "| " + members[m].label + " | " + members[m].gpu + " | " + c->parameter + " | " + num(c->value) + " " +
-              c->unit + " | " + num(c->median) + " | " + num(100 * c->deviation) + " % | " + num(c->robust_z) + " |\n";
+        md += "| " + members[m].label + " | " + card_short(members[m].card) + " | " +
+              members[m].gpu + " | " + c->parameter + " | " + num(c->value) + " " + c->unit +
+              " | " + num(c->median) + " | " + num(100 * c->deviation) + " % | " +
+              num(c->robust_z) + " |\n";
   }
   md += "\n" + std::to_string(flagged.size()) + " of " + std::to_string(members.size()) + " runs have outliers.\n";
   return md;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/card.hpp"
 #include "base/observation.hpp"
 
 namespace gpuprobe {
@@ -22,6 +23,7 @@ constexpr double kMadToSigma = 1.4826;         // MAD of a normal distribution, 
 struct FleetMember {
   std::string label;  // the run directory
   std::string gpu, pci_bus_id, host;
+  std::string card = kUnrecordedCard;  // card_key() of its header (base/card.hpp)
   std::vector<Parameter> params;
 };
 
@@ -33,6 +35,10 @@ struct FleetCell {
   double deviation = 0;  // (value - median) / |median|
   bool outlier = false;
 };
+
+// Which cards the fleet's runs are of (runs of one card are one card's evidence), as a markdown
+// paragraph: each card by its UUID with its run count, and the runs that record no card.
+std::string fleet_cards_text(const std::vector<FleetMember>& members);
 
 // Every parameter that at least kMinFleetSize members measured, per member.
 std::vector<FleetCell> fleet_deviations(const std::vector<FleetMember>& members,

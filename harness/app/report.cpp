@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "base/card.hpp"
 #include "base/catalog.hpp"
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
@@ -239,6 +240,7 @@ std::string report_intro(const RunData& run) {
         (version.empty() ? "unknown" : version) + "), reported by gpuprobe " + gpuprobe_version() +
         " from its CSV files. Methods in full: [methods.md](methods.md). Documented figures: "
         "(xR) is measured / documented, [N] their source. Metadata at the end.\n\n";
+  md += card_text(run.meta) + "\n\n";  // which card, not only which model
   const std::string status = run.meta_value("run_status");
   if (status == "running" || status == "interrupted")
     md += "**Incomplete run** (run_status=" + status +

@@ -398,9 +398,10 @@ int spread_main(const std::vector<std::string>& args) {
       a.out.c_str(), s.across_rows.size(), s.runs.size(), s.across.exceeds, s.across.strict);
   for (size_t k = 0; k < s.sets.size(); ++k)
     if (s.several || s.sets[k].card.rfind("not recorded", 0) == 0)
-      std::printf("  %s, card %s: %zu runs, %d and %d\n", s.sets[k].label.c_str(),
-                  s.sets[k].card.c_str(), s.sets[k].runs.size(), s.per_set[k].exceeds,
-                  s.per_set[k].strict);
+      std::printf(
+          "  %s, card %s: %zu runs, %d flagged by the interval rule, %d by the strict rule\n",
+          s.sets[k].label.c_str(), s.sets[k].card.c_str(), s.sets[k].runs.size(),
+          s.per_set[k].exceeds, s.per_set[k].strict);
   for (const auto& r : rejected) std::fprintf(stderr, "gpuprobe spread: %s\n", r.c_str());
   return checked_stdout("gpuprobe spread", rejected.empty() ? 0 : 1);
 }

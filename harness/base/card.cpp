@@ -30,6 +30,26 @@ std::string card_key(const Metadata& meta) {
   return kUnrecordedCard;
 }
 
+std::string card_text(const Metadata& meta) {
+  const std::string key = card_key(meta);
+  if (key == kUnrecordedCard) {
+    for (const auto& [k, v] : meta)
+      if (k == "gpu_uuid") return "Card: not identified (NVML gave no UUID: " + v + ").";
+    return "Card: not recorded (this run was made before runs named their card).";
+  }
+  std::string text = "Card: `" + key + "`";
+  const char* sep = " (";
+  const std::pair<const char*, const char*> details[] = {
+      {"gpu_serial", "serial"}, {"vbios_version", "VBIOS"}, {"board_part_number", "board part"}};
+  for (const auto& [key_name, said] : details)
+    for (const auto& [k, v] : meta)
+      if (k == key_name) {
+        text += sep + std::string(said) + " " + v;
+        sep = ", ";
+      }
+  return text + (sep[0] == ',' ? ")." : ".");
+}
+
 std::string card_short(const std::string& key) {
   const size_t dash = key.find('-', 4);  // after "GPU-"
   return key.rfind("GPU-", 0) == 0 && dash != std::string::npos ? key.substr(0, dash) : key;

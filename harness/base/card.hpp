@@ -29,6 +29,10 @@ std::string format_gpu_uuid(const unsigned char bytes[16]);
 constexpr const char* kUnrecordedCard = "unrecorded";
 std::string card_key(const Metadata& meta);
 
+// One sentence for a report's header: "Card: `GPU-...` (serial ..., VBIOS ..., board part ...)."
+// or why the run names no card.
+std::string card_text(const Metadata& meta);
+
 // A card key shortened for tables: the first block of the UUID ("GPU-1a2b3c4d"), or the key.
 std::string card_short(const std::string& key);
 
