@@ -1,5 +1,7 @@
 #include "app/roofline.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -106,6 +108,142 @@ std::string roofline_table_markdown(const std::vector<std::string>& labels,
 
 namespace {
 
+// The figures' x range (flops per byte) and the arch line's samples over it.
+constexpr double kMinIntensity = 1.0 / 16, kMaxIntensity = 1e4;
+constexpr int kCurveSamples = 97;
+
+// Pipes drawn: FP64, FP32 and the first tensor pipe of these the run has (the others are in
+// roofline.csv: one tensor roof keeps the figure readable).
+const std::vector<std::string>& drawn_pipes(const Model& m) {
+  static const std::vector<std::string> tensor = {"tensor_wgmma_bf16", "tensor_mma_bf16",
+                                                  "tensor_mma_f16"};
+  static thread_local std::vector<std::string> v;
+  v = {"fp64", "fp32"};
+  for (const auto& t : tensor)
+    if (m.find(t)) {
+      v.push_back(t);
+      break;
+    }
+  return v;
+}
+
+std::string roof_text(const roofline::Ceiling& c) {
+  char buf[96];
+  if (c.unit == "GFLOP/s" && c.value >= 1e4)
+    std::snprintf(buf, sizeof buf, "%s %.1f TFLOP/s", c.name.c_str(), c.value / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%s %.0f %s", c.name.c_str(), c.value, c.unit.c_str());
+  return buf;
+}
+
+using Rows = std::vector<std::vector<std::string>>;
+void row(Rows& r, const char* kind, double x, double y, double lo, double hi,
+         const std::string& label = "") {
+  r.push_back({kind, format_number(x), format_number(y), format_number(lo), format_number(hi),
+               label});
+}
+// A blank line: gnuplot ends a line there.
+void gap(Rows& r) { r.push_back({}); }
+
+// The model with every ceiling of `kind` at its low (or high) bound.
+Model at_bound(Model m, const std::string& kind, bool high) {
+  for (auto& c : m.ceilings)
+    if (c.kind == kind) c.value = high ? c.high : c.low;
+  return m;
+}
+
+double log_sample(int k) {
+  return kMinIntensity * std::pow(kMaxIntensity / kMinIntensity, k / double(kCurveSamples - 1));
+}
+
+void kernel_rows(Rows& r, const std::vector<Prediction>& ps, bool energy) {
+  for (const auto& p : ps) {
+    const auto& measured = energy ? p.measured_energy_j : p.measured_time_s;
+    if (p.intensity <= 0 || !measured || *measured <= 0) continue;
+    const double y = p.flops / *measured / 1e9;
+    row(r, "point", p.intensity, y, y, y, p.kernel);
+    const auto predicted = energy ? p.energy_j : std::optional<double>(p.time_s);
+    if (predicted && *predicted > 0) {
+      const double yp = p.flops / *predicted / 1e9;
+      row(r, "predicted", p.intensity, yp, yp, yp, p.kernel);
+    }
+  }
+}
+
+}  // namespace
+
+// Rows: kind (roof, cap, label, point, predicted, missing), intensity, value, low, high, label.
+std::string roofline_time_figure_csv(const Model& m, const std::vector<Prediction>& ps) {
+  Rows r;
+  double top = 0;
+  for (const auto& pipe : drawn_pipes(m))
+    if (const auto* c = m.find(pipe)) top = std::max(top, c->value);
+  for (const char* level : {"dram", "l2", "l1", "shared"}) {
+    const auto* b = m.find(level);
+    if (!b || top <= 0) continue;
+    const double x1 = std::min(kMaxIntensity, top / b->value);
+    row(r, "roof", kMinIntensity, b->value * kMinIntensity, b->low * kMinIntensity,
+        b->high * kMinIntensity);
+    row(r, "roof", x1, b->value * x1, b->low * x1, b->high * x1);
+    gap(r);
+    row(r, "label", kMinIntensity * 1.15, b->value * kMinIntensity * 1.25, 0, 0, roof_text(*b));
+  }
+  const auto* dram = m.find("dram");
+  for (const auto& pipe : drawn_pipes(m)) {
+    const auto* c = m.find(pipe);
+    if (!c) continue;
+    const double x0 = dram ? c->value / dram->value : kMinIntensity;
+    row(r, "roof", x0, c->value, c->low, c->high);
+    row(r, "roof", kMaxIntensity, c->value, c->low, c->high);
+    gap(r);
+    row(r, "label", kMaxIntensity / 1.15, c->value * 1.12, 0, 0, roof_text(*c));
+    // Choi et al.'s power-capped roof, where it falls below the time roofs
+    bool below = false;
+    roofline::CurvePoint cp;
+    for (int k = 0; k < kCurveSamples; ++k)
+      if (roofline::curve_at(m, pipe, "dram", log_sample(k), &cp) && cp.gflops_capped < cp.gflops * 0.999) {
+        below = true;
+        row(r, "cap", log_sample(k), cp.gflops_capped, cp.gflops_capped, cp.gflops_capped);
+      }
+    if (below) {
+      gap(r);
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s under the %.0f W cap", pipe.c_str(),
+                    m.find("power_limit", "energy")->value);
+      row(r, "label", kMaxIntensity / 1.15, cp.gflops_capped / 1.4, 0, 0, buf);
+    }
+  }
+  for (const auto& x : m.missing) row(r, "missing", 0, 0, 0, 0, x.name + " (" + x.why + ")");
+  kernel_rows(r, ps, false);
+  return format_csv({}, {"kind", "intensity", "value", "low", "high", "label"}, r);
+}
+
+std::string roofline_energy_figure_csv(const Model& m, const std::vector<Prediction>& ps) {
+  Rows r;
+  const Model lo = at_bound(m, "energy", true), hi = at_bound(m, "energy", false);
+  for (const auto& pipe : drawn_pipes(m)) {
+    if (!m.find(pipe, "energy")) continue;
+    roofline::CurvePoint c, cl, ch;
+    for (int k = 0; k < kCurveSamples; ++k) {
+      const double i = log_sample(k);
+      if (roofline::curve_at(m, pipe, "dram", i, &c) && roofline::curve_at(lo, pipe, "dram", i, &cl) &&
+          roofline::curve_at(hi, pipe, "dram", i, &ch) && c.gflops_per_joule > 0)
+        row(r, "roof", i, c.gflops_per_joule, cl.gflops_per_joule, ch.gflops_per_joule);
+    }
+    gap(r);
+    if (c.gflops_per_joule > 0) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s + dram: %.3g GFLOP/J", pipe.c_str(), c.gflops_per_joule);
+      row(r, "label", kMaxIntensity / 1.15, c.gflops_per_joule * 1.12, 0, 0, buf);
+    }
+  }
+  for (const auto& x : m.missing) row(r, "missing", 0, 0, 0, 0, x.name + " (" + x.why + ")");
+  kernel_rows(r, ps, true);
+  return format_csv({}, {"kind", "intensity", "value", "low", "high", "label"}, r);
+}
+
+namespace {
+
 struct RooflineRun {
   RunData data;
   Model model;
@@ -139,12 +277,53 @@ std::string default_out(const std::vector<RooflineRun>& runs) {
   return "results/compare/roofline_" + slugs;
 }
 
+constexpr const char* kTimeFigure = "roofline_time";
+constexpr const char* kEnergyFigure = "roofline_energy";
+
 void write_run(const RooflineRun& r, const std::string& dir) {
   fs::create_directories(dir);
+  write_file_atomic((fs::path(dir) / (std::string(kTimeFigure) + ".csv")).string(),
+                    roofline_time_figure_csv(r.model, r.points));
+  if (r.model.no_energy.empty())
+    write_file_atomic((fs::path(dir) / (std::string(kEnergyFigure) + ".csv")).string(),
+                      roofline_energy_figure_csv(r.model, r.points));
   write_file_atomic((fs::path(dir) / "roofline.csv").string(), roofline_ceilings_csv(r.model));
   write_file_atomic((fs::path(dir) / "roofline_points.csv").string(),
                     roofline_points_csv(r.points));
   write_file_atomic((fs::path(dir) / "roofline.json").string(), roofline_ert_json(r.model));
+}
+
+// One figure over the runs that have its data, by the report's gnuplot runner.
+void draw_figure(const ReportPaths& paths, const char* name, const std::vector<std::string>& dirs,
+                 const std::vector<std::string>& labels, const std::string& out,
+                 Diagnostics& diag) {
+  std::vector<std::string> files, shown;
+  for (size_t k = 0; k < dirs.size(); ++k) {
+    const std::string f = (fs::path(dirs[k]) / (std::string(name) + ".csv")).string();
+    if (!file_exists(f)) continue;
+    files.push_back(f);
+    shown.push_back(labels[k]);
+  }
+  if (files.empty()) return;
+  const FigureScript s{name, (fs::path(paths.plots_dir) / (std::string(name) + ".gp")).string(),
+                       "", name, ""};
+  const auto written = render_figure(paths, s, files, shown, (fs::path(out) / "figures").string(), diag);
+  if (!written.empty()) std::printf("%s/figures/%s.{svg,png,pdf} written\n", out.c_str(), name);
+}
+
+void draw_figures(const std::vector<RooflineRun>& runs, const std::vector<std::string>& labels,
+                  const std::vector<std::string>& dirs, const std::string& out,
+                  Diagnostics& diag) {
+  const ReportPaths paths = resolve_paths();
+  if (paths.gnuplot.empty()) {
+    std::fprintf(stderr, "gpuprobe roofline: gnuplot not found on PATH: figures not drawn\n");
+    return;
+  }
+  draw_figure(paths, kTimeFigure, dirs, labels, out, diag);
+  bool energy = false;
+  for (const auto& r : runs) energy = energy || r.model.no_energy.empty();
+  if (energy) draw_figure(paths, kEnergyFigure, dirs, labels, out, diag);
+  for (const auto& e : diag.errors) std::fprintf(stderr, "gpuprobe roofline: %s\n", e.c_str());
 }
 
 int roofline_runs(const std::vector<std::string>& dirs, const std::string& out_flag,
@@ -167,10 +346,14 @@ int roofline_runs(const std::vector<std::string>& dirs, const std::string& out_f
     return checked_stdout(diag.prefix, 0);
   }
   const std::string out = out_flag.empty() ? default_out(runs) : out_flag;
-  for (size_t k = 0; k < runs.size(); ++k)
-    write_run(runs[k], runs.size() == 1 ? out : (fs::path(out) / labels[k]).string());
+  std::vector<std::string> dirs_out;
+  for (size_t k = 0; k < runs.size(); ++k) {
+    dirs_out.push_back(runs.size() == 1 ? out : (fs::path(out) / labels[k]).string());
+    write_run(runs[k], dirs_out.back());
+  }
+  draw_figures(runs, labels, dirs_out, out, diag);
   std::printf("%s: roofline of %zu run(s) written\n", out.c_str(), runs.size());
-  return checked_stdout(diag.prefix, 0);
+  return checked_stdout(diag.prefix, diag.errors.empty() ? 0 : 1);
 }
 
 }  // namespace
