@@ -33,11 +33,13 @@ do for [ext in "svg png pdf"] {
        for [i=1:words(files)] word(files, i) using (x_of("cap")):"value" \
          with lines ls i dt 2 notitle, \
        for [i=1:words(files)] word(files, i) using (x_of("label")):"value":"label" \
-         with labels left offset char -0.5,0 font lf tc rgb gpu_color[i] notitle, \
+         with labels left noenhanced font lf tc rgb gpu_color[i] notitle, \
+       for [i=1:words(files)] word(files, i) using (x_of("rlabel")):"value":"label" \
+         with labels right noenhanced font lf tc rgb gpu_color[i] notitle, \
        for [i=1:words(files)] word(files, i) using (x_of("point")):"value" \
          with points ls i pt 7 ps 1.2 title word(labels, i) . " measured", \
        for [i=1:words(files)] word(files, i) using (x_of("predicted")):"value" \
          with points ls i pt 6 ps 1.2 title word(labels, i) . " predicted", \
        for [i=1:words(files)] word(files, i) using (x_of("point")):"value":"label" \
-         with labels left offset char 0.8,0.4 font lf notitle
+         with labels left noenhanced offset char 0.8,0.4 font lf notitle
 }

@@ -111,6 +111,11 @@ namespace {
 // The figures' x range (flops per byte) and the arch line's samples over it.
 constexpr double kMinIntensity = 1.0 / 16, kMaxIntensity = 1e4;
 constexpr int kCurveSamples = 97;
+// The first run's labels sit above its lines, the others' below: overlaid GPUs of near rates
+// keep their labels apart.
+constexpr double kLabelAbove = 1.3, kLabelBelow = 1 / 2.4;
+// A power-cap label starts no further right than this intensity: it stays inside the plot.
+constexpr double kCapLabelMax = 30;
 
 // Pipes drawn: FP64, FP32 and the first tensor pipe of these the run has (the others are in
 // roofline.csv: one tensor roof keeps the figure readable).
@@ -173,12 +178,17 @@ void kernel_rows(Rows& r, const std::vector<Prediction>& ps, bool energy) {
 }  // namespace
 
 // Rows: kind (roof, cap, label, point, predicted, missing), intensity, value, low, high, label.
-std::string roofline_time_figure_csv(const Model& m, const std::vector<Prediction>& ps) {
+std::string roofline_time_figure_csv(const Model& m, const std::vector<Prediction>& ps, int run) {
   Rows r;
   double top = 0;
   for (const auto& pipe : drawn_pipes(m))
     if (const auto* c = m.find(pipe)) top = std::max(top, c->value);
-  for (const char* level : {"dram", "l2", "l1", "shared"}) {
+  // Each level's label at its own place along its line, each run's further along: lines of
+  // near rates (L1 and shared, one level on two GPUs) keep their labels apart.
+  const double side = run == 0 ? kLabelAbove : kLabelBelow;
+  const std::pair<const char*, double> levels[] = {
+      {"dram", 0.09}, {"l2", 0.4}, {"l1", 0.09}, {"shared", 0.9}};
+  for (const auto& [level, at] : levels) {
     const auto* b = m.find(level);
     if (!b || top <= 0) continue;
     const double x1 = std::min(kMaxIntensity, top / b->value);
@@ -186,7 +196,8 @@ std::string roofline_time_figure_csv(const Model& m, const std::vector<Predictio
         b->high * kMinIntensity);
     row(r, "roof", x1, b->value * x1, b->low * x1, b->high * x1);
     gap(r);
-    row(r, "label", kMinIntensity * 1.15, b->value * kMinIntensity * 1.25, 0, 0, roof_text(*b));
+    const double x = std::min(at, x1 / 4);
+    row(r, "label", x, b->value * x * side, 0, 0, roof_text(*b));
   }
   const auto* dram = m.find("dram");
   for (const auto& pipe : drawn_pipes(m)) {
@@ -196,7 +207,8 @@ std::string roofline_time_figure_csv(const Model& m, const std::vector<Predictio
     row(r, "roof", x0, c->value, c->low, c->high);
     row(r, "roof", kMaxIntensity, c->value, c->low, c->high);
     gap(r);
-    row(r, "label", kMaxIntensity / 1.15, c->value * 1.12, 0, 0, roof_text(*c));
+    row(r, "rlabel", kMaxIntensity / 1.2, c->value * (run == 0 ? 1.15 : 1 / 1.3), 0, 0,
+        roof_text(*c));
     // Choi et al.'s power-capped roof, where it falls below the time roofs
     bool below = false;
     roofline::CurvePoint cp;
@@ -208,9 +220,9 @@ std::string roofline_time_figure_csv(const Model& m, const std::vector<Predictio
     if (below) {
       gap(r);
       char buf[96];
-      std::snprintf(buf, sizeof buf, "%s under the %.0f W cap", pipe.c_str(),
+      std::snprintf(buf, sizeof buf, "%s capped at %.0f W", pipe.c_str(),
                     m.find("power_limit", "energy")->value);
-      row(r, "label", kMaxIntensity / 1.15, cp.gflops_capped / 1.4, 0, 0, buf);
+      row(r, "label", std::min(x0 * 1.5, kCapLabelMax), cp.gflops_capped / 1.6, 0, 0, buf);
     }
   }
   for (const auto& x : m.missing) row(r, "missing", 0, 0, 0, 0, x.name + " (" + x.why + ")");
@@ -218,7 +230,7 @@ std::string roofline_time_figure_csv(const Model& m, const std::vector<Predictio
   return format_csv({}, {"kind", "intensity", "value", "low", "high", "label"}, r);
 }
 
-std::string roofline_energy_figure_csv(const Model& m, const std::vector<Prediction>& ps) {
+std::string roofline_energy_figure_csv(const Model& m, const std::vector<Prediction>& ps, int run) {
   Rows r;
   const Model lo = at_bound(m, "energy", true), hi = at_bound(m, "energy", false);
   for (const auto& pipe : drawn_pipes(m)) {
@@ -233,8 +245,9 @@ std::string roofline_energy_figure_csv(const Model& m, const std::vector<Predict
     gap(r);
     if (c.gflops_per_joule > 0) {
       char buf[96];
-      std::snprintf(buf, sizeof buf, "%s + dram: %.3g GFLOP/J", pipe.c_str(), c.gflops_per_joule);
-      row(r, "label", kMaxIntensity / 1.15, c.gflops_per_joule * 1.12, 0, 0, buf);
+      std::snprintf(buf, sizeof buf, "%s + dram: %.4g GFLOP/J", pipe.c_str(), c.gflops_per_joule);
+      row(r, "rlabel", kMaxIntensity / 1.2, c.gflops_per_joule * (run == 0 ? 1.12 : 1 / 1.3), 0, 0,
+          buf);
     }
   }
   for (const auto& x : m.missing) row(r, "missing", 0, 0, 0, 0, x.name + " (" + x.why + ")");
@@ -280,13 +293,13 @@ std::string default_out(const std::vector<RooflineRun>& runs) {
 constexpr const char* kTimeFigure = "roofline_time";
 constexpr const char* kEnergyFigure = "roofline_energy";
 
-void write_run(const RooflineRun& r, const std::string& dir) {
+void write_run(const RooflineRun& r, const std::string& dir, int run) {
   fs::create_directories(dir);
   write_file_atomic((fs::path(dir) / (std::string(kTimeFigure) + ".csv")).string(),
-                    roofline_time_figure_csv(r.model, r.points));
+                    roofline_time_figure_csv(r.model, r.points, run));
   if (r.model.no_energy.empty())
     write_file_atomic((fs::path(dir) / (std::string(kEnergyFigure) + ".csv")).string(),
-                      roofline_energy_figure_csv(r.model, r.points));
+                      roofline_energy_figure_csv(r.model, r.points, run));
   write_file_atomic((fs::path(dir) / "roofline.csv").string(), roofline_ceilings_csv(r.model));
   write_file_atomic((fs::path(dir) / "roofline_points.csv").string(),
                     roofline_points_csv(r.points));
@@ -349,7 +362,7 @@ int roofline_runs(const std::vector<std::string>& dirs, const std::string& out_f
   std::vector<std::string> dirs_out;
   for (size_t k = 0; k < runs.size(); ++k) {
     dirs_out.push_back(runs.size() == 1 ? out : (fs::path(out) / labels[k]).string());
-    write_run(runs[k], dirs_out.back());
+    write_run(runs[k], dirs_out.back(), static_cast<int>(k));
   }
   draw_figures(runs, labels, dirs_out, out, diag);
   std::printf("%s: roofline of %zu run(s) written\n", out.c_str(), runs.size());

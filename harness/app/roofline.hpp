@@ -21,11 +21,12 @@ std::string roofline_ert_json(const roofline::Model& m);
 std::string roofline_table_markdown(const std::vector<std::string>& labels,
                                     const std::vector<std::vector<roofline::Prediction>>& p);
 
-// The figures' data: roofs, bands, labels and the kernels' points (plots/roofline_*.gp).
+// The figures' data: roofs, bands, labels and the kernels' points (plots/roofline_*.gp);
+// `run` (0, 1, ...) staggers the labels of overlaid runs.
 std::string roofline_time_figure_csv(const roofline::Model& m,
-                                     const std::vector<roofline::Prediction>& p);
+                                     const std::vector<roofline::Prediction>& p, int run);
 std::string roofline_energy_figure_csv(const roofline::Model& m,
-                                       const std::vector<roofline::Prediction>& p);
+                                       const std::vector<roofline::Prediction>& p, int run);
 
 int roofline_main(const std::vector<std::string>& args);
 
