@@ -255,7 +255,7 @@ void add_analyze(CLI::App& app, Options& o) {
       ->check(non_empty());
 }
 
-// report, compare, export and catalog parse their own arguments (their *_main), --help included.
+// report, compare, export, roofline and catalog parse their own arguments (their *_main), --help included.
 void add_passed_on(CLI::App& app, const std::string& name, const std::string& what) {
   CLI::App* sub = app.add_subcommand(name, what);
   sub->prefix_command();
@@ -301,6 +301,9 @@ Options parse_command_line(const std::vector<std::string>& args) {
                 "MT4G's JSON (no GPU)");
   add_passed_on(app, "anchor",
                 "a run's collective figures beside nccl-tests' output or another run's (no GPU)");
+  add_passed_on(app, "roofline",
+                "the time and energy rooflines of runs from their parameters, with the roofline "
+                "family's kernels predicted on them (no GPU)");
   add_passed_on(app, "catalog",
                 "every parameter a run may write, with its unit, method and meaning, or "
                 "docs/parameters.md's tables rewritten from it (no GPU)");

@@ -11,6 +11,7 @@
 #include "app/compare.hpp"
 #include "app/export.hpp"
 #include "app/report.hpp"
+#include "app/roofline.hpp"
 #include "app/run_analysis.hpp"
 #include "base/signals.hpp"
 #include "app/spread.hpp"
@@ -33,7 +34,8 @@ int main(int argc, char** argv) {
     }
     // A report stopped by a signal removes its temporaries and leaves the run as it was
     // (`run` installs the same handlers once it has a folder to keep).
-    if (opt.command == "report" || opt.command == "compare") install_stop_handlers();
+    if (opt.command == "report" || opt.command == "compare" ||
+        opt.command == "roofline") install_stop_handlers();
     if (opt.command == "list") return print_list();
     if (opt.command == "info") return print_info(opt);
     if (opt.command == "analyze") return analyze_main(opt);
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
     if (opt.command == "export") return export_main(opt.rest);
     if (opt.command == "catalog") return catalog_main(opt.rest);
     if (opt.command == "anchor") return anchor_main(opt.rest);
+    if (opt.command == "roofline") return roofline_main(opt.rest);
     return run_suite(opt, argc, argv);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "gpuprobe: %s\n", e.what());
