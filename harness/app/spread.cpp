@@ -121,7 +121,13 @@ int spread_main(const std::vector<std::string>& args) {
   std::vector<std::string> rejected;  // rows not used, each said
   std::string gpu, ids;
   std::set<std::string> versions;
+  std::set<std::string> seen;  // a run named twice would count its values twice
   for (const auto& dir : a.runs) {
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(dir, ec);
+    if (!seen.insert(ec ? dir : canonical.string()).second)
+      throw std::runtime_error("spread: " + dir +
+                               " is named twice: a run against itself has no spread");
     const fs::path file = fs::path(dir) / "parameters.csv";
     if (!fs::exists(file)) throw std::runtime_error("spread: " + file.string() + ": no such file (not a run folder?)");
     Metadata meta;
