@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <iterator>
 
 #include "analysis/analyzer.hpp"
 #include "base/catalog.hpp"
@@ -17,6 +18,15 @@ constexpr double kWriteSlack = 1e-9;
 
 bool finite_row(const Observation& o) {
   return plausible(o.value) && plausible(o.p05) && plausible(o.p50) && plausible(o.p95);
+}
+
+// A row no GPU can produce: a time (the units the probes time in) that is zero or negative,
+// or percentiles out of order.
+bool impossible_row(const Observation& o) {
+  static const char* const kTimeUnits[] = {"cycles", "ns", "us", "ms", "s", "cycles/request"};
+  const bool time =
+      std::find(std::begin(kTimeUnits), std::end(kTimeUnits), o.unit) != std::end(kTimeUnits);
+  return (time && o.value <= 0) || o.p05 > o.p95;
 }
 
 // Rows in, no parameter out: said, never silent (an analyzer leaves a parameter out when its
@@ -53,11 +63,18 @@ Analysis analyze_checked(const std::string& family, const std::vector<Observatio
   if (it == analyzers().end()) return a;
   std::vector<Observation> kept;
   kept.reserve(obs.size());
+  size_t impossible = 0;
   for (const auto& o : obs)
-    if (finite_row(o)) kept.push_back(o);
-  if (kept.size() != obs.size())
-    a.warnings.push_back(family + ": " + std::to_string(obs.size() - kept.size()) +
+    if (!finite_row(o)) continue;
+    else if (impossible_row(o)) ++impossible;
+    else kept.push_back(o);
+  if (kept.size() + impossible != obs.size())
+    a.warnings.push_back(family + ": " + std::to_string(obs.size() - kept.size() - impossible) +
                          " observation row(s) with a non-finite or absurd value dropped");
+  if (impossible > 0)
+    a.warnings.push_back(family + ": " + std::to_string(impossible) +
+                         " observation row(s) no GPU can produce (a time <= 0, or p05 > p95) "
+                         "dropped");
   std::vector<Parameter> found;
   try {
     found = it->second(kept, meta);

@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "app/cli.hpp"
 #include "app/cli_parse.hpp"
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
@@ -127,13 +128,13 @@ int catalog_main(const std::vector<std::string>& args) {
       std::fputs(format_csv({}, {"name", "unit", "family", "method", "tolerance", "meaning"}, rows)
                      .c_str(),
                  stdout);
-      return 0;
+      return checked_stdout("gpuprobe catalog", 0);
     }
     const std::string before = read_file(doc);
     const std::string after = regenerate_catalog_doc(before);
     if (after != before) write_file_atomic(doc, after);
     std::printf("%s: %s\n", doc.c_str(), after == before ? "as the catalog gives it" : "rewritten");
-    return 0;
+    return checked_stdout("gpuprobe catalog", 0);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuprobe catalog: %s\n", e.what());
     return 1;

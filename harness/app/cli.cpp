@@ -119,14 +119,13 @@ void validate_outputs(const Options& o) {
     } catch (const std::runtime_error& e) {
       throw UsageError(std::string(flag) + ": " + e.what());
     }
-  }
-  if (!o.benchmark_out.empty()) {
-    if (fs::is_directory(o.benchmark_out, ec))
-      throw UsageError("--benchmark_out: " + o.benchmark_out + " is a folder, not a file");
-    fs::path parent = fs::absolute(o.benchmark_out, ec).parent_path();
+    // Before the GPU is opened: a run's minutes are not spent on a file it cannot write.
+    if (fs::is_directory(*path, ec))
+      throw UsageError(std::string(flag) + ": " + *path + " is a folder, not a file");
+    fs::path parent = fs::absolute(*path, ec).parent_path();
     if (!fs::is_directory(parent, ec))
-      throw UsageError("--benchmark_out: no folder " + parent.string());
-    require_writable_folder("--benchmark_out", parent);
+      throw UsageError(std::string(flag) + ": no folder " + parent.string());
+    require_writable_folder(flag, parent);
   }
 }
 
@@ -249,6 +248,9 @@ void add_analyze(CLI::App& app, Options& o) {
   an->add_option("RUN_DIR", o.positional, "the run directory")->required()->expected(1);
   an->add_flag("--stdout", o.to_stdout, "print parameters.csv instead of writing it");
   an->add_flag("-v,--verbose", o.verbose, "every warning, not only their count");
+  an->add_flag("--drop-missing", o.drop_missing,
+               "drop the parameters of a family whose file is missing or shorter than "
+               "families.csv records (kept, with an error, without it)");
   an->add_option("--json-nvbandwidth", o.json_nvbandwidth,
                  "also write the host-link and P2P results as nvbandwidth's --json output")
       ->type_name("FILE")

@@ -29,6 +29,7 @@ struct Options {
   std::vector<std::string> positional;       // run directories of analyze/report/compare
   bool to_stdout = false;           // analyze: print parameters.csv instead of writing it
   bool verbose = false;             // analyze: every warning, not only their count
+  bool drop_missing = false;        // analyze: drop the rows of a family whose file is lost
   std::vector<std::string> rest;    // report/compare/export/catalog: their own flags
 };
 

@@ -349,6 +349,13 @@ std::string comparison_folder(std::string out_dir, const std::vector<RunData>& r
   if (out_kind == FolderKind::run || out_kind == FolderKind::other)
     throw std::runtime_error("--out " + out_dir + ": " + folder_kind_name(out_kind) +
                              "; compare writes only into a new, empty or earlier compare folder");
+  // Nor below a run: its folder would then hold files no run wrote.
+  std::error_code ec;
+  for (fs::path p = fs::weakly_canonical(out_dir, ec).parent_path();
+       !ec && !p.empty() && p != p.root_path(); p = p.parent_path())
+    if (folder_kind(p.string()) == FolderKind::run)
+      throw std::runtime_error("--out " + out_dir + ": inside the run folder " + p.string() +
+                               "; compare writes only outside a run");
   fs::create_directories(out_dir);
   return out_dir;
 }

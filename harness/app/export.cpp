@@ -146,6 +146,8 @@ std::string export_json(const RunData& run) {
   fs::path fam = fs::path(run.dir) / "families.csv";
   if (fs::exists(fam)) {
     CsvTable t = read_csv(fam.string());
+    if (const auto faults = families_faults(t); !faults.empty())
+      throw std::runtime_error(faults.front() + ": not exported");
     for (const auto& row : t.rows) {
       Json j = Json::object();
       for (size_t c = 0; c < t.header.size() && c < row.size(); ++c) j[t.header[c]] = row[c];
@@ -476,6 +478,14 @@ int export_main(const std::vector<std::string>& args) {
     return 1;
   }
   try {
+    // A run's report.md and methods.md are gpuprobe report's: an export goes beside them.
+    std::error_code ec;
+    const fs::path target = fs::weakly_canonical(out, ec);
+    if (!out.empty() && !ec &&
+        (target.filename() == "report.md" || target.filename() == "methods.md") &&
+        folder_kind(target.parent_path().string()) == FolderKind::run)
+      throw std::runtime_error(out + ": a run's " + target.filename().string() +
+                               " (gpuprobe report writes it): not written over; name another file");
     Diagnostics diag;
     diag.prefix = "gpuprobe export";
     RunData run = load_run(dir, known_families({}), diag);

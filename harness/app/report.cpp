@@ -16,6 +16,7 @@
 #include "app/cli_parse.hpp"
 #include "base/csv.hpp"
 #include "app/report_detail.hpp"
+#include "app/run_analysis.hpp"
 #include "base/run_dir.hpp"
 #include "base/signals.hpp"
 #include "app/summary.hpp"
@@ -157,6 +158,24 @@ struct DrawnFigures {
 
 constexpr const char* kStagingPrefix = ".figures.tmp-";
 
+// What the old figure folder holds that no figure script draws (the paper figures in
+// figures/paper/ beside the web ones, the user's own files), copied into the new one so that
+// swapping it in loses nothing; a figure a script draws, not drawn this time, stays out (stale).
+void carry_over(const fs::path& old_dir, const fs::path& staged,
+                const std::vector<FigureScript>& scripts) {
+  std::set<std::string> drawn_by_script;
+  for (const auto& s : scripts) drawn_by_script.insert(s.name);
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(old_dir, ec)) {
+    const fs::path name = e.path().filename();
+    if (drawn_by_script.count(e.path().stem().string()) || fs::exists(staged / name) ||
+        name.string().rfind(kStagingPrefix, 0) == 0)
+      continue;
+    fs::copy(e.path(), staged / name,
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  }
+}
+
 // Draws every figure of `run`; false when a stop signal cut it short (nothing replaced then).
 bool draw_figures(const ReportPaths& paths, const std::vector<FigureScript>& scripts, const RunData& run,
                   const std::string& style, DrawnFigures& fig, Diagnostics& diag) {
@@ -170,6 +189,7 @@ bool draw_figures(const ReportPaths& paths, const std::vector<FigureScript>& scr
   const fs::path fig_path = fs::path(run.dir) / fig.dir;
   fs::create_directories(fig_path.parent_path());
   remove_stale_staging(fig_path.parent_path(), kStagingPrefix);
+  remove_stale_staging(fs::temp_directory_path(), "gpuprobe-render-");  // a killed report's
   std::optional<Staging> staged;
   if (!paths.gnuplot.empty()) staged.emplace(fig_path.parent_path(), kStagingPrefix);
   for (const auto& s : scripts) {
@@ -204,6 +224,7 @@ bool draw_figures(const ReportPaths& paths, const std::vector<FigureScript>& scr
   if (staged && fig.drawn > 0) {
     fs::permissions(staged->dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                      fs::perms::others_read | fs::perms::others_exec);
+    carry_over(fig_path, staged->dir, scripts);
     replace_dir(staged->dir.string(), fig_path.string());
   }
   return true;
@@ -215,7 +236,8 @@ bool draw_figures(const ReportPaths& paths, const std::vector<FigureScript>& scr
 CsvTable read_families(const RunData& run, const std::set<std::string>& known, Diagnostics& diag) {
   CsvTable families;
   const std::string families_csv = (fs::path(run.dir) / "families.csv").string();
-  if (fs::exists(families_csv)) read_table(families_csv, &families, diag, false);
+  if (fs::exists(families_csv) && read_table(families_csv, &families, diag, false))
+    for (const auto& fault : families_faults(families)) diag.warn(fault);
   std::set<std::string> accounted;
   for (const auto& row : families.rows)
     if (!row.empty()) accounted.insert(row[0]);

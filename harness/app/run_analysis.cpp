@@ -1,9 +1,11 @@
 #include "app/run_analysis.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include <sys/stat.h>
@@ -99,6 +101,8 @@ Inputs parse_inputs(const std::string& dir, const std::vector<RunFile>& files) {
   }
   std::vector<std::pair<std::string, Metadata>> metas;
   for (const auto& [name, t] : in.tables) metas.emplace_back(name, t.meta);
+  if (const std::string fault = metadata_fault(metas); !fault.empty())
+    throw std::runtime_error(dir + "/" + fault + ": not analysed");
   if (const std::string conflict = identity_conflict(metas); !conflict.empty())
     throw std::runtime_error(dir + ": " + conflict + ": not analysed");
   return in;
@@ -186,8 +190,9 @@ std::vector<Parameter> run_level_parameters(const Inputs& in, const AnalyzeOptio
 }
 
 // One family's observations file: analysed and merged into `a`, or listed as skipped (with a
-// warning where an analyzer needed it).
-void analyze_family_file(const Inputs& in, const std::string& name, RunAnalysis& a) {
+// warning where an analyzer needed it); `read` gets the number of observations it holds.
+void analyze_family_file(const Inputs& in, const std::string& name, RunAnalysis& a,
+                         std::map<std::string, size_t>& read) {
   const std::string path = in.path(name);
   const std::string stem = fs::path(name).stem().string();
   const bool used = analyzers().count(stem) > 0;
@@ -206,14 +211,25 @@ void analyze_family_file(const Inputs& in, const std::string& name, RunAnalysis&
     return skip(used ? e.what() : std::string(e.what()) + " (no analyzer reads it)", used);
   }
   if (a.meta.empty()) a.meta = t.meta;
+  read[stem] = obs.size();
   if (!used) return skip("no analyzer for family '" + stem + "'", false);
   auto stray = std::find_if(obs.begin(), obs.end(), [&](const Observation& o) { return o.family != stem; });
-  if (stray != obs.end())
+  if (stray != obs.end()) {
+    read[stem] = 0;
     return skip(path + ":" + std::to_string(t.row_lines[static_cast<size_t>(stray - obs.begin())]) +
                     ": family '" + stray->family + "' in a file named " + name,
                 true);
+  }
+  const size_t all_rows = obs.size();
+  const std::string unusable = drop_unusable_rows(t, obs);
+  if (!unusable.empty()) a.warnings.push_back(unusable);
   Analysis r = analyze_checked(stem, obs, t.meta);
   for (const auto& w : r.warnings) a.warnings.push_back(path + ": " + w);
+  // A parameter inferred from part of its family says so where it is read.
+  if (!unusable.empty())
+    for (auto& p : r.params)
+      p.evidence += "; from " + std::to_string(obs.size()) + " of the " + std::to_string(all_rows) +
+                    " rows of " + name + " (the rest not usable)";
   if (!r.error.empty()) {
     a.errors.push_back(path + ": " + r.error);
     a.skipped.push_back(name + " (analysis failed)");
@@ -221,6 +237,76 @@ void analyze_family_file(const Inputs& in, const std::string& name, RunAnalysis&
   }
   a.analyzed.push_back(stem);
   merge_parameters(a.params, r.params);
+}
+
+// The rows of parameters.csv whose evidence is `file` (every row for ""), where it can be read.
+std::vector<Parameter> rows_of_file(const Inputs& in, const AnalyzeOptions& opt,
+                                    const std::string& file) {
+  const CsvTable* t = in.table(kParametersFile);
+  if (!t || opt.parameters_emptied) return {};
+  std::vector<std::string> rejected;
+  std::vector<Parameter> out;
+  try {
+    for (auto& p : parameters_from_table(*t, &rejected, nullptr))
+      if (file.empty() || evidence_path(p.evidence) == file) out.push_back(std::move(p));
+  } catch (const CsvError&) {  // reported where the run-level rows are kept
+  }
+  return out;
+}
+
+// What the run records of each family it measured: families.csv's `ok` rows with their
+// observation counts, and the evidence files of parameters.csv's rows (a count unknown: 1).
+std::map<std::string, std::string> recorded_families(const Inputs& in, const AnalyzeOptions& opt) {
+  std::map<std::string, std::string> out;  // family -> "N" observations, "" when unknown
+  if (const CsvTable* fam = in.table(kFamiliesFile)) {
+    const int family_col = fam->column("family"), status_col = fam->column("status"),
+              count_col = fam->column("observations");
+    if (family_col >= 0 && status_col >= 0 && count_col >= 0)
+      for (const size_t r : sound_family_rows(*fam))
+        if (fam->rows[r][static_cast<size_t>(status_col)] == "ok")
+          out[fam->rows[r][static_cast<size_t>(family_col)]] =
+              fam->rows[r][static_cast<size_t>(count_col)];
+  }
+  for (const auto& p : rows_of_file(in, opt, "")) {
+    const std::string stem = fs::path(evidence_path(p.evidence)).stem().string();
+    if (!is_run_level_file(stem)) out.emplace(stem, "");
+  }
+  return out;
+}
+
+// Each family the run recorded (recorded_families) whose file no longer holds what it did
+// (missing, unreadable, cut short): its rows of parameters.csv kept in place of what the file
+// gives, an error; with --drop-missing, what the file gives, a warning.
+void keep_lost_families(const Inputs& in, const std::map<std::string, size_t>& read,
+                        const AnalyzeOptions& opt, RunAnalysis& a) {
+  for (const auto& [family, count] : recorded_families(in, opt)) {
+    double recorded = 1;
+    if (!analyzers().count(family) || (!count.empty() && !parse_number(count, &recorded))) continue;
+    const auto it = read.find(family);
+    const size_t have = it == read.end() ? 0 : it->second;
+    if (recorded <= 0 || static_cast<double>(have) >= recorded) continue;
+    const std::string file = family + ".csv";
+    const std::string why =
+        in.path(file) + ": " +
+        (it != read.end() ? "holds " + std::to_string(have) + " observations"
+         : in.broken.count(file) || in.tables.count(file) ? std::string("cannot be read")
+                                                          : std::string("missing")) +
+        (count.empty() ? ", though parameters.csv names it as evidence"
+                       : ", though families.csv records " + count + " of " + family);
+    if (opt.drop_missing) {
+      a.warnings.push_back(why + ": its parameters.csv rows dropped (--drop-missing)");
+      continue;
+    }
+    const std::vector<Parameter> kept = rows_of_file(in, opt, file);
+    a.params.erase(
+        std::remove_if(a.params.begin(), a.params.end(),
+                       [&](const Parameter& p) { return evidence_path(p.evidence) == file; }),
+        a.params.end());
+    merge_parameters(a.params, kept);
+    a.errors.push_back(why + ": its " + std::to_string(kept.size()) +
+                       " parameters kept from parameters.csv, not inferred again "
+                       "(--drop-missing drops them)");
+  }
 }
 
 // The status lines replace any an earlier analysis wrote.
@@ -238,6 +324,86 @@ void set_status_lines(RunAnalysis& a) {
 }
 
 }  // namespace
+
+namespace {
+
+// families.csv's columns that are free text.
+bool is_text_column(const std::string& column) {
+  return column == "family" || column == "status" || column == "message" ||
+         column == "throttle_reasons";
+}
+
+// Why row r of families.csv cannot be trusted, or "".
+std::string family_row_fault(const CsvTable& t, size_t r) {
+  const auto& row = t.rows[r];
+  const std::string where = t.path + ":" + std::to_string(t.row_lines[r]) + ": ";
+  if (row.empty() || row[0].empty()) return where + "a row without its family";
+  for (size_t c = 0; c < t.header.size() && c < row.size(); ++c) {
+    if (is_text_column(t.header[c]) || row[c].empty()) continue;
+    double v = 0;
+    const bool whole = t.header[c] != "observations" ||
+                       row[c].find_first_not_of("0123456789") == std::string::npos;
+    if (!parse_number(row[c], &v) || !std::isfinite(v) || v < 0 || !whole)
+      return where + "column '" + t.header[c] + "' is '" + row[c] + "', not " +
+             (t.header[c] == "observations" ? "a whole number" : "a finite number >= 0") +
+             ": row not trusted";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> families_faults(const CsvTable& families) {
+  std::vector<std::string> out;
+  for (size_t r = 0; r < families.rows.size(); ++r)
+    if (std::string f = family_row_fault(families, r); !f.empty()) out.push_back(std::move(f));
+  return out;
+}
+
+std::vector<size_t> sound_family_rows(const CsvTable& families) {
+  std::vector<size_t> out;
+  for (size_t r = 0; r < families.rows.size(); ++r)
+    if (family_row_fault(families, r).empty()) out.push_back(r);
+  return out;
+}
+
+std::string metadata_fault(const std::vector<std::pair<std::string, Metadata>>& files) {
+  // Far above any GPU's SM count (an H100 has 132): a larger one is a corrupted header.
+  constexpr double kMaxSmCount = 1e5;
+  for (const auto& [file, meta] : files)
+    for (const auto& [key, value] : meta) {
+      if (key != "sm_count" && key != "l2_bytes" && key != "shared_per_sm_bytes" &&
+          key != "global_mem_bytes" && key != "sm_clock_mhz")
+        continue;
+      double v = 0;
+      const bool number = parse_number(value, &v) && std::isfinite(v) && v > 0;
+      const bool whole = key != "sm_count" || (v == std::floor(v) && v <= kMaxSmCount);
+      if (!number || !whole) return file + ": # " + key + "=" + value + ": not a value any GPU has";
+    }
+  return "";
+}
+
+std::string drop_unusable_rows(const CsvTable& t, std::vector<Observation>& obs) {
+  std::set<std::string> seen;
+  std::vector<Observation> kept;
+  int first = 0;
+  for (size_t r = 0; r < obs.size(); ++r) {
+    std::string key = obs[r].probe + '\n' + obs[r].unit;
+    for (const auto& [k, v] : obs[r].params) key += '\n' + k + '=' + v;
+    if (seen.insert(key).second && !(obs[r].p05 > obs[r].p95)) {
+      kept.push_back(std::move(obs[r]));
+    } else if (first == 0) {
+      first = r < t.row_lines.size() ? t.row_lines[r] : 0;
+    }
+  }
+  const size_t dropped = obs.size() - kept.size();
+  const size_t total = obs.size();
+  obs = std::move(kept);
+  if (dropped == 0) return "";
+  return t.path + ":" + std::to_string(first) + ": " + std::to_string(dropped) + " of " +
+         std::to_string(total) +
+         " observation rows not used (a row given again, or p05 > p95), the first on this line";
+}
 
 std::vector<RunFile> read_run_files(const std::string& dir) {
   std::vector<RunFile> files;
@@ -263,10 +429,15 @@ RunAnalysis analyze_run_files(const std::string& dir, const std::vector<RunFile>
   const Inputs in = parse_inputs(dir, files);
   RunAnalysis a;
   const std::vector<Parameter> run_level = run_level_parameters(in, opt, a);
+  if (const CsvTable* families = in.table(kFamiliesFile))
+    for (const auto& fault : families_faults(*families)) a.warnings.push_back(fault);
   if (a.meta.empty())
     if (const CsvTable* families = in.table(kFamiliesFile)) a.meta = families->meta;
+  std::map<std::string, size_t> read;
   for (const auto& f : files)
-    if (!is_run_level_file(fs::path(f.name).stem().string())) analyze_family_file(in, f.name, a);
+    if (!is_run_level_file(fs::path(f.name).stem().string()))
+      analyze_family_file(in, f.name, a, read);
+  keep_lost_families(in, read, opt, a);
   merge_parameters(a.params, run_level);
   const bool quick = std::any_of(files.begin(), files.end(),
                                  [](const RunFile& f) { return f.name == "not_measured.csv"; });
@@ -321,6 +492,7 @@ int analyze_main(const Options& opt) {
                                "' writes it in place)");
     AnalyzeOptions ao;
     ao.parameters_emptied = on_parameters == 1;
+    ao.drop_missing = opt.drop_missing;
     a = analyze_run_dir(dir, ao);
     if (opt.to_stdout) {
       std::fputs(format_run_analysis(a).c_str(), stdout);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/cli.hpp"
+#include "base/csv.hpp"
 #include "base/observation.hpp"
 
 namespace gpuprobe {
@@ -28,12 +29,38 @@ struct RunFile {
 // to them or in a loop) are refused unread, with why.
 std::vector<RunFile> read_run_files(const std::string& dir);
 
+// The rows of an observations file (`t`, read into `obs`) that no analysis may use, taken out
+// of `obs`: a row given again (the same probe, swept parameters and unit) and one whose p05
+// exceeds its p95. "" when there is none, else one line naming the file, the count and the
+// first line ("x.csv:12: 3 of 40 observation rows not used (a row given again, or p05 >
+// p95)").
+std::string drop_unusable_rows(const CsvTable& t, std::vector<Observation>& obs);
+
+// The faults of a parsed families.csv, one line each ("file:line: column 'wall_time_s' is
+// '-1', not a number >= 0"): a row without its family, or a measured column (every one but
+// family, status, message, throttle_reasons) that is neither empty nor a finite number >= 0
+// (observations: a whole one). A row with a fault is not to be trusted in any column.
+std::vector<std::string> families_faults(const CsvTable& families);
+// The rows of families.csv without a fault, by index into families.rows.
+std::vector<size_t> sound_family_rows(const CsvTable& families);
+
+// The first header of a run's files that no GPU can have, or "": sm_count, l2_bytes,
+// shared_per_sm_bytes, global_mem_bytes and sm_clock_mhz, where present, each a finite number
+// > 0 (sm_count a whole one, at most 1e5). "tlb.csv: # l2_bytes=-1: not a size any
+// GPU has".
+std::string metadata_fault(const std::vector<std::pair<std::string, Metadata>>& files);
+
 struct AnalyzeOptions {
   // parameters.csv is this command's own standard output, emptied by the shell before it could
   // be read (`analyze --stdout RUN > RUN/parameters.csv`): its run-level rows are recovered
   // from families.csv where the run recorded them there, and each one that cannot be is an
   // error.
   bool parameters_emptied = false;
+  // A family that families.csv lists `ok` with N observations, whose file is missing, cannot
+  // be read or holds fewer: its rows of parameters.csv are kept and that is an error (the
+  // rows are by then the only record of the measurement); with this, they are dropped (what
+  // the file still gives is used) and that is a warning.
+  bool drop_missing = false;
 };
 
 // The analysis of a run's files (`dir` names them in messages): every family file analysed

@@ -122,6 +122,8 @@ void check_one_gpu(const RunData& run,
     if (fs::exists(families)) metas.emplace_back("families.csv", read_csv(families.string()).meta);
   } catch (const CsvError&) {  // reported where families.csv is read for its rows
   }
+  if (const std::string fault = metadata_fault(metas); !fault.empty())
+    throw std::runtime_error((fs::path(run.dir) / fault).string() + ": not read");
   if (const std::string conflict = identity_conflict(metas); !conflict.empty())
     throw std::runtime_error(run.dir + ": " + conflict + ": not read");
 }
@@ -153,6 +155,8 @@ std::optional<std::vector<Observation>> read_family_file(const std::string& path
                "' in a file named " + stem + ".csv");
     return std::nullopt;
   }
+  if (const std::string unusable = drop_unusable_rows(t, obs); !unusable.empty())
+    diag.warn(unusable);
   return obs;
 }
 

@@ -156,10 +156,26 @@ std::string read_input_file(const std::string& path) {
   return text;
 }
 
+namespace {
+
+// Throws for text that is not UTF-8 or ASCII: UTF-16 (what some editors save), or any NUL
+// byte (a binary file; a NUL would also cut a message that quoted the line).
+void check_text(std::string_view text, const std::string& path) {
+  if (text.substr(0, 2) == "\xFF\xFE" || text.substr(0, 2) == "\xFE\xFF")
+    throw CsvError(path + ":1: UTF-16 text: not read (save it as UTF-8)");
+  const size_t nul = text.find('\0');
+  if (nul == std::string_view::npos) return;
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(nul), '\n');
+  throw CsvError(path + ":" + std::to_string(line) + ": a NUL byte: not a text file, not read");
+}
+
+}  // namespace
+
 CsvTable parse_csv(const std::string& text_in, const std::string& path) {
   CsvTable t;
   t.path = path;
   const std::string_view text = without_bom(text_in);
+  check_text(text, path);
   std::string line;
   int lineno = 0;
   bool have_header = false;

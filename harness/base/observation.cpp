@@ -150,7 +150,9 @@ namespace {
 // (up to 5e-8 of the value outside; fixed since), which is no edit of the file.
 constexpr double kReadSlack = 1e-6;
 
-// Row r of a parameters table, or why it cannot be used.
+// Row r of a parameters table, or why it cannot be used: as a written row is checked, and
+// against the catalog (a name it lacks, an old name reading through its alias table, or a
+// unit other than its own, is refused).
 std::string parameter_of_row(const CsvTable& t, size_t r, const std::vector<int>& c, Parameter* p) {
   const auto& row = t.rows[r];
   auto cell = [&](int i) { return row[static_cast<size_t>(c[static_cast<size_t>(i)])]; };
@@ -164,7 +166,11 @@ std::string parameter_of_row(const CsvTable& t, size_t r, const std::vector<int>
     if (!parse_number(cell(columns[k]), numbers[k]))
       return "column '" + kParameterHeader[static_cast<size_t>(columns[k])] +
              "' is not a number: '" + cell(columns[k]) + "'";
-  return parameter_violation(*p, find_parameter(p->name) != nullptr, kReadSlack);
+  const CatalogEntry* entry = find_parameter(p->name);
+  if (!entry) return "not a parameter of this gpuprobe's catalog (nor an old name of one)";
+  if (p->unit != entry->unit)
+    return "unit '" + p->unit + "', where the catalog's is '" + entry->unit + "'";
+  return parameter_violation(*p, true, kReadSlack);
 }
 
 }  // namespace

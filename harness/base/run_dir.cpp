@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -147,7 +148,7 @@ void replace_file(const std::string& path, const std::string& text) {
   struct stat old {};
   const bool existed = ::stat(path.c_str(), &old) == 0;
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) fail("write", tmp, errno);
+  if (fd < 0) fail("write", path, errno);  // the user's name: the temporary one is ours
   if (existed) ::fchmod(fd, old.st_mode & 07777);
   const int err = write_all(fd, text);
   const int closed = ::close(fd) == 0 ? 0 : errno;
@@ -158,7 +159,7 @@ void replace_file(const std::string& path, const std::string& text) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int why = errno;
     ::unlink(tmp.c_str());
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(why));
+    fail("write", path, why);
   }
 }
 
@@ -290,7 +291,10 @@ FolderKind folder_kind(const std::string& dir) {
 }
 
 std::string identity_conflict(const std::vector<std::pair<std::string, Metadata>>& files) {
-  for (const char* key : kIdentityKeys) {
+  // Besides the GPU's model: its slot, its UUID where recorded (newer runs), and the run.
+  std::vector<const char*> keys(std::begin(kIdentityKeys), std::end(kIdentityKeys));
+  for (const char* key : {"pci_bus_id", "gpu_uuid", "run_id"}) keys.push_back(key);
+  for (const char* key : keys) {
     const std::string* first_file = nullptr;
     const std::string* first_value = nullptr;
     for (const auto& [file, meta] : files)
@@ -301,7 +305,9 @@ std::string identity_conflict(const std::vector<std::pair<std::string, Metadata>
           first_value = &v;
         } else if (v != *first_value) {
           return *first_file + " names " + key + "=" + *first_value + ", " + file + " " + key +
-                 "=" + v + ": files of two GPUs in one run";
+                 "=" + v +
+                 (std::string(key) == "run_id" ? ": files of two runs in one folder"
+                                               : ": files of two GPUs in one run");
         }
       }
   }

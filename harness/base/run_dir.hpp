@@ -72,8 +72,10 @@ const char* folder_kind_name(FolderKind k);
 // The metadata keys that say which GPU a file was measured on.
 inline constexpr const char* kIdentityKeys[] = {"gpu", "compute_capability", "sm_count",
                                                 "l2_bytes"};
-// Files of one run name one GPU: "" when they agree, else one line naming the key and the
-// two files that differ ("a.csv names gpu=X, b.csv gpu=Y"). A file without a key agrees.
+// Files of one run name one GPU and one run (kIdentityKeys, and pci_bus_id, gpu_uuid where
+// recorded, run_id): "" when they agree, else one line naming the key and the two files that
+// differ ("a.csv names gpu=X, b.csv gpu=Y: files of two GPUs in one run"; for run_id "...:
+// files of two runs in one folder"). A file without a key agrees.
 std::string identity_conflict(const std::vector<std::pair<std::string, Metadata>>& files);
 
 }  // namespace gpuprobe

@@ -12,8 +12,8 @@
 //   !why" stands for a file that could not be read (a FIFO). It may refuse
 //   (files of two GPUs, a parameters.csv it cannot read); when it does not, every parameter
 //   holds the invariants of a read one (parameter_violation), and every run-level row that
-//   parameters.csv holds readably comes out unchanged: analyze never drops what it cannot
-//   infer again.
+//   parameters.csv holds readably comes out unchanged, as does every row of a family whose file
+//   is missing or unreadable: analyze never drops what it cannot infer again.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -108,9 +108,18 @@ inline std::string run_input(const std::string& text) {
     } catch (const CsvError&) {
       return "run: a parameters.csv that cannot be read was not refused";
     }
-    // Kept as it was, or given again by an analyzer (a name an observations file gives).
+    // Kept as it was, or given again by an analyzer (a name an observations file gives); a
+    // row of a family whose file the run lacks or cannot read is kept (the only record).
+    auto file_lost = [&](const std::string& evidence) {
+      const std::string name = evidence_path(evidence);
+      const std::string stem = name.substr(0, name.rfind(".csv"));
+      if (!analyzers().count(stem)) return false;
+      for (const auto& g : files)
+        if (g.name == name && g.error.empty()) return false;
+      return true;
+    };
     for (const auto& p : rows) {
-      if (p.evidence != "families.csv") continue;
+      if (p.evidence != "families.csv" && !file_lost(p.evidence)) continue;
       bool kept = false;
       for (const auto& q : a.params) kept = kept || q.name == p.name;
       if (!kept) return "run: " + p.name + " dropped from parameters.csv";
