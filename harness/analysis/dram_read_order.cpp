@@ -113,7 +113,8 @@ std::string describe(const Observation& o) {
 }
 
 // The best of many kernels is whichever the run's noise favours: three full runs in a row on one
-// H200 moved it by 0.66 %, past its own p05..p95 (the 2 x H200 host read 1.8 % slower).
+// H200 moved it by 0.64 % (one H100: 0.07 %), past its own p05..p95 (docs/repeatability.md,
+// "Floors"; the 2 x H200 host read 1.8 % slower, a host's difference this does not cover).
 constexpr double kBestRunToRun = 0.01;
 
 }  // namespace

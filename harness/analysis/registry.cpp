@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/common/util.hpp"
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/operating_point.hpp"
@@ -92,6 +93,7 @@ Analysis analyze_checked(const std::string& family, const std::vector<Observatio
       p.low = std::min(p.low, p.value);
       p.high = std::max(p.high, p.value);
       attach_method_label(p);  // every parameter names its method's label
+      analysis::cap_confidence_by_tolerance(p);
       a.params.push_back(std::move(p));
     } else {
       a.warnings.push_back(family + ": " + (p.name.empty() ? "a parameter" : p.name) +

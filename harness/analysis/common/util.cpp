@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "base/catalog.hpp"
+
 namespace gpuprobe::analysis {
 
 double clamp01(double v) { return std::isfinite(v) ? std::min(1.0, std::max(0.0, v)) : 0.0; }
@@ -51,6 +53,28 @@ void widen_to_at_least(Parameter& p, double fraction) {
 void widen_to_repeat(Parameter& p, double fraction, const std::string& why) {
   widen_to_at_least(p, fraction);
   p.method += "; at least +-" + num(100 * fraction) + " %, " + why;
+}
+
+void cap_confidence_by_width(Parameter& p, double tolerance) {
+  if (!(p.value > 0) || tolerance < 0) return;
+  const double half = std::max(p.high - p.value, p.value - p.low) / p.value;
+  double cap = 1;
+  if (half > tolerance)
+    cap = tolerance > 0 ? kPastToleranceConfidence * tolerance / half : kPastToleranceConfidence;
+  if (half > kWideInterval) cap = std::min(cap, kWideConfidence);
+  if (!(p.confidence > cap)) return;
+  p.confidence = cap;
+  p.method += "; interval +-" + num(100 * half) + " % reaches past its " +
+              (tolerance > 0 ? num(100 * tolerance) + " %" : std::string("exact")) +
+              kCappedByWidthText + num(cap, 2) +
+              " (what repeats closer, within a run and between runs, would narrow it)";
+}
+
+void cap_confidence_by_tolerance(Parameter& p) {
+  const CatalogEntry* entry = find_parameter(p.name);
+  double tolerance = 0;
+  if (entry && tolerance_fraction(entry->tolerance, &tolerance))
+    cap_confidence_by_width(p, tolerance);
 }
 
 std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,

@@ -50,6 +50,24 @@ void widen_to_at_least(Parameter& p, double fraction);
 // "; at least +-<fraction as %> %, <why>".
 void widen_to_repeat(Parameter& p, double fraction, const std::string& why);
 
+// An interval reaching past the parameter's tolerance says the value may be off by more than
+// it, so its confidence (the chance of being right within the tolerance) is at most
+// kPastToleranceConfidence * tolerance / half-width (below 0.5 from the first step past; an
+// "exact" tolerance, 0, gives kPastToleranceConfidence to any interval wider than the value);
+// one wider than +-kWideInterval stays below 0.3 whatever its tolerance. The method text says
+// so and that closer repeats would narrow it. A non-positive value or no tolerance (< 0)
+// leaves p as it is.
+constexpr double kPastToleranceConfidence = 0.45;
+constexpr double kWideInterval = 0.25;    // the width past which a value is only indicative
+constexpr double kWideConfidence = 0.29;  // below the ambiguous-value cap of 0.3
+void cap_confidence_by_width(Parameter& p, double tolerance);
+// The words the cap adds to the method text, between the tolerance and the cap.
+constexpr const char* kCappedByWidthText = " tolerance: confidence at most ";
+// The same with the catalog's tolerance for p's name (none for a name it lacks or does not
+// compare): every analyzer's parameters go through it (analysis/registry.cpp), and the
+// run-level ones.
+void cap_confidence_by_tolerance(Parameter& p);
+
 // The rows of `probe` in `unit` with a finite value.
 std::vector<Observation> finite_rows(const std::vector<Observation>& obs, const std::string& probe,
                                      const std::string& unit);
