@@ -11,6 +11,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "app/cli.hpp"
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"

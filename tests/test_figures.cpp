@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "committed_runs.hpp"
+#include "base/catalog.hpp"
 #include "base/data_paths.hpp"
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"

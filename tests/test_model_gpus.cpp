@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"

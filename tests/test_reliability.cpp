@@ -19,6 +19,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "app/run_analysis.hpp"
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"
