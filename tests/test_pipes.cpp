@@ -254,8 +254,8 @@ TEST(Pipes, WgmmaSassChainAndSerialisation) {
 // ---------------------------------------------------------------- dual issue
 
 TEST(DualIssue, VerdictsFromTheTimeModel) {
-  // A alone: 4 inst/clk, B alone: 2, issue rate 4; the pair issues 8 of A and 4 of B per round,
-  // so each stream alone takes 2 clocks per round, both in turn 4, and single issue 3.
+  // A alone: 4 inst/clk, B alone: 2, issue rate 4; the pair runs 8 of A and 4 of B per round,
+  // so each stream alone takes 2 clocks per round, both in turn 4, and one pipe at a time 3.
   auto dual = dual_issue::judge(4, 2, 8, 4, 6, 4);  // 12 instructions in 2 clocks
   EXPECT_NEAR(dual.ratio, 1.5, 1e-12);
   EXPECT_EQ(dual.verdict, "beyond the fastest stream");

@@ -1,4 +1,4 @@
-// No silent loss (issue 23): no command writes over a run's measurements or a device, no failed
+// No silent loss: no command writes over a run's measurements or a device, no failed
 // write exits 0, and nothing a user may hand gpuprobe (an edited file, a FIFO, a link to
 // /dev/zero, a spreadsheet's byte-order mark) is read silently or waited on forever. Each
 // door is tried through the binary, as a user would; the files it must not touch are
