@@ -33,6 +33,6 @@ inline std::vector<Parameter> recorded_parameters(const std::string& family) {
 }  // namespace gpuprobe
 
 // Fails the test (never skips) where tests/data/h100_<family>.csv is missing.
-#define SKIP_WITHOUT(family)                                                  \
-  REQUIRE_RECORDED(std::filesystem::exists(data_file("h100_" family ".csv"))) \
-      << "tests/data/h100_" family ".csv"
+#define SKIP_WITHOUT(family)                                                                   \
+  REQUIRE_RECORDED(std::filesystem::exists(data_file("h100_" + std::string(family) + ".csv"))) \
+      << "tests/data/h100_" << (family) << ".csv"

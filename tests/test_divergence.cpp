@@ -14,6 +14,8 @@
 namespace gpuprobe {
 namespace {
 
+const std::string kFamilyName(divergence::kFamily.name);
+
 Observation row(const std::string& family, const std::string& probe, Params params, double value,
                 const std::string& unit, double spread = 0.002) {
   return make_row(family, probe, std::move(params), value, unit, spread);
@@ -22,9 +24,9 @@ Observation row(const std::string& family, const std::string& probe, Params para
 std::vector<Observation> divergence_rows(const std::string& probe, double t1, double cost) {
   std::vector<Observation> out;
   for (int p : divergence::path_counts(false)) {
-    out.push_back(row("divergence", probe, {{"paths", std::to_string(p)}},
+    out.push_back(row(kFamilyName, probe, {{divergence::kPathsColumn, std::to_string(p)}},
                       t1 * (1 + cost * (p - 1)), "cycles"));
-    out.push_back(row("divergence", probe, {{"paths", std::to_string(p)}},
+    out.push_back(row(kFamilyName, probe, {{divergence::kPathsColumn, std::to_string(p)}},
                       t1 * (1 + cost * (p - 1)) / 1.8, "ns"));
   }
   return out;
@@ -43,10 +45,10 @@ TEST(Divergence, FitAgainstPayingEveryPath) {
 }
 
 TEST(Divergence, ParametersPerMode) {
-  auto obs = divergence_rows("full_sm", 5000, 1.0);
-  auto one = divergence_rows("one_warp", 300, 0.6);
+  auto obs = divergence_rows(divergence::kFullSmProbe, 5000, 1.0);
+  auto one = divergence_rows(divergence::kOneWarpProbe, 300, 0.6);
   obs.insert(obs.end(), one.begin(), one.end());
-  auto ps = analyze("divergence", obs);
+  auto ps = analyze(kFamilyName, obs);
   expect_well_formed(ps, "divergence.csv");
   EXPECT_NEAR(find(ps, param::divergence_cost_per_path)->value, 1.0, 1e-9);
   EXPECT_GT(find(ps, param::divergence_cost_per_path)->confidence, 0.9);
@@ -58,18 +60,20 @@ TEST(Divergence, ParametersPerMode) {
 // Regression: the analyzer once kept pointers into the temporary that select() returns (a
 // use after free that ASan reports), and converted a huge path count with int() (undefined).
 TEST(Divergence, HugeOrNegativePathCountsAreIgnored) {
-  auto obs = divergence_rows("full_sm", 5000, 1.0);
-  obs.push_back(row("divergence", "full_sm", {{"paths", "1e300"}}, 7, "cycles"));
-  obs.push_back(row("divergence", "full_sm", {{"paths", "-5"}}, 7, "cycles"));
-  auto ps = analyze("divergence", obs);
+  auto obs = divergence_rows(divergence::kFullSmProbe, 5000, 1.0);
+  obs.push_back(row(kFamilyName, divergence::kFullSmProbe, {{divergence::kPathsColumn, "1e300"}}, 7,
+                    "cycles"));
+  obs.push_back(
+      row(kFamilyName, divergence::kFullSmProbe, {{divergence::kPathsColumn, "-5"}}, 7, "cycles"));
+  auto ps = analyze(kFamilyName, obs);
   expect_well_formed(ps, "divergence.csv");
   EXPECT_NEAR(find(ps, param::divergence_cost_per_path)->value, 1.0, 1e-9);
   EXPECT_NEAR(find(ps, "divergence_slowdown_32_paths")->value, 32, 1e-9);
 }
 
 TEST(RecordedH100, DivergencePaysForPaths) {
-  SKIP_WITHOUT("divergence");
-  auto ps = recorded_parameters("divergence");
+  SKIP_WITHOUT(kFamilyName);
+  auto ps = recorded_parameters(kFamilyName);
   expect_well_formed(ps, "divergence.csv");
   const Parameter* c = find(ps, param::divergence_cost_per_path);
   ASSERT_NE(c, nullptr);
