@@ -16,6 +16,7 @@
 #include "committed_runs.hpp"
 #include "analysis/carveout.hpp"
 #include "analysis/divergence.hpp"
+#include "analysis/ilp_occupancy.hpp"
 #include "base/catalog.hpp"
 #include "base/data_paths.hpp"
 #include "base/observation.hpp"
@@ -110,7 +111,7 @@ TEST_F(FigureMarks, IlpOccupancyMarksKneesAndCeilings) {
       if (has(ceiling)) marks.push_back(fmt("ILP %d never 90 %%: best %.2f of peak (ring)", ilp, value(ceiling)));
     }
   EXPECT_GE(marks.size(), 4u);
-  expect_marks("ilp_occupancy", marks);
+  expect_marks(std::string(ilp_occupancy::kFamily.name), marks);
 }
 
 TEST_F(FigureMarks, PipesWriteEachRateAndLatency) {

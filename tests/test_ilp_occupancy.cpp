@@ -16,6 +16,8 @@
 namespace gpuprobe {
 namespace {
 
+const std::string kFamilyName(ilp_occupancy::kFamily.name);
+
 Observation row(const std::string& family, const std::string& probe, Params params, double value,
                 const std::string& unit, double spread = 0.002) {
   return make_row(family, probe, std::move(params), value, unit, spread);
@@ -30,9 +32,10 @@ std::vector<Observation> ilp_rows(const std::string& probe, double peak, double 
   for (int ilp : ilp_occupancy::kIlps)
     for (int w : ilp_occupancy::warp_counts(64)) {
       double rate = std::min(peak, w * ilp * per_op / latency) * noise(rng);
-      out.push_back(row("ilp_occupancy", probe,
-                        {{"ilp", std::to_string(ilp)}, {"warps_per_sm", std::to_string(w)}}, rate,
-                        unit, 0.01));
+      out.push_back(row(kFamilyName, probe,
+                        {{ilp_occupancy::kIlpColumn, std::to_string(ilp)},
+                         {ilp_occupancy::kWarpsColumn, std::to_string(w)}},
+                        rate, unit, 0.01));
     }
   return out;
 }
@@ -60,10 +63,10 @@ TEST(IlpOccupancy, KneeBetweenSweepPoints) {
 
 TEST(IlpOccupancy, IlpStandsInForWarps) {
   // fp32 FMA: 4-cycle latency, 128 results/clk/SM; DRAM: 32 bytes/clk/SM over ~900 cycles.
-  auto obs = ilp_rows("fp32_fma", 128, 4, 32, "results/clk/SM", 1);
-  auto mem = ilp_rows("dram_load", 24, 900, 128, "B/clk/SM", 2);
+  auto obs = ilp_rows(ilp_occupancy::kFmaProbe, 128, 4, 32, "results/clk/SM", 1);
+  auto mem = ilp_rows(ilp_occupancy::kLoadProbe, 24, 900, 128, "B/clk/SM", 2);
   obs.insert(obs.end(), mem.begin(), mem.end());
-  auto ps = analyze("ilp_occupancy", obs);
+  auto ps = analyze(kFamilyName, obs);
   expect_well_formed(ps, "ilp_occupancy.csv");
   // 90 % of 128 needs 14.4 FMAs in flight: 16 warps at ILP 1 ... 2 warps at ILP 8.
   EXPECT_EQ(find(ps, "fp32_fma_warps_90pct_ilp1")->value, 16);
@@ -89,9 +92,11 @@ TEST(IlpOccupancy, IlpStandsInForWarps) {
 TEST(IlpOccupancy, FlatCeilingBelowThePeak) {
   // As recorded on the H100: at ILP 1 and 2 the rate levels off at 1/2 and 2/3 of the peak
   // however many warps, and a lone spike stands above the plateau.
-  auto obs = ilp_rows("fp32_fma", 128, 4, 32, "results/clk/SM", 3);
+  auto obs = ilp_rows(ilp_occupancy::kFmaProbe, 128, 4, 32, "results/clk/SM", 3);
   for (auto& o : obs) {
-    double cap = o.param("ilp") == 1 ? 64 : o.param("ilp") == 2 ? 85.3 : 1e9;
+    double cap = o.param(ilp_occupancy::kIlpColumn) == 1   ? 64
+                 : o.param(ilp_occupancy::kIlpColumn) == 2 ? 85.3
+                                                           : 1e9;
     double scale = std::min(1.0, cap / o.value);
     o.value *= scale;
     o.p05 *= scale;
@@ -99,7 +104,7 @@ TEST(IlpOccupancy, FlatCeilingBelowThePeak) {
     o.p95 *= scale;
   }
   obs.back().value = obs.back().p50 = 160;  // ILP 8, 64 warps
-  auto ps = analyze("ilp_occupancy", obs);
+  auto ps = analyze(kFamilyName, obs);
   expect_well_formed(ps, "ilp_occupancy.csv");
   EXPECT_EQ(find(ps, "fp32_fma_warps_90pct_ilp1"), nullptr);
   const Parameter* c1 = find(ps, "fp32_fma_ceiling_ilp1");
@@ -136,8 +141,8 @@ TEST(IlpOccupancy, ExclusiveSharedMemory) {
 }
 
 TEST(RecordedH100, IlpReplacesOccupancy) {
-  SKIP_WITHOUT("ilp_occupancy");
-  auto ps = recorded_parameters("ilp_occupancy");
+  SKIP_WITHOUT(kFamilyName);
+  auto ps = recorded_parameters(kFamilyName);
   expect_well_formed(ps, "ilp_occupancy.csv");
   // With 8 chains a thread needs no more than one warp per scheduler, 2 per scheduler at most.
   const Parameter* ilp8 = find(ps, "fp32_fma_warps_90pct_ilp8");
