@@ -26,13 +26,13 @@ class CarveoutFamily : public ProbeFamily {
   }
   std::vector<ProbeInfo> probes() const override {
     return {
-        {"chase", "cycles per ld.global access against footprint, per carve-out"},
+        {carveout::kChaseProbe, "cycles per ld.global access against footprint, per carve-out"},
         {carveout::kL1SizeProbe, "largest footprint that stays in L1, per carve-out (derived)"}};
   }
 
   void run(RunContext& ctx) override {
-    if (!ctx.enabled("chase") && !ctx.enabled(carveout::kL1SizeProbe)) return;
-    if (!sass_allows(ctx, "chase", carveout::kernels("chase"))) return;
+    if (!ctx.enabled(carveout::kChaseProbe) && !ctx.enabled(carveout::kL1SizeProbe)) return;
+    if (!sass_allows(ctx, carveout::kChaseProbe, carveout::kernels(carveout::kChaseProbe))) return;
     const DeviceInfo& d = ctx.device();
     // Percent of the largest shared memory per SM. Denser at the low end, where a few
     // kilobytes of shared memory already select the next configuration.
@@ -62,11 +62,12 @@ class CarveoutFamily : public ProbeFamily {
         a.n = static_cast<uint32_t>(c.n);
         a.passes = 2;  // the first brings the footprint in; the second is timed
         a.warm = 1;
-        Point pt{"chase",
-                 {{"carveout_percent", std::to_string(pct)},
-                  {"shared_request_bytes", format_number(request)},
-                  {"footprint_bytes", format_number(footprint)}},
-                 "cycles", ctx.quick() ? 1 : 2};
+        Point pt{carveout::kChaseProbe,
+                 {{carveout::kPercentColumn, std::to_string(pct)},
+                  {carveout::kRequestColumn, format_number(request)},
+                  {memory_chase::kFootprintColumn, format_number(footprint)}},
+                 "cycles",
+                 ctx.quick() ? 1 : 2};
         Observation o = ctx.measure(pt, [&] {
           ChaseResult r = runner.run<false>(L1Load{buf.get()}, a);
           return Sample{r.cycles_per_access, r.seconds};
@@ -87,8 +88,8 @@ class CarveoutFamily : public ProbeFamily {
       Observation o;
       o.family = name();
       o.probe = carveout::kL1SizeProbe;
-      o.params = {{"carveout_percent", format_number(c.percent)},
-                  {"shared_request_bytes", format_number(c.shared_request)}};
+      o.params = {{carveout::kPercentColumn, format_number(c.percent)},
+                  {carveout::kRequestColumn, format_number(c.shared_request)}};
       o.value = o.p05 = o.p50 = c.l1_bytes;
       o.p95 = c.miss_bytes;  // the capacity lies in [l1_bytes, miss_bytes)
       o.unit = "bytes";

@@ -63,19 +63,19 @@ class DivergenceFamily : public ProbeFamily {
     return "cost of 1..32 distinct paths in a warp against paying every path in full";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"full_sm", "cycles per loop trip with every SM full of diverging warps"},
-            {"one_warp", "cycles per loop trip of one diverging warp alone"}};
+    return {{kFullSmProbe, "cycles per loop trip with every SM full of diverging warps"},
+            {kOneWarpProbe, "cycles per loop trip of one diverging warp alone"}};
   }
   void run(RunContext& ctx) override {
     const DeviceInfo& dev = ctx.device();
-    if (ctx.enabled("full_sm") && sass_allows(ctx, "full_sm", {kernel_name(4)})) {
+    if (ctx.enabled(kFullSmProbe) && sass_allows(ctx, kFullSmProbe, {kernel_name(4)})) {
       int per_sm = 0;
       CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, &paths<4>, kThreads, 0));
       if (per_sm < 1) throw std::runtime_error("divergence: kernel cannot be resident");
-      sweep<4>(ctx, "full_sm", dev.sm_count * std::min(per_sm, kMaxBlocksPerSm), kThreads);
+      sweep<4>(ctx, kFullSmProbe, dev.sm_count * std::min(per_sm, kMaxBlocksPerSm), kThreads);
     }
-    if (ctx.enabled("one_warp") && sass_allows(ctx, "one_warp", {kernel_name(1)}))
-      sweep<1>(ctx, "one_warp", 1, dev.warp_size);
+    if (ctx.enabled(kOneWarpProbe) && sass_allows(ctx, kOneWarpProbe, {kernel_name(1)}))
+      sweep<1>(ctx, kOneWarpProbe, 1, dev.warp_size);
   }
 
  private:
@@ -90,7 +90,7 @@ class DivergenceFamily : public ProbeFamily {
         });
       };
       int iters = calibrate_iterations(seconds, ctx.quick() ? 0.2e-3 : 1e-3);
-      Point pt{probe, {{"paths", std::to_string(p)}}, "cycles", ctx.quick() ? 3 : 5};
+      Point pt{probe, {{kPathsColumn, std::to_string(p)}}, "cycles", ctx.quick() ? 3 : 5};
       ctx.measure(pt, [&] {
         double s = seconds(iters);
         return Sample{median_sm_cycles(spans.fetch()) / iters, s};

@@ -125,15 +125,17 @@ class IlpOccupancyFamily : public ProbeFamily {
     return "throughput against warps per SM and independent operations per thread (Volkov)";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"fp32_fma", "fp32 FMA results/clk/SM against warps per SM and ILP"},
-            {"dram_load", "DRAM load bytes/clk/SM against warps per SM and ILP"}};
+    return {{ilp_occupancy::kFmaProbe, "fp32 FMA results/clk/SM against warps per SM and ILP"},
+            {ilp_occupancy::kLoadProbe, "DRAM load bytes/clk/SM against warps per SM and ILP"}};
   }
   void run(RunContext& ctx) override {
     const DeviceInfo& dev = ctx.device();
     warps_ = ilp_occupancy::warp_counts(dev.max_threads_per_sm / dev.warp_size);
-    if (ctx.enabled("fp32_fma") && checked(ctx, "fp32_fma", &ilp_occupancy::fma_kernel_name))
+    if (ctx.enabled(ilp_occupancy::kFmaProbe) &&
+        checked(ctx, ilp_occupancy::kFmaProbe, &ilp_occupancy::fma_kernel_name))
       sweep<FmaKind>(ctx, std::integer_sequence<int, 1, 2, 4, 8>{});
-    if (ctx.enabled("dram_load") && checked(ctx, "dram_load", &ilp_occupancy::load_kernel_name)) {
+    if (ctx.enabled(ilp_occupancy::kLoadProbe) &&
+        checked(ctx, ilp_occupancy::kLoadProbe, &ilp_occupancy::load_kernel_name)) {
       // Four times the L2 (a power of two, for the index mask), within half the free memory.
       size_t elems = 1;
       while (elems * sizeof(float) < size_t(4 * dev.l2_bytes)) elems *= 2;
@@ -147,7 +149,7 @@ class IlpOccupancyFamily : public ProbeFamily {
 
  private:
   struct FmaKind {
-    static constexpr const char* kProbe = "fp32_fma";
+    static constexpr const char* kProbe = ilp_occupancy::kFmaProbe;
     static constexpr const char* kUnit = "results/clk/SM";
     template <int ILP>
     static const void* kernel() { return reinterpret_cast<const void*>(&fma<ILP>); }
@@ -162,7 +164,7 @@ class IlpOccupancyFamily : public ProbeFamily {
     static double rate(const std::vector<BlockSpan>& spans, double per_block) { return sm_rate(spans, per_block); }
   };
   struct LoadKind {
-    static constexpr const char* kProbe = "dram_load";
+    static constexpr const char* kProbe = ilp_occupancy::kLoadProbe;
     static constexpr const char* kUnit = "B/clk/SM";
     template <int ILP>
     static const void* kernel() { return reinterpret_cast<const void*>(&load<ILP>); }
@@ -211,8 +213,11 @@ class IlpOccupancyFamily : public ProbeFamily {
         continue;
       }
       double per_block = Kind::template work_per_warp<ILP>(iters) * (r.threads / dev.warp_size);
-      Point p{Kind::kProbe, {{"ilp", std::to_string(ILP)}, {"warps_per_sm", std::to_string(w)}},
-              Kind::kUnit, ctx.quick() ? 3 : 5};
+      Point p{Kind::kProbe,
+              {{ilp_occupancy::kIlpColumn, std::to_string(ILP)},
+               {ilp_occupancy::kWarpsColumn, std::to_string(w)}},
+              Kind::kUnit,
+              ctx.quick() ? 3 : 5};
       ctx.measure(p, [&] {
         double s = seconds(iters);
         return Sample{Kind::rate(spans.fetch(), per_block), s};

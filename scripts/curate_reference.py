@@ -133,7 +133,7 @@ MAPPING = {
     "type_conversion_throughput_per_sm": (["conversion_throughput_per_sm"], ""),
     "int_add_latency": (["int32_add_latency"], ""),
     "int_mad_latency": (["int32_mad_latency"], ""),
-    # Renamed in issue 24: the raw collection keeps the old name.
+    # Renamed since: the raw collection keeps the old name.
     "shared_banks": (["shared_bank_count"], ""),
 }
 

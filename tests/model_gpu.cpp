@@ -35,11 +35,11 @@ const std::string kCdna3Wp = "AMD CDNA 3 Architecture whitepaper (reference_addi
 const std::string kRdna2 = "AMD Radeon RX 6900 XT specifications / RDNA 2 ISA guide (reference_additions.csv)";
 const std::string kRdna3 = "AMD Radeon RX 7900 XTX specifications / RDNA 3 ISA guide (reference_additions.csv)";
 
-// Latency levels issue 25 read off public pointer-chase curves of other designs (not documented
+// Latency levels read off public pointer-chase curves of other designs (not documented
 // figures): an Infinity Cache of 256 MB at about 456 cycles before DRAM at about 880 (CDNA 3), a
 // 128 KB mid cache at about 120 cycles before an L2 at about 220 (RDNA 2), and Blackwell's two
 // dies, the second die's L2 half at 660-690 cycles past a ~330-cycle L2, DRAM at about 860.
-const std::string kIssue25 = "the shape issue 25 reads off a public latency curve of the part";
+const std::string kPublicCurve = "the shape read off a public latency curve of the part";
 
 Figure doc(double v, const std::string& src) { return {v, src}; }
 Figure assumed(double v, const std::string& why) { return {v, "assumed: " + why}; }
@@ -305,9 +305,9 @@ void nvidia_hopper_on(std::vector<Gpu>& v) {
     // of Hopper's near and far partitions, with twice the far penalty), then DRAM.
     g.levels = {
         level("l1", assumed(240 * KiB, "256 KB L1/shared per SM as Hopper"), assumed(33, kLat), 60),
-        split_l2(assumed(126 * MiB, "L2 size reported for the B200"), assumed(330, kIssue25),
-                 assumed(675, kIssue25 + " (660-690: the second die's L2 half)"), 30)};
-    g.dram_latency = assumed(860, kIssue25);
+        split_l2(assumed(126 * MiB, "L2 size reported for the B200"), assumed(330, kPublicCurve),
+                 assumed(675, kPublicCurve + " (660-690: the second die's L2 half)"), 30)};
+    g.dram_latency = assumed(860, kPublicCurve);
     g.l2_bytes_meta = 126 * MiB;
     g.shared_per_sm_meta = 228 * KiB;
     g.sm_clock_mhz = assumed(1965, "B200 boost clock");
@@ -344,9 +344,9 @@ void amd(std::vector<Gpu>& v) {
     g.levels = {
         level("l1", doc(32 * KiB, kCdna3Wp + ", 32 KB vector L1 per CU"), assumed(120, kLat), 20),
         level("l2", doc(4 * MiB, kCdna3Wp + ", 4 MB L2 per XCD"), assumed(240, kLat), 12),
-        level("llc", doc(256 * MiB, kCdna3Wp + ", 256 MB Infinity Cache"), assumed(456, kIssue25),
-              8)};
-    g.dram_latency = assumed(880, kIssue25);
+        level("llc", doc(256 * MiB, kCdna3Wp + ", 256 MB Infinity Cache"),
+              assumed(456, kPublicCurve), 8)};
+    g.dram_latency = assumed(880, kPublicCurve);
     // a TLB reach inside the Infinity Cache (the L1 TLB's, above): the cache's plateau steps up
     // before DRAM, a step of the kind that made the cache read as DRAM
     g.tlb = {{assumed(32 * MiB, "the L1 TLB reach assumed above"), assumed(45, kWalk)}};
@@ -367,8 +367,8 @@ void amd(std::vector<Gpu>& v) {
         level("l1", doc(16 * KiB, kRdna2 + ", 16 KB L0 vector cache per CU"),
               assumed(75, "a cache step below the mid cache"), 20),
         level("mid_cache", doc(128 * KiB, kRdna2 + ", 128 KB L1 per shader array"),
-              assumed(120, kIssue25), 12),
-        level("l2", doc(4 * MiB, kRdna2), assumed(220, kIssue25), 12),
+              assumed(120, kPublicCurve), 12),
+        level("l2", doc(4 * MiB, kRdna2), assumed(220, kPublicCurve), 12),
         level("llc", doc(128 * MiB, kRdna2 + ", 128 MB Infinity Cache"), assumed(400, kLat), 8)};
     g.dram_latency = assumed(720, kLat);
     g.l2_bytes_meta = 4 * MiB;

@@ -4,7 +4,12 @@
 // passing. Usage: REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_bandwidth.csv";
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
+#include <vector>
+
+#include "analysis/analyzer.hpp"
+#include "base/observation.hpp"
 
 #define REQUIRE_RECORDED(present) \
   if (present) {                  \
@@ -16,4 +21,18 @@ namespace gpuprobe {
 // tests/data/<name>
 inline std::string data_file(const std::string& name) { return std::string(GPUPROBE_TEST_DATA) + "/" + name; }
 
+// What the family's analyzer infers from tests/data/h100_<family>.csv; none without the file.
+inline std::vector<Parameter> recorded_parameters(const std::string& family) {
+  std::string path = data_file("h100_" + family + ".csv");
+  if (!std::filesystem::exists(path)) return {};
+  Metadata meta;
+  auto obs = read_observations(path, &meta);
+  return analyze(family, obs, meta);
+}
+
 }  // namespace gpuprobe
+
+// Fails the test (never skips) where tests/data/h100_<family>.csv is missing.
+#define SKIP_WITHOUT(family)                                                                   \
+  REQUIRE_RECORDED(std::filesystem::exists(data_file("h100_" + std::string(family) + ".csv"))) \
+      << "tests/data/h100_" << (family) << ".csv"

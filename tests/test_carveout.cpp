@@ -20,6 +20,8 @@ using namespace gpuprobe::carveout;
 
 namespace {
 
+const std::string kFamilyName(carveout::kFamily.name);
+
 std::vector<Observation> carveout_rows(const std::map<int, double>& l1_by_percent) {
   std::mt19937 rng(5);
   std::normal_distribution<double> noise(0, 0.3);
@@ -29,10 +31,10 @@ std::vector<Observation> carveout_rows(const std::map<int, double>& l1_by_percen
       // Random replacement: misses grow gradually past the capacity.
       double miss = f <= cap ? 0 : std::min(1.0, (f - cap) / cap * 2);
       double y = 38 + 230 * miss + noise(rng);
-      out.push_back(row("carveout", "chase",
-                        {{"carveout_percent", std::to_string(pct)},
-                         {"shared_request_bytes", num(std::ceil(pct * 228 * kKiB / 100))},
-                         {"footprint_bytes", num(f)}},
+      out.push_back(row(kFamilyName, kChaseProbe,
+                        {{kPercentColumn, std::to_string(pct)},
+                         {kRequestColumn, num(std::ceil(pct * 228 * kKiB / 100))},
+                         {memory_chase::kFootprintColumn, num(f)}},
                         y, "cycles"));
       return y;
     };
@@ -58,7 +60,7 @@ TEST(Carveout, CapacityPerPreferenceAndTheLargest) {
     EXPECT_GE(c.l1_bytes, truth * 0.97) << c.percent;
     EXPECT_GT(c.miss_bytes, c.l1_bytes);
   }
-  auto ps = analyze("carveout", obs);
+  auto ps = analyze(kFamilyName, obs);
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_EQ(ps[0].name, param::l1_size_no_miss);
   EXPECT_NEAR(ps[0].value, 256 * kKiB, 0.06 * 256 * kKiB);
@@ -67,8 +69,8 @@ TEST(Carveout, CapacityPerPreferenceAndTheLargest) {
 }
 
 TEST(H100, Carveout) {
-  REQUIRE_RECORDED(have("carveout")) << "tests/data/h100_carveout.csv";
-  auto ps = h100("carveout");
+  REQUIRE_RECORDED(have(kFamilyName)) << "tests/data/h100_carveout.csv";
+  auto ps = h100(kFamilyName);
   const Parameter* l1 = find(ps, param::l1_size_no_miss);
   ASSERT_TRUE(l1);
   EXPECT_GE(l1->value, 128 * kKiB);  // H100: 256 KiB of L1 and shared memory per SM

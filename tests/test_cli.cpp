@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/catalog.hpp"
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"
 #include "cli_run.hpp"

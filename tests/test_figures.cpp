@@ -14,6 +14,10 @@
 #include <vector>
 
 #include "committed_runs.hpp"
+#include "analysis/carveout.hpp"
+#include "analysis/divergence.hpp"
+#include "analysis/ilp_occupancy.hpp"
+#include "base/catalog.hpp"
 #include "base/data_paths.hpp"
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"
@@ -107,7 +111,7 @@ TEST_F(FigureMarks, IlpOccupancyMarksKneesAndCeilings) {
       if (has(ceiling)) marks.push_back(fmt("ILP %d never 90 %%: best %.2f of peak (ring)", ilp, value(ceiling)));
     }
   EXPECT_GE(marks.size(), 4u);
-  expect_marks("ilp_occupancy", marks);
+  expect_marks(std::string(ilp_occupancy::kFamily.name), marks);
 }
 
 TEST_F(FigureMarks, PipesWriteEachRateAndLatency) {
@@ -117,7 +121,7 @@ TEST_F(FigureMarks, PipesWriteEachRateAndLatency) {
 }
 
 TEST_F(FigureMarks, DivergenceWritesSlowdownAndCostPerPath) {
-  expect_marks("divergence",
+  expect_marks(std::string(divergence::kFamily.name),
                {fmt("SMs full: %.1fx at 32 paths, each path %.2f of one",
                     value("divergence_slowdown_32_paths"), value(param::divergence_cost_per_path)),
                 fmt("one warp: %.1fx at 32 paths, each path %.2f of one",
@@ -189,8 +193,8 @@ TEST_F(FigureMarks, FiguresMarkedBeforeThisSessionKeepTheirMarks) {
   expect_marks("tlb", {"L1 TLB " + size_text(value(param::tlb_l1_coverage))});
   expect_marks("index_chase", {fmt("%.1f", value(param::dram_latency_index_chase))});
   if (has(param::l1_size_no_miss))  // runs analysed before the carve-out's own name have none
-    expect_marks("carveout", {fmt("largest L1 without misses: %.0f KiB",
-                                  value(param::l1_size_no_miss) / 1024)});
+    expect_marks(std::string(carveout::kFamily.name), {fmt("largest L1 without misses: %.0f KiB",
+                                                           value(param::l1_size_no_miss) / 1024)});
 }
 
 TEST_F(FigureMarks, FigureOnlyFamiliesMarkWhatTheyStartFrom) {

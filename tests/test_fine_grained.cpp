@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 
+#include "analysis/carveout.hpp"
 #include "analysis/fine_grained.hpp"
 #include "memory_chase_checks.hpp"
 #include "parameter_checks.hpp"
@@ -186,7 +187,7 @@ TEST(FineGrained, ConstantLevelsFromTheColdTrace) {
 TEST(FineGrained, NothingFromNothing) {
   EXPECT_TRUE(analyze("fine_grained", {}).empty());
   EXPECT_TRUE(analyze("granularity", {}).empty());
-  EXPECT_TRUE(analyze("carveout", {}).empty());
+  EXPECT_TRUE(analyze(std::string(carveout::kFamily.name), {}).empty());
   EXPECT_TRUE(analyze("tlb", {}).empty());
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <set>
 
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "app/fleet.hpp"
 #include "base/parameter_names.hpp"

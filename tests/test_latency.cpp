@@ -536,7 +536,7 @@ TEST(LatencyLadder, RecordedH100Curve) {
   }
 }
 
-// Issue 2's criterion: repeating the family gives latencies within 1 % and the same sizes (the
+// The family's criterion: repeating the family gives latencies within 1 % and the same sizes (the
 // sweep points that bracket each capacity overlap). The two runs were made one after the other
 // on the same H100 in the first session: the whole suite, then the latency family alone.
 TEST(LatencyLadder, RecordedH100RunIsRepeatable) {
@@ -582,7 +582,7 @@ TEST(LatencyLadder, RecordedH100SessionsAgree) {
   }
 }
 
-// A file that repeats its rows (issue 23's 244k-row latency.csv was a run's rows many times
+// A file that repeats its rows (a 244k-row latency.csv once was a run's rows many times
 // over) is the same curve: rows of one footprint are one point, and the ladder is the run's.
 TEST(LatencyLadder, RepeatedRowsAreOnePointEach) {
   const std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_latency.csv";
@@ -601,7 +601,7 @@ TEST(LatencyLadder, RepeatedRowsAreOnePointEach) {
   }
 }
 
-// Issue 25: the H100's l1_size interval reached 291.6 KiB, past the 256 KiB its unified
+// The H100's l1_size interval once reached 291.6 KiB, past the 256 KiB its unified
 // L1/shared array holds. No interval goes past shared memory per SM + 32 KiB (the run's
 // shared_per_sm_bytes), whatever the step's shape; a reading past it is cut and trusted less.
 TEST(LatencyLadder, L1IntervalStaysWithinTheUnifiedArray) {
@@ -633,7 +633,7 @@ TEST(LatencyLadder, L1IntervalStaysWithinTheUnifiedArray) {
   EXPECT_GT(free[param::l1_size].value, most);
 }
 
-// --- other designs' ladders (issue 25) --------------------------------------------------------
+// --- other designs' ladders ------------------------------------------------------------------
 
 namespace {
 

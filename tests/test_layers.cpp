@@ -30,7 +30,7 @@ const std::map<std::string, std::set<std::string>> kMayInclude = {
     {"program", {"base", "analysis", "gpu", "app", "microbench", "program"}},
 };
 
-// A file longer than this is split (issue: no harness file over 1,000 lines).
+// A file longer than this is split: no harness file over 1,000 lines.
 constexpr int kMaxHarnessLines = 1000;
 
 bool is_source(const fs::path& p) {

@@ -1,4 +1,4 @@
-// The families bench (issue 14, "other families on the same bench"): every model GPU with
+// The families bench (other families on the ladder's bench): every model GPU with
 // documented fetch, pipe and issue figures (tests/model_families.cpp) x the ladder's 20 noise
 // seeds; granularity.csv, pipes.csv and dual_issue.csv generated as the probes record them and
 // analysed as `gpuprobe analyze` does. Gates as the ladder's: every value right within its

@@ -1,5 +1,5 @@
 // The model-GPU bench: every model GPU (tests/model_gpu.cpp) x 20 noise seeds, generated as the
-// CSVs a run writes and analysed as `gpuprobe analyze` does. Gates (issue 14): every level found
+// CSVs a run writes and analysed as `gpuprobe analyze` does. Gates: every level found
 // and named right (none missing, none invented); latencies within 3 %, sizes within 10 % or
 // with an interval that covers the truth; every wrong value with confidence < 0.5. Known
 // failures are listed below with their reason and printed; any other failure fails the test.
@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"
@@ -243,13 +244,13 @@ TEST(ModelGpus, CommittedCalibrationIsTheBenchs) {
                          "ModelGpus.Committed*");
 }
 
-// Sizes the 20261122 runs read at 10 % of the step, the rule issue 14 replaced with the
+// Sizes the 20261122 runs read at 10 % of the step, the rule the ladder replaced with the
 // midpoint; the later runs read them at the midpoint already. Both readings lie inside the
 // L2's gradual step (about 24.6-29 MiB for the near partition, 49.9-55.7 MiB for the whole
 // H100 L2, 56.6-65 MiB on the H200), within 6 % of the runtime's size either way:
 //   H100 l2_segment_size 24.76 -> 26.23 MiB, l2_size 49.39 -> 51.11 MiB (50 MiB reported);
 //   H200 l2_segment_size 28.70 -> 30.80 MiB, l2_size 56.86 -> 60.90 MiB (60 MiB reported).
-// The midpoint is the reading that holds where a step is gradual (issue 14: the 10 % rule
+// The midpoint is the reading that holds where a step is gradual (the 10 % rule
 // put L2 sizes 18-41 % low there), and its interval spans the step. The list is exact: a
 // listed size that no longer moves fails the test.
 const std::map<std::pair<std::string, std::string>, std::string> kSizesReadAnew = {

@@ -115,7 +115,7 @@ TEST(ModelGpuTlb, RowsAreTheFamilysShape) {
   for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].value, again[i].value);
 }
 
-// Issue 14's gate: no wrong value, known failure or not, has a confidence of kConfidentWrong
+// The ladder's gate: no wrong value, known failure or not, has a confidence of kConfidentWrong
 // or more.
 TEST(ModelGpuTlb, NoConfidentlyWrongValue) {
   int wrong = 0;

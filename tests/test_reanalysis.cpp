@@ -25,11 +25,11 @@ namespace {
 // Equal up to the text round trip of a CSV number (format_number keeps 17 digits or fewer).
 constexpr double kRelTolerance = 1e-9;
 
-// The latency and bandwidth families' inference is being reworked (issue 14, helper
-// "modelgpu"): their parameters are held to that issue's gate instead, the value within 1 %
-// (latencies, sizes, bandwidths); their intervals and confidences may move with the rework.
-// The tlb family too: its steps are cut by the latency ladder's segmentation
-// (segmentation::segment_curve), which the rework changes (H100 tlb_miss_latency 896.6 -> 904.5).
+// The latency and bandwidth families' inference was reworked into the ladder (8f06830 and
+// the commits after it): their parameters are held to the ladder's gate instead, the value
+// within 1 % (latencies, sizes, bandwidths); their intervals and confidences moved with it.
+// The tlb family too: its steps are cut by the ladder's segmentation
+// (segmentation::segment_curve), which the rework changed (H100 tlb_miss_latency 896.6 -> 904.5).
 constexpr double kReworkTolerance = 0.01;
 const std::set<std::string> kReworkedEvidence = {"latency.csv", "bandwidth.csv", "tlb.csv"};
 
@@ -48,7 +48,7 @@ const std::vector<Rename> kRenames = {
      "carveout's onset of L1 misses (H100: 218 KiB) is not the capacity the latency ladder reads "
      "(256 KiB); one name meant two quantities, whichever won the merge (3e1f899)"},
     {param::h2d_bandwidth_pageable, "host_link.csv", param::h2d_bandwidth_pageable_peak,
-     "the best sizes of a pageable sweep are the peak, named so (issue 25); the name is now the "
+     "the best sizes of a pageable sweep are the peak, named so; the name is now the "
      "sustained rate of copies of 256 MiB and more (H100: 18.7 -> 8.6 GB/s)"},
     {param::d2h_bandwidth_pageable, "host_link.csv", param::d2h_bandwidth_pageable_peak,
      "as h2d_bandwidth_pageable: the peak under its own name, the sustained rate under the old"},
@@ -67,13 +67,13 @@ struct Changed {
   Differs what;
   const char* why;
 };
-// The runs of 2026-11-22 were analysed by d0cf282, before issue 14's ladder (8f06830 and the
-// commits after it, helper "modelgpu") and bc98421's TLB curves.
-constexpr const char* kBeforeIssue14 = "20261122T";
+// The runs of 2026-11-22 were analysed by d0cf282, before the ladder (8f06830 and the
+// commits after it) and bc98421's TLB curves.
+constexpr const char* kBeforeLadder = "20261122T";
 // Each interval reaches at least what three full runs in a row on one 2 x H200 host moved the
-// figure (issue 25, docs/repeatability.md); `why` names the floor.
+// figure (docs/repeatability.md); `why` names the floor.
 #define GPUPROBE_RUN_TO_RUN(floor) \
-  "the interval reaches at least " floor ", what runs in a row moved it (issue 25)"
+  "the interval reaches at least " floor ", what runs in a row moved it"
 const std::vector<Changed> kChanged = {
     {param::kernel_launch_overhead, "", "", Differs::interval_and_confidence,
      "on the one spread scale of docs/parameters.md (analysis::spread_confidence, 1e8a691) since; " GPUPROBE_RUN_TO_RUN(
@@ -127,25 +127,25 @@ const std::vector<Changed> kChanged = {
      "the ladder's l1_size lost the merge to carveout's before the rename above; it is written now"},
     {param::l1_size_no_miss, "", "carveout.csv", Differs::added,
      "carveout's value under its own name: before the rename it lost the merge to the ladder's"},
-    {param::cache_levels, kBeforeIssue14, "", Differs::added,
-     "a parameter issue 14 added (8f06830)"},
-    {param::l2_size, kBeforeIssue14, "", Differs::everything,
-     "read where half the step is climbed since issue 14, at 10 % of the step before (+3.5-7 %)"},
-    {param::l2_segment_size, kBeforeIssue14, "", Differs::everything,
-     "read where half the step is climbed since issue 14, at 10 % of the step before (+6-7 %)"},
-    {param::tlb_l1_coverage, kBeforeIssue14, "", Differs::everything,
-     "TLB steps are cut with the ladder's segmentation, reworked by issue 14, on curves built anew "
+    {param::cache_levels, kBeforeLadder, "", Differs::added,
+     "a parameter the ladder added (8f06830)"},
+    {param::l2_size, kBeforeLadder, "", Differs::everything,
+     "read where half the step is climbed since the ladder, at 10 % of the step before (+3.5-7 %)"},
+    {param::l2_segment_size, kBeforeLadder, "", Differs::everything,
+     "read where half the step is climbed since the ladder, at 10 % of the step before (+6-7 %)"},
+    {param::tlb_l1_coverage, kBeforeLadder, "", Differs::everything,
+     "TLB steps are cut with the ladder's segmentation, reworked with it, on curves built anew "
      "(bc98421): H100 302 -> 292 MiB, H200 280 -> 306 MiB (one stride's knee moved)"},
     {"l2_near_sm_count_0", "", "", Differs::everything,
      "partitions are numbered by the lowest SM near each since the quick and full runs of one "
      "H100 named them in opposite order (62/70 against 70/62); before, in the order found"},
     {"l2_near_sm_count_1", "", "", Differs::everything, "the same numbering as l2_near_sm_count_0"},
     {param::fp64_fp32_throughput_ratio, "", "pipes.csv", Differs::added,
-     "a parameter issue 14's families bench added: fp64 over fp32 FMA rate, with interval"},
+     "a parameter the families bench added: fp64 over fp32 FMA rate, with interval"},
     {param::dual_issue_gain, "", "dual_issue.csv", Differs::added,
-     "a parameter issue 14's families bench added: fastest pair over fastest solo stream"},
+     "a parameter the families bench added: fastest pair over fastest solo stream"},
     {param::l1_sets, "", "associativity.csv", Differs::interval,
-     "a set count's interval is the whole counts around the fit's range since issue 25 (two H200 "
+     "a set count's interval is the whole counts around the fit's range (two H200 "
      "runs fitted 312.8-313 and 312-312.2: one count apart, each interval a fifth of one)"},
     {"dual_issue_", "", "dual_issue.csv", Differs::interval,
      "every dual_issue_<a>_<b>: the interval from both rows' quantiles, at least +-0.13 %, the "
@@ -153,20 +153,20 @@ const std::vector<Changed> kChanged = {
     {"divergence_slowdown_", "", "divergence.csv", Differs::interval,
      "t(P)/t(1) had no interval (low = high); now both rows' quantiles give it one"},
     {param::fp32_fma_in_flight_90pct, "", "ilp_occupancy.csv", Differs::interval,
-     "warps x ILP at the knees: low from the sweep point below the lowest knee since issue 25 "
+     "warps x ILP at the knees: low from the sweep point below the lowest knee "
      "(H200 runs gave 160, 160 and 192 warp-ops/SM where the interval was 160-160)"},
     {param::dram_load_in_flight_90pct, "", "ilp_occupancy.csv", Differs::interval,
      "as fp32_fma_in_flight_90pct"},
     {param::h2d_bandwidth_pageable, "", "host_link.csv", Differs::added,
-     "the sustained rate of pageable copies of 256 MiB and more (issue 25), where the old name's "
+     "the sustained rate of pageable copies of 256 MiB and more, where the old name's "
      "figure, the sweep's peak, is h2d_bandwidth_pageable_peak now"},
     {param::d2h_bandwidth_pageable, "", "host_link.csv", Differs::added,
      "as h2d_bandwidth_pageable: the sustained rate, the peak under d2h_bandwidth_pageable_peak"},
     {param::gpc_count, "", "l2_topology.csv", Differs::everything,
-     "read from the domain partition that the occupancy counts c(k) fit since issue 25 (H100: "
+     "read from the domain partition that the occupancy counts c(k) fit (H100: "
      "18,18,16x5,8 and four one-TPC domains, 8 in [8, 12] at 0.4); before, the groups (12, 0.3)"},
     {param::tpc_count, "", "l2_topology.csv", Differs::added,
-     "a parameter issue 25 added: the SM pairs every cluster of 2 takes (H100: 66)"},
+     "a parameter added with the domain partition: the SM pairs every cluster of 2 takes (H100: 66)"},
 };
 
 // A committed name renamed since; a run that writes the new name too is of the new naming (the
@@ -212,7 +212,7 @@ std::string difference(const Parameter& then, const Parameter& now, bool confide
     return close(then.value, now.value, kReworkTolerance)
                ? ""
                : "value " + format_number(then.value) + " -> " + format_number(now.value) +
-                     " (beyond issue 14's 1 %)";
+                     " (beyond the ladder's 1 %)";
   return field("value", then.value, now.value) + (interval ? field("low", then.low, now.low) : "") +
          (interval ? field("high", then.high, now.high) : "") +
          (confidence ? field("confidence", then.confidence, now.confidence) : "") +

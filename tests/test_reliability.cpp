@@ -1,4 +1,4 @@
-// No silent loss (issue 23): no command writes over a run's measurements or a device, no failed
+// No silent loss: no command writes over a run's measurements or a device, no failed
 // write exits 0, and nothing a user may hand gpuprobe (an edited file, a FIFO, a link to
 // /dev/zero, a spreadsheet's byte-order mark) is read silently or waited on forever. Each
 // door is tried through the binary, as a user would; the files it must not touch are
@@ -19,6 +19,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "app/run_analysis.hpp"
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"

@@ -386,7 +386,7 @@ TEST(RecordedH100, SharedBanks) {
   EXPECT_GT(banks->confidence, 0.5);
   const Parameter* bw = find(ps, param::shared_bandwidth_per_sm);
   ASSERT_TRUE(bw);
-  EXPECT_GE(bw->value, 0.95 * 128) << "issue 6 asks for 95 % of 32 banks x 4 B per clock";
+  EXPECT_GE(bw->value, 0.95 * 128) << "the family asks for 95 % of 32 banks x 4 B per clock";
   EXPECT_LE(bw->value, 1.03 * 128) << "more than the banks can deliver: a timing error";
   const Parameter* pen = find(ps, param::shared_conflict_penalty_per_way);
   ASSERT_TRUE(pen);

@@ -295,8 +295,8 @@ TEST(Spread, CommittedRepeatRunsOfTheWidenedCeilingsFlagFive) {
 }
 
 // The three full runs of 93ac6dc on one 2 x H200 host, with the intervals widened to what runs
-// in a row move (issue 25): 4 of 230 flagged, the launch overhead no longer among them.
-TEST(Spread, CommittedRepeatRunsOfIssue25FlagFour) {
+// in a row move: 4 of 230 flagged, the launch overhead no longer among them.
+TEST(Spread, CommittedRepeatRunsFlagFour) {
   EXPECT_EQ(flagged_in("nvidia-h200-93ac6dc"),
             (std::set<std::string>{param::d2h_bandwidth_pageable, param::dram_load_ceiling_ilp(1),
                                    param::dram_load_ceiling_ilp(2), param::l2_read_bandwidth}));

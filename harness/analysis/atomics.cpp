@@ -49,7 +49,7 @@ std::vector<CodeExpectation> atomics_expectations() {
 GPUPROBE_REGISTER_CODE_EXPECTATIONS(atomics_expectations);
 
 
-// A global chain that stepped over lines (rows since issue 25 say how many, and how far apart)
+// A global chain that stepped over lines (newer rows say how many, and how far apart)
 // averages over near and far L2 slices; older rows were of one word, one slice.
 std::string lines_text(const Observation& o) {
   const double lines = o.param("lines"), stride = o.param("line_stride_bytes");

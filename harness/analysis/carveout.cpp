@@ -24,10 +24,10 @@ using analysis::num;
 std::vector<CarveoutCapacity> l1_capacity_by_carveout(const std::vector<Observation>& obs) {
   std::vector<CarveoutCapacity> out;
   std::map<double, double> request;
-  for (const auto& o : select(obs, "chase", "cycles"))
-    request[o.param("carveout_percent")] = o.param("shared_request_bytes");
+  for (const auto& o : select(obs, kChaseProbe, "cycles"))
+    request[o.param(kPercentColumn)] = o.param(kRequestColumn);
   for (const auto& [pct, pts] :
-       grouped(obs, "chase", "cycles", {}, "carveout_percent", "footprint_bytes")) {
+       grouped(obs, kChaseProbe, "cycles", {}, kPercentColumn, kFootprintColumn)) {
     double hit = pts.front().second;
     for (const auto& p : pts) hit = std::min(hit, p.second);
     auto b = first_miss_bracket(pts, kL1FitFactor * hit);
@@ -54,7 +54,7 @@ std::vector<Parameter> analyze_carveout(const std::vector<Observation>& obs, con
       "footprint bisected to where cycles/access exceed " +
           num(kL1FitFactor) + "x the hit level; largest over " + std::to_string(caps.size()) +
           " carve-out preferences (at " + num(best->percent) + " %)",
-      "carveout.csv")};
+      std::string(kFamily.name) + ".csv")};
 }
 
 // ---------------------------------------------------------------------------------------
@@ -64,18 +64,18 @@ namespace {
 
 std::vector<CodeExpectation> expectations() {
   std::vector<CodeExpectation> out;
-  out.push_back(expectation(std::string(kFamily.name), chase_kernel(false, loader(kL1, 8)), "chase",
-                            ptx_load(kL1, 8, true), sass_load(kL1)));
+  out.push_back(expectation(std::string(kFamily.name), chase_kernel(false, loader(kL1, 8)),
+                            kChaseProbe, ptx_load(kL1, 8, true), sass_load(kL1)));
   // Chain layout: stores of the next element's offset.
-  out.push_back(expectation(std::string(kFamily.name), kWriteChain64, "chase", {R"(^st\.global\.u64 )", -1, false},
-                            {R"(^STG\.E)", -1, false}));
+  out.push_back(expectation(std::string(kFamily.name), kWriteChain64, kChaseProbe,
+                            {R"(^st\.global\.u64 )", -1, false}, {R"(^STG\.E)", -1, false}));
   return out;
 }
 
 }  // namespace
 
 std::vector<std::string> kernels(const std::string& probe) {
-  if (probe == "chase" || probe == kL1SizeProbe)
+  if (probe == kChaseProbe || probe == kL1SizeProbe)
     return {chase_kernel(false, loader(kL1, 8)), kWriteChain64};
   return {};
 }

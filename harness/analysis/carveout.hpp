@@ -30,9 +30,13 @@ std::vector<Parameter> analyze_carveout(const std::vector<Observation>& obs,
 // empty for an unknown probe. Each has a registered expectation.
 std::vector<std::string> kernels(const std::string& probe);
 
-// The probe of the derived rows: the largest footprint that stays in L1 at each carve-out. Named
-// as the parameter it once gave (l1_size, now l1_size_no_miss), for the committed runs' rows.
+// The names of carveout.csv, each written by the driver and read by the analyzer and tests.
+constexpr const char* kChaseProbe = "chase";  // cycles per access against footprint
+// The derived rows: the largest footprint that stays in L1 at each carve-out. Named as the
+// parameter it once gave (l1_size, now l1_size_no_miss), for the committed runs' rows.
 constexpr const char* kL1SizeProbe = "l1_size";
+constexpr const char* kPercentColumn = "carveout_percent";      // the carve-out preference
+constexpr const char* kRequestColumn = "shared_request_bytes";  // shared memory it asks for
 
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"carveout", "carveout.gp"};

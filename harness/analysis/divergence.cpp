@@ -55,7 +55,7 @@ std::vector<CodeExpectation> divergence_expectations() {
     CodeExpectation e;
     e.source = std::string(kFamily.name);
     e.kernel = kernel_name(ilp);
-    e.probe = ilp == 1 ? "one_warp" : "full_sm";
+    e.probe = ilp == 1 ? kOneWarpProbe : kFullSmProbe;
     // Every path keeps its own FMAs: none merged with another path's, none dropped.
     e.ptx = {{R"(^fma\.rn\.f32 )", kMaxPaths * kStepsPerPath, false}};
     e.sass = {{R"(^FFMA R)", kMaxPaths * kStepsPerPath, false}};
@@ -85,15 +85,15 @@ std::vector<Parameter> analyze_divergence(const std::vector<Observation>& obs, c
     const char* what;
   };
   for (const Mode& m :
-       {Mode{"full_sm", param::divergence_cost_per_path, param::divergence_slowdown_paths,
+       {Mode{kFullSmProbe, param::divergence_cost_per_path, param::divergence_slowdown_paths,
              "every SM full of warps, 4 chains per path"},
-        Mode{"one_warp", param::divergence_cost_per_path_one_warp,
+        Mode{kOneWarpProbe, param::divergence_cost_per_path_one_warp,
              param::divergence_slowdown_paths_one_warp,
              "one warp on one SM, one chain per path"}}) {
     // Rows by path count, kept by value: select() returns a temporary.
     std::map<int, Observation> rows;
     for (const auto& o : select(obs, m.probe, "cycles")) {
-      const double paths_param = o.param("paths");
+      const double paths_param = o.param(kPathsColumn);
       // A path count outside 1..kMaxPaths is no row of this probe (and int() of it undefined).
       if (!(paths_param >= 1 && paths_param <= divergence::kMaxPaths)) continue;
       rows[int(paths_param)] = o;

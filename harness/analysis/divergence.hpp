@@ -28,6 +28,11 @@ bool fit_paths(const std::vector<int>& paths, const std::vector<double>& cycles,
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"divergence", "divergence.gp"};
 
+// The names of divergence.csv, each written by the driver and read by the analyzer and tests.
+constexpr const char* kFullSmProbe = "full_sm";    // every SM full of diverging warps
+constexpr const char* kOneWarpProbe = "one_warp";  // one diverging warp alone
+constexpr const char* kPathsColumn = "paths";      // distinct paths per warp
+
 // divergence_cost_per_path (whole SM busy) and divergence_cost_per_path_one_warp (one warp
 // alone, where a scheduler could hide one path's latency behind another's), and
 // divergence_slowdown_<P>_paths for the largest P.

@@ -69,7 +69,7 @@ std::vector<CodeExpectation> ilp_expectations() {
     CodeExpectation f;
     f.source = std::string(kFamily.name);
     f.kernel = fma_kernel_name(ilp);
-    f.probe = "fp32_fma";
+    f.probe = kFmaProbe;
     // With one chain the steps must stay one dependent chain, or ILP 1 would not be 1.
     f.ptx = {{R"(^fma\.rn\.f32 )", kFmaSteps, ilp == 1}};
     f.sass = {{R"(^FFMA R)", kFmaSteps, ilp == 1}};
@@ -77,7 +77,7 @@ std::vector<CodeExpectation> ilp_expectations() {
     CodeExpectation l;
     l.source = std::string(kFamily.name);
     l.kernel = load_kernel_name(ilp);
-    l.probe = "dram_load";
+    l.probe = kLoadProbe;
     // ILP loads per loop trip, not unrolled: a warp has exactly ILP loads in flight.
     l.ptx = {{R"(^ld\.global\.cg\.f32 )", ilp, false}};
     l.sass = {{R"(^LDG(\.[A-Z0-9]+)* R)", ilp, false}};
@@ -124,7 +124,7 @@ Parameter ceiling(std::string (*name)(long ilp), int ilp,
   std::snprintf(buf, sizeof buf,
                 "best rate with %d independent operations per thread over %s, at %g warps/SM; "
                 "never 90 %%: %s at %g warps/SM, the most swept",
-                ilp, peak_text, best->param("warps_per_sm"),
+                ilp, peak_text, best->param(kWarpsColumn),
                 rising ? "still rising (needs more warps than the SM holds)"
                        : "flat (a limit of this ILP that more warps do not lift)",
                 double(points.rbegin()->first));
@@ -151,9 +151,9 @@ struct Kind {
   const char* in_flight;
   double ceiling_run_to_run;
 };
-const Kind kKinds[] = {{"fp32_fma", param::fp32_fma_ceiling_ilp, param::fp32_fma_warps_90pct_ilp,
+const Kind kKinds[] = {{kFmaProbe, param::fp32_fma_ceiling_ilp, param::fp32_fma_warps_90pct_ilp,
                         param::fp32_fma_in_flight_90pct, kFmaCeilingRunToRun},
-                       {"dram_load", param::dram_load_ceiling_ilp, param::dram_load_warps_90pct_ilp,
+                       {kLoadProbe, param::dram_load_ceiling_ilp, param::dram_load_warps_90pct_ilp,
                         param::dram_load_in_flight_90pct, kLoadCeilingRunToRun}};
 
 // warps x ILP at the knees (`in_flight`; from the sweep points below them, `below`).
@@ -192,7 +192,7 @@ std::vector<Parameter> analyze_ilp_occupancy(const std::vector<Observation>& obs
     std::string unit;
     for (const auto& o : obs) {
       if (o.probe != kind) continue;
-      double ilp = o.param("ilp"), w = o.param("warps_per_sm");
+      double ilp = o.param(kIlpColumn), w = o.param(kWarpsColumn);
       // Small whole numbers as the probe sweeps them; anything else is no row of it (and
       // would not convert to int).
       if (!(ilp >= 1 && ilp <= kMaxSwept) || !(w >= 1 && w <= kMaxSwept)) continue;

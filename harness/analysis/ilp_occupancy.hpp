@@ -48,6 +48,12 @@ Knee knee(const std::vector<int>& warps, const std::vector<double>& rates, doubl
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"ilp_occupancy", "ilp_occupancy.gp"};
 
+// The names of ilp_occupancy.csv, each written by the driver and read by the analyzer and tests.
+constexpr const char* kFmaProbe = "fp32_fma";    // fp32 FMA results/clk/SM
+constexpr const char* kLoadProbe = "dram_load";  // DRAM load bytes/clk/SM
+constexpr const char* kIlpColumn = "ilp";        // independent chains per thread
+constexpr const char* kWarpsColumn = "warps_per_sm";
+
 // <kind>_warps_90pct_ilp<k> (warps/SM reaching 90 % of the kind's peak at ILP k) and
 // <kind>_in_flight_90pct (warps x ILP at the knee, median over ILP) for kind = fp32_fma and
 // dram_load. An ILP that never reaches 90 % gives <kind>_ceiling_ilp<k> instead: its best rate

@@ -116,7 +116,7 @@ std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, 
       p.confidence = std::min(p.confidence, analysis::spread_confidence(*b));
       if (!(p.value > 0)) continue;  // B alone as slow as the pair: no atomic latency to report
     }
-    // Rows since issue 25 say the lines the pair's atomics stepped over; older ones had one
+    // Newer rows say the lines the pair's atomics stepped over; older ones had one
     // placement of a few lines.
     const bool global_pair = std::string(v.probe) == "atomic_global_pair";
     const bool one_placement = global_pair && !(o->param("lines") > 1);

@@ -12,6 +12,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
 #include "analysis/gpcs.hpp"
+#include "base/catalog.hpp"
 #include "base/code_check.hpp"
 #include "base/parameter_names.hpp"
 #include "base/stats.hpp"

@@ -8,7 +8,6 @@
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/operating_point.hpp"
-#include "base/probe.hpp"
 
 namespace gpuprobe {
 
@@ -41,16 +40,6 @@ std::string nothing_inferred(const std::string& family, const std::vector<Observ
 }
 
 }  // namespace
-
-std::vector<std::unique_ptr<ProbeFamily>>& probe_families() {
-  static std::vector<std::unique_ptr<ProbeFamily>> families;
-  return families;
-}
-
-std::map<std::string, const FamilyDescriptor*>& family_descriptors() {
-  static std::map<std::string, const FamilyDescriptor*> all;
-  return all;
-}
 
 std::map<std::string, Analyzer>& analyzers() {
   static std::map<std::string, Analyzer> all;

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/latency.hpp"
 #include "analysis/common/memory_chase.hpp"
+#include "analysis/common/segmentation.hpp"
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
@@ -48,7 +48,7 @@ inline constexpr double kL2ShareForData = 0.25;
 // The most accesses a point may make and be read (infinite where the L2 size is unknown).
 double max_accesses_in_l2(double l2_bytes);
 
-// TLB curves are cut into plateaus and knees by the latency family's segmentation; a TLB
+// TLB curves are cut into plateaus and knees by the shared segmentation (as latency curves); a TLB
 // step may be as small as 2 % of an L2 hit.
 segmentation::SegmentOptions tlb_segment_options();
 // One stride's chase: footprint_bytes against cycles per access, of probe "chase" (a buffer

@@ -9,6 +9,7 @@
 
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/run_dir.hpp"
 #include "base/stats.hpp"

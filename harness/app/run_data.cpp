@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "analysis/analyzer.hpp"
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/probe.hpp"
 #include "app/report.hpp"

@@ -69,4 +69,16 @@ std::vector<std::vector<std::string>> family_rows_not_measured(const std::string
 // parameter is not compared ("not compared ...").
 bool tolerance_fraction(const std::string& tolerance, double* fraction);
 
+// Parameters of a parsed parameters.csv, in row order, each row checked as a written one is
+// (parameter_violation(); positive for a name of the catalog, whose every row is a positive
+// quantity; a name given twice is refused the second time). A row that fails is left out
+// and described in *rejected, one line each ("file:line: name: why"); without `rejected` the
+// first such row throws CsvError. *lines gets the source line of each parameter kept. A file
+// without the eight columns throws CsvError.
+std::vector<Parameter> parameters_from_table(const CsvTable& t,
+                                             std::vector<std::string>* rejected = nullptr,
+                                             std::vector<int>* lines = nullptr);
+std::vector<Parameter> read_parameters(const std::string& path, Metadata* meta = nullptr,
+                                       std::vector<std::string>* rejected = nullptr);
+
 }  // namespace gpuprobe

@@ -6,7 +6,7 @@
 //
 // How a family declares what its kernels must hold
 // ------------------------------------------------
-// In any file of gpuprobe_core (harness/analysis/<family>.cpp is the natural place), so that
+// In any file of the analysis floor (harness/analysis/<family>.cpp is the natural place), so that
 // both the CI test (tests/test_code_checks.cpp) and the binary's SASS check see it:
 //
 //   static std::vector<gpuprobe::CodeExpectation> my_expectations() {

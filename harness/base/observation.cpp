@@ -6,14 +6,13 @@
 #include <map>
 #include <utility>
 
-#include "base/catalog.hpp"
 
 namespace gpuprobe {
 
 const std::vector<std::string> kObservationTail = {"value", "unit", "p05", "p50", "p95", "reps"};
 
-static const std::vector<std::string> kParameterHeader = {
-    "parameter", "value", "unit", "low", "high", "confidence", "method", "evidence"};
+const std::vector<std::string> kParameterHeader = {"parameter", "value",      "unit",   "low",
+                                                   "high",      "confidence", "method", "evidence"};
 
 Observation Observation::scaled(double factor, std::string new_unit) const {
   Observation o = *this;
@@ -136,70 +135,6 @@ std::string parameter_violation(const Parameter& p, bool positive, double slack)
   return "";
 }
 
-std::vector<Parameter> read_parameters(const std::string& path, Metadata* meta,
-                                       std::vector<std::string>* rejected) {
-  CsvTable t = read_csv(path);
-  if (meta) *meta = t.meta;
-  return parameters_from_table(t, rejected);
-}
-
-namespace {
-
-// A value read back may miss its bounds by this fraction of itself: the committed runs'
-// suite_wall_time took its value and its bounds from three clock reads microseconds apart
-// (up to 5e-8 of the value outside; fixed since), which is no edit of the file.
-constexpr double kReadSlack = 1e-6;
-
-// Row r of a parameters table, or why it cannot be used: as a written row is checked, and
-// against the catalog (a name it lacks, an old name reading through its alias table, or a
-// unit other than its own, is refused).
-std::string parameter_of_row(const CsvTable& t, size_t r, const std::vector<int>& c, Parameter* p) {
-  const auto& row = t.rows[r];
-  auto cell = [&](int i) { return row[static_cast<size_t>(c[static_cast<size_t>(i)])]; };
-  p->name = canonical_name(cell(0));  // an old name reads as today's
-  p->unit = cell(2);
-  p->method = cell(6);
-  p->evidence = cell(7);
-  double* numbers[] = {&p->value, &p->low, &p->high, &p->confidence};
-  const int columns[] = {1, 3, 4, 5};
-  for (int k = 0; k < 4; ++k)
-    if (!parse_number(cell(columns[k]), numbers[k]))
-      return "column '" + kParameterHeader[static_cast<size_t>(columns[k])] +
-             "' is not a number: '" + cell(columns[k]) + "'";
-  const CatalogEntry* entry = find_parameter(p->name);
-  if (!entry) return "not a parameter of this gpuprobe's catalog (nor an old name of one)";
-  if (p->unit != entry->unit)
-    return "unit '" + p->unit + "', where the catalog's is '" + entry->unit + "'";
-  return parameter_violation(*p, true, kReadSlack);
-}
-
-}  // namespace
-
-std::vector<Parameter> parameters_from_table(const CsvTable& t, std::vector<std::string>* rejected,
-                                             std::vector<int>* lines) {
-  std::vector<int> c;
-  for (const auto& h : kParameterHeader) c.push_back(t.require(h));
-  std::vector<Parameter> out;
-  std::map<std::string, int> first_line;
-  if (lines) lines->clear();
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    Parameter p;
-    std::string why = parameter_of_row(t, r, c, &p);
-    const int line = t.row_lines[r];
-    if (why.empty() && !first_line.emplace(p.name, line).second)
-      why = "given again (first on line " + std::to_string(first_line[p.name]) + ")";
-    if (!why.empty()) {
-      const std::string m = t.path + ":" + std::to_string(line) + ": " +
-                            (p.name.empty() ? std::string("a parameter") : p.name) + ": " + why;
-      if (!rejected) throw CsvError(m);
-      rejected->push_back(m + ": row not used");
-      continue;
-    }
-    out.push_back(std::move(p));
-    if (lines) lines->push_back(line);
-  }
-  return out;
-}
 
 void merge_parameters(std::vector<Parameter>& params, const std::vector<Parameter>& found) {
   for (const auto& p : found) {

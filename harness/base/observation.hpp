@@ -44,6 +44,8 @@ std::string evidence_path(const std::string& evidence);
 
 // Fixed columns that end every observations file.
 extern const std::vector<std::string> kObservationTail;
+// The columns of parameters.csv, in order.
+extern const std::vector<std::string> kParameterHeader;
 
 // Tidy CSV text: family,probe,<union of swept parameters in first-seen order>,value,unit,...
 std::string format_observations(const Metadata& meta, const std::vector<Observation>& obs);
@@ -64,18 +66,6 @@ bool plausible(double v);
 std::string parameter_violation(const Parameter& p, bool positive, double slack);
 
 std::string format_parameters(const Metadata& meta, const std::vector<Parameter>& params);
-// Parameters of a parsed parameters.csv, in row order, each row checked as a written one is
-// (parameter_violation(); positive for a name of the catalog, whose every row is a positive
-// quantity; a name given twice is refused the second time). A row that fails is left out
-// and described in *rejected, one line each ("file:line: name: why"); without `rejected` the
-// first such row throws CsvError. *lines gets the source line of each parameter kept. A file
-// without the eight columns throws CsvError.
-std::vector<Parameter> parameters_from_table(const CsvTable& t,
-                                             std::vector<std::string>* rejected = nullptr,
-                                             std::vector<int>* lines = nullptr);
-std::vector<Parameter> read_parameters(const std::string& path, Metadata* meta = nullptr,
-                                       std::vector<std::string>* rejected = nullptr);
-
 // Adds `found` to `params`, keeping first-seen order; where two families measured the same
 // parameter, the one with the higher confidence stays.
 void merge_parameters(std::vector<Parameter>& params, const std::vector<Parameter>& found);

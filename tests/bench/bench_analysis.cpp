@@ -1,6 +1,6 @@
 // Analysis time on large family files (Google Benchmark, not a unit test: timings belong
 // here). The targets: <= 2 s for a 1 M-row tlb.csv; a latency.csv ten times larger analysed in
-// less than ten times the time (issue 23: it grew as n^2.7, 32 s at 244k rows). Run:
+// less than ten times the time (it once grew as n^2.7, 32 s at 244k rows). Run:
 //   build/bench_analysis --benchmark_filter=Tlb
 //   build/bench_analysis --benchmark_filter=Latency
 #include <benchmark/benchmark.h>

@@ -1,7 +1,7 @@
 #pragma once
 // One input of fuzz_analyze, in one of two forms, and "" when what came out holds the
 // invariants, else a line naming the first that does not. Shared by the fuzz target and by the
-// test that replays the committed corpus in every build (tests/test_core.cpp).
+// test that replays the committed corpus in every build (tests/test_data_contract.cpp).
 //
 // - CSV text: one family file -> observations -> every registered analyzer. Every parameter
 //   holds the invariants of a written parameter (finite, 0 < value, low <= value <= high,

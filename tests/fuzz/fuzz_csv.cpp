@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
 #include "app/reference.hpp"

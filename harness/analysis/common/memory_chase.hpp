@@ -75,6 +75,9 @@ constexpr int kL1 = 0, kReadonly = 1, kL2 = 2;  // Path in microbench/memory_cha
 std::string templ(const std::string& name, const std::vector<std::string>& args);
 std::string loader(int path, int width);
 std::string chase_kernel(bool per_access, const std::string& ld);
+// The column of every chase's rows: the bytes the chain spans.
+constexpr const char* kFootprintColumn = "footprint_bytes";
+
 constexpr const char* kWriteChain64 = "memory_chase::write_chain<unsigned long>";
 constexpr const char* kWriteChain32 = "memory_chase::write_chain<unsigned int>";
 

@@ -160,8 +160,8 @@ GPUPROBE_PARAMETER(atomic_global_latency_nocontention, "cycles", "atomics", depe
                    "result (done in the L2)")
 GPUPROBE_NOT_IN_QUICK(atomic_global_latency_nocontention,
                       "one warp on one SM: its distance to the word's L2 slice varied between "
-                      "runs (262 against 478 cycles); the chain steps over 64 lines since issue "
-                      "25, the mean over their slices, and stays out until a quick/full pair of "
+                      "runs (262 against 478 cycles); the chain steps over 64 lines, the mean "
+                      "over their slices, and stays out until a quick/full pair of "
                       "that head shows it agrees")
 GPUPROBE_PARAMETER(atomic_global_latency_32way, "cycles", "atomics", dependent_chain, "3 %",
                    "cycles of one global atomicAdd when all 32 lanes of a warp add to one "

@@ -145,14 +145,14 @@ GPUPROBE_VARIANT(atomic_global_latency_result_pair,
                  "chase")
 GPUPROBE_NOT_IN_QUICK(atomic_global_latency_result_pair,
                       "as atomic_global_latency_nocontention (281 against 438 cycles; the pair "
-                      "steps over 256 lines since issue 25)")
+                      "steps over 256 lines)")
 
 // shared_banks: conflict curves over strides and widths (analysis/shared_banks.cpp).
 GPUPROBE_PARAMETER(shared_bank_count, "banks", "shared_banks", stride_sweep, "exact",
                    "how many banks shared memory has: a warp's loads that fall in distinct banks "
                    "are served in one pass")
 GPUPROBE_ALIAS("shared_banks", shared_bank_count,
-               "the runs before issue 24 wrote it; the family's name alone did not say that the "
+               "older runs wrote it; the family's name alone did not say that the "
                "number is a count of banks")
 GPUPROBE_PARAMETER(shared_bank_width, "bytes", "shared_banks", stride_sweep, "10 %",
                    "bytes one shared-memory bank serves per pass (its word)")

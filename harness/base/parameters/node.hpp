@@ -41,19 +41,18 @@ GPUPROBE_PARAMETER(p2p_ce_write_bandwidth, "GB/s", "p2p", copy_engine, "10 %",
                    "GB/s a GPU's copy engine writes into a peer GPU's memory")
 GPUPROBE_ALIAS("p2p_write_bandwidth_ce", p2p_ce_write_bandwidth,
                "the runs of 2026-11-25 wrote it; each mode of p2p is named after its engine, "
-               "access and load since the family measures them all (issue 26)")
+               "access and load since the family measures them all")
 GPUPROBE_PARAMETER(p2p_ce_read_bandwidth, "GB/s", "p2p", copy_engine, "10 %",
                    "GB/s a GPU's copy engine reads from a peer GPU's memory into its own")
 GPUPROBE_PARAMETER(p2p_sm_write_bandwidth, "GB/s", "p2p", sm_copy, "10 %",
                    "GB/s a GPU's kernel stores into a peer GPU's memory")
 GPUPROBE_PARAMETER(p2p_sm_read_bandwidth, "GB/s", "p2p", sm_copy, "10 %",
                    "GB/s a GPU's kernel loads from a peer GPU's memory")
-GPUPROBE_ALIAS("p2p_read_bandwidth_sm", p2p_sm_read_bandwidth, "the same renaming (issue 26)")
+GPUPROBE_ALIAS("p2p_read_bandwidth_sm", p2p_sm_read_bandwidth, "the same renaming")
 GPUPROBE_PARAMETER(p2p_ce_write_bidir_bandwidth, "GB/s", "p2p", copy_engine, "10 %",
                    "GB/s of both directions together when two GPUs' copy engines write into each "
                    "other at once")
-GPUPROBE_ALIAS("p2p_bidir_bandwidth_ce", p2p_ce_write_bidir_bandwidth,
-               "the same renaming (issue 26)")
+GPUPROBE_ALIAS("p2p_bidir_bandwidth_ce", p2p_ce_write_bidir_bandwidth, "the same renaming")
 GPUPROBE_PARAMETER(p2p_ce_read_bidir_bandwidth, "GB/s", "p2p", copy_engine, "10 %",
                    "GB/s of both directions together when two GPUs' copy engines read from each "
                    "other at once")
@@ -64,7 +63,7 @@ GPUPROBE_PARAMETER(p2p_sm_read_bidir_bandwidth, "GB/s", "p2p", sm_copy, "10 %",
                    "GB/s of both directions together when two GPUs' kernels load from each other "
                    "at once")
 GPUPROBE_ALIAS("p2p_bidir_bandwidth_sm", p2p_sm_read_bidir_bandwidth,
-               "the same renaming (issue 26); the old name did not say that the SMs load")
+               "the same renaming; the old name did not say that the SMs load")
 GPUPROBE_PARAMETER(p2p_one_to_all_write_ce_bandwidth, "GB/s", "p2p", copy_engine, "10 %",
                    "GB/s one GPU's copy engines write into all the other GPUs at once, in all")
 GPUPROBE_PARAMETER(p2p_one_to_all_read_ce_bandwidth, "GB/s", "p2p", copy_engine, "10 %",

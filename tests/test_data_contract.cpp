@@ -11,6 +11,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "app/cli.hpp"
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"
@@ -24,8 +25,9 @@ using namespace gpuprobe;
 namespace {
 
 fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("gpuprobe_test_" + name + "_" +
-                                            std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  fs::path p = fs::temp_directory_path() /
+               ("gpuprobe_test_" + name + "_" +
+                std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
@@ -80,7 +82,15 @@ TEST(Csv, NumbersRoundTripExactly) {
 
 TEST(Observations, TidyColumnsAndRoundTrip) {
   std::vector<Observation> obs = {
-      {"latency", "ld_global", {{"footprint_bytes", "1024"}, {"stride_bytes", "128"}}, 33, "cycles", 32.5, 33, 34, 11},
+      {"latency",
+       "ld_global",
+       {{"footprint_bytes", "1024"}, {"stride_bytes", "128"}},
+       33,
+       "cycles",
+       32.5,
+       33,
+       34,
+       11},
       {"latency", "shared", {{"footprint_bytes", "2048"}}, 29, "cycles", 29, 29, 29.5, 11},
   };
   Metadata meta = {{"gpu", "Test GPU"}, {"run_id", "20260101T000000Z"}};
@@ -116,8 +126,9 @@ TEST(Parameters, RoundTripAndConfidenceChecked) {
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].method, "pointer chase, ld.ca, 8 B pointers");
   EXPECT_DOUBLE_EQ(back[0].value, 33.1);
-  write_file_atomic(path, "parameter,value,unit,low,high,confidence,method,evidence\n"
-                          "x,1,B,1,1,1.5,m,e\n");
+  write_file_atomic(path,
+                    "parameter,value,unit,low,high,confidence,method,evidence\n"
+                    "x,1,B,1,1,1.5,m,e\n");
   EXPECT_THROW(read_parameters(path), CsvError);
 }
 
@@ -193,8 +204,9 @@ TEST(Cli, FilterMatchesFamilySlashProbe) {
 TEST(Cli, HostileFiltersAreRejectedOrMatchedSafely) {
   // std::regex recursed once per parenthesis and per character: these crashed with SIGSEGV.
   EXPECT_THROW(parse_command_line({"run", "--filter", std::string(100000, 'a')}), UsageError);
-  EXPECT_THROW(parse_command_line({"run", "--filter", std::string(400, '(') + std::string(400, ')')}),
-               UsageError);
+  EXPECT_THROW(
+      parse_command_line({"run", "--filter", std::string(400, '(') + std::string(400, ')')}),
+      UsageError);
   std::string nested = std::string(40, '(') + "a" + std::string(40, ')');
   EXPECT_NO_THROW(parse_command_line({"run", "--filter", nested}));
   EXPECT_TRUE(filter_matches(nested, "xa"));
@@ -311,14 +323,22 @@ TEST(Warnings, EveryRegisteredAnalyzerHoldsTheInvariantsOnHostileInput) {
     for (double h : hostile) {
       std::vector<Observation> obs;
       for (int i = 1; i <= 64; ++i) {
-        Observation o{family, "p", {{"footprint_bytes", std::to_string(1024 * i)},
-                                    {"stride_bytes", std::to_string(4 * i)}},
-                      h, "cycles", h, h, h, 5};
+        Observation o{family,
+                      "p",
+                      {{"footprint_bytes", std::to_string(1024 * i)},
+                       {"stride_bytes", std::to_string(4 * i)}},
+                      h,
+                      "cycles",
+                      h,
+                      h,
+                      h,
+                      5};
         obs.push_back(o);
       }
       Analysis a = analyze_checked(family, obs);
       for (const auto& p : a.params) {
-        EXPECT_TRUE(std::isfinite(p.value) && std::isfinite(p.low) && std::isfinite(p.high)) << family << " " << p.name;
+        EXPECT_TRUE(std::isfinite(p.value) && std::isfinite(p.low) && std::isfinite(p.high))
+            << family << " " << p.name;
         EXPECT_LE(p.low, p.high) << family << " " << p.name;
         EXPECT_TRUE(p.confidence >= 0 && p.confidence <= 1) << family << " " << p.name;
       }
@@ -344,7 +364,8 @@ TEST(FuzzCorpus, EveryInputHoldsTheInvariants) {
 }
 
 TEST(Observation, ScaledConvertsValueAndPercentilesKeepingTheRest) {
-  gpuprobe::Observation o{"latency", "chase", {{"footprint_bytes", "4096"}}, 30, "cycles", 29, 30, 33, 11};
+  gpuprobe::Observation o{"latency", "chase", {{"footprint_bytes", "4096"}}, 30, "cycles", 29, 30,
+                          33,        11};
   gpuprobe::Observation ns = o.scaled(0.5, "ns");
   EXPECT_EQ(ns.unit, "ns");
   EXPECT_DOUBLE_EQ(ns.value, 15);
