@@ -12,6 +12,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "app/run_analysis.hpp"
+#include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
 #include "base/run_dir.hpp"

@@ -230,8 +230,11 @@ std::vector<RoofTime> roof_times(const Model& m, const Kernel& k, std::vector<st
   // share the bus), the read roof where the run has no copy roof.
   const double dram_r = count_of(k, "dram_read"), dram_w = count_of(k, "dram_write");
   add(dram_w > 0 && m.find("dram_copy") ? "dram_copy" : kDram, dram_r + dram_w);
-  const double l2 = count_of(k, kL2Read);
-  add(kL2, l2 > 0 ? l2 : count_of(k, "l2_near_read") + count_of(k, "l2_far_read"));
+  // L2: the bytes it serves (every global load's, or its hits where only those are counted)
+  // and the bytes stored into lines it holds, at the read roof (no write roof is measured).
+  const double l2_read = count_of(k, kL2Read);
+  add(kL2, (l2_read > 0 ? l2_read : count_of(k, "l2_near_read") + count_of(k, "l2_far_read")) +
+               count_of(k, kL2Write));
   add(kL1, count_of(k, "l1_read"));
   add(kShared, count_of(k, "shared_read") + count_of(k, "shared_write"));
   add(kAtomics, count_of(k, kAtomicGlobal));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/roofline.hpp"
 #include "base/observation.hpp"
 
 namespace gpuprobe::roofline {
@@ -62,16 +63,9 @@ std::string meta_value_of(const Metadata& meta, const std::string& key);
 Model build_model(const std::vector<Parameter>& params, const Metadata& meta,
                   const std::string& gpu);
 
-// One count of a kernel: an item of roofline.hpp (fp32_fma, dram_read, l2_read, ...) and how
-// many ops or bytes per launch.
-struct Count {
-  std::string item;
-  double value = 0;
-};
-
 struct Kernel {
   std::string name;
-  std::vector<Count> counts;
+  Counts counts;  // roofline.hpp's: an item (fp32_fma, dram_read, l2_read, ...) per launch
   std::optional<double> time_s, energy_j;  // measured per launch
 };
 
