@@ -72,10 +72,10 @@ void add_per_sm(Model& m, const std::vector<Parameter>& params, const Parameter&
   }
   // rate per SM per clock x SMs x measured clock, in units of 1e9 per second
   const double s = m.sm_count * kMega / kGiga * factor;
-  m.ceilings.push_back({name, "time", what, p->value * clock.value * s, p->low * clock.low * s,
-                        p->high * clock.high * s, unit,
-                        std::string(param_name) + " + " + param::sm_clock_measured +
-                            " + sm_count"});
+  m.ceilings.push_back(
+      {name, "time", what, p->value * clock.value * s, p->low * clock.low * s,
+       p->high * clock.high * s, unit,
+       std::string(param_name) + " + " + param::sm_clock_measured + " + sm_count"});
 }
 
 void add_bandwidth(Model& m, const std::vector<Parameter>& params, const std::string& name,
@@ -112,15 +112,16 @@ void add_energy(Model& m, const std::vector<Parameter>& params, const std::strin
                 const std::string& unit) {
   const Parameter* p = find_param(params, param_name);
   if (!p) return;
-  m.ceilings.push_back({name, "energy", what, p->value * factor, p->low * factor,
-                        p->high * factor, unit, param_name});
+  m.ceilings.push_back({name, "energy", what, p->value * factor, p->low * factor, p->high * factor,
+                        unit, param_name});
 }
 
 void add_energy_roofs(Model& m, const std::vector<Parameter>& params, const Metadata& meta) {
   const Parameter* st = find_param(params, param::static_power);
   if (!st) {
-    m.no_energy = "no static_power: the run has no energy family, so the energy roofline is "
-                  "left out";
+    m.no_energy =
+        "no static_power: the run has no energy family, so the energy roofline is "
+        "left out";
     return;
   }
   m.ceilings.push_back(
@@ -141,8 +142,7 @@ void add_energy_roofs(Model& m, const std::vector<Parameter>& params, const Meta
   double cap = 0;
   if (parse_number(meta_value_of(meta, "power_limit_w"), &cap) && cap > 0)
     m.ceilings.push_back({"power_limit", "energy", "cap", cap, cap, cap, "W", "power_limit_w"});
-  else
-    m.missing.push_back({"power_limit", "no power_limit_w in the run's metadata"});
+  else m.missing.push_back({"power_limit", "no power_limit_w in the run's metadata"});
 }
 
 }  // namespace
@@ -167,8 +167,9 @@ Model build_model(const std::vector<Parameter>& params, const Metadata& meta,
     throw ModelError(gpu + ": no sm_count in the run's metadata: no per-SM roof can be scaled");
   const Parameter* clock = find_param(params, param::sm_clock_measured);
   if (!clock || !(clock->value > 0))
-    throw ModelError(gpu + ": no sm_clock_measured in parameters.csv: the roofs need the "
-                           "measured SM clock (a nominal one is not used)");
+    throw ModelError(gpu +
+                     ": no sm_clock_measured in parameters.csv: the roofs need the "
+                     "measured SM clock (a nominal one is not used)");
   m.clock_hz = clock->value * kMega;
   add_time_roofs(m, params, *clock);
   if (m.ceilings.empty())
@@ -341,7 +342,8 @@ bool curve_at(const Model& m, const std::string& pipe, const std::string& level,
   out->gflops_capped = out->gflops;
   out->gflops_per_joule = 0;
   const Ceiling* ef = m.find(pipe, "energy");
-  const std::string level_energy = level == kDram ? "dram_read" : level == kL2 ? "l2_near_read"
+  const std::string level_energy = level == kDram ? "dram_read"
+                                   : level == kL2 ? "l2_near_read"
                                    : level == kL1 ? "l1_read"
                                                   : "shared_read";
   const Ceiling* em = m.find(level_energy, "energy");
