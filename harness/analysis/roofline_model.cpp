@@ -124,8 +124,8 @@ void add_energy_roofs(Model& m, const std::vector<Parameter>& params, const Meta
         "left out";
     return;
   }
-  m.ceilings.push_back(
-      {"static_power", "energy", "static", st->value, st->low, st->high, "W", param::static_power});
+  m.ceilings.push_back({param::static_power, "energy", "static", st->value, st->low, st->high, "W",
+                        param::static_power});
   for (const auto& p : pipes()) {
     std::string name;
     try {
@@ -315,7 +315,7 @@ Prediction predict(const Model& m, const Kernel& k) {
   // Choi et al.: the power cap bounds time at dynamic energy / (cap - static power)
   double capped_s = 0;
   const Ceiling* cap = m.find("power_limit", "energy");
-  const Ceiling* st = m.find("static_power", "energy");
+  const Ceiling* st = m.find(param::static_power, "energy");
   if (energy && cap && st && cap->value > st->value) capped_s = dyn / (cap->value - st->value);
   p.time_s = std::max(roof_s, capped_s) + m.launch_overhead_s.value_or(0);
   if (k.time_s) p.time_error = (p.time_s - *k.time_s) / *k.time_s;
@@ -347,7 +347,7 @@ bool curve_at(const Model& m, const std::string& pipe, const std::string& level,
                                    : level == kL1 ? "l1_read"
                                                   : "shared_read";
   const Ceiling* em = m.find(level_energy, "energy");
-  const Ceiling* st = m.find("static_power", "energy");
+  const Ceiling* st = m.find(param::static_power, "energy");
   if (!ef || !em || !st) return true;
   const double eps = ef->value * kPico + em->value * kPico / i;  // joules per flop, dynamic
   double tc = t;
