@@ -46,7 +46,9 @@ struct ModelV100 {
     };
   }
   Model model() const { return build_model(params, meta, "V100 model"); }
-  double fp32_gflops() const { return g.fam.fp32.value * 80 * g.sm_clock_mhz.value * 1e6 * 2 / 1e9; }
+  double fp32_gflops() const {
+    return g.fam.fp32.value * 80 * g.sm_clock_mhz.value * 1e6 * 2 / 1e9;
+  }
 };
 
 Kernel kernel(const std::string& name, std::vector<Count> counts, double time_s) {
@@ -171,7 +173,8 @@ fs::path synthetic_run(const std::string& name) {
   for (const char* f : {"parameters.csv", "families.csv"}) fs::copy_file(src / f, dst / f);
   Metadata meta = read_csv((src / "families.csv").string()).meta;
   std::vector<Observation> obs;
-  auto row = [&](const char* probe, const char* metric, const char* item, double v, const char* unit) {
+  auto row = [&](const char* probe, const char* metric, const char* item, double v,
+                 const char* unit) {
     Observation o;
     o.family = std::string(kFamily.name);
     o.probe = probe;

@@ -72,10 +72,10 @@ void add_per_sm(Model& m, const std::vector<Parameter>& params, const Parameter&
   }
   // rate per SM per clock x SMs x measured clock, in units of 1e9 per second
   const double s = m.sm_count * kMega / kGiga * factor;
-  m.ceilings.push_back({name, "time", what, p->value * clock.value * s, p->low * clock.low * s,
-                        p->high * clock.high * s, unit,
-                        std::string(param_name) + " + " + param::sm_clock_measured +
-                            " + sm_count"});
+  m.ceilings.push_back(
+      {name, "time", what, p->value * clock.value * s, p->low * clock.low * s,
+       p->high * clock.high * s, unit,
+       std::string(param_name) + " + " + param::sm_clock_measured + " + sm_count"});
 }
 
 void add_bandwidth(Model& m, const std::vector<Parameter>& params, const std::string& name,
@@ -112,19 +112,20 @@ void add_energy(Model& m, const std::vector<Parameter>& params, const std::strin
                 const std::string& unit) {
   const Parameter* p = find_param(params, param_name);
   if (!p) return;
-  m.ceilings.push_back({name, "energy", what, p->value * factor, p->low * factor,
-                        p->high * factor, unit, param_name});
+  m.ceilings.push_back({name, "energy", what, p->value * factor, p->low * factor, p->high * factor,
+                        unit, param_name});
 }
 
 void add_energy_roofs(Model& m, const std::vector<Parameter>& params, const Metadata& meta) {
   const Parameter* st = find_param(params, param::static_power);
   if (!st) {
-    m.no_energy = "no static_power: the run has no energy family, so the energy roofline is "
-                  "left out";
+    m.no_energy =
+        "no static_power: the run has no energy family, so the energy roofline is "
+        "left out";
     return;
   }
-  m.ceilings.push_back(
-      {"static_power", "energy", "static", st->value, st->low, st->high, "W", param::static_power});
+  m.ceilings.push_back({param::static_power, "energy", "static", st->value, st->low, st->high, "W",
+                        param::static_power});
   for (const auto& p : pipes()) {
     std::string name;
     try {
@@ -141,8 +142,7 @@ void add_energy_roofs(Model& m, const std::vector<Parameter>& params, const Meta
   double cap = 0;
   if (parse_number(meta_value_of(meta, "power_limit_w"), &cap) && cap > 0)
     m.ceilings.push_back({"power_limit", "energy", "cap", cap, cap, cap, "W", "power_limit_w"});
-  else
-    m.missing.push_back({"power_limit", "no power_limit_w in the run's metadata"});
+  else m.missing.push_back({"power_limit", "no power_limit_w in the run's metadata"});
 }
 
 }  // namespace
@@ -167,8 +167,9 @@ Model build_model(const std::vector<Parameter>& params, const Metadata& meta,
     throw ModelError(gpu + ": no sm_count in the run's metadata: no per-SM roof can be scaled");
   const Parameter* clock = find_param(params, param::sm_clock_measured);
   if (!clock || !(clock->value > 0))
-    throw ModelError(gpu + ": no sm_clock_measured in parameters.csv: the roofs need the "
-                           "measured SM clock (a nominal one is not used)");
+    throw ModelError(gpu +
+                     ": no sm_clock_measured in parameters.csv: the roofs need the "
+                     "measured SM clock (a nominal one is not used)");
   m.clock_hz = clock->value * kMega;
   add_time_roofs(m, params, *clock);
   if (m.ceilings.empty())
@@ -317,7 +318,7 @@ Prediction predict(const Model& m, const Kernel& k) {
   // Choi et al.: the power cap bounds time at dynamic energy / (cap - static power)
   double capped_s = 0;
   const Ceiling* cap = m.find("power_limit", "energy");
-  const Ceiling* st = m.find("static_power", "energy");
+  const Ceiling* st = m.find(param::static_power, "energy");
   if (energy && cap && st && cap->value > st->value) capped_s = dyn / (cap->value - st->value);
   p.time_s = std::max(roof_s, capped_s) + m.launch_overhead_s.value_or(0);
   if (k.time_s) p.time_error = (p.time_s - *k.time_s) / *k.time_s;
@@ -344,11 +345,12 @@ bool curve_at(const Model& m, const std::string& pipe, const std::string& level,
   out->gflops_capped = out->gflops;
   out->gflops_per_joule = 0;
   const Ceiling* ef = m.find(pipe, "energy");
-  const std::string level_energy = level == kDram ? "dram_read" : level == kL2 ? "l2_near_read"
+  const std::string level_energy = level == kDram ? "dram_read"
+                                   : level == kL2 ? "l2_near_read"
                                    : level == kL1 ? "l1_read"
                                                   : "shared_read";
   const Ceiling* em = m.find(level_energy, "energy");
-  const Ceiling* st = m.find("static_power", "energy");
+  const Ceiling* st = m.find(param::static_power, "energy");
   if (!ef || !em || !st) return true;
   const double eps = ef->value * kPico + em->value * kPico / i;  // joules per flop, dynamic
   double tc = t;

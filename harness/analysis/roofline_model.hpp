@@ -31,9 +31,9 @@ struct ModelError : std::runtime_error {
 };
 
 struct Ceiling {
-  std::string name;    // "dram", "l2", "fp32", "tensor_wgmma_bf16", "static_power", ...
-  std::string kind;    // "time" or "energy"
-  std::string what;    // bandwidth, compute, atomics | op_energy, byte_energy, static, cap
+  std::string name;  // "dram", "l2", "fp32", "tensor_wgmma_bf16", "static_power", ...
+  std::string kind;  // "time" or "energy"
+  std::string what;  // bandwidth, compute, atomics | op_energy, byte_energy, static, cap
   double value = 0, low = 0, high = 0;
   std::string unit;    // GB/s, GFLOP/s, GOP/s, Gatomic/s | pJ/flop, pJ/B, W
   std::string source;  // the parameters (and metadata) it comes from, ' + ' between them

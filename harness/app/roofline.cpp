@@ -42,13 +42,14 @@ std::string roofline_points_csv(const std::vector<Prediction>& ps) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : ps)
     rows.push_back({p.kernel, format_number(p.intensity), format_number(p.flops),
-                    format_number(p.bytes), opt_number(p.measured_time_s),
-                    format_number(p.time_s), opt_number(p.time_error),
-                    opt_number(p.measured_energy_j), opt_number(p.energy_j),
-                    opt_number(p.energy_error), p.binding, p.bound, p.reason});
-  return format_csv({}, {"kernel", "intensity", "flops", "dram_bytes", "measured_time_s",
-                         "predicted_time_s", "time_error", "measured_energy_j",
-                         "predicted_energy_j", "energy_error", "binding", "bound", "reason"},
+                    format_number(p.bytes), opt_number(p.measured_time_s), format_number(p.time_s),
+                    opt_number(p.time_error), opt_number(p.measured_energy_j),
+                    opt_number(p.energy_j), opt_number(p.energy_error), p.binding, p.bound,
+                    p.reason});
+  return format_csv({},
+                    {"kernel", "intensity", "flops", "dram_bytes", "measured_time_s",
+                     "predicted_time_s", "time_error", "measured_energy_j", "predicted_energy_j",
+                     "energy_error", "binding", "bound", "reason"},
                     rows);
 }
 
@@ -60,8 +61,7 @@ std::string roofline_ert_json(const Model& m) {
     if (c.kind != "time") continue;
     if (c.what == "compute" && c.unit == "GFLOP/s")
       gflops.push_back({c.name + " GFLOPs", json_number(c.value)});
-    else if (c.what == "bandwidth")
-      gbytes.push_back({c.name, json_number(c.value)});
+    else if (c.what == "bandwidth") gbytes.push_back({c.name, json_number(c.value)});
   }
   Json meta = {{"ERT_VERSION", "gpuprobe " + std::string(gpuprobe_version())},
                {"GPU", m.gpu},
@@ -93,9 +93,9 @@ std::string sig(const std::optional<double>& v, double scale, const char* unit) 
 
 std::string roofline_table_markdown(const std::vector<std::string>& labels,
                                     const std::vector<std::vector<Prediction>>& ps) {
-  std::vector<std::vector<std::string>> rows = {
-      {"GPU", "kernel", "flop/B (DRAM)", "time measured", "time predicted", "error",
-       "energy measured", "energy predicted", "error", "bound", "reason"}};
+  std::vector<std::vector<std::string>> rows = {{"GPU", "kernel", "flop/B (DRAM)", "time measured",
+                                                 "time predicted", "error", "energy measured",
+                                                 "energy predicted", "error", "bound", "reason"}};
   for (size_t r = 0; r < ps.size(); ++r)
     for (const auto& p : ps[r])
       rows.push_back({labels[r], p.kernel, format_printf("%.3g", p.intensity),
@@ -136,16 +136,15 @@ std::string roof_text(const roofline::Ceiling& c) {
   char buf[96];
   if (c.unit == "GFLOP/s" && c.value >= 1e4)
     std::snprintf(buf, sizeof buf, "%s %.1f TFLOP/s", c.name.c_str(), c.value / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%s %.0f %s", c.name.c_str(), c.value, c.unit.c_str());
+  else std::snprintf(buf, sizeof buf, "%s %.0f %s", c.name.c_str(), c.value, c.unit.c_str());
   return buf;
 }
 
 using Rows = std::vector<std::vector<std::string>>;
 void row(Rows& r, const char* kind, double x, double y, double lo, double hi,
          const std::string& label = "") {
-  r.push_back({kind, format_number(x), format_number(y), format_number(lo), format_number(hi),
-               label});
+  r.push_back(
+      {kind, format_number(x), format_number(y), format_number(lo), format_number(hi), label});
 }
 // A blank line: gnuplot ends a line there.
 void gap(Rows& r) { r.push_back({}); }
@@ -213,7 +212,8 @@ std::string roofline_time_figure_csv(const Model& m, const std::vector<Predictio
     bool below = false;
     roofline::CurvePoint cp;
     for (int k = 0; k < kCurveSamples; ++k)
-      if (roofline::curve_at(m, pipe, "dram", log_sample(k), &cp) && cp.gflops_capped < cp.gflops * 0.999) {
+      if (roofline::curve_at(m, pipe, "dram", log_sample(k), &cp) &&
+          cp.gflops_capped < cp.gflops * 0.999) {
         below = true;
         row(r, "cap", log_sample(k), cp.gflops_capped, cp.gflops_capped, cp.gflops_capped);
       }
@@ -238,7 +238,8 @@ std::string roofline_energy_figure_csv(const Model& m, const std::vector<Predict
     roofline::CurvePoint c, cl, ch;
     for (int k = 0; k < kCurveSamples; ++k) {
       const double i = log_sample(k);
-      if (roofline::curve_at(m, pipe, "dram", i, &c) && roofline::curve_at(lo, pipe, "dram", i, &cl) &&
+      if (roofline::curve_at(m, pipe, "dram", i, &c) &&
+          roofline::curve_at(lo, pipe, "dram", i, &cl) &&
           roofline::curve_at(hi, pipe, "dram", i, &ch) && c.gflops_per_joule > 0)
         row(r, "roof", i, c.gflops_per_joule, cl.gflops_per_joule, ch.gflops_per_joule);
     }
@@ -270,8 +271,9 @@ RooflineRun load_roofline_run(const std::string& dir, Diagnostics& diag) {
   RunData data = load_run(dir, known_families({}), diag);
   if (!diag.errors.empty()) throw std::runtime_error(diag.errors.front());
   if (!file_exists((fs::path(dir) / "parameters.csv").string()))
-    throw std::runtime_error(dir + "/parameters.csv: missing: the roofline reads a run's "
-                                   "parameters (run gpuprobe analyze first)");
+    throw std::runtime_error(dir +
+                             "/parameters.csv: missing: the roofline reads a run's "
+                             "parameters (run gpuprobe analyze first)");
   RooflineRun r{data, roofline::build_model(data.params, data.meta, data.gpu), {}, ""};
   const std::string obs = (fs::path(dir) / "roofline.csv").string();
   if (!file_exists(obs)) {
@@ -318,15 +320,15 @@ void draw_figure(const ReportPaths& paths, const char* name, const std::vector<s
     shown.push_back(labels[k]);
   }
   if (files.empty()) return;
-  const FigureScript s{name, (fs::path(paths.plots_dir) / (std::string(name) + ".gp")).string(),
-                       "", name, ""};
-  const auto written = render_figure(paths, s, files, shown, (fs::path(out) / "figures").string(), diag);
+  const FigureScript s{name, (fs::path(paths.plots_dir) / (std::string(name) + ".gp")).string(), "",
+                       name, ""};
+  const auto written =
+      render_figure(paths, s, files, shown, (fs::path(out) / "figures").string(), diag);
   if (!written.empty()) std::printf("%s/figures/%s.{svg,png,pdf} written\n", out.c_str(), name);
 }
 
 void draw_figures(const std::vector<RooflineRun>& runs, const std::vector<std::string>& labels,
-                  const std::vector<std::string>& dirs, const std::string& out,
-                  Diagnostics& diag) {
+                  const std::vector<std::string>& dirs, const std::string& out, Diagnostics& diag) {
   const ReportPaths paths = resolve_paths();
   if (paths.gnuplot.empty()) {
     std::fprintf(stderr, "gpuprobe roofline: gnuplot not found on PATH: figures not drawn\n");
@@ -374,9 +376,10 @@ int roofline_runs(const std::vector<std::string>& dirs, const std::string& out_f
 int roofline_main(const std::vector<std::string>& args) {
   Diagnostics diag;
   diag.prefix = "gpuprobe roofline";
-  CLI::App app{"The time and energy rooflines of runs from their parameters, with the roofline "
-               "family's kernels predicted on them (no GPU).",
-               "gpuprobe roofline"};
+  CLI::App app{
+      "The time and energy rooflines of runs from their parameters, with the roofline "
+      "family's kernels predicted on them (no GPU).",
+      "gpuprobe roofline"};
   std::vector<std::string> dirs;
   std::string out, table;
   app.add_option("RUN_DIR", dirs, "the runs, overlaid")->required();

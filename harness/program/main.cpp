@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
     }
     // A report stopped by a signal removes its temporaries and leaves the run as it was
     // (`run` installs the same handlers once it has a folder to keep).
-    if (opt.command == "report" || opt.command == "compare" ||
-        opt.command == "roofline") install_stop_handlers();
+    if (opt.command == "report" || opt.command == "compare" || opt.command == "roofline")
+      install_stop_handlers();
     if (opt.command == "list") return print_list();
     if (opt.command == "info") return print_info(opt);
     if (opt.command == "analyze") return analyze_main(opt);
