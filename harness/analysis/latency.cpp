@@ -208,7 +208,12 @@ Knee capacity_knee(const Segmentation& s, const Knee& k,
   c.x = std::exp(std::log(a.x) + t * std::log(b.x / a.x));
   // The interval spans the transition: from the last point within kTransitionEdge of the lower
   // level to the first within it of the upper one (for a cliff, the points around the crossing).
-  c.low = s.points[lo.last].x;
+  // The lower plateau may have taken in the first points of the climb (its members are those
+  // near its median: an H200's L2 climbs from 57 MiB, its plateau ends at 60.3): the low end
+  // is the last of its points still within the edge.
+  size_t start = lo.last;
+  while (start > lo.first && (std::log(s.points[start].y) - zlo) / dz > kTransitionEdge) --start;
+  c.low = s.points[start].x;
   for (size_t j = 0; j < cross; ++j)
     if (done(j) <= kTransitionEdge) c.low = s.points[on[j]].x;
   c.high = b.x;
