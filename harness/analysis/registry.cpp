@@ -65,6 +65,12 @@ Analysis analyze_checked(const std::string& family, const std::vector<Observatio
     a.warnings.push_back(family + ": " + std::to_string(impossible) +
                          " observation row(s) no GPU can produce (a time <= 0, or p05 > p95) "
                          "dropped");
+  // Rows none of which is positive are no measurement: no analyzer is asked to read them.
+  if (!kept.empty() &&
+      std::none_of(kept.begin(), kept.end(), [](const Observation& o) { return o.value > 0; })) {
+    a.warnings.push_back(nothing_inferred(family, kept));
+    return a;
+  }
   std::vector<Parameter> found;
   try {
     found = it->second(kept, meta);
