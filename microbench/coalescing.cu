@@ -108,8 +108,9 @@ class CoalescingFamily : public ProbeFamily {
            "shared memory, SoA; GB/s and speedup over AoS";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"read", "read one 12-byte structure per thread: aos, aos_l2only, ldg, smem, soa"},
-            {"write", "write one 12-byte structure per thread: aos, smem, soa"}};
+    return {{coalescing::kReadProbe,
+             "read one 12-byte structure per thread: aos, aos_l2only, ldg, smem, soa"},
+            {coalescing::kWriteProbe, "write one 12-byte structure per thread: aos, smem, soa"}};
   }
 
   void run(RunContext& ctx) override {
@@ -132,7 +133,8 @@ class CoalescingFamily : public ProbeFamily {
     const double bytes = static_cast<double>(n) * sizeof(Position);
 
     auto measure = [&](const std::string& probe, Way w, const std::function<void()>& launch) {
-      Params params = {{"layout", way_name(w)}, {"structures", std::to_string(n)}};
+      Params params = {{coalescing::kLayoutColumn, way_name(w)},
+                       {coalescing::kStructuresColumn, std::to_string(n)}};
       return ctx.measure(Point{probe, params, "GB/s", reps, bytes}, [&] {
         double s = time_seconds(launch);
         return Sample{bytes / s * 1e-9, s};
@@ -143,13 +145,14 @@ class CoalescingFamily : public ProbeFamily {
       const Observation& base = all.at(Way::aos);
       for (const auto& [w, o] : all) {
         if (w == Way::aos) continue;
-        Params params = {{"layout", way_name(w)}, {"structures", std::to_string(n)}};
-        ctx.record({name(), probe + "_speedup", params, o.p50 / base.p50, "x", o.p05 / base.p95,
-                    o.p50 / base.p50, o.p95 / base.p05, o.reps});
+        Params params = {{coalescing::kLayoutColumn, way_name(w)},
+                         {coalescing::kStructuresColumn, std::to_string(n)}};
+        ctx.record({name(), probe + coalescing::kSpeedupSuffix, params, o.p50 / base.p50, "x",
+                    o.p05 / base.p95, o.p50 / base.p50, o.p95 / base.p05, o.reps});
       }
     };
 
-    if (ctx.enabled("read")) {
+    if (ctx.enabled(coalescing::kReadProbe)) {
       std::map<Way, Observation> all;
       // A named list: CUDA 11's front end cannot deduce a braced list of pairs in a range-for.
       const std::pair<Way, ReadKernel> ways[] = {{Way::aos, read_positions<Way::aos>},
@@ -158,17 +161,18 @@ class CoalescingFamily : public ProbeFamily {
                                                  {Way::smem, read_positions<Way::smem>},
                                                  {Way::soa, read_positions<Way::soa>}};
       for (auto [w, k] : ways)
-        all[w] = measure("read", w, [&, k = k] { k<<<grid, kBlock>>>(in, sink.get(), 0); });
-      speedups("read", all);
+        all[w] = measure(coalescing::kReadProbe, w,
+                         [&, k = k] { k<<<grid, kBlock>>>(in, sink.get(), 0); });
+      speedups(coalescing::kReadProbe, all);
     }
-    if (ctx.enabled("write")) {
+    if (ctx.enabled(coalescing::kWriteProbe)) {
       std::map<Way, Observation> all;
       const std::pair<Way, WriteKernel> ways[] = {{Way::aos, write_positions<Way::aos>},
                                                   {Way::smem, write_positions<Way::smem>},
                                                   {Way::soa, write_positions<Way::soa>}};
       for (auto [w, k] : ways)
-        all[w] = measure("write", w, [&, k = k] { k<<<grid, kBlock>>>(out); });
-      speedups("write", all);
+        all[w] = measure(coalescing::kWriteProbe, w, [&, k = k] { k<<<grid, kBlock>>>(out); });
+      speedups(coalescing::kWriteProbe, all);
     }
   }
 };

@@ -86,11 +86,14 @@ class LoadedLatencyFamily : public ProbeFamily {
     return "DRAM pointer-chase latency while all SMs stream reads at a controlled rate";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"stream", "bandwidth the streaming blocks achieved at each pause (GB/s)"},
-            {"chase", "DRAM chase latency at the same time (cycles, ns), with load_gbs"}};
+    return {{loaded_latency::kStreamProbe,
+             "bandwidth the streaming blocks achieved at each pause (GB/s)"},
+            {loaded_latency::kChaseProbe,
+             "DRAM chase latency at the same time (cycles, ns), with load_gbs"}};
   }
   void run(RunContext& ctx) override {
-    if (!ctx.enabled("stream") && !ctx.enabled("chase")) return;
+    if (!ctx.enabled(loaded_latency::kStreamProbe) && !ctx.enabled(loaded_latency::kChaseProbe))
+      return;
     const DeviceInfo& d = ctx.device();
     const bool quick = ctx.quick();
     const int reps = quick ? 3 : 7;
@@ -127,43 +130,47 @@ class LoadedLatencyFamily : public ProbeFamily {
     for (const auto& ld : loads) {
       const int streaming = ld.blocks - 1;
       std::vector<double> latency_cycles;
-      Params params = {{"streaming_blocks", std::to_string(streaming)}};
-      if (streaming) params.push_back({"delay_ns", std::to_string(ld.delay_ns)});
+      Params params = {{loaded_latency::kStreamingBlocksColumn, std::to_string(streaming)}};
+      if (streaming) params.push_back({loaded_latency::kDelayColumn, std::to_string(ld.delay_ns)});
       const uint64_t stream_threads = static_cast<uint64_t>(std::max(streaming, 1)) * threads;
-      Observation bw = ctx.measure(Point{"stream", params, "GB/s", reps, 0}, [&] {
-        const StreamTally zero = {0, ~0ull, 0};
-        CUDA_CHECK(cudaMemcpy(tally.get(), &zero, sizeof zero, cudaMemcpyHostToDevice));
-        double s = time_seconds([&] {
-          loaded_chase<<<ld.blocks, threads>>>(
-              chain.data(), chain.line_words(), chain.cursor(), 1u << 20,
-              reinterpret_cast<const uint4*>(big.get()), n, stream_threads % n, ld.delay_ns,
-              window_ns, settle_ns, chase_out.get(), tally.get(), sink.get(), 0);
-        });
-        ChaseResult c{};
-        StreamTally t{};
-        CUDA_CHECK(cudaMemcpy(&c, chase_out.get(), sizeof c, cudaMemcpyDeviceToHost));
-        CUDA_CHECK(cudaMemcpy(&t, tally.get(), sizeof t, cudaMemcpyDeviceToHost));
-        if (c.steps == 0) throw std::runtime_error("loaded_latency: the chase took no step");
-        chain.advance(c.stopped_at, c.steps);
-        latency_cycles.push_back(static_cast<double>(c.cycles) / c.steps);
-        const double gbs = t.last_ns > t.first_ns ? static_cast<double>(t.bytes) /
-                                                        static_cast<double>(t.last_ns - t.first_ns)
-                                                  : 0.0;
-        return Sample{gbs, s};
-      });
+      Observation bw =
+          ctx.measure(Point{loaded_latency::kStreamProbe, params, "GB/s", reps, 0}, [&] {
+            const StreamTally zero = {0, ~0ull, 0};
+            CUDA_CHECK(cudaMemcpy(tally.get(), &zero, sizeof zero, cudaMemcpyHostToDevice));
+            double s = time_seconds([&] {
+              loaded_chase<<<ld.blocks, threads>>>(
+                  chain.data(), chain.line_words(), chain.cursor(), 1u << 20,
+                  reinterpret_cast<const uint4*>(big.get()), n, stream_threads % n, ld.delay_ns,
+                  window_ns, settle_ns, chase_out.get(), tally.get(), sink.get(), 0);
+            });
+            ChaseResult c{};
+            StreamTally t{};
+            CUDA_CHECK(cudaMemcpy(&c, chase_out.get(), sizeof c, cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaMemcpy(&t, tally.get(), sizeof t, cudaMemcpyDeviceToHost));
+            if (c.steps == 0) throw std::runtime_error("loaded_latency: the chase took no step");
+            chain.advance(c.stopped_at, c.steps);
+            latency_cycles.push_back(static_cast<double>(c.cycles) / c.steps);
+            const double gbs =
+                t.last_ns > t.first_ns
+                    ? static_cast<double>(t.bytes) / static_cast<double>(t.last_ns - t.first_ns)
+                    : 0.0;
+            return Sample{gbs, s};
+          });
       if (!chain.fresh()) {
-        ctx.invalid("chase", "the chase came back to lines it had visited (chain too short)");
+        ctx.invalid(loaded_latency::kChaseProbe,
+                    "the chase came back to lines it had visited (chain too short)");
         return;
       }
       // The latency of the same repetitions (warm-up included: it ran under the same load),
       // with the bandwidth they achieved as the x of the curve.
       Summary lat = summarize(latency_cycles);
       Params with_load = params;
-      with_load.push_back({"load_gbs", format_number(bw.p50)});
+      with_load.push_back({loaded_latency::kLoadColumn, format_number(bw.p50)});
       const double ns = 1e3 / mhz;
-      ctx.record({name(), "chase", with_load, lat.p50, "cycles", lat.p05, lat.p50, lat.p95, lat.n});
-      ctx.record({name(), "chase", with_load, lat.p50 * ns, "ns", lat.p05 * ns, lat.p50 * ns,
-                  lat.p95 * ns, lat.n});
+      ctx.record({name(), loaded_latency::kChaseProbe, with_load, lat.p50, "cycles", lat.p05,
+                  lat.p50, lat.p95, lat.n});
+      ctx.record({name(), loaded_latency::kChaseProbe, with_load, lat.p50 * ns, "ns", lat.p05 * ns,
+                  lat.p50 * ns, lat.p95 * ns, lat.n});
     }
   }
 };

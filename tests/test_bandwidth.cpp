@@ -16,6 +16,8 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/bandwidth.hpp"
 #include "analysis/bytes_in_flight.hpp"
+#include "analysis/coalescing.hpp"
+#include "analysis/loaded_latency.hpp"
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"
 
@@ -386,7 +388,7 @@ TEST(BandwidthPtx, StreamsUseTheCacheOperatorsAndWidthsTheyName) {
 }
 
 TEST(BandwidthPtx, CaseStudyLayoutsCompileToTheirAccesses) {
-  const std::string co = ptx("coalescing");
+  const std::string co = ptx(std::string(coalescing::kFamily.name));
   if (co.empty()) FAIL() << "no PTX in " << GPUPROBE_PTX_DIR << "/sm_<arch>: the gpuprobe_ptx_files target writes it";
   // AoS: three 4-byte loads per structure (no wider load is legal at 4-byte alignment);
   // the read-only path; L2-only; the shared-memory staging.
@@ -480,35 +482,38 @@ TEST(RecordedH100, BytesInFlightAgreeWithLittlesLaw) {
 }
 
 TEST(RecordedH100, LatencyRisesWithLoad) {
-  auto obs = recorded("loaded_latency");
+  auto obs = recorded(std::string(loaded_latency::kFamily.name));
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_loaded_latency.csv";
-  auto chase = select(obs, "chase", "ns");
+  auto chase = select(obs, loaded_latency::kChaseProbe, "ns");
   ASSERT_GE(chase.size(), 3u);
   const Observation* idle = nullptr;
   const Observation* busiest = nullptr;
   for (const auto& o : chase) {
-    if (o.param("streaming_blocks") == 0) idle = &o;
-    if (!busiest || o.param("load_gbs") > busiest->param("load_gbs")) busiest = &o;
+    if (o.param(loaded_latency::kStreamingBlocksColumn) == 0) idle = &o;
+    if (!busiest ||
+        o.param(loaded_latency::kLoadColumn) > busiest->param(loaded_latency::kLoadColumn))
+      busiest = &o;
   }
   ASSERT_TRUE(idle && busiest);
   EXPECT_GT(idle->value, 200);
   EXPECT_LT(idle->value, 2000);
-  EXPECT_GT(busiest->param("load_gbs"), 500);
+  EXPECT_GT(busiest->param(loaded_latency::kLoadColumn), 500);
   EXPECT_GT(busiest->value, idle->value);
 }
 
 TEST(RecordedH100, CaseStudySpeedupsAreSensible) {
-  auto obs = recorded("coalescing");
+  auto obs = recorded(std::string(coalescing::kFamily.name));
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_coalescing.csv";
-  auto speedups = select(obs, "read_speedup", "x");
-  auto writes = select(obs, "write_speedup", "x");
+  auto speedups =
+      select(obs, std::string(coalescing::kReadProbe) + coalescing::kSpeedupSuffix, "x");
+  auto writes = select(obs, std::string(coalescing::kWriteProbe) + coalescing::kSpeedupSuffix, "x");
   speedups.insert(speedups.end(), writes.begin(), writes.end());
   ASSERT_FALSE(speedups.empty());
   for (const auto& o : speedups) {
-    EXPECT_GT(o.value, 0.3) << o.probe << " " << o.param_text("layout");
-    EXPECT_LT(o.value, 5) << o.probe << " " << o.param_text("layout");
+    EXPECT_GT(o.value, 0.3) << o.probe << " " << o.param_text(coalescing::kLayoutColumn);
+    EXPECT_LT(o.value, 5) << o.probe << " " << o.param_text(coalescing::kLayoutColumn);
   }
-  for (const auto& o : select(obs, "read", "GB/s")) {
+  for (const auto& o : select(obs, coalescing::kReadProbe, "GB/s")) {
     EXPECT_GT(o.value, 100);
     EXPECT_LT(o.value, 10000);
   }

@@ -17,6 +17,7 @@
 #include "analysis/carveout.hpp"
 #include "analysis/divergence.hpp"
 #include "analysis/ilp_occupancy.hpp"
+#include "analysis/loaded_latency.hpp"
 #include "base/catalog.hpp"
 #include "base/data_paths.hpp"
 #include "base/observation.hpp"
@@ -199,7 +200,7 @@ TEST_F(FigureMarks, FiguresMarkedBeforeThisSessionKeepTheirMarks) {
 
 TEST_F(FigureMarks, FigureOnlyFamiliesMarkWhatTheyStartFrom) {
   expect_marks("waves", {"block time: "}, false);
-  expect_marks("loaded_latency", {"idle: "}, false);
+  expect_marks(std::string(loaded_latency::kFamily.name), {"idle: "}, false);
 }
 
 }  // namespace

@@ -12,4 +12,11 @@ inline constexpr FamilyDescriptor kFamily{
     "they are",
     "observations-only: a figure of four bars per GPU would add nothing to the table"};
 
+// The names of coalescing.csv, written by the driver once each.
+constexpr const char* kReadProbe = "read";          // us per pass, per layout
+constexpr const char* kWriteProbe = "write";        // us per pass, per layout
+constexpr const char* kSpeedupSuffix = "_speedup";  // <probe>_speedup: over plain AoS
+constexpr const char* kLayoutColumn = "layout";
+constexpr const char* kStructuresColumn = "structures";  // 12-byte structures per pass
+
 }  // namespace gpuprobe::coalescing

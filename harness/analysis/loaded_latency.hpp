@@ -11,4 +11,11 @@ inline constexpr FamilyDescriptor kFamily{
     "figure-only: the curve of latency against background load is the result; no single "
     "parameter names it"};
 
+// The names of loaded_latency.csv, written by the driver and read by its figure.
+constexpr const char* kStreamProbe = "stream";  // GB/s the streaming blocks achieved
+constexpr const char* kChaseProbe = "chase";    // the DRAM chase's latency meanwhile
+constexpr const char* kStreamingBlocksColumn = "streaming_blocks";
+constexpr const char* kDelayColumn = "delay_ns";  // each streaming block's pause
+constexpr const char* kLoadColumn = "load_gbs";   // the chase rows' background load
+
 }  // namespace gpuprobe::loaded_latency

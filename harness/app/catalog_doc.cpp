@@ -8,6 +8,8 @@
 
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
+#include "app/suite_doc.hpp"
+#include "base/data_paths.hpp"
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/run_dir.hpp"
@@ -107,6 +109,32 @@ std::string regenerate_catalog_doc(const std::string& doc) {
   return out + doc.substr(at);
 }
 
+namespace {
+
+// Writes `path` with `text` where it differs, and says which.
+int write_generated(const std::string& path, const std::string& before, const std::string& after,
+                    const char* source) {
+  if (after != before) write_file_atomic(path, after);
+  const std::string said =
+      after == before ? std::string("as ") + source + " gives it" : "rewritten";
+  std::printf("%s: %s\n", path.c_str(), said.c_str());
+  return checked_stdout("gpuprobe catalog", 0);
+}
+
+int write_suite(const std::string& doc, const std::string& times) {
+  std::string before;
+  try {
+    before = read_file(doc);
+  } catch (const std::exception&) {
+    // A first page: nothing to compare with.
+  }
+  return write_generated(doc, before,
+                         suite_page(read_wall_times(times), find_data_paths().plots_dir, times),
+                         "the registry");
+}
+
+}  // namespace
+
 int catalog_main(const std::vector<std::string>& args) {
   CLI::App app{
       "The catalog of parameters: every name a run may write, its unit, family, method "
@@ -119,8 +147,18 @@ int catalog_main(const std::vector<std::string>& args) {
                      kSource)
       ->type_name("DOC")
       ->check(non_empty());
+  std::string suite, times = kSuiteTimesRun;
+  app.add_option("--suite", suite,
+                 "write the suite on one page (docs/suite.md): each family, its probes, "
+                 "parameters, figure and wall time")
+      ->type_name("DOC")
+      ->check(non_empty());
+  app.add_option("--times", times, "the families.csv whose wall times --suite shows")
+      ->type_name("CSV")
+      ->capture_default_str();
   if (auto exit_code = parse_subcommand(app, args, "gpuprobe catalog")) return *exit_code;
   try {
+    if (!suite.empty()) return write_suite(suite, times);
     if (doc.empty()) {
       std::vector<std::vector<std::string>> rows;
       for (const auto& e : catalog().entries)
@@ -131,10 +169,7 @@ int catalog_main(const std::vector<std::string>& args) {
       return checked_stdout("gpuprobe catalog", 0);
     }
     const std::string before = read_file(doc);
-    const std::string after = regenerate_catalog_doc(before);
-    if (after != before) write_file_atomic(doc, after);
-    std::printf("%s: %s\n", doc.c_str(), after == before ? "as the catalog gives it" : "rewritten");
-    return checked_stdout("gpuprobe catalog", 0);
+    return write_generated(doc, before, regenerate_catalog_doc(before), "the catalog");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuprobe catalog: %s\n", e.what());
     return 1;
