@@ -549,7 +549,7 @@ class RooflineRun {
 
 class RooflineFamily : public ProbeFamily {
  public:
-  std::string name() const override { return std::string(kFamily.name); }
+  std::string name() const override { return std::string(roofline::kFamily.name); }
   std::string description() const override {
     return "ordinary kernels (triads, dot, stencil, SGEMM, FP64 polynomial, tensor GEMM, "
            "transpose, histogram): time and energy per launch, with their counted work";

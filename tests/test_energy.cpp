@@ -383,9 +383,14 @@ TEST(EnergyQuick, AQuickRunListsEveryEnergyParameterAsNotMeasured) {
     ASSERT_EQ(r.size(), 2u);
     EXPECT_EQ(r[1], energy::kFamily.not_in_quick);
   }
-  // Every other family runs in a quick run.
+  // Every other family runs in a quick run, but for the roofline kernels (their own energy
+  // windows), which feed no parameter: nothing of theirs goes to not_measured.csv.
   for (const auto& [name, d] : family_descriptors()) {
     if (name == "energy") continue;
+    if (name == "roofline") {
+      EXPECT_TRUE(family_rows_not_measured(name, std::string(d->not_in_quick)).empty());
+      continue;
+    }
     EXPECT_TRUE(d->not_in_quick.empty()) << name;
   }
 }
