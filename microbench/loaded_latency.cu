@@ -91,6 +91,19 @@ class LoadedLatencyFamily : public ProbeFamily {
             {loaded_latency::kChaseProbe,
              "DRAM chase latency at the same time (cycles, ns), with load_gbs"}};
   }
+  struct Pace {
+    int blocks;
+    uint32_t delay_ns;
+  };
+  // From idle (the chase alone) through pauses long enough for a light load down to none at all.
+  static std::vector<Pace> paces(int all_blocks, bool quick) {
+    std::vector<Pace> loads = {{1, 0}};
+    const std::vector<uint32_t> delays =
+        quick ? std::vector<uint32_t>{40000, 4000, 0}
+              : std::vector<uint32_t>{100000, 40000, 16000, 8000, 4000, 2000, 1000, 500, 0};
+    for (uint32_t delay : delays) loads.push_back({all_blocks, delay});
+    return loads;
+  }
   void run(RunContext& ctx) override {
     if (!ctx.enabled(loaded_latency::kStreamProbe) && !ctx.enabled(loaded_latency::kChaseProbe))
       return;
@@ -116,18 +129,7 @@ class LoadedLatencyFamily : public ProbeFamily {
     const int all_blocks = per_sm * d.sm_count;
     const uint64_t window_ns = quick ? 1'000'000 : 2'000'000, settle_ns = 50'000;
 
-    // From idle through pauses long enough for a light load down to none at all.
-    struct Pace {
-      int blocks;
-      uint32_t delay_ns;
-    };
-    std::vector<Pace> loads = {{1, 0}};
-    const std::vector<uint32_t> delays =
-        quick ? std::vector<uint32_t>{40000, 4000, 0}
-              : std::vector<uint32_t>{100000, 40000, 16000, 8000, 4000, 2000, 1000, 500, 0};
-    for (uint32_t delay : delays) loads.push_back({all_blocks, delay});
-
-    for (const auto& ld : loads) {
+    for (const Pace& ld : paces(all_blocks, quick)) {
       const int streaming = ld.blocks - 1;
       std::vector<double> latency_cycles;
       Params params = {{loaded_latency::kStreamingBlocksColumn, std::to_string(streaming)}};
