@@ -14,6 +14,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/associativity.hpp"
+#include "analysis/common/util.hpp"
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"
 
@@ -307,7 +308,9 @@ void expect_recovers(const std::vector<Parameter>& ps, Expect e, double capacity
   EXPECT_NEAR(w->value, e.ways, 0.15 * e.ways) << w->method;
   EXPECT_NEAR(s->value, e.sets, 0.15 * e.sets) << s->method;
   EXPECT_NEAR(c->value, capacity * kSpacing, 0.03 * capacity * kSpacing) << c->method;
-  EXPECT_GT(w->confidence, 0.5) << w->method;
+  // Ways are exact in the catalog: a range of them is capped below 0.5 (analysis/common).
+  if (w->low == w->high) EXPECT_GT(w->confidence, 0.5) << w->method;
+  else EXPECT_EQ(w->confidence, analysis::kPastToleranceConfidence) << w->method;
   EXPECT_LE(c->confidence, 0.6);
 }
 
@@ -380,7 +383,7 @@ TEST(AssociativityFit, FewTrialsGiveARange) {
   EXPECT_LE(w->low, 64) << w->method;
   EXPECT_GE(w->high, 64) << w->method;
   EXPECT_GT(w->high - w->low, find(many, param::l1_ways)->high - find(many, param::l1_ways)->low);
-  EXPECT_LT(w->confidence, find(many, param::l1_ways)->confidence);
+  EXPECT_LE(w->confidence, find(many, param::l1_ways)->confidence);
 }
 
 TEST(AssociativityFit, RandomReplacementFromAnEmptyCache) {

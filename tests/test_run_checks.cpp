@@ -237,7 +237,7 @@ TEST(RunChecks, SpreadOfARunAgainstItselfIsRefused) {
     Result r = run("spread " + a.string() + " " + second);
     EXPECT_NE(r.code, 0) << second;
     EXPECT_EQ(lines(r.err), 1) << r.err;
-    EXPECT_NE(r.err.find("named twice"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("is given twice"), std::string::npos) << r.err;
   }
   EXPECT_FALSE(fs::exists(a.parent_path() / "spread.csv"));
 }

@@ -133,8 +133,8 @@ TEST(Spread, SubcommandWritesSpreadCsvBesideTheRuns) {
 
 TEST(Spread, SubcommandRefusesWhatIsNoRepeat) {
   const fs::path root = fresh_dir("refuses");
-  write_run(root / "a", "GPU A", {param("x", 1, 0.1)});
-  write_run(root / "b", "GPU B", {param("x", 1, 0.1)});
+  write_run(root / "a", "GPU A", {param(param::l2_near_hit_latency, 1, 0.1)});
+  write_run(root / "b", "GPU B", {param(param::l2_near_hit_latency, 1, 0.1)});
   EXPECT_THROW(spread_main({(root / "a").string()}), UsageError);
   EXPECT_THROW(spread_main({(root / "a").string(), (root / "a").string(), "--bogus"}), UsageError);
   EXPECT_THROW(spread_main({(root / "a").string(), (root / "b").string()}), std::runtime_error);
@@ -156,11 +156,11 @@ TEST(Spread, RunsOfSeveralCardsAreScoredWithinAndAcrossCards) {
   const fs::path root = fresh_dir("cards");
   const std::string one = "GPU-11111111-0000-0000-0000-000000000000",
                     two = "GPU-22222222-0000-0000-0000-000000000000";
-  write_run(root / "r1", "GPU A", {param("x", 280, 0.5)}, one);
-  write_run(root / "r2", "GPU A", {param("x", 280.2, 0.5)}, one);
-  write_run(root / "r3", "GPU A", {param("x", 283.5, 0.5)}, two);
-  write_run(root / "r4", "GPU A", {param("x", 283.6, 0.5)}, two);
-  write_run(root / "r5", "GPU A", {param("x", 281, 0.5)});
+  write_run(root / "r1", "GPU A", {param(param::l2_near_hit_latency, 280, 0.5)}, one);
+  write_run(root / "r2", "GPU A", {param(param::l2_near_hit_latency, 280.2, 0.5)}, one);
+  write_run(root / "r3", "GPU A", {param(param::l2_near_hit_latency, 283.5, 0.5)}, two);
+  write_run(root / "r4", "GPU A", {param(param::l2_near_hit_latency, 283.6, 0.5)}, two);
+  write_run(root / "r5", "GPU A", {param(param::l2_near_hit_latency, 281, 0.5)});
   const fs::path out = root / "spread.csv";
   std::vector<std::string> dirs;
   for (const char* r : {"r1", "r2", "r3", "r4", "r5"}) dirs.push_back((root / r).string());
@@ -189,26 +189,36 @@ TEST(Spread, RunsOfSeveralCardsAreScoredWithinAndAcrossCards) {
 // and the output says that the user, not the runs, said so. Two sets naming one card are refused.
 TEST(Spread, FitAndCheckSetsAreCardsByTheUsersWord) {
   const fs::path root = fresh_dir("fit-check");
-  write_run(root / "f1", "GPU A", {param("x", 280, 0.5), param("y", 10, 0.5)});
-  write_run(root / "f2", "GPU A", {param("x", 280.1, 0.5), param("y", 10.8, 0.5)});
-  write_run(root / "c1", "GPU A", {param("x", 283.5, 0.5), param("y", 10.1, 0.5)});
-  write_run(root / "c2", "GPU A", {param("x", 283.6, 0.5), param("y", 10.2, 0.5)});
+  write_run(root / "f1", "GPU A",
+            {param(param::l2_near_hit_latency, 280, 0.5), param(param::l1_hit_latency, 10, 0.5)});
+  write_run(
+      root / "f2", "GPU A",
+      {param(param::l2_near_hit_latency, 280.1, 0.5), param(param::l1_hit_latency, 10.8, 0.5)});
+  write_run(
+      root / "c1", "GPU A",
+      {param(param::l2_near_hit_latency, 283.5, 0.5), param(param::l1_hit_latency, 10.1, 0.5)});
+  write_run(
+      root / "c2", "GPU A",
+      {param(param::l2_near_hit_latency, 283.6, 0.5), param(param::l1_hit_latency, 10.2, 0.5)});
   const fs::path out = root / "spread.csv";
   ASSERT_EQ(spread_main({"--fit", (root / "f1").string(), (root / "f2").string(), "--check",
                          (root / "c1").string(), (root / "c2").string(), "--out", out.string()}),
             0);
   const CsvTable t = read_csv(out.string());
   ASSERT_EQ(t.rows.size(), 2u);
-  EXPECT_EQ(t.rows[0][size_t(t.require("strict_excludes_check"))], "0");
-  EXPECT_EQ(t.rows[0][size_t(t.require("strict_excludes"))], "1");
-  EXPECT_EQ(t.rows[1][size_t(t.require("strict_excludes_fit"))],
-            "1");  // y: 10 against [10.3, 11.3]
-  EXPECT_EQ(t.rows[1][size_t(t.require("spread_exceeds_interval_fit"))], "0");
+  const size_t name = size_t(t.require("parameter"));
+  const auto& near = t.rows[0][name] == param::l2_near_hit_latency ? t.rows[0] : t.rows[1];
+  const auto& l1 = t.rows[0][name] == param::l1_hit_latency ? t.rows[0] : t.rows[1];
+  ASSERT_NE(&near, &l1);
+  EXPECT_EQ(near[size_t(t.require("strict_excludes_check"))], "0");
+  EXPECT_EQ(near[size_t(t.require("strict_excludes"))], "1");
+  EXPECT_EQ(l1[size_t(t.require("strict_excludes_fit"))], "1");  // 10 against [10.3, 11.3]
+  EXPECT_EQ(l1[size_t(t.require("spread_exceeds_interval_fit"))], "0");
   EXPECT_EQ(t.meta_value("check"), "not recorded (taken as one card: --check says so): c1 c2");
   const std::string same = "GPU-33333333-0000-0000-0000-000000000000";
-  write_run(root / "u1", "GPU A", {param("x", 280, 0.5)}, same);
-  write_run(root / "u2", "GPU A", {param("x", 280, 0.5)}, same);
-  write_run(root / "u3", "GPU A", {param("x", 280, 0.5)}, same);
+  write_run(root / "u1", "GPU A", {param(param::l2_near_hit_latency, 280, 0.5)}, same);
+  write_run(root / "u2", "GPU A", {param(param::l2_near_hit_latency, 280, 0.5)}, same);
+  write_run(root / "u3", "GPU A", {param(param::l2_near_hit_latency, 280, 0.5)}, same);
   EXPECT_THROW(spread_main({"--fit", (root / "u1").string(), "--check", (root / "u2").string(),
                             (root / "u3").string(), "--out", out.string()}),
                std::runtime_error);
@@ -309,11 +319,13 @@ TEST(Spread, CommittedRepeatRunsFlagFour) {
 TEST(Spread, RepeatScriptRunsNTimesThenWritesTheSpread) {
   const fs::path root = fresh_dir("repeat");
   const fs::path fake = root / "fake-gpuprobe";
-  std::ofstream(fake) << "#!/bin/sh\n"
-                         "if [ \"$1\" = spread ]; then shift; exec '" GPUPROBE_BINARY "' spread \"$@\"; fi\n"
-                         "out=$3; n=$(ls \"$out\"/gpu 2>/dev/null | wc -l); d=\"$out/gpu/run$n\"; mkdir -p \"$d\"\n"
-                         "printf '# gpu=G\\nparameter,value,unit,low,high,confidence,method,evidence\\n"
-                         "x,%d,cycles,%d,%d,0.9,m,e.csv\\n' $((10 + n)) $((10 + n)) $((10 + n)) > \"$d/parameters.csv\"\n";
+  std::ofstream(fake)
+      << "#!/bin/sh\n"
+         "if [ \"$1\" = spread ]; then shift; exec '" GPUPROBE_BINARY
+         "' spread \"$@\"; fi\n"
+         "out=$3; n=$(ls \"$out\"/gpu 2>/dev/null | wc -l); d=\"$out/gpu/run$n\"; mkdir -p \"$d\"\n"
+         "printf '# gpu=G\\nparameter,value,unit,low,high,confidence,method,evidence\\n"
+         "l2_near_hit_latency,%d,cycles,%d,%d,0.9,m,latency.csv\\n' $((10 + n)) $((10 + n)) $((10 + n)) > \"$d/parameters.csv\"\n";
   fs::permissions(fake, fs::perms::owner_all);
   const std::string cmd = "GPUPROBE='" + fake.string() + "' '" + GPUPROBE_SOURCE_DIR + "/scripts/repeat.sh' 3 --out '" +
                           (root / "out").string() + "' --quick > /dev/null 2>&1";

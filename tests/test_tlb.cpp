@@ -306,7 +306,8 @@ TEST(Tlb, ASmallMissBetweenNoisyPlateausIsLessSure) {
     return m ? *m : Parameter{};
   };
   const Parameter quiet = miss(0.3), noisy = miss(6);
-  EXPECT_GT(quiet.confidence, 0.8);
+  EXPECT_GT(quiet.confidence, 0.8) << quiet.method;
+  EXPECT_LT(noisy.confidence, 0.5) << noisy.method;
   EXPECT_LT(noisy.confidence, 0.5);
   EXPECT_LT(quiet.low, quiet.value);
   EXPECT_GT(quiet.high, quiet.value);

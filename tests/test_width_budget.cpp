@@ -52,10 +52,17 @@ TEST(WidthBudget, TheCapFollowsTheTolerance) {
   analysis::cap_confidence_by_width(exact, 0);
   EXPECT_LT(exact.confidence, kConfident);
 
-  Parameter low{"x", 8, "count", 8, 12, 0.2, "m", "e.csv"};  // already below the cap: as it was
+  Parameter low{"x", 8, "count", 8, 9, 0.2, "m", "e.csv"};  // already below the cap: as it was
   analysis::cap_confidence_by_width(low, 0);
   EXPECT_EQ(low.confidence, 0.2);
   EXPECT_EQ(low.method, "m");
+
+  // Wider than +-25 % and already below the cap: the confidence stays, the method says what
+  // would narrow it.
+  Parameter vague{"x", 8, "count", 8, 12, 0.2, "m", "e.csv"};
+  analysis::cap_confidence_by_width(vague, 0);
+  EXPECT_EQ(vague.confidence, 0.2);
+  EXPECT_NE(vague.method.find("narrow"), std::string::npos) << vague.method;
 }
 
 TEST(WidthBudget, EveryCommittedFullRunKeepsIt) {

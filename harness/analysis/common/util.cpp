@@ -57,17 +57,23 @@ void widen_to_repeat(Parameter& p, double fraction, const std::string& why) {
 
 void cap_confidence_by_width(Parameter& p, double tolerance) {
   if (!(p.value > 0) || tolerance < 0) return;
+  // A floor of exactly the tolerance, read back from the interval, rounds a few ulps past it.
+  constexpr double kRounding = 1e-9;
   const double half = std::max(p.high - p.value, p.value - p.low) / p.value;
   double cap = 1;
-  if (half > tolerance)
+  if (half > tolerance * (1 + kRounding) + kRounding)
     cap = tolerance > 0 ? kPastToleranceConfidence * tolerance / half : kPastToleranceConfidence;
   if (half > kWideInterval) cap = std::min(cap, kWideConfidence);
-  if (!(p.confidence > cap)) return;
-  p.confidence = cap;
-  p.method += "; interval +-" + num(100 * half) + " % reaches past its " +
-              (tolerance > 0 ? num(100 * tolerance) + " %" : std::string("exact")) +
-              kCappedByWidthText + num(cap, 2) +
-              " (what repeats closer, within a run and between runs, would narrow it)";
+  const char* narrow = " (what repeats closer, within a run and between runs, would narrow it)";
+  if (p.confidence > cap) {
+    p.confidence = cap;
+    p.method += "; interval +-" + num(100 * half) + " % reaches past its " +
+                (tolerance > 0 ? num(100 * tolerance) + " %" : std::string("exact")) +
+                kCappedByWidthText + num(cap, 2) + narrow;
+  } else if (half > kWideInterval) {
+    // Already below the cap; a value only indicative still says what would make it more.
+    p.method += "; interval +-" + num(100 * half) + " %, only indicative" + narrow;
+  }
 }
 
 void cap_confidence_by_tolerance(Parameter& p) {

@@ -48,11 +48,13 @@ GPUPROBE_PARAMETER(p2p_sm_write_bandwidth, "GB/s", "p2p", sm_copy, "10 %",
                    "GB/s a GPU's kernel stores into a peer GPU's memory")
 GPUPROBE_PARAMETER(p2p_sm_read_bandwidth, "GB/s", "p2p", sm_copy, "10 %",
                    "GB/s a GPU's kernel loads from a peer GPU's memory")
-GPUPROBE_ALIAS("p2p_read_bandwidth_sm", p2p_sm_read_bandwidth, "the same renaming")
+GPUPROBE_ALIAS("p2p_read_bandwidth_sm", p2p_sm_read_bandwidth,
+               "the same renaming: engine (sm) first, then the access (read)")
 GPUPROBE_PARAMETER(p2p_ce_write_bidir_bandwidth, "GB/s", "p2p", copy_engine, "10 %",
                    "GB/s of both directions together when two GPUs' copy engines write into each "
                    "other at once")
-GPUPROBE_ALIAS("p2p_bidir_bandwidth_ce", p2p_ce_write_bidir_bandwidth, "the same renaming")
+GPUPROBE_ALIAS("p2p_bidir_bandwidth_ce", p2p_ce_write_bidir_bandwidth,
+               "the same renaming; the old name did not say that the copy engines write")
 GPUPROBE_PARAMETER(p2p_ce_read_bidir_bandwidth, "GB/s", "p2p", copy_engine, "10 %",
                    "GB/s of both directions together when two GPUs' copy engines read from each "
                    "other at once")
