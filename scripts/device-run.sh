@@ -4,7 +4,7 @@
 #   scripts/device-run.sh [--budget SECONDS] [gpuprobe run options...]
 # Environment: OUT (default /tmp/gpuprobe-out), ARCH (default native), REPEAT_FILTER (a
 # --filter for a second run of the same probes, to check repeatability; empty: none), CTEST
-# (0: skip the test suite, for a short exploratory run), QUICK_TOO (1: a --quick run of the
+# (0: neither build nor run the test suite, for a short run), QUICK_TOO (1: a --quick run of the
 # same build after the full one), INTERRUPT_AFTER (seconds: a further run sent SIGINT after
 # that long, kept under logs/, to check that an interrupted run says so), GITDIR (a copy of
 # the repository's .git carried along: the device tool sends the working tree with a stale
@@ -41,7 +41,10 @@ left() { echo $(( budget - ($(date +%s) - start) )); }
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
   -DGPUPROBE_VERSION="$VERSION" "${deps[@]}" \
   > "$OUT/logs/configure.log" 2>&1 || { tail -30 "$OUT/logs/configure.log"; exit 1; }
-cmake --build build -j "$(nproc)" > "$OUT/logs/build.log" 2>&1 || { grep -E "error|Error" -m 40 "$OUT/logs/build.log"; exit 1; }
+# Without the test suite, only the binary the runs need (the tests' host code is a third of it).
+targets=()
+if [ "${CTEST:-1}" = 0 ]; then targets=(--target gpuprobe); fi
+cmake --build build -j "$(nproc)" "${targets[@]}" > "$OUT/logs/build.log" 2>&1 || { grep -E "error|Error" -m 40 "$OUT/logs/build.log"; exit 1; }
 echo "built in $(( $(date +%s) - start )) s"
 cuobjdump -sass build/gpuprobe > "$OUT/logs/gpuprobe.sass" 2>&1 || true
 if [ "${CTEST:-1}" != 0 ]; then
