@@ -356,6 +356,25 @@ TEST(RunChecks, AWebReportKeepsThePaperFiguresAndTheUsersFiles) {
   EXPECT_EQ(slurp(rd / "figures" / "notes.txt"), "mine\n");
 }
 
+// A folder of notes that holds one run file: its own report.md is no gpuprobe report to replace.
+TEST(RunChecks, AReportLeavesAReportMdItDidNotWrite) {
+  fs::path notes = empty_dir("gpuprobe_checks_notes");
+  fs::copy_file(fs::path(committed_run(kH100Run)) / "latency.csv", notes / "latency.csv");
+  std::ofstream(notes / "report.md") << "# My notes on the H100\n";
+  Result r = run("report " + notes.string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find((notes / "report.md").string() + ": not written by gpuprobe"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(slurp(notes / "report.md"), "# My notes on the H100\n");
+  EXPECT_FALSE(fs::exists(notes / "methods.md"));
+  // A report gpuprobe wrote is replaced, as before.
+  fs::path rd = copy_run("gpuprobe_checks_report_again");
+  ASSERT_EQ(run("report " + rd.string()).code, 0);
+  EXPECT_EQ(run("report " + rd.string()).code, 0);
+}
+
 TEST(RunChecks, AReportCleansWhatAKilledOneLeftInTheTemporaryFolder) {
   fs::path tmp = empty_dir("gpuprobe_checks_tmpdir");
   fs::create_directories(tmp / "gpuprobe-render-killed" / "x");

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -489,6 +490,23 @@ int report_run(const ReportPaths& paths, const std::string& dir, const std::stri
   return diag.errors.empty() ? 0 : 1;
 }
 
+// The first of report.md and methods.md in `dir` that gpuprobe did not write (its first line
+// is not the one report_run writes), or "": a folder of notes beside one run file is no run
+// whose report may be replaced.
+std::string foreign_report_file(const std::string& dir) {
+  const std::pair<const char*, const char*> ours[] = {{"report.md", "# gpuprobe report: "},
+                                                      {"methods.md", "# Methods: "}};
+  for (const auto& [name, first] : ours) {
+    const fs::path p = fs::path(dir) / name;
+    if (!fs::exists(p)) continue;
+    std::ifstream in(p, std::ios::binary);
+    std::string line;
+    std::getline(in, line);
+    if (line.rfind(first, 0) != 0) return p.string();
+  }
+  return "";
+}
+
 }  // namespace
 
 int report_main(const std::vector<std::string>& args) {
@@ -506,6 +524,13 @@ int report_main(const std::vector<std::string>& args) {
   // report writes report.md and figures/ into the folder: only into a run's own.
   if (const FolderKind kind = folder_kind(dir); kind != FolderKind::run) {
     std::fprintf(stderr, "gpuprobe report: %s: %s, not a run folder\n", dir.c_str(), folder_kind_name(kind));
+    return 1;
+  }
+  if (const std::string mine = foreign_report_file(dir); !mine.empty()) {
+    std::fprintf(stderr,
+                 "gpuprobe report: %s: not written by gpuprobe, left as it is (report a copy of "
+                 "the run's CSV files elsewhere)\n",
+                 mine.c_str());
     return 1;
   }
   try {
