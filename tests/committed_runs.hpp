@@ -66,6 +66,13 @@ inline constexpr CommittedRun kCommittedRuns[] = {
      "three runs of one H200 in a row: Spread.CommittedRepeatRunsFlagTheLaunchOverhead"},
     {"repeatability/nvidia-h200-5b0501a/runs/20261125T191033Z", RunKind::repeat, "(the second)"},
     {"repeatability/nvidia-h200-5b0501a/runs/20261125T191114Z", RunKind::repeat, "(the third)"},
+    {"repeatability/nvidia-h100-b606fb1/runs/20261206T041051Z", RunKind::repeat,
+     "the fit card: three full runs in a row of b606fb1 on one H100 (docs/repeatability.md)"},
+    {"repeatability/nvidia-h100-b606fb1/runs/20261206T041213Z", RunKind::repeat, "(the second)"},
+    {"repeatability/nvidia-h100-b606fb1/runs/20261206T041518Z", RunKind::repeat, "(the third)"},
+    {"repeatability/nvidia-h100-b606fb1/runs/20261206T043538Z", RunKind::repeat,
+     "the check card: two full runs of b606fb1 on a second H100, which set no floor"},
+    {"repeatability/nvidia-h100-b606fb1/runs/20261206T043654Z", RunKind::repeat, "(the second)"},
 };
 
 // The whole-suite run of each GPU that the tests of figures, report, exports, fleet and the

@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -276,6 +277,39 @@ void expect_committed_spread(const std::string& set) {
     // suite_wall_time was flagged when the first spread.csv was written; not compared, it is not now.
     EXPECT_EQ(is[flag], name == param::suite_wall_time ? "0" : was[flag]) << name;
   }
+}
+
+// Two H100 cards of b606fb1 (results/repeatability/nvidia-h100-b606fb1/): the fit card's three runs
+// and the check card's two, scored as the committed spread.csv says, and the near-hit latency
+// a difference between the cards (each card's runs within 0.4 %, the cards 1.5 % apart), not noise.
+TEST(Spread, TwoH100CardsAreScoredAsCommitted) {
+  const std::string set = "nvidia-h100-b606fb1";
+  const std::vector<std::string> dirs = repeat_set(set);
+  ASSERT_EQ(dirs.size(), 5u);
+  const fs::path out = fresh_dir("committed-" + set) / "spread.csv";
+  ASSERT_EQ(spread_main({"--fit", dirs[0], dirs[1], dirs[2], "--check", dirs[3], dirs[4], "--out",
+                         out.string()}),
+            0);
+  const CsvTable now = read_csv(out.string());
+  const CsvTable then = read_csv(
+      (fs::path(GPUPROBE_SOURCE_DIR) / "results/repeatability" / set / "spread.csv").string());
+  ASSERT_EQ(now.rows.size(), then.rows.size());
+  for (const char* column : {"n", "strict_excludes", "strict_excludes_fit", "strict_excludes_check",
+                             "spread_exceeds_interval"})
+    for (size_t i = 0; i < now.rows.size(); ++i)
+      EXPECT_EQ(now.rows[i][size_t(now.require(column))],
+                then.rows[i][size_t(then.require(column))])
+          << now.rows[i][0] << " " << column;
+  std::vector<double> near;
+  for (const auto& dir : dirs)
+    for (const auto& p : read_parameters(dir + "/parameters.csv"))
+      if (p.name == param::l2_near_hit_latency) near.push_back(p.value);
+  ASSERT_EQ(near.size(), 5u);
+  const auto [fit_lo, fit_hi] = std::minmax({near[0], near[1], near[2]});
+  const auto [check_lo, check_hi] = std::minmax(near[3], near[4]);
+  EXPECT_LT(fit_hi / fit_lo - 1, 0.004);
+  EXPECT_LT(check_hi / check_lo - 1, 0.004);
+  EXPECT_GT(check_lo / fit_hi - 1, 0.01);
 }
 
 // The three committed repeat runs of one H200 (results/repeatability/nvidia-h200-5b0501a/, one

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 
 namespace gpuprobe {
 namespace {
+namespace fs = std::filesystem;
 
 constexpr double kConfident = 0.5;      // the confidence from which the budget holds
 constexpr double kP90HalfWidth = 0.10;  // the budget's 90th percentile half-width
@@ -66,8 +68,12 @@ TEST(WidthBudget, TheCapFollowsTheTolerance) {
 }
 
 TEST(WidthBudget, EveryCommittedFullRunKeepsIt) {
-  const auto runs = committed_run_dirs({RunKind::full});
+  // The whole-suite runs, and the repeat runs committed with their observations (the two-card
+  // H100 set; the H200 sets keep parameters and families alone).
+  auto runs = committed_run_dirs({RunKind::full});
   ASSERT_GE(runs.size(), 2u) << "committed whole-suite runs under results/<gpu>/<run-id>/";
+  for (const auto& dir : committed_run_dirs({RunKind::repeat}))
+    if (fs::exists(fs::path(dir) / "latency.csv")) runs.push_back(dir);
   for (const auto& dir : runs) {
     SCOPED_TRACE(dir);
     const RunAnalysis a = analyze_run_dir(dir);
