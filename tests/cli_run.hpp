@@ -83,6 +83,14 @@ inline fs::path copy_run(const std::string& name) {
   return dst;
 }
 
+// Names in `dir` that start with `prefix`.
+inline int count_prefixed(const fs::path& dir, const std::string& prefix) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir))
+    n += e.path().filename().string().rfind(prefix, 0) == 0;
+  return n;
+}
+
 inline std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   std::stringstream ss;

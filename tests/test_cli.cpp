@@ -237,13 +237,6 @@ namespace {
 
 bool have_gnuplot() { return std::system("gnuplot --version > /dev/null 2>&1") == 0; }
 
-// Names in `dir` that start with `prefix`.
-int count_prefixed(const fs::path& dir, const std::string& prefix) {
-  int n = 0;
-  for (const auto& e : fs::directory_iterator(dir)) n += e.path().filename().string().rfind(prefix, 0) == 0;
-  return n;
-}
-
 // A shell command printing how many gnuplot processes run in a folder under `tmp`.
 std::string gnuplots_in(const fs::path& tmp) {
   return "for q in $(pgrep gnuplot); do readlink /proc/$q/cwd; done | grep -c '" + tmp.string() +

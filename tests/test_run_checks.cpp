@@ -3,7 +3,9 @@
 // checked, files of another run or card refused, impossible observations giving no parameter,
 // and the catalog's own output checked. Through the binary where a user meets it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -373,6 +375,33 @@ TEST(RunChecks, AReportLeavesAReportMdItDidNotWrite) {
   fs::path rd = copy_run("gpuprobe_checks_report_again");
   ASSERT_EQ(run("report " + rd.string()).code, 0);
   EXPECT_EQ(run("report " + rd.string()).code, 0);
+}
+
+// A read-only figures/ (mode 555): the figures stay as they were, no staging folder is left
+// behind, and the report says so and exits 1. Root writes anywhere, so as root the report runs
+// as nobody (setpriv), as a user would.
+TEST(RunChecks, AReadOnlyFigureFolderIsLeftAsItWas) {
+  if (run("report --help").code != 0) GTEST_SKIP() << "no report";
+  fs::path rd = copy_run("gpuprobe_checks_figures_readonly");
+  fs::create_directories(rd / "figures");
+  std::ofstream(rd / "figures" / "tlb.svg") << "<svg>old</svg>\n";
+  std::string as_user;
+  if (::geteuid() == 0) {
+    if (std::system("command -v setpriv > /dev/null") != 0) GTEST_SKIP() << "root without setpriv";
+    as_user = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+    fs::permissions(rd, fs::perms::all);
+    for (const auto& e : fs::directory_iterator(rd))
+      if (e.is_regular_file()) fs::permissions(e.path(), fs::perms::all);
+  }
+  fs::permissions(rd / "figures", fs::perms::owner_read | fs::perms::owner_exec |
+                                      fs::perms::group_read | fs::perms::group_exec |
+                                      fs::perms::others_read | fs::perms::others_exec);
+  Result r = run("report " + rd.string(), as_user);
+  fs::permissions(rd / "figures", fs::perms::owner_all, fs::perm_options::add);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find((rd / "figures").string() + ": not writable"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(rd / "figures" / "tlb.svg"), "<svg>old</svg>\n");
+  EXPECT_EQ(count_prefixed(rd, ".figures.tmp-"), 0);
 }
 
 TEST(RunChecks, AReportCleansWhatAKilledOneLeftInTheTemporaryFolder) {

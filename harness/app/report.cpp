@@ -1,6 +1,7 @@
 #include "app/report.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <system_error>
 
 #include "base/card.hpp"
 #include "base/catalog.hpp"
@@ -22,6 +24,8 @@
 #include "base/signals.hpp"
 #include "app/summary.hpp"
 #include "base/version.hpp"
+
+#include <unistd.h>
 
 namespace gpuprobe {
 
@@ -188,6 +192,13 @@ bool draw_figures(const ReportPaths& paths, const std::vector<FigureScript>& scr
   // Rendered beside the figure folder (same file system) and swapped in whole: a reader, or a
   // concurrent report, sees the old figures or the new ones, never a mix or stale ones.
   const fs::path fig_path = fs::path(run.dir) / fig.dir;
+  // A figure folder the user made read-only is theirs to keep: nothing is swapped in.
+  if (fs::is_directory(fig_path) && ::access(fig_path.c_str(), W_OK) != 0) {
+    const std::string why = std::generic_category().message(errno);
+    diag.error(fig_path.string() + ": not writable (" + why + "): its figures left as they were");
+    for (const auto& s : scripts) fig.not_drawn.push_back({s.name, fig.dir + "/ not writable"});
+    return true;
+  }
   fs::create_directories(fig_path.parent_path());
   remove_stale_staging(fig_path.parent_path(), kStagingPrefix);
   remove_stale_staging(fs::temp_directory_path(), "gpuprobe-render-");  // a killed report's
