@@ -23,6 +23,13 @@ do for [i=1:words(files)] {
   }
 }
 if (strlen(missing_text) > 0) { set label 90 missing_text at graph 0.01, graph 0.02 font ",8" noenhanced }
+# A run without kernel points (no roofline family) gets no key entries for them.
+array kernel_points[words(files)]
+do for [i=1:words(files)] {
+  stats word(files, i) using (is_kind("point") ? 1 : 0) nooutput
+  kernel_points[i] = STATS_sum
+}
+point_title(i, what) = kernel_points[i] > 0 ? word(labels, i) . what : ""
 do for [ext in "svg png pdf"] {
   eval set_output(ext)
   lf = ext eq "png" ? ",15" : (ext eq "svg" ? ",9" : ",5")
@@ -37,9 +44,9 @@ do for [ext in "svg png pdf"] {
        for [i=1:words(files)] word(files, i) using (x_of("rlabel")):"value":"label" \
          with labels right noenhanced font lf tc rgb gpu_color[i] notitle, \
        for [i=1:words(files)] word(files, i) using (x_of("point")):"value" \
-         with points ls i pt 7 ps 1.2 title word(labels, i) . " measured", \
+         with points ls i pt 7 ps 1.2 title point_title(i, " measured"), \
        for [i=1:words(files)] word(files, i) using (x_of("predicted")):"value" \
-         with points ls i pt 6 ps 1.2 title word(labels, i) . " predicted", \
+         with points ls i pt 6 ps 1.2 title point_title(i, " predicted"), \
        for [i=1:words(files)] word(files, i) using (x_of("point")):"value":"label" \
          with labels left noenhanced offset char 0.8,0.4 font lf notitle
 }
