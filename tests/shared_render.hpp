@@ -65,7 +65,9 @@ inline std::string shared_h100_render(std::string* why) {
   static Temp temp;  // one rendering per process
   static std::string dir, failure;
   if (temp.path.empty()) {
-    std::string tmpl = (fs::temp_directory_path() / "gpuprobe-render-XXXXXX").string();
+    // Not "gpuprobe-render-": a report removes such folders that no report holds (a killed
+    // one's), and would remove this one under the run it renders.
+    std::string tmpl = (fs::temp_directory_path() / "gpuprobe-test-render-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) {
       *why = "no temporary folder";
       return "";

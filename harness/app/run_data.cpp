@@ -234,12 +234,11 @@ RunData load_run(const std::string& dir, const std::set<std::string>& known, Dia
   if (!have_params && !fs::exists(run.params_path)) {
     diag.warn(run.params_path + ": missing (an older or interrupted run): parameters inferred "
               "again from the observations with this gpuprobe's analyzers");
-    for (const auto& [family, obs] : observed) {
-      Analysis a = analyze_checked(family, obs, run.meta);
-      for (const auto& w : a.warnings) diag.warn(w);
-      if (!a.error.empty()) diag.error(a.error);
-      merge_parameters(run.params, a.params);
-    }
+    // The one path `analyze` takes (app/run_analysis.hpp), its warnings and errors as they are.
+    RunAnalysis a = analyze_run_dir(dir);
+    for (const auto& w : a.warnings) diag.warn(w);
+    for (const auto& e : a.errors) diag.error(e);
+    merge_parameters(run.params, a.params);
     run.param_lines.assign(run.params.size(), 0);
   }
   check_run_identity(run, diag);
