@@ -577,20 +577,36 @@ std::vector<segmentation::CurvePoint> refined_curve(const std::vector<uint64_t>&
   return curve;
 }
 
+// Each level's multiplier at footprint `f`: its wobble, and the first level's climb.
+std::vector<double> level_factors(const Gpu& g, const Noise& n, double f, bool skip_l1) {
+  std::vector<double> fac(g.levels.size(), 1.0);
+  for (size_t i = 0; i < g.levels.size(); ++i) {
+    fac[i] = 1 + n.wobble[i] * std::sin(2 * M_PI * std::log2(f) / kWobblePeriod + n.phase[i]);
+    if (i == 0 && !skip_l1 && n.climb > 0)
+      fac[i] *= 1 + n.climb * std::clamp(std::log(f / KiB) / std::log(g.levels[0].size.value / KiB),
+                                         0.0, 1.0);
+  }
+  return fac;
+}
+
+// One noisy chase measurement at footprint `f`.
+double noisy_chase(const Gpu& g, const Noise& n, Draws& d, double f, bool skip_l1) {
+  double y = chase_latency_with(g, f, skip_l1, level_factors(g, n, f, skip_l1));
+  y *= (1 + n.clock_offset) * (1 + n.jitter * d.normal());
+  if (d.uniform() < n.outlier_rate) y *= 1.2 + 0.6 * d.uniform();
+  return y;
+}
+
+Observation chase_row(const std::string& probe, double f, double y, const Noise& n) {
+  return make_row(
+      "latency", probe,
+      {{"footprint_bytes", format_printf("%.0f", f)}, {"stride_bytes", std::to_string(kLine)}}, y,
+      "cycles", 2 * n.jitter);
+}
+
 // The latency family's chase curves (ld_global, and ld_cg where the run has it); returns the L2
 // size the sweep was made for.
 double latency_rows(const Gpu& g, const Noise& n, Draws& d, Run& run) {
-  // The level whose hits a footprint mostly sees, for its wobble.
-  auto factors = [&](double f, bool skip_l1) {
-    std::vector<double> fac(g.levels.size(), 1.0);
-    for (size_t i = 0; i < g.levels.size(); ++i) {
-      fac[i] = 1 + n.wobble[i] * std::sin(2 * M_PI * std::log2(f) / kWobblePeriod + n.phase[i]);
-      if (i == 0 && !skip_l1 && n.climb > 0)
-        fac[i] *= 1 + n.climb * std::clamp(std::log(f / KiB) / std::log(g.levels[0].size.value / KiB),
-                                           0.0, 1.0);
-    }
-    return fac;
-  };
   // The sweep the family makes (its free memory taken as ample).
   const double l2_seen = g.l2_bytes_meta > 0 ? g.l2_bytes_meta : g.levels.back().size.value;
   const auto range = latency::global_sweep(l2_seen, 64.0 * 1024 * MiB, kLine);
@@ -598,18 +614,10 @@ double latency_rows(const Gpu& g, const Noise& n, Draws& d, Run& run) {
   for (const std::string probe : {"ld_global", "ld_cg"}) {
     const bool skip_l1 = probe == "ld_cg";
     if (skip_l1 && !g.cg_probe) continue;
-    auto measure = [&](double f) {
-      double y = chase_latency_with(g, f, skip_l1, factors(f, skip_l1));
-      y *= (1 + n.clock_offset) * (1 + n.jitter * d.normal());
-      if (d.uniform() < n.outlier_rate) y *= 1.2 + 0.6 * d.uniform();
-      return y;
-    };
+    auto measure = [&](double f) { return noisy_chase(g, n, d, f, skip_l1); };
     for (const auto& q :
          refined_curve(coarse, std::max(range.max_bytes, range.tail_bytes), measure))
-      run.latency.push_back(make_row("latency", probe,
-                                     {{"footprint_bytes", format_printf("%.0f", q.x)},
-                                      {"stride_bytes", std::to_string(kLine)}},
-                                     q.y, "cycles", 2 * n.jitter));
+      run.latency.push_back(chase_row(probe, q.x, q.y, n));
   }
   return l2_seen;
 }
@@ -658,6 +666,31 @@ Run generate(const Gpu& g, unsigned seed) {
   // the banks' own generator, so that the rows above stay as they were
   std::mt19937_64 bank_rng(0xba4cULL + seed * 15485863ULL + std::hash<std::string>{}(g.key));
   shared_bank_rows(g, n, bank_rng, run);
+  return run;
+}
+
+Run generate_on_grid(const Gpu& g, unsigned seed, const Grid& grid) {
+  Noise n = noise_for(g, seed);
+  n.jitter *= grid.noise;
+  n.outlier_rate *= grid.noise;
+  for (double& w : n.wobble) w *= grid.noise;
+  Draws d{std::mt19937_64(0x9e1dULL + seed * 104729ULL + std::hash<std::string>{}(g.key))};
+  Run run;
+  run.meta = metadata(g, "latency");
+  auto in_gap = [&](double f) {
+    return std::any_of(
+        grid.gaps.begin(), grid.gaps.end(),
+        [&](const std::pair<double, double>& gap) { return f > gap.first && f < gap.second; });
+  };
+  for (const std::string probe : {"ld_global", "ld_cg"}) {
+    const bool skip_l1 = probe == "ld_cg";
+    if (skip_l1 && !(grid.cg && g.cg_probe)) continue;
+    for (double f = grid.min_bytes; f <= grid.max_bytes * (1 + 1e-9); f *= grid.ratio) {
+      const double at = double(latency::round_to_lines(f, kLine));
+      if (!in_gap(at))
+        run.latency.push_back(chase_row(probe, at, noisy_chase(g, n, d, at, skip_l1), n));
+    }
+  }
   return run;
 }
 

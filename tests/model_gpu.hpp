@@ -9,6 +9,7 @@
 // where no source gives it. Assumed figures make a plausible GPU to test inference on; they
 // are never presented as documented.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/observation.hpp"
@@ -121,6 +122,19 @@ struct Run {
 // (latency::global_footprints, then refinement rounds), the bandwidth read sweep and the
 // shared_banks family's stride sweeps.
 Run generate(const Gpu& g, unsigned seed);
+
+// A latency sweep on a grid of its own, as a public pointer-chase curve converted to a run has
+// it: footprints `ratio` apart from `min_bytes` to `max_bytes`, not refined, those inside a gap
+// (open interval, bytes) left out; one chase (ld_global), ld_cg too where `cg` and the model's
+// run has it. The model's metadata and noise as generate() makes them.
+struct Grid {
+  double ratio = 1.375;
+  double min_bytes = 1024, max_bytes = 4.0 * 1024 * 1024 * 1024;
+  std::vector<std::pair<double, double>> gaps;
+  bool cg = false;
+  double noise = 1;  // the seed's jitter, wobble and outliers scaled by this
+};
+Run generate_on_grid(const Gpu& g, unsigned seed, const Grid& grid);
 
 // The noise-free latency a chase over `footprint` bytes sees; `skip_l1` for ld.global.cg.
 double chase_latency(const Gpu& g, double footprint, bool skip_l1);

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <utility>
 
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
@@ -371,6 +372,96 @@ void close_end(Segmentation& s) {
                               std::log1p(s.tolerance)));
 }
 
+// A far L2 level that a coarse or gappy sweep samples at too few points to make a plateau (a
+// sweep stepping 1.375x puts two on the H100's 25-50 MiB far partition): consecutive points inside
+// a step, at least kFarStep above the level before it and a jump below the level after it, that
+// keep within kHiddenRise of the step (a gradual step climbs more across them) over at least
+// kHiddenSpan in footprint. They stand for the far level, as a plateau of their own at
+// kHiddenConfidence, where the step before them lies at about half the device's L2 size (with
+// it; a step at its full size is the L2's end) or, without it, the first point past them lies at
+// kSplitMin-kSplitMax times that step's footprint: the ladder then reads a split L2 with its near
+// segment under its own name, and the sizes and the far level at that confidence at most.
+constexpr size_t kHiddenPoints = 2;  // fewer than a plateau's three: two is what 1.375x gives
+constexpr double kHiddenSpan = 1.2;  // two points 1.2x apart or more: no refinement packed them
+constexpr double kHiddenRise = 0.3;  // as a shelf between two levels (kShelfRise)
+constexpr double kHiddenConfidence = 0.25;  // a level and its ends read off two or three points
+// ... and only across a step the sweep left unrefined: every gap in it at least this factor (the
+// family refines a knee's gaps down to 1.0076x, and a level there gets points enough to make a
+// plateau; a gradual step's refined points would pass for one)
+constexpr double kUnrefinedGap = 1.1;
+
+// The run of transition points between plateaus k and k + 1 that may be a hidden far level, the
+// widest in footprint, as [first, last] point indices; nullopt when none qualifies. A point above
+// the level after the step inside it is a slow load (latency does not fall as the footprint
+// grows) and is passed over.
+std::optional<std::pair<size_t, size_t>> hidden_run(const Segmentation& s, size_t k) {
+  const Plateau& lo = s.plateaus[k];
+  const Plateau& hi = s.plateaus[k + 1];
+  const double jump = 1 + SegmentOptions{}.min_jump;
+  const double most_rise = kHiddenRise * std::log(hi.level / lo.level);
+  auto y = [&](size_t i) { return s.points[i].y; };
+  auto between = [&](size_t i) { return y(i) >= kFarStep * lo.level && y(i) * jump <= hi.level; };
+  std::optional<std::pair<size_t, size_t>> best;
+  auto span = [&](const std::pair<size_t, size_t>& r) {
+    return s.points[r.second].x / s.points[r.first].x;
+  };
+  for (size_t i = lo.last + 1; i < hi.first; ++i) {
+    if (!between(i)) continue;
+    double zmin = std::log(y(i)), zmax = zmin;
+    size_t members = 1;
+    for (size_t j = i + 1; j < hi.first; ++j) {
+      if (y(j) > hi.level * jump) continue;
+      if (!between(j)) break;
+      zmin = std::min(zmin, std::log(y(j)));
+      zmax = std::max(zmax, std::log(y(j)));
+      if (zmax - zmin > most_rise) break;
+      const std::pair<size_t, size_t> r{i, j};
+      if (++members >= kHiddenPoints && span(r) >= kHiddenSpan && (!best || span(r) > span(*best)))
+        best = r;
+    }
+  }
+  return best;
+}
+
+// Inserts the hidden far level of the first step that holds one (above) as a plateau.
+void reveal_far_level(Segmentation& s, double l2_bytes) {
+  const bool known = std::isfinite(l2_bytes) && l2_bytes > 0;
+  for (size_t k = 0; k < s.knees.size(); ++k) {
+    bool unrefined = true;
+    for (size_t i = s.plateaus[k].last; i < s.plateaus[k + 1].first; ++i)
+      unrefined = unrefined && s.points[i + 1].x >= kUnrefinedGap * s.points[i].x;
+    if (!unrefined) continue;
+    const auto run = hidden_run(s, k);
+    if (!run) continue;
+    const double near_end = std::sqrt(s.points[s.plateaus[k].last].x * s.points[run->first].x);
+    const double after = s.points[run->second + 1].x;
+    const bool half =
+        known ? std::fabs(std::log(near_end / (l2_bytes / 2))) <
+                    std::fabs(std::log(near_end / l2_bytes))
+              : after >= kSplitMin * near_end && s.points[run->second].x <= kSplitMax * near_end;
+    if (!half) continue;
+    Plateau far;
+    far.first = run->first;
+    far.last = run->second;
+    std::vector<double> ys;
+    for (size_t i = far.first; i <= far.last; ++i)
+      if (s.points[i].y * (1 + SegmentOptions{}.min_jump) <= s.plateaus[k + 1].level)
+        ys.push_back(s.points[i].y);
+    far.level = median(ys);
+    far.min = *std::min_element(ys.begin(), ys.end());
+    far.max = *std::max_element(ys.begin(), ys.end());
+    far.members = ys.size();
+    far.confidence = kHiddenConfidence;
+    s.plateaus.insert(s.plateaus.begin() + static_cast<std::ptrdiff_t>(k + 1), far);
+    const SegmentOptions defaults;
+    const double jump = std::log1p(defaults.min_jump), tol = std::log1p(s.tolerance);
+    s.knees[k] = make_knee(s, k, jump, tol);
+    s.knees.insert(s.knees.begin() + static_cast<std::ptrdiff_t>(k + 1),
+                   make_knee(s, k + 1, jump, tol));
+    return;
+  }
+}
+
 // The latency family's curves, segmented, and what the metadata says.
 struct Curves {
   const std::vector<Observation>* obs = nullptr;
@@ -408,7 +499,10 @@ Curves segment_probes(const std::vector<Observation>& obs, const Metadata& meta)
   v.g = segment("ld_global", 0);
   v.cg = segment("ld_cg", v.l2_known ? v.l2_bytes / kL2LevelFraction : 0);
   for (auto* s : {&v.g, &v.cg})
-    if (*s) close_end(**s);
+    if (*s) {
+      close_end(**s);
+      reveal_far_level(**s, v.l2_bytes);
+    }
   v.nc = segment("ld_nc", 0);
   v.sh = segment("shared", 0);
   v.cn = segment("constant", 0);
@@ -553,6 +647,13 @@ void add_l2(const Curves& v, const Ladder& l, const std::string& probe, double a
       near.confidence * l.fit * in.doubt,
       method((split ? "first L2 plateau (near partition)" : "L2 plateau (one level seen)") +
              from)));
+  // a far level read off the few points a coarse or gappy sweep put on it (reveal_far_level)
+  const bool few = split && s.plateaus[*l.far].members < SegmentOptions{}.min_points;
+  const std::string few_note =
+      few ? "; far level seen at " + std::to_string(s.plateaus[*l.far].members) +
+                " points only (coarse or gappy sweep): the L2 holds at least the interval's low "
+                "end, its size lies within the interval"
+          : "";
   if (split) {
     const Plateau& far = s.plateaus[*l.far];
     const Knee seg_step = capacity_knee(s, s.knees[*l.segment]);
@@ -562,10 +663,12 @@ void add_l2(const Curves& v, const Ladder& l, const std::string& probe, double a
     out.push_back(
         level_param(param::l2_far_hit_latency, far, far.confidence * in.doubt,
                     method("L2 plateau ending at about twice the near one's footprint (far "
-                           "partition, or a second die's L2 half)")));
+                           "partition, or a second die's L2 half)" +
+                           few_note)));
   }
-  out.push_back(size_param(param::l2_size, l2_step, l2_step.confidence * l.fit * agree * in.doubt,
-                           method("footprint where the last L2 plateau ends" + kCapacityText)));
+  out.push_back(
+      size_param(param::l2_size, l2_step, l2_step.confidence * l.fit * agree * in.doubt,
+                 method("footprint where the last L2 plateau ends" + kCapacityText + few_note)));
 }
 
 // Past the L2: llc_* for a last-level cache, dram_latency and cache_levels.
