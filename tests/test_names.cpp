@@ -32,7 +32,7 @@ const std::set<std::string> kNotYetConverted = {
     "collectives",   "concurrency", "dram_read_order", "dual_issue",      "energy",
     "fine_grained",  "granularity", "host_link",       "index_chase",     "l2_topology",
     "latency",       "p2p",         "pipes",           "roofline",        "shared_banks",
-    "tlb",           "transpose",
+    "tlb",
 };
 
 // The families checked: every described one not listed above.
