@@ -17,6 +17,7 @@
 #include "analysis/carveout.hpp"
 #include "analysis/divergence.hpp"
 #include "analysis/ilp_occupancy.hpp"
+#include "analysis/index_chase.hpp"
 #include "analysis/loaded_latency.hpp"
 #include "base/catalog.hpp"
 #include "base/data_paths.hpp"
@@ -192,7 +193,8 @@ TEST_F(FigureMarks, FiguresMarkedBeforeThisSessionKeepTheirMarks) {
   expect_marks("littles_law",
                {"90 % of DRAM peak: " + size_text(value(param::dram_bytes_in_flight_90pct))});
   expect_marks("tlb", {"L1 TLB " + size_text(value(param::tlb_l1_coverage))});
-  expect_marks("index_chase", {fmt("%.1f", value(param::dram_latency_index_chase))});
+  expect_marks(std::string(index_chase::kFamily.name),
+               {fmt("%.1f", value(param::dram_latency_index_chase))});
   if (has(param::l1_size_no_miss))  // runs analysed before the carve-out's own name have none
     expect_marks(std::string(carveout::kFamily.name), {fmt("largest L1 without misses: %.0f KiB",
                                                            value(param::l1_size_no_miss) / 1024)});
