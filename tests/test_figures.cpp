@@ -15,6 +15,7 @@
 
 #include "committed_runs.hpp"
 #include "analysis/carveout.hpp"
+#include "analysis/concurrency.hpp"
 #include "analysis/divergence.hpp"
 #include "analysis/ilp_occupancy.hpp"
 #include "analysis/index_chase.hpp"
@@ -188,7 +189,7 @@ std::string size_text(double b) {
 TEST_F(FigureMarks, FiguresMarkedBeforeThisSessionKeepTheirMarks) {
   expect_marks("bandwidth", {fmt("DRAM %.0f GB/s", value(param::dram_read_bandwidth)),
                              fmt("L2 %.0f GB/s", value(param::l2_read_bandwidth))});
-  expect_marks("concurrency",
+  expect_marks(std::string(concurrency::kFamily.name),
                {fmt("at most %.0f kernels at once", value(param::max_concurrent_kernels))});
   expect_marks("littles_law",
                {"90 % of DRAM peak: " + size_text(value(param::dram_bytes_in_flight_90pct))});
