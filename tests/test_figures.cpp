@@ -17,6 +17,7 @@
 #include "analysis/carveout.hpp"
 #include "analysis/concurrency.hpp"
 #include "analysis/divergence.hpp"
+#include "analysis/granularity.hpp"
 #include "analysis/ilp_occupancy.hpp"
 #include "analysis/index_chase.hpp"
 #include "analysis/loaded_latency.hpp"
@@ -145,9 +146,10 @@ TEST_F(FigureMarks, AtomicsWriteLatenciesAndRates) {
 }
 
 TEST_F(FigureMarks, GranularityListsFetchUnits) {
-  expect_marks("granularity", {fmt("L2 sector %g B, L2 line %g B,", value(param::l2_sector_size),
-                                   value(param::l2_line_size)),
-                               fmt("const line %g B", value(param::constant_line_size))});
+  expect_marks(std::string(granularity::kFamily.name),
+               {fmt("L2 sector %g B, L2 line %g B,", value(param::l2_sector_size),
+                    value(param::l2_line_size)),
+                fmt("const line %g B", value(param::constant_line_size))});
 }
 
 TEST_F(FigureMarks, SharedBanksWritesTheGeometry) {
