@@ -75,24 +75,27 @@ class ConcurrencyFamily : public ProbeFamily {
     return "concurrent kernels, stream priorities, launch overhead (stream, graph), waves";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"concurrent_kernels", "one-warp spin kernels in N streams: most running at once"},
-            {"priority",
-             "share of a running kernel's waiting blocks a later kernel overtakes, "
-             "with a higher and with the same stream priority"},
-            {"launch", "per-kernel time of back-to-back empty kernels: stream, CUDA graph"},
-            {"launch_latency", "one empty launch and its synchronize, host round trip"},
-            {"waves", "time against grid size in waves of resident blocks"}};
+    return {
+        {concurrency::kConcurrentKernelsProbe,
+         "one-warp spin kernels in N streams: most running at once"},
+        {concurrency::kPriorityProbe,
+         "share of a running kernel's waiting blocks a later kernel overtakes, "
+         "with a higher and with the same stream priority"},
+        {concurrency::kLaunchProbe,
+         "per-kernel time of back-to-back empty kernels: stream, CUDA graph"},
+        {concurrency::kLaunchLatencyProbe, "one empty launch and its synchronize, host round trip"},
+        {concurrency::kWavesProbe, "time against grid size in waves of resident blocks"}};
   }
 
   void run(RunContext& ctx) override {
     quick_ = ctx.quick();
     // Spin budgets in cycles: four times the time at the measured clock.
     cycles_per_ns_ = 4 * ctx.sm_clock_mhz() * 1e-3;
-    if (ctx.enabled("concurrent_kernels")) concurrent_kernels(ctx);
-    if (ctx.enabled("priority")) priority(ctx);
-    if (ctx.enabled("launch")) launch(ctx);
-    if (ctx.enabled("launch_latency")) launch_latency(ctx);
-    if (ctx.enabled("waves")) waves(ctx);
+    if (ctx.enabled(concurrency::kConcurrentKernelsProbe)) concurrent_kernels(ctx);
+    if (ctx.enabled(concurrency::kPriorityProbe)) priority(ctx);
+    if (ctx.enabled(concurrency::kLaunchProbe)) launch(ctx);
+    if (ctx.enabled(concurrency::kLaunchLatencyProbe)) launch_latency(ctx);
+    if (ctx.enabled(concurrency::kWavesProbe)) waves(ctx);
   }
 
  private:
@@ -115,8 +118,10 @@ class ConcurrencyFamily : public ProbeFamily {
     if (!quick_)
       for (int n : {96, 112, 120, 128, 136, 144, 160, 192, 256}) counts.push_back(n);
     for (int n : counts) {
-      Params params = {{"streams", std::to_string(n)}, {"connections", connections}};
-      ctx.measure(Point{"concurrent_kernels", params, "kernels", 3, 0}, [&] {
+      Params params = {{concurrency::kStreamsColumn, std::to_string(n)},
+                       {concurrency::kConnectionsColumn, connections}};
+      const Point pt{concurrency::kConcurrentKernelsProbe, params, concurrency::kKernelsUnit, 3, 0};
+      ctx.measure(pt, [&] {
         CUDA_CHECK(cudaMemset(start.get(), 0, start.bytes()));
         CUDA_CHECK(cudaMemset(stop.get(), 0, stop.bytes()));
         CUDA_CHECK(cudaDeviceSynchronize());
@@ -163,10 +168,10 @@ class ConcurrencyFamily : public ProbeFamily {
         continue;
       }
       const cudaStream_t later = higher ? high[0] : same[0];
-      Params params = {{"second", higher ? "higher_priority" : "same_priority"},
-                       {"first_waves", "8"},
-                       {"wave_blocks", std::to_string(wave)}};
-      ctx.measure(Point{"priority", params, "fraction", quick_ ? 3 : 7, 0}, [&] {
+      Params params = {{concurrency::kSecondColumn, higher ? "higher_priority" : "same_priority"},
+                       {concurrency::kFirstWavesColumn, "8"},
+                       {concurrency::kWaveBlocksColumn, std::to_string(wave)}};
+      ctx.measure(Point{concurrency::kPriorityProbe, params, "fraction", quick_ ? 3 : 7, 0}, [&] {
         double s = time_seconds(
             [&] {
               block_stamped_spin<<<first_blocks, threads, 0, low[0]>>>(ns, budget(ns), first.get());
@@ -192,8 +197,9 @@ class ConcurrencyFamily : public ProbeFamily {
     Streams stream(1);
     const cudaStream_t s0 = stream[0];
     auto per_kernel = [&](const std::string& mode, const std::function<void()>& enqueue) {
-      Params params = {{"mode", mode}, {"kernels", std::to_string(k)}};
-      ctx.measure(Point{"launch", params, "us", quick_ ? 3 : 11, 0}, [&] {
+      Params params = {{concurrency::kModeColumn, mode},
+                       {concurrency::kKernelsColumn, std::to_string(k)}};
+      ctx.measure(Point{concurrency::kLaunchProbe, params, "us", quick_ ? 3 : 11, 0}, [&] {
         double s = time_seconds(enqueue, s0);
         return Sample{s / k * 1e6, s};
       });
@@ -216,7 +222,8 @@ class ConcurrencyFamily : public ProbeFamily {
   void launch_latency(RunContext& ctx) {
     Streams stream(1);
     const cudaStream_t s0 = stream[0];
-    ctx.measure(Point{"launch_latency", {{"mode", "stream"}}, "us", quick_ ? 11 : 101, 0}, [&] {
+    const Params params = {{concurrency::kModeColumn, "stream"}};
+    ctx.measure(Point{concurrency::kLaunchLatencyProbe, params, "us", quick_ ? 11 : 101, 0}, [&] {
       const auto t0 = std::chrono::steady_clock::now();
       empty_kernel<<<1, 32, 0, s0>>>();
       CUDA_CHECK(cudaGetLastError());
@@ -239,11 +246,12 @@ class ConcurrencyFamily : public ProbeFamily {
       for (int extra : {0, 1}) {  // one block past each whole wave: the start of the next step
         if (extra && e % 8) continue;
         const int blocks = wave * e / 8 + extra;
-        Params params = {{"blocks", std::to_string(blocks)},
-                         {"waves", format_number(static_cast<double>(blocks) / wave)},
-                         {"wave_blocks", std::to_string(wave)},
-                         {"block_us", format_number(cycles / ctx.sm_clock_mhz())}};
-        ctx.measure(Point{"waves", params, "us", quick_ ? 3 : 7, 0}, [&] {
+        Params params = {
+            {concurrency::kBlocksColumn, std::to_string(blocks)},
+            {concurrency::kWavesColumn, format_number(static_cast<double>(blocks) / wave)},
+            {concurrency::kWaveBlocksColumn, std::to_string(wave)},
+            {concurrency::kBlockUsColumn, format_number(cycles / ctx.sm_clock_mhz())}};
+        ctx.measure(Point{concurrency::kWavesProbe, params, "us", quick_ ? 3 : 7, 0}, [&] {
           double s = time_seconds([&] { cycle_spin<<<blocks, threads>>>(cycles); });
           return Sample{s * 1e6, s};
         });

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "analysis/common/memory_chase.hpp"
 #include "analysis/dram_read_order.hpp"
 #include "base/csv.hpp"
 #include "gpu/sass_check.hpp"
@@ -165,14 +166,14 @@ class DramReadOrderRun {
   void measure_bulk(Order order, uint32_t chunk, uint32_t stages);
   Params common(const std::string& order, int width, const std::string& op, int ilp, int threads,
                 int blocks_per_sm, int sms, double footprint) const {
-    return {{"order", order},
-            {"width_bytes", std::to_string(width)},
-            {"op", op},
-            {"ilp", std::to_string(ilp)},
-            {"threads", std::to_string(threads)},
-            {"blocks_per_sm", std::to_string(blocks_per_sm)},
-            {"sms", std::to_string(sms)},
-            {"footprint_bytes", format_number(footprint)}};
+    return {{kOrderColumn, order},
+            {kWidthColumn, std::to_string(width)},
+            {kOpColumn, op},
+            {kIlpColumn, std::to_string(ilp)},
+            {kThreadsColumn, std::to_string(threads)},
+            {kBlocksPerSmColumn, std::to_string(blocks_per_sm)},
+            {kSmsColumn, std::to_string(sms)},
+            {memory_chase::kFootprintColumn, format_number(footprint)}};
   }
 
   RunContext& ctx_;
@@ -199,12 +200,13 @@ size_t DramReadOrderRun::smem_for(const void* kernel, int threads, int blocks_pe
 }
 
 void DramReadOrderRun::measure(const Variant& v) {
-  if (!ctx_.enabled("read")) return;
+  if (!ctx_.enabled(kReadProbe)) return;
   if (dev_.cc() < kHints[v.k.hint].min_arch) {
-    ctx_.skip("read", std::string(kHints[v.k.hint].ptx) + ": the hint needs compute capability 8.0");
+    ctx_.skip(kReadProbe,
+              std::string(kHints[v.k.hint].ptx) + ": the hint needs compute capability 8.0");
     return;
   }
-  if (!sass_allows(ctx_, "read", {read_kernel_name(v.k.width, v.k.hint, v.k.ilp)})) return;
+  if (!sass_allows(ctx_, kReadProbe, {read_kernel_name(v.k.width, v.k.hint, v.k.ilp)})) return;
   int per_sm = 0;
   const size_t smem = smem_for(v.k.kernel, v.threads, v.blocks_per_sm, &per_sm);
   if (per_sm < 1) return;
@@ -219,7 +221,7 @@ void DramReadOrderRun::measure(const Variant& v) {
   const double bytes = footprint * passes;
   Params params = common(order_name(v.order), v.k.width, kHints[v.k.hint].ptx, v.k.ilp, v.threads, per_sm, sms,
                          footprint);
-  Point pt{"read", params, "GB/s", reps_, bytes};
+  Point pt{kReadProbe, params, "GB/s", reps_, bytes};
   ctx_.measure(pt, [&] {
     const double s = time_seconds([&] { v.k.launch(buf_.get(), w, passes, sink_.get(), grid, v.threads, smem); });
     return Sample{bytes / s * 1e-9, s};
@@ -227,12 +229,12 @@ void DramReadOrderRun::measure(const Variant& v) {
 }
 
 void DramReadOrderRun::measure_bulk(Order order, uint32_t chunk, uint32_t stages) {
-  if (!ctx_.enabled("read_bulk")) return;
+  if (!ctx_.enabled(kReadBulkProbe)) return;
   if (dev_.cc() < 90) {
-    ctx_.skip("read_bulk", "cp.async.bulk needs compute capability 9.0");
+    ctx_.skip(kReadBulkProbe, "cp.async.bulk needs compute capability 9.0");
     return;
   }
-  if (!sass_allows(ctx_, "read_bulk", {bulk_kernel_name()})) return;
+  if (!sass_allows(ctx_, kReadBulkProbe, {bulk_kernel_name()})) return;
   const void* kernel = reinterpret_cast<const void*>(&bulk_read);
   const size_t smem = static_cast<size_t>(chunk) * stages;
   if (stages > kBulkMaxStages || smem > static_cast<size_t>(dev_.shared_per_block_optin)) return;
@@ -248,9 +250,9 @@ void DramReadOrderRun::measure_bulk(Order order, uint32_t chunk, uint32_t stages
   const double bytes = footprint * passes;
   const uint64_t block_step = order == Order::block ? per_block : 1;
   const uint64_t stride = order == Order::block ? 1 : static_cast<uint64_t>(grid);
-  Point pt{"read_bulk",
-           common(order_name(order), static_cast<int>(chunk), "cp.async.bulk", static_cast<int>(stages), 32, per_sm,
-                  dev_.sm_count, footprint),
+  Point pt{kReadBulkProbe,
+           common(order_name(order), static_cast<int>(chunk), "cp.async.bulk",
+                  static_cast<int>(stages), 32, per_sm, dev_.sm_count, footprint),
            "GB/s", reps_, bytes};
   ctx_.measure(pt, [&] {
     const double s = time_seconds([&] {
@@ -267,11 +269,16 @@ void DramReadOrderRun::run() {
         needs_sm80(kHintLoads[h]) != (kHints[h].min_arch == 80))
       throw std::logic_error("dram_read_order: hint " + std::to_string(h) + " is not " + kHints[h].ptx);
   const double peak = dev_.theoretical_dram_gbs();
-  ctx_.record({"dram_read_order",
-               "dram_theoretical",
-               {{"memory_clock_mhz", format_number(dev_.mem_clock_khz / 1e3)},
-                {"bus_width_bits", std::to_string(dev_.bus_width_bits)}},
-               peak, "GB/s", peak, peak, peak, 1});
+  ctx_.record({std::string(kFamily.name),
+               kTheoreticalProbe,
+               {{kMemoryClockColumn, format_number(dev_.mem_clock_khz / 1e3)},
+                {kBusWidthColumn, std::to_string(dev_.bus_width_bits)}},
+               peak,
+               "GB/s",
+               peak,
+               peak,
+               peak,
+               1});
   const ReadKernel w16 = read_kernel<16, 0, 4>(), w32 = read_kernel<32, 0, 4>();
   // The quick run: the bandwidth family's order against the block order at 32 B, and the
   // bulk engine in block order (its figures are listed as not measured: docs/parameters.md).
@@ -308,8 +315,11 @@ class DramReadOrderFamily : public ProbeFamily {
            "blocks per SM, idle SMs, bulk copies";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"read", "DRAM reads (32x L2) by loads, over order, width, hint, occupancy and SMs, GB/s"},
-            {"read_bulk", "DRAM reads (32x L2) by cp.async.bulk into shared memory (sm_90+), grid or block order, GB/s"}};
+    return {
+        {dram_read_order::kReadProbe,
+         "DRAM reads (32x L2) by loads, over order, width, hint, occupancy and SMs, GB/s"},
+        {dram_read_order::kReadBulkProbe,
+         "DRAM reads (32x L2) by cp.async.bulk into shared memory (sm_90+), grid or block order, GB/s"}};
   }
   void run(RunContext& ctx) override { DramReadOrderRun(ctx).run(); }
 };

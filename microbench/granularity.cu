@@ -138,9 +138,9 @@ class GranularityFamily : public ProbeFamily {
            "bytes moved per warp request";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"stride", "cycles per access of a walk at strides 4 B-1 KiB, cold and resident"},
-            {"l2_capacity", "cycles per access of many chains against footprint, per stride"},
-            {"warp_pattern", "effective bandwidth (GB/s) and bytes moved per warp request"}};
+    return {{kStrideProbe, "cycles per access of a walk at strides 4 B-1 KiB, cold and resident"},
+            {kL2CapacityProbe, "cycles per access of many chains against footprint, per stride"},
+            {kWarpPatternProbe, "effective bandwidth (GB/s) and bytes moved per warp request"}};
   }
 
   void run(RunContext& ctx) override {
@@ -149,9 +149,9 @@ class GranularityFamily : public ProbeFamily {
     auto allowed = [&](const std::string& probe) {
       return ctx.enabled(probe) && sass_allows(ctx, probe, granularity::kernels(probe));
     };
-    if (allowed("stride")) strides();
-    if (allowed("warp_pattern")) patterns();
-    if (allowed("l2_capacity")) l2_capacity();
+    if (allowed(kStrideProbe)) strides();
+    if (allowed(kWarpPatternProbe)) patterns();
+    if (allowed(kL2CapacityProbe)) l2_capacity();
     sink_ = DeviceBuffer<uint64_t>();
   }
 
@@ -254,15 +254,15 @@ class GranularityFamily : public ProbeFamily {
       a.flush = l1_flush_.get();
       a.flush_bytes = l1_flush_.bytes();
     }
-    Params params = {{"path", pc.name},
-                     {"width_bytes", std::to_string(width)},
-                     {"stride_bytes", format_number(stride)}};
-    if (l2_limit) params.emplace_back("l2_fetch_limit_bytes", std::to_string(l2_limit));
+    Params params = {{kPathColumn, pc.name},
+                     {kWidthColumn, std::to_string(width)},
+                     {kStrideColumn, format_number(stride)}};
+    if (l2_limit) params.emplace_back(kFetchLimitColumn, std::to_string(l2_limit));
     for (const char* residency : {"cold", "resident"}) {
       Params p = params;
-      p.emplace_back("residency", residency);
+      p.emplace_back(kResidencyColumn, residency);
       const int which = std::string(residency) == "cold" ? 0 : 1;
-      ctx_->measure(Point{"stride", p, "cycles", ctx_->quick() ? 1 : 3}, [&] {
+      ctx_->measure(Point{kStrideProbe, p, "cycles", ctx_->quick() ? 1 : 3}, [&] {
         a.cold_start = pc.constant ? 0 : cold.offset(slot_++ % kSlots, 0);
         double seconds = launch_walk(pc, width, a);
         unsigned long long cycles[2];
@@ -352,9 +352,13 @@ class GranularityFamily : public ProbeFamily {
             c.p == Pattern::strided ? words / (32ull * c.k) : words / 32 - 1;
         const double useful = static_cast<double>(requests) * 128.0 * lv.iters;
         ctx_->progress(std::string("warp pattern ") + c.name + " from " + lv.name);
-        Point pt{"warp_pattern",
-                 {{"level", lv.name}, {"pattern", c.name}, {"stride_words", std::to_string(c.k)}},
-                 "GB/s", ctx_->quick() ? 2 : 5, useful};
+        Point pt{kWarpPatternProbe,
+                 {{kLevelColumn, lv.name},
+                  {kPatternColumn, c.name},
+                  {kStrideWordsColumn, std::to_string(c.k)}},
+                 "GB/s",
+                 ctx_->quick() ? 2 : 5,
+                 useful};
         Observation o = ctx_->measure(pt, [&] {
           const double t = time_seconds([&] {
             warp_pattern<<<blocks, 256>>>(buf.get(), words, c.p, c.k, requests, lv.iters,
@@ -402,10 +406,12 @@ class GranularityFamily : public ProbeFamily {
         a.warm = 1;
         a.chains = chains;
         a.chain_span = c.chain_span;
-        Point pt{"l2_capacity",
-                 {{"stride_bytes", format_number(stride)},
-                  {"footprint_bytes", format_number(static_cast<double>(c.footprint()))}},
-                 "cycles", ctx_->quick() ? 1 : 2};
+        Point pt{
+            kL2CapacityProbe,
+            {{kStrideColumn, format_number(stride)},
+             {memory_chase::kFootprintColumn, format_number(static_cast<double>(c.footprint()))}},
+            "cycles",
+            ctx_->quick() ? 1 : 2};
         return ctx_->measure(pt, [&] {
                  ChaseResult r = runner.run<false>(GlobalLoader<Path::l2, 8>{buf.get()}, a, 8);
                  return Sample{r.cycles_per_access, r.seconds};

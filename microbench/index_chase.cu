@@ -155,7 +155,7 @@ class IndexChaseFamily : public ProbeFamily {
         global_chase<true><<<1, 1>>>(l2.get(), kL2Words / kLineWords, l2_trips, cycles.get(), sink.get(), 0);
       });
     });
-    if (ctx.enabled("dram")) {
+    if (ctx.enabled(index_chase::kDramProbe)) {
       // The chain's steps all new lines; before each run, twice the L2 written elsewhere
       // evicts them (no warm-up steps: every timed step misses L2).
       const uint32_t words = kDramSteps * kDramStrideWords + 1;
@@ -188,10 +188,10 @@ class IndexChaseFamily : public ProbeFamily {
  private:
   // A point's timed steps, and for the global pair the lines its atomics step over.
   static Params point_params(const Variant& var, uint32_t timed_trips) {
-    Params params = {{"steps", std::to_string(timed_trips * kSteps)}};
-    if (std::string(var.probe) == "atomic_global_pair") {
-      params.emplace_back("lines", std::to_string(kPairLines));
-      params.emplace_back("line_stride_bytes", std::to_string(kPairStrideBytes));
+    Params params = {{index_chase::kStepsColumn, std::to_string(timed_trips * kSteps)}};
+    if (std::string(var.probe) == index_chase::kAtomicGlobalPairProbe) {
+      params.emplace_back(index_chase::kLinesColumn, std::to_string(kPairLines));
+      params.emplace_back(index_chase::kLineStrideColumn, std::to_string(kPairStrideBytes));
     }
     return params;
   }
@@ -201,8 +201,8 @@ class IndexChaseFamily : public ProbeFamily {
     std::string step = one_step(timed_sass(ctx.device(), v.kernel), v.load);
     if (step.empty()) return;
     Observation o;
-    o.probe = "sass";
-    o.params = {{"of", v.probe}, {"step", step}};
+    o.probe = index_chase::kSassProbe;
+    o.params = {{index_chase::kOfColumn, v.probe}, {index_chase::kStepColumn, step}};
     o.value = o.p05 = o.p50 = o.p95 = static_cast<double>(std::count(step.begin(), step.end(), ';') + 1);
     o.unit = "instructions";
     o.reps = 1;

@@ -65,9 +65,9 @@ class TransposeFamily : public ProbeFamily {
            "double";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {
-        {transpose::kTranspose, "n x n transpose through 32x32 shared tiles: microseconds per kernel"},
-        {transpose::kPaddingSpeedup, "unpadded time / padded time (derived row)"}};
+    return {{transpose::kTransposeProbe,
+             "n x n transpose through 32x32 shared tiles: microseconds per kernel"},
+            {transpose::kPaddingSpeedupProbe, "unpadded time / padded time (derived row)"}};
   }
 
   void run(RunContext& ctx) override {
@@ -84,7 +84,7 @@ class TransposeFamily : public ProbeFamily {
 
   template <class T>
   void run_type(RunContext& ctx) {
-    if (!ctx.enabled(transpose::kTranspose)) return;
+    if (!ctx.enabled(transpose::kTransposeProbe)) return;
     const DeviceInfo& dev = ctx.device();
     // Four L2s per matrix (one in quick mode) keeps both passes out of cache; two matrices
     // must fit in half the free memory.
@@ -122,20 +122,23 @@ class TransposeFamily : public ProbeFamily {
                                  type_name<T>() + ", padding " + std::to_string(pad) + ")");
 
       ctx.progress(std::string(type_name<T>()) + " transpose, padding " + std::to_string(pad));
-      Params p = {
-          {"type", type_name<T>()}, {"padding", std::to_string(pad)}, {"n", std::to_string(n)}};
-      times[pad] = ctx.measure({transpose::kTranspose, p, "us", reps, 2.0 * count * sizeof(T)}, [&] {
-        Sample s;
-        s.seconds = time_seconds(launch);
-        s.value = s.seconds * 1e6;
-        return s;
-      });
+      Params p = {{transpose::kTypeColumn, type_name<T>()},
+                  {transpose::kPaddingColumn, std::to_string(pad)},
+                  {transpose::kSideColumn, std::to_string(n)}};
+      times[pad] =
+          ctx.measure({transpose::kTransposeProbe, p, "us", reps, 2.0 * count * sizeof(T)}, [&] {
+            Sample s;
+            s.seconds = time_seconds(launch);
+            s.value = s.seconds * 1e6;
+            return s;
+          });
     }
 
     Observation ratio;
     ratio.family = name();
-    ratio.probe = transpose::kPaddingSpeedup;
-    ratio.params = {{"type", type_name<T>()}, {"n", std::to_string(n)}};
+    ratio.probe = transpose::kPaddingSpeedupProbe;
+    ratio.params = {{transpose::kTypeColumn, type_name<T>()},
+                    {transpose::kSideColumn, std::to_string(n)}};
     ratio.value = ratio.p50 = times[0].p50 / times[1].p50;
     ratio.p05 = times[0].p05 / times[1].p95;  // the widest the ratio of two spreads allows
     ratio.p95 = times[0].p95 / times[1].p05;

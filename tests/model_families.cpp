@@ -320,8 +320,9 @@ void l2_capacity_rows(const Gpu& g, Noisy& noisy, std::vector<Observation>& out)
       const double held = f * line / std::max(stride, line);
       const double h = 1.0 / (1.0 + std::pow(held / c, l2->sharpness));
       const double v = noisy(h * hit_cycles + (1 - h) * g.dram_latency.value);
-      out.push_back(make_row("granularity", "l2_capacity",
-                             {{"stride_bytes", format_number(stride)}, {"footprint_bytes", format_number(f)}},
+      out.push_back(make_row(std::string(granularity::kFamily.name), granularity::kL2CapacityProbe,
+                             {{granularity::kStrideColumn, format_number(stride)},
+                              {memory_chase::kFootprintColumn, format_number(f)}},
                              v, "cycles", 0.001));
       return v;
     };
@@ -334,7 +335,7 @@ void l2_capacity_rows(const Gpu& g, Noisy& noisy, std::vector<Observation>& out)
 
 std::vector<Observation> generate_granularity(const Gpu& g, unsigned seed, Metadata* meta) {
   std::vector<Observation> out;
-  if (meta) *meta = family_meta(g, "granularity", g.sm_clock_mhz.value);
+  if (meta) *meta = family_meta(g, std::string(granularity::kFamily.name), g.sm_clock_mhz.value);
   if (!(g.fam.l1_fetch.value > 0)) return out;
   const Noise n = noise_for(g, seed);
   auto rng = family_rng(g, seed, 0x67a4ULL);
@@ -354,15 +355,19 @@ std::vector<Observation> generate_granularity(const Gpu& g, unsigned seed, Metad
     const bool constant = std::string(path) == "constant";  // the probe walks it 4 B wide only
     for (int w : granularity::kWalkWidths)
       for (double s = w; s <= granularity::kMaxWalkStride && (!constant || w == 4); s *= 2) {
-        Params p = {{"path", path}, {"width_bytes", std::to_string(w)}, {"stride_bytes", format_number(s)}};
-        if (limit > 0) p.emplace_back("l2_fetch_limit_bytes", format_number(limit));
+        Params p = {{granularity::kPathColumn, path},
+                    {granularity::kWidthColumn, std::to_string(w)},
+                    {granularity::kStrideColumn, format_number(s)}};
+        if (limit > 0) p.emplace_back(granularity::kFetchLimitColumn, format_number(limit));
         for (const char* residency : {"cold", "resident"}) {
           Params q = p;
-          q.emplace_back("residency", residency);
+          q.emplace_back(granularity::kResidencyColumn, residency);
           const double cold = hit + (miss - hit) * std::min(1.0, s / fetch);
           const double v = noisy(std::string(residency) == "cold" ? cold : hit);
-          out.push_back(make_row("granularity", "stride", q, v, "cycles", n.jitter));
-          out.push_back(make_row("granularity", "stride", q, v / g.sm_clock_mhz.value * 1e3, "ns", n.jitter));
+          out.push_back(make_row(std::string(granularity::kFamily.name), granularity::kStrideProbe,
+                                 q, v, "cycles", n.jitter));
+          out.push_back(make_row(std::string(granularity::kFamily.name), granularity::kStrideProbe,
+                                 q, v / g.sm_clock_mhz.value * 1e3, "ns", n.jitter));
         }
       }
   };
@@ -470,7 +475,7 @@ constexpr double kRateTolerance = 0.03, kRatioTolerance = 0.10, kFp64RatioTolera
 std::vector<Truth> family_truths(const Gpu& g, const std::string& family) {
   std::vector<Truth> t;
   const FamilyFigures& f = g.fam;
-  if (family == "granularity" && f.l1_fetch.value > 0) {
+  if (family == granularity::kFamily.name && f.l1_fetch.value > 0) {
     t.push_back({param::l1_sector_size, f.l1_fetch.value, "bytes", 0, false, f.l1_fetch.source});
     t.push_back({param::l2_sector_size, f.l2_sector.value, "bytes", 0, false, f.l2_sector.source});
     if (f.l2_line.value > 0)

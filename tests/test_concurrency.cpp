@@ -19,11 +19,11 @@ using namespace gpuprobe::concurrency;
 namespace {
 
 Observation count_row(int streams, double running, const std::string& connections = "32") {
-  return {"concurrency",
-          "concurrent_kernels",
-          {{"streams", std::to_string(streams)}, {"connections", connections}},
+  return {std::string(kFamily.name),
+          kConcurrentKernelsProbe,
+          {{kStreamsColumn, std::to_string(streams)}, {kConnectionsColumn, connections}},
           running,
-          "kernels",
+          kKernelsUnit,
           running,
           running,
           running,
@@ -108,30 +108,38 @@ TEST(ConcurrencyLimit, NoStepWhenEverythingRanAtOnce) {
 
 TEST(AnalyzeConcurrency, ParametersAndTheirMethods) {
   auto obs = step_counts(8, "8 (default)");
-  obs.push_back({"concurrency",
-                 "launch",
-                 {{"mode", "stream"}, {"kernels", "1000"}},
+  obs.push_back({std::string(kFamily.name),
+                 kLaunchProbe,
+                 {{kModeColumn, "stream"}, {kKernelsColumn, "1000"}},
                  2.1,
                  "us",
                  2.0,
                  2.1,
                  2.3,
                  11});
-  obs.push_back({"concurrency",
-                 "launch",
-                 {{"mode", "graph"}, {"kernels", "1000"}},
+  obs.push_back({std::string(kFamily.name),
+                 kLaunchProbe,
+                 {{kModeColumn, "graph"}, {kKernelsColumn, "1000"}},
                  0.9,
                  "us",
                  0.85,
                  0.9,
                  0.95,
                  11});
-  obs.push_back({"concurrency", "launch_latency", {{"mode", "stream"}}, 6.5, "us", 6, 6.5, 9, 101});
-  auto ps = analyze("concurrency", obs);
+  obs.push_back({std::string(kFamily.name),
+                 kLaunchLatencyProbe,
+                 {{kModeColumn, "stream"}},
+                 6.5,
+                 "us",
+                 6,
+                 6.5,
+                 9,
+                 101});
+  auto ps = analyze(std::string(kFamily.name), obs);
   const Parameter* k = find(ps, param::max_concurrent_kernels);
   ASSERT_TRUE(k);
   EXPECT_DOUBLE_EQ(k->value, 8);
-  EXPECT_EQ(k->unit, "kernels");
+  EXPECT_EQ(k->unit, kKernelsUnit);
   EXPECT_NE(k->method.find("CUDA_DEVICE_MAX_CONNECTIONS 8 (default) (the limit seen is the number "
                            "of hardware queues"),
             std::string::npos)
@@ -149,7 +157,7 @@ TEST(AnalyzeConcurrency, ParametersAndTheirMethods) {
 }
 
 TEST(AnalyzeConcurrency, AboveTheConnectionCountNoQueueNote) {
-  auto ps = analyze("concurrency", step_counts(128, "32"));
+  auto ps = analyze(std::string(kFamily.name), step_counts(128, "32"));
   const Parameter* k = find(ps, param::max_concurrent_kernels);
   ASSERT_TRUE(k);
   EXPECT_EQ(k->method.find("hardware queues"), std::string::npos);
@@ -161,7 +169,7 @@ TEST(RecordedH100, ConcurrencyIsPhysicallySensible) {
   REQUIRE_RECORDED(std::filesystem::exists(path)) << "tests/data/h100_concurrency.csv";
   Metadata meta;
   auto obs = read_observations(path, &meta);
-  auto ps = analyze("concurrency", obs, meta);
+  auto ps = analyze(std::string(kFamily.name), obs, meta);
   const Parameter* k = find(ps, param::max_concurrent_kernels);
   ASSERT_TRUE(k);
   EXPECT_GE(k->value, 4);
@@ -173,10 +181,10 @@ TEST(RecordedH100, ConcurrencyIsPhysicallySensible) {
 
   // Priorities: a higher-priority kernel overtakes at least as many waiting blocks.
   double higher = -1, same = -1;
-  for (const auto& o : select(obs, "priority", "fraction")) {
+  for (const auto& o : select(obs, kPriorityProbe, "fraction")) {
     EXPECT_GE(o.value, 0);
     EXPECT_LE(o.value, 1);
-    (o.param_text("second") == "higher_priority" ? higher : same) = o.value;
+    (o.param_text(kSecondColumn) == "higher_priority" ? higher : same) = o.value;
   }
   if (higher >= 0 && same >= 0) {
     EXPECT_GE(higher, same);
@@ -184,11 +192,11 @@ TEST(RecordedH100, ConcurrencyIsPhysicallySensible) {
 
   // The tail effect: one block past a whole wave costs about one more block time.
   double one_wave = 0, one_wave_and_a_block = 0, block_us = 0;
-  for (const auto& o : select(obs, "waves", "us")) {
-    const double blocks = o.param("blocks"), wave = o.param("wave_blocks");
+  for (const auto& o : select(obs, kWavesProbe, "us")) {
+    const double blocks = o.param(kBlocksColumn), wave = o.param(kWaveBlocksColumn);
     if (blocks == wave) one_wave = o.value;
     if (blocks == wave + 1) one_wave_and_a_block = o.value;
-    block_us = o.param("block_us");
+    block_us = o.param(kBlockUsColumn);
   }
   ASSERT_GT(one_wave, 0);
   ASSERT_GT(one_wave_and_a_block, 0);

@@ -65,18 +65,37 @@ TEST(DramReadOrder, RejectsBuffersThatAreNoWholeNumberOfRounds) {
 }
 
 Observation read_row(const std::string& order, const std::string& probe, double gbs) {
-  return {"dram_read_order",
+  return {std::string(dram_read_order::kFamily.name),
           probe,
-          {{"order", order}, {"width_bytes", "32"}, {"op", "ld.global.cg"}, {"ilp", "4"},
-           {"threads", "256"}, {"blocks_per_sm", "8"}, {"sms", "132"}},
-          gbs, "GB/s", gbs * 0.998, gbs, gbs * 1.002, 9};
+          {{dram_read_order::kOrderColumn, order},
+           {dram_read_order::kWidthColumn, "32"},
+           {dram_read_order::kOpColumn, "ld.global.cg"},
+           {dram_read_order::kIlpColumn, "4"},
+           {dram_read_order::kThreadsColumn, "256"},
+           {dram_read_order::kBlocksPerSmColumn, "8"},
+           {dram_read_order::kSmsColumn, "132"}},
+          gbs,
+          "GB/s",
+          gbs * 0.998,
+          gbs,
+          gbs * 1.002,
+          9};
 }
 
 TEST(DramReadOrder, BestKernelAgainstTheTheoreticalPeak) {
-  std::vector<Observation> obs = {read_row("grid", "read", 3000), read_row("block", "read", 3100),
-                                  read_row("grid", "read_bulk", 3050)};
-  obs.push_back({"dram_read_order", "dram_theoretical", {}, 3200, "GB/s", 3200, 3200, 3200, 1});
-  const auto ps = analyze("dram_read_order", obs);
+  std::vector<Observation> obs = {read_row("grid", dram_read_order::kReadProbe, 3000),
+                                  read_row("block", dram_read_order::kReadProbe, 3100),
+                                  read_row("grid", dram_read_order::kReadBulkProbe, 3050)};
+  obs.push_back({std::string(dram_read_order::kFamily.name),
+                 dram_read_order::kTheoreticalProbe,
+                 {},
+                 3200,
+                 "GB/s",
+                 3200,
+                 3200,
+                 3200,
+                 1});
+  const auto ps = analyze(std::string(dram_read_order::kFamily.name), obs);
   expect_well_formed(ps, "dram_read_order.csv");
   ASSERT_NE(find(ps, param::dram_read_bandwidth_best), nullptr);
   EXPECT_DOUBLE_EQ(find(ps, param::dram_read_bandwidth_best)->value, 3100);
@@ -87,10 +106,11 @@ TEST(DramReadOrder, BestKernelAgainstTheTheoreticalPeak) {
 }
 
 TEST(DramReadOrder, NoPeakNoFractionAndNoRowsNoParameters) {
-  const auto ps = analyze("dram_read_order", {read_row("grid", "read", 3000)});
+  const auto ps = analyze(std::string(dram_read_order::kFamily.name),
+                          {read_row("grid", dram_read_order::kReadProbe, 3000)});
   EXPECT_NE(find(ps, param::dram_read_bandwidth_best), nullptr);
   EXPECT_EQ(find(ps, param::dram_read_peak_fraction), nullptr);
-  EXPECT_TRUE(analyze("dram_read_order", {}).empty());
+  EXPECT_TRUE(analyze(std::string(dram_read_order::kFamily.name), {}).empty());
 }
 
 // The H100 sweep (27 kernels): no kernel reaches 95 % of the theoretical 3352 GB/s; the bulk
@@ -98,7 +118,7 @@ TEST(DramReadOrder, NoPeakNoFractionAndNoRowsNoParameters) {
 TEST(DramReadOrder, RecordedH100SweepStopsShortOf95Percent) {
   const std::vector<Observation> obs = read_observations(data_file("h100_dram_read_order.csv"));
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_dram_read_order.csv";
-  const auto ps = analyze("dram_read_order", obs);
+  const auto ps = analyze(std::string(dram_read_order::kFamily.name), obs);
   expect_well_formed(ps, "dram_read_order.csv");
   const Parameter* f = find(ps, param::dram_read_peak_fraction);
   ASSERT_NE(f, nullptr);
@@ -107,10 +127,10 @@ TEST(DramReadOrder, RecordedH100SweepStopsShortOf95Percent) {
   EXPECT_NE(find(ps, param::dram_read_bandwidth_best)->method.find("27 DRAM read kernels"),
             std::string::npos);
   double half_sms = 0, all_sms = 0;
-  for (const auto& o : select(obs, "read", "GB/s")) {
-    if (o.param_text("threads") != "1024") continue;
-    if (o.param("sms") == 66) half_sms = o.value;
-    if (o.param("sms") == 132) all_sms = o.value;
+  for (const auto& o : select(obs, dram_read_order::kReadProbe, "GB/s")) {
+    if (o.param_text(dram_read_order::kThreadsColumn) != "1024") continue;
+    if (o.param(dram_read_order::kSmsColumn) == 66) half_sms = o.value;
+    if (o.param(dram_read_order::kSmsColumn) == 132) all_sms = o.value;
   }
   EXPECT_GT(half_sms, 0);
   EXPECT_LT(half_sms, 0.8 * all_sms);  // half the SMs cannot draw the whole bandwidth

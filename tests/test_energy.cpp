@@ -12,6 +12,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/energy.hpp"
+#include "analysis/transpose.hpp"
 #include "app/report.hpp"
 #include "app/report_detail.hpp"
 #include "base/catalog.hpp"
@@ -338,7 +339,8 @@ TEST(EnergyReport, SaysWhatRanThrottledAndHowTheHeldOutKernelsCameOut) {
     for (const auto& c : operating_point_cells(summarize_family(trace, f)))
       fams.back().push_back(c);
   }
-  fams.push_back({"transpose", "failed", "0.5", "1980.0", "0", "out of memory"});
+  fams.push_back(
+      {std::string(transpose::kFamily.name), "failed", "0.5", "1980.0", "0", "out of memory"});
   for (const auto& c : operating_point_cells(summarize_family(trace, "nope")))
     fams.back().push_back(c);
   write_file_atomic((run.dir / "families.csv").string(), format_csv(meta, header, fams),

@@ -15,8 +15,11 @@
 
 #include "committed_runs.hpp"
 #include "analysis/carveout.hpp"
+#include "analysis/concurrency.hpp"
 #include "analysis/divergence.hpp"
+#include "analysis/granularity.hpp"
 #include "analysis/ilp_occupancy.hpp"
+#include "analysis/index_chase.hpp"
 #include "analysis/loaded_latency.hpp"
 #include "base/catalog.hpp"
 #include "base/data_paths.hpp"
@@ -143,9 +146,10 @@ TEST_F(FigureMarks, AtomicsWriteLatenciesAndRates) {
 }
 
 TEST_F(FigureMarks, GranularityListsFetchUnits) {
-  expect_marks("granularity", {fmt("L2 sector %g B, L2 line %g B,", value(param::l2_sector_size),
-                                   value(param::l2_line_size)),
-                               fmt("const line %g B", value(param::constant_line_size))});
+  expect_marks(std::string(granularity::kFamily.name),
+               {fmt("L2 sector %g B, L2 line %g B,", value(param::l2_sector_size),
+                    value(param::l2_line_size)),
+                fmt("const line %g B", value(param::constant_line_size))});
 }
 
 TEST_F(FigureMarks, SharedBanksWritesTheGeometry) {
@@ -187,12 +191,13 @@ std::string size_text(double b) {
 TEST_F(FigureMarks, FiguresMarkedBeforeThisSessionKeepTheirMarks) {
   expect_marks("bandwidth", {fmt("DRAM %.0f GB/s", value(param::dram_read_bandwidth)),
                              fmt("L2 %.0f GB/s", value(param::l2_read_bandwidth))});
-  expect_marks("concurrency",
+  expect_marks(std::string(concurrency::kFamily.name),
                {fmt("at most %.0f kernels at once", value(param::max_concurrent_kernels))});
   expect_marks("littles_law",
                {"90 % of DRAM peak: " + size_text(value(param::dram_bytes_in_flight_90pct))});
   expect_marks("tlb", {"L1 TLB " + size_text(value(param::tlb_l1_coverage))});
-  expect_marks("index_chase", {fmt("%.1f", value(param::dram_latency_index_chase))});
+  expect_marks(std::string(index_chase::kFamily.name),
+               {fmt("%.1f", value(param::dram_latency_index_chase))});
   if (has(param::l1_size_no_miss))  // runs analysed before the carve-out's own name have none
     expect_marks(std::string(carveout::kFamily.name), {fmt("largest L1 without misses: %.0f KiB",
                                                            value(param::l1_size_no_miss) / 1024)});

@@ -11,6 +11,7 @@
 
 #include "analysis/carveout.hpp"
 #include "analysis/fine_grained.hpp"
+#include "analysis/granularity.hpp"
 #include "memory_chase_checks.hpp"
 #include "parameter_checks.hpp"
 #include "recorded.hpp"
@@ -186,7 +187,7 @@ TEST(FineGrained, ConstantLevelsFromTheColdTrace) {
 
 TEST(FineGrained, NothingFromNothing) {
   EXPECT_TRUE(analyze("fine_grained", {}).empty());
-  EXPECT_TRUE(analyze("granularity", {}).empty());
+  EXPECT_TRUE(analyze(std::string(granularity::kFamily.name), {}).empty());
   EXPECT_TRUE(analyze(std::string(carveout::kFamily.name), {}).empty());
   EXPECT_TRUE(analyze("tlb", {}).empty());
 }

@@ -31,11 +31,12 @@ std::vector<Observation> stride_rows(const std::string& path, double g, double b
   for (int w : widths)
     for (double s = w; s <= 1024; s *= 2)
       for (const char* res : {"cold", "resident"}) {
-        Params p = {{"path", path}, {"width_bytes", std::to_string(w)}, {"stride_bytes", num(s)}};
-        if (limit) p.emplace_back("l2_fetch_limit_bytes", num(limit));
-        p.emplace_back("residency", res);
+        Params p = {
+            {kPathColumn, path}, {kWidthColumn, std::to_string(w)}, {kStrideColumn, num(s)}};
+        if (limit) p.emplace_back(kFetchLimitColumn, num(limit));
+        p.emplace_back(kResidencyColumn, res);
         double y = std::string(res) == "cold" ? base + penalty * std::min(1.0, s / g) : base;
-        out.push_back(row("granularity", "stride", p, y + noise(rng), "cycles"));
+        out.push_back(row(std::string(kFamily.name), kStrideProbe, p, y + noise(rng), "cycles"));
       }
   return out;
 }
@@ -55,8 +56,9 @@ std::vector<Observation> l2_capacity_rows(double line, double capacity) {
     const double hi = std::floor(4 * capacity * stride / 32 / q) * q;
     auto at = [&](double f) {
       double y = l2_cycles(f, stride, line, capacity);
-      out.push_back(row("granularity", "l2_capacity",
-                        {{"stride_bytes", num(stride)}, {"footprint_bytes", num(f)}}, y, "cycles"));
+      out.push_back(row(std::string(kFamily.name), kL2CapacityProbe,
+                        {{kStrideColumn, num(stride)}, {memory_chase::kFootprintColumn, num(f)}}, y,
+                        "cycles"));
       return y;
     };
     double ylo = at(lo), yhi = at(hi);
@@ -76,7 +78,8 @@ TEST(Granularity, FitFindsTheFetchUnit) {
     std::mt19937 rng(static_cast<unsigned>(g));
     std::vector<std::pair<double, double>> pts;
     for (const auto& o : stride_rows("l1", g, 40, 230, rng, {4}))
-      if (o.param_text("residency") == "cold") pts.emplace_back(o.param("stride_bytes"), o.value);
+      if (o.param_text(kResidencyColumn) == "cold")
+        pts.emplace_back(o.param(kStrideColumn), o.value);
     auto f = fit_fetch_granularity(pts);
     ASSERT_TRUE(f) << g;
     EXPECT_EQ(f->granularity, g);
@@ -106,7 +109,7 @@ TEST(Granularity, AnalyzerReportsEveryPath) {
   add(stride_rows("l2", 32, 280, 350, rng, {4, 8, 16}, 32));  // smallest limit: the sector
   add(stride_rows("constant", 64, 30, 60, rng, {4}));
   add(l2_capacity_rows(128, 50 * kMiB));
-  auto ps = analyze("granularity", obs);
+  auto ps = analyze(std::string(kFamily.name), obs);
   const std::map<std::string, double> want = {{param::l1_sector_size, 32},
                                               {param::readonly_line_size, 32},
                                               {param::l2_sector_size, 32},
@@ -146,8 +149,8 @@ TEST(Granularity, BytesPerRequest) {
 }
 
 TEST(H100, Granularity) {
-  REQUIRE_RECORDED(have("granularity")) << "tests/data/h100_granularity.csv";
-  auto ps = h100("granularity");
+  REQUIRE_RECORDED(have(std::string(kFamily.name))) << "tests/data/h100_granularity.csv";
+  auto ps = h100(std::string(kFamily.name));
   for (const char* name :
        {param::l1_sector_size, param::l2_sector_size, param::readonly_line_size}) {
     const Parameter* p = find(ps, name);

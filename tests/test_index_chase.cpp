@@ -12,7 +12,7 @@ namespace {
 
 Observation cycles_row(const std::string& probe, double p05, double p50, double p95) {
   Observation o;
-  o.family = "index_chase";
+  o.family = std::string(index_chase::kFamily.name);
   o.probe = probe;
   o.value = o.p50 = p50;
   o.p05 = p05;
@@ -23,17 +23,20 @@ Observation cycles_row(const std::string& probe, double p05, double p50, double 
 }
 
 TEST(IndexChase, ParametersFromObservations) {
-  std::vector<Observation> obs = {cycles_row("shared", 28.5, 28.6, 28.7), cycles_row("l1", 39.5, 39.6, 39.7),
-                                  cycles_row("l2", 288, 290, 292), cycles_row("dram", 650, 660, 674),
-                                  cycles_row("atomic_shared_pair", 62.9, 63, 63.1),
-                                  cycles_row("atomic_global_pair", 520, 525, 530)};
+  std::vector<Observation> obs = {cycles_row(index_chase::kSharedProbe, 28.5, 28.6, 28.7),
+                                  cycles_row(index_chase::kL1Probe, 39.5, 39.6, 39.7),
+                                  cycles_row(index_chase::kL2Probe, 288, 290, 292),
+                                  cycles_row(index_chase::kDramProbe, 650, 660, 674),
+                                  cycles_row(index_chase::kAtomicSharedPairProbe, 62.9, 63, 63.1),
+                                  cycles_row(index_chase::kAtomicGlobalPairProbe, 520, 525, 530)};
   Observation sass;
-  sass.probe = "sass";
-  sass.params = {{"of", "shared"}, {"step", "IMAD.SHL.U32 R3, R2, 0x4, RZ; LDS R2, [R3]"}};
+  sass.probe = index_chase::kSassProbe;
+  sass.params = {{index_chase::kOfColumn, index_chase::kSharedProbe},
+                 {index_chase::kStepColumn, "IMAD.SHL.U32 R3, R2, 0x4, RZ; LDS R2, [R3]"}};
   sass.value = 2;
   sass.unit = "instructions";
   obs.push_back(sass);
-  auto ps = analyze("index_chase", obs);
+  auto ps = analyze(std::string(index_chase::kFamily.name), obs);
   ASSERT_EQ(ps.size(), 6u);
   for (const auto& p : ps) {
     ASSERT_TRUE(catalog().params.count(p.name)) << p.name;
@@ -63,10 +66,13 @@ TEST(IndexChase, EveryVariantSaysWhatItIncludes) {
 }
 
 TEST(IndexChase, PairWithoutItsLoadIsNotReported) {
-  auto ps = analyze("index_chase", {cycles_row("atomic_shared_pair", 62, 63, 64)});
+  auto ps = analyze(std::string(index_chase::kFamily.name),
+                    {cycles_row(index_chase::kAtomicSharedPairProbe, 62, 63, 64)});
   EXPECT_TRUE(ps.empty());
   // A pair no slower than its load alone gives no atomic latency.
-  ps = analyze("index_chase", {cycles_row("shared", 28, 29, 30), cycles_row("atomic_shared_pair", 27, 28, 29)});
+  ps = analyze(std::string(index_chase::kFamily.name),
+               {cycles_row(index_chase::kSharedProbe, 28, 29, 30),
+                cycles_row(index_chase::kAtomicSharedPairProbe, 27, 28, 29)});
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_EQ(ps[0].name, param::shared_latency_index_chase);
 }

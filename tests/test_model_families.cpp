@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/granularity.hpp"
 #include "base/csv.hpp"
 #include "base/parameter_names.hpp"
 #include "app/report.hpp"
@@ -33,7 +34,8 @@ namespace {
 
 constexpr unsigned kSeeds = 20;
 constexpr double kConfidentWrong = 0.5;  // a value this confident must be right
-const char* const kFamilies[] = {"granularity", "pipes", "dual_issue"};
+// kFamily.name views a string literal, so its data() ends in a NUL.
+const char* const kFamilies[] = {granularity::kFamily.name.data(), "pipes", "dual_issue"};
 
 struct Answer {
   std::string model, family, name;
@@ -58,7 +60,7 @@ bool right(const Truth& t, const Parameter& p) {
 
 std::vector<Observation> generate(const Gpu& g, const std::string& family, unsigned seed, Metadata* meta,
                                   std::vector<Skip>* skipped) {
-  if (family == "granularity") return generate_granularity(g, seed, meta);
+  if (family == granularity::kFamily.name) return generate_granularity(g, seed, meta);
   if (family == "pipes") return generate_pipes(g, seed, meta, skipped);
   return generate_dual_issue(g, seed, meta, skipped);
 }
@@ -167,12 +169,15 @@ TEST(ModelFamilies, RowsAreTheProbesShape) {
   std::set<std::string> probes;
   for (const auto& o : generate_granularity(g, 0, &meta)) {
     probes.insert(o.probe);
-    const bool stride = o.probe == "stride";
-    for (const char* k : {"path", "width_bytes", "residency"}) EXPECT_EQ(o.param_text(k).empty(), !stride) << k;
-    EXPECT_FALSE(o.param_text("stride_bytes").empty());
-    EXPECT_EQ(o.param_text("footprint_bytes").empty(), stride);
+    const bool stride = o.probe == granularity::kStrideProbe;
+    for (const char* k :
+         {granularity::kPathColumn, granularity::kWidthColumn, granularity::kResidencyColumn})
+      EXPECT_EQ(o.param_text(k).empty(), !stride) << k;
+    EXPECT_FALSE(o.param_text(granularity::kStrideColumn).empty());
+    EXPECT_EQ(o.param_text(memory_chase::kFootprintColumn).empty(), stride);
   }
-  EXPECT_EQ(probes, (std::set<std::string>{"stride", "l2_capacity"}));
+  EXPECT_EQ(probes,
+            (std::set<std::string>{granularity::kStrideProbe, granularity::kL2CapacityProbe}));
   for (const auto& o : generate_pipes(g, 0, &meta, &skipped)) {
     EXPECT_FALSE(o.param_text("mode").empty());
     EXPECT_TRUE(o.unit == "results/clk/SM" || o.unit == "cycles" || o.unit == "ns") << o.unit;
@@ -290,7 +295,7 @@ TEST(ModelFamilies, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
   check_known_failures(kKnownFailures, failures);
   for (const auto& [family, c] : per_family)
     std::cout << "families bench, " << family << ": " << c.first << " of " << c.second << " answers right\n";
-  EXPECT_GT(per_family["granularity"].second, 0);
+  EXPECT_GT(per_family[std::string(granularity::kFamily.name)].second, 0);
   EXPECT_GT(per_family["pipes"].second, 0);
   EXPECT_GT(per_family["dual_issue"].second, 0);
 }
@@ -307,10 +312,10 @@ TEST(ModelFamilies, TheGatesCatchAWrongTruth) {
   g.fam.readonly_fetch.value = 128;
   g.fam.fp64.value = g.fam.fp32.value / 2;
   std::map<std::string, Parameter> got;
-  for (const auto& p : analyze("granularity", rows, meta)) got[p.name] = p;
+  for (const auto& p : analyze(std::string(granularity::kFamily.name), rows, meta)) got[p.name] = p;
   for (const auto& p : analyze("pipes", pipes_rows, meta)) got[p.name] = p;
   int wrong = 0;
-  for (const char* family : {"granularity", "pipes"})
+  for (const char* family : {granularity::kFamily.name.data(), "pipes"})
     for (const auto& t : family_truths(g, family))
       if (t.name == param::l1_sector_size || t.name == param::readonly_line_size ||
           t.name == param::fp64_fp32_throughput_ratio) {

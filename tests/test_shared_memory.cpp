@@ -311,7 +311,7 @@ TEST(SharedAnalyzer, RegisteredAndReproducibleFromCsv) {
     EXPECT_NEAR(direct[i].value, via_registry[i].value, 1e-9 * std::abs(direct[i].value));
   }
   EXPECT_FALSE(analyze("atomics", {}).size());
-  EXPECT_FALSE(analyze("transpose", {}).size());
+  EXPECT_FALSE(analyze(std::string(transpose::kFamily.name), {}).size());
 }
 
 TEST(AtomicsAnalyzer, PicksTheDocumentedCases) {
@@ -348,13 +348,22 @@ TEST(AtomicsAnalyzer, PicksTheDocumentedCases) {
 
 TEST(TransposeAnalyzer, RatioWithBounds) {
   std::vector<Observation> obs = {
-      row("transpose", transpose::kTranspose, {{"type", "float"}, {"padding", "0"}, {"n", "7040"}}, 300,
-          "us"),
-      row("transpose", transpose::kTranspose, {{"type", "float"}, {"padding", "1"}, {"n", "7040"}}, 150,
-          "us"),
-      row("transpose", transpose::kTranspose, {{"type", "double"}, {"padding", "0"}, {"n", "4992"}},
+      row(std::string(transpose::kFamily.name), transpose::kTransposeProbe,
+          {{transpose::kTypeColumn, "float"},
+           {transpose::kPaddingColumn, "0"},
+           {transpose::kSideColumn, "7040"}},
+          300, "us"),
+      row(std::string(transpose::kFamily.name), transpose::kTransposeProbe,
+          {{transpose::kTypeColumn, "float"},
+           {transpose::kPaddingColumn, "1"},
+           {transpose::kSideColumn, "7040"}},
+          150, "us"),
+      row(std::string(transpose::kFamily.name), transpose::kTransposeProbe,
+          {{transpose::kTypeColumn, "double"},
+           {transpose::kPaddingColumn, "0"},
+           {transpose::kSideColumn, "4992"}},
           200, "us")};
-  auto ps = analyze("transpose", obs);
+  auto ps = analyze(std::string(transpose::kFamily.name), obs);
   ASSERT_EQ(ps.size(), 1u);  // double has no padded time: nothing to compare
   EXPECT_EQ(ps[0].name, param::transpose_padding_speedup_float);
   EXPECT_DOUBLE_EQ(ps[0].value, 2.0);
@@ -433,9 +442,9 @@ TEST(RecordedH100, Atomics) {
 }
 
 TEST(RecordedH100, Transpose) {
-  auto obs = recorded("transpose");
+  auto obs = recorded(std::string(transpose::kFamily.name));
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_transpose.csv";
-  auto ps = analyze("transpose", obs);
+  auto ps = analyze(std::string(transpose::kFamily.name), obs);
   // Float: the unpadded tile's 32-way conflicts cost more shared-memory passes than the DRAM
   // time of a tile, so padding shows. Double: a tile moves twice the bytes for about the same
   // passes, so a DRAM-bound transpose may hide the conflicts; padding must not hurt.

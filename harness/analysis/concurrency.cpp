@@ -57,7 +57,7 @@ std::optional<ConcurrencyLimit> concurrency_limit(const std::vector<Observation>
   int agree = 0;
   const double tolerance = std::max(1.0, kAgreeShare * level);
   for (const auto& o : rows) {
-    if (!(o.param("streams") > level) || !std::isfinite(o.p50)) continue;
+    if (!(o.param(kStreamsColumn) > level) || !std::isfinite(o.p50)) continue;
     ++c.saturated_points;
     c.low = std::min(c.low, o.p50);
     if (level - o.p50 <= tolerance) ++agree;
@@ -72,13 +72,13 @@ std::optional<ConcurrencyLimit> concurrency_limit(const std::vector<Observation>
 }
 
 std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs, const Metadata&) {
-  const std::string ev = "concurrency.csv";
+  const std::string ev = std::string(kFamily.name) + ".csv";
   std::vector<Parameter> out;
 
-  auto kernels = select(obs, "concurrent_kernels", "kernels");
+  auto kernels = select(obs, kConcurrentKernelsProbe, kKernelsUnit);
   if (auto c = concurrency_limit(kernels)) {
     const std::string connections =
-        kernels.empty() ? std::string() : kernels.front().param_text("connections");
+        kernels.empty() ? std::string() : kernels.front().param_text(kConnectionsColumn);
     std::string method =
         "one-warp spin kernels, one per non-blocking stream, start/stop "
         "stamped with %globaltimer, most overlapping at once; the count stays at " +
@@ -89,18 +89,18 @@ std::vector<Parameter> analyze_concurrency(const std::vector<Observation>& obs, 
       if (std::sscanf(connections.c_str(), "%lf", &conn) == 1 && conn == c->value)
         method += " (the limit seen is the number of hardware queues the streams share)";
     }
-    out.push_back({param::max_concurrent_kernels, c->value, "kernels", c->low, c->high,
+    out.push_back({param::max_concurrent_kernels, c->value, kKernelsUnit, c->low, c->high,
                    c->confidence, method, ev});
   }
 
-  auto launches = select(obs, "launch", "us");
-  if (const Observation* plain = analysis::find_row(launches, {{"mode", "stream"}})) {
+  auto launches = select(obs, kLaunchProbe, "us");
+  if (const Observation* plain = analysis::find_row(launches, {{kModeColumn, "stream"}})) {
     std::string method = "back-to-back empty kernels (one warp) in one stream, events around " +
-                         plain->param_text("kernels") + " launches, per kernel, median of " +
+                         plain->param_text(kKernelsColumn) + " launches, per kernel, median of " +
                          std::to_string(plain->reps);
-    if (const Observation* graph = analysis::find_row(launches, {{"mode", "graph"}}))
+    if (const Observation* graph = analysis::find_row(launches, {{kModeColumn, "graph"}}))
       method += "; the same kernels as one CUDA graph: " + format_printf("%.2f", graph->p50) + " us each";
-    auto latency = select(obs, "launch_latency", "us");
+    auto latency = select(obs, kLaunchLatencyProbe, "us");
     if (!latency.empty())
       method += "; one launch + stream synchronize, host round trip: " +
                 format_printf("%.1f", latency.front().p50) + " us";

@@ -9,6 +9,24 @@
 
 namespace gpuprobe::concurrency {
 
+// The names of concurrency.csv, written by the driver and read by the analyzer and the tests.
+constexpr const char* kConcurrentKernelsProbe = "concurrent_kernels";  // most running at once
+constexpr const char* kPriorityProbe = "priority";  // share of waiting blocks overtaken
+constexpr const char* kLaunchProbe = "launch";      // per-kernel time of back-to-back kernels
+constexpr const char* kLaunchLatencyProbe = "launch_latency";  // one launch + synchronize
+constexpr const char* kWavesProbe = "waves";                   // time against grid size
+constexpr const char* kKernelsUnit = "kernels";    // concurrent_kernels' unit: kernels at once
+constexpr const char* kStreamsColumn = "streams";  // kernels launched, one per stream
+constexpr const char* kConnectionsColumn = "connections";  // CUDA_DEVICE_MAX_CONNECTIONS
+constexpr const char* kSecondColumn = "second";            // the later kernel's priority
+constexpr const char* kFirstWavesColumn = "first_waves";   // the running kernel's waves
+constexpr const char* kWaveBlocksColumn = "wave_blocks";   // blocks resident at once
+constexpr const char* kModeColumn = "mode";                // stream or graph
+constexpr const char* kKernelsColumn = "kernels";          // launches timed together
+constexpr const char* kBlocksColumn = "blocks";            // the grid
+constexpr const char* kWavesColumn = "waves";              // the grid in waves
+constexpr const char* kBlockUsColumn = "block_us";         // one block's spin
+
 struct Interval {
   double start = 0, stop = 0;
 };

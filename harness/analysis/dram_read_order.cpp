@@ -74,9 +74,9 @@ std::vector<CodeExpectation> dram_read_order_expectations() {
   std::vector<CodeExpectation> out;
   for (const ReadKernel& k : kReadKernels) {
     CodeExpectation e;
-    e.source = "dram_read_order";
+    e.source = std::string(kFamily.name);
     e.kernel = read_kernel_name(k.width, k.hint, k.ilp);
-    e.probe = "read";
+    e.probe = kReadProbe;
     e.min_arch = kHints[k.hint].min_arch;
     // One pass of the loop holds ILP accesses of width/16 vector loads each, every one with
     // the variant's cache operator and hints, and no other global load.
@@ -88,9 +88,9 @@ std::vector<CodeExpectation> dram_read_order_expectations() {
     out.push_back(e);
   }
   CodeExpectation bulk;
-  bulk.source = "dram_read_order";
+  bulk.source = std::string(kFamily.name);
   bulk.kernel = bulk_kernel_name();
-  bulk.probe = "read_bulk";
+  bulk.probe = kReadBulkProbe;
   bulk.min_arch = 90;
   bulk.ptx = {{R"(^cp\.async\.bulk\.shared::cluster\.global\.mbarrier::complete_tx::bytes )", -1, false},
               {R"(^mbarrier\.try_wait\.parity)", -1, false}};
@@ -103,13 +103,15 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(dram_read_order_expectations);
 
 // "block order, 32 B ld.global.cg x 2, ILP 4, 2 blocks/SM of 256, 132 SMs"
 std::string describe(const Observation& o) {
-  std::string s = o.param_text("order") + " order, ";
-  if (o.probe == "read_bulk")
-    s += o.param_text("width_bytes") + " B cp.async.bulk chunks, " + o.param_text("ilp") + " in flight";
+  std::string s = o.param_text(kOrderColumn) + " order, ";
+  if (o.probe == kReadBulkProbe)
+    s += o.param_text(kWidthColumn) + " B cp.async.bulk chunks, " + o.param_text(kIlpColumn) +
+         " in flight";
   else
-    s += o.param_text("width_bytes") + " B " + o.param_text("op") + ", ILP " + o.param_text("ilp");
-  return s + ", " + o.param_text("blocks_per_sm") + " blocks/SM of " + o.param_text("threads") + ", " +
-         o.param_text("sms") + " SMs";
+    s += o.param_text(kWidthColumn) + " B " + o.param_text(kOpColumn) + ", ILP " +
+         o.param_text(kIlpColumn);
+  return s + ", " + o.param_text(kBlocksPerSmColumn) + " blocks/SM of " +
+         o.param_text(kThreadsColumn) + ", " + o.param_text(kSmsColumn) + " SMs";
 }
 
 // The best of many kernels is whichever the run's noise favours: three full runs in a row on one
@@ -122,21 +124,21 @@ constexpr double kBestRunToRun = 0.01;
 std::vector<Parameter> analyze_dram_read_order(const std::vector<Observation>& obs, const Metadata&) {
   const Observation* best = nullptr;
   int kernels = 0;
-  std::vector<Observation> rows = analysis::finite_rows(obs, "read", "GB/s");
-  for (const auto& o : analysis::finite_rows(obs, "read_bulk", "GB/s")) rows.push_back(o);
+  std::vector<Observation> rows = analysis::finite_rows(obs, kReadProbe, "GB/s");
+  for (const auto& o : analysis::finite_rows(obs, kReadBulkProbe, "GB/s")) rows.push_back(o);
   for (const auto& o : rows) {
     ++kernels;
     if (!best || o.p50 > best->p50) best = &o;
   }
   if (!best) return {};
-  const std::string evidence = analysis::evidence_file(obs, "dram_read_order");
+  const std::string evidence = analysis::evidence_file(obs, std::string(kFamily.name));
   const std::string what = "best of " + std::to_string(kernels) + " DRAM read kernels (32x L2): " +
                            dram_read_order::describe(*best);
   std::vector<Parameter> out;
   Parameter bw{param::dram_read_bandwidth_best,    best->p50, "GB/s",  best->p05, best->p95,
                analysis::spread_confidence(*best), what,      evidence};
   analysis::widen_to_repeat(bw, kBestRunToRun, "what runs in a row moved it");
-  const std::vector<Observation> peak = analysis::finite_rows(obs, "dram_theoretical", "GB/s");
+  const std::vector<Observation> peak = analysis::finite_rows(obs, kTheoreticalProbe, "GB/s");
   if (!peak.empty() && peak.front().value > 0) {
     const double theoretical = peak.front().value;
     bw.method += "; " + analysis::num(100 * best->p50 / theoretical) + " % of the theoretical " +

@@ -12,6 +12,21 @@
 
 namespace gpuprobe::dram_read_order {
 
+// The names of dram_read_order.csv, written by the driver and read by the analyzer and the
+// tests; the footprint column is memory_chase::kFootprintColumn (analysis/common/).
+constexpr const char* kReadProbe = "read";                     // GB/s of a read kernel of loads
+constexpr const char* kReadBulkProbe = "read_bulk";            // GB/s of cp.async.bulk reads
+constexpr const char* kTheoreticalProbe = "dram_theoretical";  // 2 x memory clock x bus width
+constexpr const char* kOrderColumn = "order";                  // order_name(): grid, block, warp
+constexpr const char* kWidthColumn = "width_bytes";            // bytes per access (bulk: per chunk)
+constexpr const char* kOpColumn = "op";            // the load's instruction, or cp.async.bulk
+constexpr const char* kIlpColumn = "ilp";          // accesses in flight (bulk: stages)
+constexpr const char* kThreadsColumn = "threads";  // threads per block
+constexpr const char* kBlocksPerSmColumn = "blocks_per_sm";
+constexpr const char* kSmsColumn = "sms";                       // the SMs that read
+constexpr const char* kMemoryClockColumn = "memory_clock_mhz";  // the theoretical row's inputs
+constexpr const char* kBusWidthColumn = "bus_width_bits";
+
 // How the grid walks a buffer of N accesses, each pass front to back:
 //   grid:  the whole grid together (thread t reads t, t + T, ...; T threads in the grid);
 //   block: each block its own contiguous chunk of N / blocks accesses, its threads together;

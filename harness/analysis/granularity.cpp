@@ -181,7 +181,7 @@ namespace {
 // Line (allocation) size of L2: the footprint at which cycles per access pass half-way from the
 // L2 hit level to the DRAM level (both read off the smallest stride), per stride.
 std::optional<Parameter> l2_line_size(const std::vector<Observation>& obs, const std::string& ev) {
-  auto l2 = grouped(obs, "l2_capacity", "cycles", {}, "stride_bytes", "footprint_bytes");
+  auto l2 = grouped(obs, kL2CapacityProbe, "cycles", {}, kStrideColumn, kFootprintColumn);
   XY caps;
   bool fit_after_miss = false;
   if (!l2.empty()) {
@@ -218,16 +218,16 @@ std::optional<Parameter> l2_line_size(const std::vector<Observation>& obs, const
 
 std::vector<Parameter> analyze_granularity(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
-  const std::string ev = "granularity.csv";
+  const std::string ev = std::string(kFamily.name) + ".csv";
   for (const auto& p : kPaths) {
     // One fit per access width (and, for L2, per fetch-granularity limit); the widths must
     // agree. For L2 the smallest limit is the one that shows the sector itself.
     std::map<std::pair<double, double>, XY> by_limit_width;
-    for (const auto& o : select(obs, "stride", "cycles")) {
-      if (o.param_text("path") != p.path || o.param_text("residency") != "cold") continue;
-      double limit = o.param("l2_fetch_limit_bytes");
-      by_limit_width[{std::isfinite(limit) ? limit : 0, o.param("width_bytes")}].emplace_back(
-          o.param("stride_bytes"), o.value);
+    for (const auto& o : select(obs, kStrideProbe, "cycles")) {
+      if (o.param_text(kPathColumn) != p.path || o.param_text(kResidencyColumn) != "cold") continue;
+      double limit = o.param(kFetchLimitColumn);
+      by_limit_width[{std::isfinite(limit) ? limit : 0, o.param(kWidthColumn)}].emplace_back(
+          o.param(kStrideColumn), o.value);
     }
     double chosen_limit = kNaN;
     const double smallest_limit = by_limit_width.empty() ? kNaN : by_limit_width.begin()->first.first;
@@ -290,13 +290,13 @@ std::vector<CodeExpectation> expectations() {
   // The walks time two chains (cold, then resident): the path's load, not one chain.
   for (int path : {kL1, kReadonly, kL2})
     for (int width : {4, 8, 16})
-      out.push_back(expectation(std::string(kFamily.name), stride_walk(path, width), "stride",
+      out.push_back(expectation(std::string(kFamily.name), stride_walk(path, width), kStrideProbe,
                                 ptx_load(path, width, false), sass_load(path)));
-  out.push_back(expectation(std::string(kFamily.name), kConstWalk, "stride", {R"(^ld\.const\.u32 )", -1, false},
-                            {"^LDC", -1, false}));
-  out.push_back(expectation(std::string(kFamily.name), "granularity::warp_pattern", "warp_pattern",
-                            ptx_load(kL2, 4, false), sass_load(kL2)));
-  out.push_back(expectation(std::string(kFamily.name), "granularity::flush_l2", "stride",
+  out.push_back(expectation(std::string(kFamily.name), kConstWalk, kStrideProbe,
+                            {R"(^ld\.const\.u32 )", -1, false}, {"^LDC", -1, false}));
+  out.push_back(expectation(std::string(kFamily.name), "granularity::warp_pattern",
+                            kWarpPatternProbe, ptx_load(kL2, 4, false), sass_load(kL2)));
+  out.push_back(expectation(std::string(kFamily.name), "granularity::flush_l2", kStrideProbe,
                             {R"(^ld\.global\.cg\.v4\.u32 )", -1, false}, sass_load(kL2)));
   return out;
 }
@@ -321,14 +321,14 @@ void search_capacity(double l2_bytes, double max_bytes, double stride, double fi
 }
 
 std::vector<std::string> kernels(const std::string& probe) {
-  if (probe == "stride") {
+  if (probe == kStrideProbe) {
     std::vector<std::string> k = {kConstWalk, "granularity::flush_l2", kWriteChain32, kWriteChain64};
     for (int path : {kL1, kReadonly, kL2})
       for (int width : {4, 8, 16}) k.push_back(stride_walk(path, width));
     return k;
   }
-  if (probe == "warp_pattern") return {"granularity::warp_pattern"};
-  if (probe == "l2_capacity") return {chase_kernel(false, loader(kL2, 8)), kWriteChain64};
+  if (probe == kWarpPatternProbe) return {"granularity::warp_pattern"};
+  if (probe == kL2CapacityProbe) return {chase_kernel(false, loader(kL2, 8)), kWriteChain64};
   return {};
 }
 

@@ -13,6 +13,20 @@
 
 namespace gpuprobe::granularity {
 
+// The names of granularity.csv, written by the driver and read by the analyzer, the tests and
+// the model GPUs; the capacity rows' footprint is memory_chase::kFootprintColumn.
+constexpr const char* kStrideProbe = "stride";             // cycles per access of a walk
+constexpr const char* kL2CapacityProbe = "l2_capacity";    // cycles per access against footprint
+constexpr const char* kWarpPatternProbe = "warp_pattern";  // GB/s, and bytes per warp request
+constexpr const char* kPathColumn = "path";                // l1, readonly, l2 or constant
+constexpr const char* kWidthColumn = "width_bytes";        // bytes per access
+constexpr const char* kStrideColumn = "stride_bytes";      // bytes between accesses
+constexpr const char* kFetchLimitColumn = "l2_fetch_limit_bytes";  // cudaLimitMaxL2FetchGranularity
+constexpr const char* kResidencyColumn = "residency";              // cold or resident
+constexpr const char* kLevelColumn = "level";               // where a warp pattern reads: l2, dram
+constexpr const char* kPatternColumn = "pattern";           // the warp's addresses
+constexpr const char* kStrideWordsColumn = "stride_words";  // a strided pattern's stride
+
 // avg cycles per access = base + penalty * min(1, stride / granularity): every access that
 // starts a new fetch unit misses. Candidates are powers of two.
 struct GranularityFit {

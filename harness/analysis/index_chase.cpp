@@ -11,13 +11,13 @@ namespace gpuprobe::index_chase {
 
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> v = {
-      {"shared", "index_chase::shared_chase", R"(^LDS)", param::shared_latency_index_chase},
-      {"l1", "index_chase::global_chase<false>", R"(^LDG)", param::l1_hit_latency_index_chase},
-      {"l2", "index_chase::global_chase<true>", R"(^LDG)", param::l2_hit_latency_index_chase},
-      {"dram", "index_chase::global_chase<false>", R"(^LDG)", param::dram_latency_index_chase},
-      {"atomic_shared_pair", "index_chase::shared_pair", R"(^ATOMS)",
+      {kSharedProbe, "index_chase::shared_chase", R"(^LDS)", param::shared_latency_index_chase},
+      {kL1Probe, "index_chase::global_chase<false>", R"(^LDG)", param::l1_hit_latency_index_chase},
+      {kL2Probe, "index_chase::global_chase<true>", R"(^LDG)", param::l2_hit_latency_index_chase},
+      {kDramProbe, "index_chase::global_chase<false>", R"(^LDG)", param::dram_latency_index_chase},
+      {kAtomicSharedPairProbe, "index_chase::shared_pair", R"(^ATOMS)",
        param::atomic_shared_latency_result_pair},
-      {"atomic_global_pair", "index_chase::global_pair", R"(^ATOMG)",
+      {kAtomicGlobalPairProbe, "index_chase::global_pair", R"(^ATOMG)",
        param::atomic_global_latency_result_pair},
   };
   return v;
@@ -55,22 +55,23 @@ std::vector<CodeExpectation> index_chase_expectations() {
     out.push_back(e);
   };
   // The chains' layout: untimed stores.
-  add("index_chase::fill_stride", "l1", {{R"(^st\.global\.u32 )", -1, false}}, {{R"(^STG\.E )", -1, false}});
-  add("index_chase::fill_identity", "atomic_global_pair", {{R"(^st\.global\.u32 )", -1, false}},
+  add("index_chase::fill_stride", kL1Probe, {{R"(^st\.global\.u32 )", -1, false}},
+      {{R"(^STG\.E )", -1, false}});
+  add("index_chase::fill_identity", kAtomicGlobalPairProbe, {{R"(^st\.global\.u32 )", -1, false}},
       {{R"(^STG\.E )", -1, false}});
   // kSteps dependent loads per trip, the index turned into an address in the loop.
-  add("index_chase::shared_chase", "shared", {{R"(^ld\.shared\.u32 )", kSteps, true}},
+  add("index_chase::shared_chase", kSharedProbe, {{R"(^ld\.shared\.u32 )", kSteps, true}},
       {{R"(^LDS)", kSteps, true}});
-  add("index_chase::global_chase<false>", "l1", {{R"(^ld\.global\.u32 )", kSteps, true}},
+  add("index_chase::global_chase<false>", kL1Probe, {{R"(^ld\.global\.u32 )", kSteps, true}},
       {{R"(^LDG\.E )", kSteps, true}});
-  add("index_chase::global_chase<true>", "l2", {{R"(^ld\.global\.cg\.u32 )", kSteps, true}},
+  add("index_chase::global_chase<true>", kL2Probe, {{R"(^ld\.global\.cg\.u32 )", kSteps, true}},
       {{R"(^LDG\.E)", kSteps, true}});
   // The pair: kSteps atomics, each result indexing the next load, each load's value the next
   // atomic's index.
-  add("index_chase::shared_pair", "atomic_shared_pair",
+  add("index_chase::shared_pair", kAtomicSharedPairProbe,
       {{R"(^atom\.shared\.add\.u32 )", kSteps, false}, {R"(^ld\.shared\.u32 )", kSteps, false}},
       {{R"(^ATOMS\.ADD )", kSteps, false}, {R"(^(ATOMS\.ADD|LDS) )", 2 * kSteps, true}});
-  add("index_chase::global_pair", "atomic_global_pair",
+  add("index_chase::global_pair", kAtomicGlobalPairProbe,
       {{R"(^atom\.global\.add\.u32 )", kSteps, false}, {R"(^ld\.global\.u32 )", kSteps, false}},
       {{R"(^ATOMG\.E\.ADD)", kSteps, false}, {R"(^(ATOMG\.E\.ADD|LDG\.E))", 2 * kSteps, true}});
   return out;
@@ -89,7 +90,8 @@ std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, 
   };
   auto sass_of = [&](const std::string& probe) -> std::string {
     for (const auto& o : obs)
-      if (o.probe == "sass" && o.param_text("of") == probe) return o.param_text("step");
+      if (o.probe == kSassProbe && o.param_text(kOfColumn) == probe)
+        return o.param_text(kStepColumn);
     return "";
   };
   for (const auto& v : index_chase::variants()) {
@@ -102,11 +104,11 @@ std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, 
     p.low = o->p05;
     p.high = o->p95;
     p.confidence = analysis::spread_confidence(*o);
-    p.evidence = "index_chase.csv";
+    p.evidence = std::string(kFamily.name) + ".csv";
     // The pair's load B is timed alone by the chase of the same kind of load.
-    const char* base = std::string(v.probe) == "atomic_shared_pair"   ? "shared"
-                       : std::string(v.probe) == "atomic_global_pair" ? "l1"
-                                                                      : nullptr;
+    const char* base = std::string(v.probe) == kAtomicSharedPairProbe   ? kSharedProbe
+                       : std::string(v.probe) == kAtomicGlobalPairProbe ? kL1Probe
+                                                                        : nullptr;
     if (base) {
       const Observation* b = row(base);
       if (!b) continue;
@@ -118,14 +120,15 @@ std::vector<Parameter> analyze_index_chase(const std::vector<Observation>& obs, 
     }
     // Newer rows say the lines the pair's atomics stepped over; older ones had one
     // placement of a few lines.
-    const bool global_pair = std::string(v.probe) == "atomic_global_pair";
-    const bool one_placement = global_pair && !(o->param("lines") > 1);
+    const bool global_pair = std::string(v.probe) == kAtomicGlobalPairProbe;
+    const bool one_placement = global_pair && !(o->param(kLinesColumn) > 1);
     if (one_placement) p.confidence = std::min(p.confidence, index_chase::kOnePlacementConfidence);
-    const std::string over_lines =
-        global_pair && !one_placement
-            ? "; the atomics step over " + analysis::num(o->param("lines")) + " lines " +
-                  analysis::num(o->param("line_stride_bytes"), 4) + " B apart: the mean over their L2 slices"
-            : "";
+    const std::string over_lines = global_pair && !one_placement
+                                       ? "; the atomics step over " +
+                                             analysis::num(o->param(kLinesColumn)) + " lines " +
+                                             analysis::num(o->param(kLineStrideColumn), 4) +
+                                             " B apart: the mean over their L2 slices"
+                                       : "";
     std::string step = sass_of(v.probe);
     auto includes = catalog().includes.find(v.parameter);
     p.method = std::string(base ? "result_pair: " : "index_chase: ") + "includes " +

@@ -24,6 +24,20 @@ constexpr int kSteps = 16;  // dependent steps per unrolled loop trip (the code 
 constexpr int kPairLines = 256;
 constexpr int kPairStrideBytes = 4096 + 128;
 
+// The names of index_chase.csv, written by the driver and read by the analyzer and the tests.
+constexpr const char* kSharedProbe = "shared";  // j = s[j] in shared memory
+constexpr const char* kL1Probe = "l1";          // j = a[j] over lines that stay in L1
+constexpr const char* kL2Probe = "l2";          // j = a[j] with ld.cg, L1 bypassed
+constexpr const char* kDramProbe = "dram";      // j = a[j], every step a new line, L2 flushed
+constexpr const char* kAtomicSharedPairProbe = "atomic_shared_pair";  // atomic, then its load
+constexpr const char* kAtomicGlobalPairProbe = "atomic_global_pair";  // the same in global
+constexpr const char* kSassProbe = "sass";     // the SASS of one step, as evidence
+constexpr const char* kStepsColumn = "steps";  // a point's timed steps
+constexpr const char* kLinesColumn = "lines";  // the lines the global pair's atomics step over
+constexpr const char* kLineStrideColumn = "line_stride_bytes";  // and the bytes between them
+constexpr const char* kOfColumn = "of";                         // a sass row's probe
+constexpr const char* kStepColumn = "step";  // a sass row's instructions, "; "-separated
+
 struct Variant {
   const char* probe;      // observations' probe
   const char* kernel;     // kernel_name() of its kernel

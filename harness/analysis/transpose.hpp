@@ -8,8 +8,12 @@
 
 namespace gpuprobe::transpose {
 
-constexpr const char* kTranspose = "transpose";             // us per kernel
-constexpr const char* kPaddingSpeedup = "padding_speedup";  // unpadded time / padded time
+// The names of transpose.csv, written by the driver and read by the analyzer and the tests.
+constexpr const char* kTransposeProbe = "transpose";             // us per kernel
+constexpr const char* kPaddingSpeedupProbe = "padding_speedup";  // unpadded time / padded time
+constexpr const char* kTypeColumn = "type";                      // the element: float or double
+constexpr const char* kPaddingColumn = "padding";  // columns of padding per tile row: 0 or 1
+constexpr const char* kSideColumn = "n";           // the square matrix's side (elements)
 
 std::vector<Parameter> analyze_transpose(const std::vector<Observation>& obs, const Metadata& meta);
 
