@@ -91,11 +91,13 @@ __global__ void stencil7(const float* in, float* out, int n, float c0, float c1)
             z = blockIdx.z;
   if (x >= n || y >= n) return;
   const size_t plane = size_t(n) * n, i = z * plane + size_t(y) * n + x;
+  // One load of the centre for both paths (some targets' compilers load it twice otherwise).
+  const float centre = in[i];
   if (x == 0 || y == 0 || z == 0 || x == n - 1 || y == n - 1 || z == n - 1) {
-    out[i] = in[i];
+    out[i] = centre;
     return;
   }
-  float v = c0 * in[i];
+  float v = c0 * centre;
   v = fmaf(c1, in[i - 1], v);
   v = fmaf(c1, in[i + 1], v);
   v = fmaf(c1, in[i - n], v);
