@@ -309,6 +309,31 @@ void keep_lost_families(const Inputs& in, const std::map<std::string, size_t>& r
   }
 }
 
+// Each row of parameters.csv whose evidence names a family's file the run does not hold (a
+// name mangled or renamed: "divergence.csv" with bytes after it) and that no analyzer gave
+// again: nothing can infer it, so it is kept, and that is an error; with --drop-missing it is
+// dropped, a warning.
+void keep_rows_of_absent_files(const Inputs& in, const AnalyzeOptions& opt, RunAnalysis& a) {
+  for (const auto& p : rows_of_file(in, opt, "")) {
+    const std::string file = evidence_path(p.evidence);
+    const size_t csv = file.rfind(".csv");
+    if (csv == std::string::npos || !analyzers().count(file.substr(0, csv)) ||
+        in.tables.count(file) || in.broken.count(file))
+      continue;
+    if (std::any_of(a.params.begin(), a.params.end(),
+                    [&](const Parameter& q) { return q.name == p.name; }))
+      continue;
+    const std::string why = in.path(kParametersFile) + ": " + p.name + ": its evidence '" + file +
+                            "' is not in the run";
+    if (opt.drop_missing) {
+      a.warnings.push_back(why + ": the row dropped (--drop-missing)");
+      continue;
+    }
+    a.params.push_back(p);
+    a.errors.push_back(why + ": the row kept, not inferred again (--drop-missing drops it)");
+  }
+}
+
 // The status lines replace any an earlier analysis wrote.
 void set_status_lines(RunAnalysis& a) {
   a.meta.erase(std::remove_if(a.meta.begin(), a.meta.end(),
@@ -438,6 +463,7 @@ RunAnalysis analyze_run_files(const std::string& dir, const std::vector<RunFile>
     if (!is_run_level_file(fs::path(f.name).stem().string()))
       analyze_family_file(in, f.name, a, read);
   keep_lost_families(in, read, opt, a);
+  keep_rows_of_absent_files(in, opt, a);
   merge_parameters(a.params, run_level);
   const bool quick = std::any_of(files.begin(), files.end(),
                                  [](const RunFile& f) { return f.name == "not_measured.csv"; });
