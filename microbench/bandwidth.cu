@@ -10,6 +10,7 @@
 #include <map>
 
 #include "analysis/bandwidth.hpp"
+#include "analysis/dram_read_order.hpp"
 #include "base/csv.hpp"
 #include "base/stats.hpp"
 #include "memory_streams.cuh"
@@ -387,17 +388,7 @@ void BandwidthRun::run() {
   a_ = DeviceBuffer<uint8_t>(big);
   CUDA_CHECK(cudaMemset(a_.get(), 0x3c, a_.bytes()));
 
-  const double peak = d.theoretical_dram_gbs();
-  ctx_.record({"bandwidth",
-               "dram_theoretical",
-               {{"memory_clock_mhz", num(d.mem_clock_khz / 1e3)},
-                {"bus_width_bits", std::to_string(d.bus_width_bits)}},
-               peak,
-               "GB/s",
-               peak,
-               peak,
-               peak,
-               1});
+  ctx_.record(dram_read_order::theoretical_row("bandwidth", d));
 
   if (ctx_.enabled("read")) run_reads(big);
   if (ctx_.enabled("read_bulk")) run_bulk_reads();

@@ -268,17 +268,7 @@ void DramReadOrderRun::run() {
     if (std::strcmp(ptx_name(kHintLoads[h]), kHints[h].ptx) != 0 ||
         needs_sm80(kHintLoads[h]) != (kHints[h].min_arch == 80))
       throw std::logic_error("dram_read_order: hint " + std::to_string(h) + " is not " + kHints[h].ptx);
-  const double peak = dev_.theoretical_dram_gbs();
-  ctx_.record({std::string(kFamily.name),
-               kTheoreticalProbe,
-               {{kMemoryClockColumn, format_number(dev_.mem_clock_khz / 1e3)},
-                {kBusWidthColumn, std::to_string(dev_.bus_width_bits)}},
-               peak,
-               "GB/s",
-               peak,
-               peak,
-               peak,
-               1});
+  ctx_.record(theoretical_row(std::string(kFamily.name), dev_));
   const ReadKernel w16 = read_kernel<16, 0, 4>(), w32 = read_kernel<32, 0, 4>();
   // The quick run: the bandwidth family's order against the block order at 32 B, and the
   // bulk engine in block order (its figures are listed as not measured: docs/parameters.md).

@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "base/csv.hpp"
 #include "base/family.hpp"
 #include "base/observation.hpp"
+#include "base/probe.hpp"
 
 namespace gpuprobe::dram_read_order {
 
@@ -26,6 +28,22 @@ constexpr const char* kBlocksPerSmColumn = "blocks_per_sm";
 constexpr const char* kSmsColumn = "sms";                       // the SMs that read
 constexpr const char* kMemoryClockColumn = "memory_clock_mhz";  // the theoretical row's inputs
 constexpr const char* kBusWidthColumn = "bus_width_bits";
+
+// The theoretical peak as the row `family` records beside its reads (this family and
+// bandwidth, whose analyzers both read it).
+inline Observation theoretical_row(const std::string& family, const DeviceInfo& d) {
+  const double peak = d.theoretical_dram_gbs();
+  return {family,
+          kTheoreticalProbe,
+          {{kMemoryClockColumn, format_number(d.mem_clock_khz / 1e3)},
+           {kBusWidthColumn, std::to_string(d.bus_width_bits)}},
+          peak,
+          "GB/s",
+          peak,
+          peak,
+          peak,
+          1};
+}
 
 // How the grid walks a buffer of N accesses, each pass front to back:
 //   grid:  the whole grid together (thread t reads t, t + T, ...; T threads in the grid);

@@ -162,6 +162,10 @@ struct DrawnFigures {
 };
 
 constexpr const char* kStagingPrefix = ".figures.tmp-";
+// The first words of report.md and methods.md: written here, and read back to tell a report
+// this program wrote from a user's file of the same name (foreign_report_file).
+constexpr const char* kReportTitle = "# gpuprobe report: ";
+constexpr const char* kMethodsTitle = "# Methods: ";
 
 // What the old figure folder holds that no figure script draws (the paper figures in
 // figures/paper/ beside the web ones, the user's own files), copied into the new one so that
@@ -267,7 +271,7 @@ CsvTable read_families(const RunData& run, const std::set<std::string>& known, D
 }
 
 std::string report_intro(const RunData& run) {
-  std::string md = "# gpuprobe report: " + run.gpu + "\n\n";
+  std::string md = kReportTitle + run.gpu + "\n\n";
   std::string id = run.meta_value("run_id");
   std::string version = run.meta_value("gpuprobe_version");
   md += "Run " + (id.empty() ? std::string("(no run-id)") : "`" + id + "`") + " (gpuprobe " +
@@ -483,7 +487,8 @@ int report_run(const ReportPaths& paths, const std::string& dir, const std::stri
               "or set GNUPLOT to its path)");
 
   Documenting doc{run, ref, diag, {}, {}, {}};
-  std::string methods = "# Methods: " + run.gpu + "\n\nHow each parameter of run `" + run.meta_value("run_id") +
+  std::string methods = kMethodsTitle + run.gpu + "\n\nHow each parameter of run `" +
+                        run.meta_value("run_id") +
                         "` was measured and inferred, in full (report.md shows a label).\n\n";
   std::string md = report_intro(run) + headline_markdown(run, families, doc);
   md += families_markdown(run, doc, methods);
@@ -505,8 +510,8 @@ int report_run(const ReportPaths& paths, const std::string& dir, const std::stri
 // is not the one report_run writes), or "": a folder of notes beside one run file is no run
 // whose report may be replaced.
 std::string foreign_report_file(const std::string& dir) {
-  const std::pair<const char*, const char*> ours[] = {{"report.md", "# gpuprobe report: "},
-                                                      {"methods.md", "# Methods: "}};
+  const std::pair<const char*, const char*> ours[] = {{"report.md", kReportTitle},
+                                                      {"methods.md", kMethodsTitle}};
   for (const auto& [name, first] : ours) {
     const fs::path p = fs::path(dir) / name;
     if (!fs::exists(p)) continue;
