@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/bandwidth.hpp"
 #include "app/run_analysis.hpp"
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
@@ -276,6 +278,43 @@ TEST(RunChecks, RowsGivenTwiceOrWithPercentilesOutOfOrderAreCountedAndNamed) {
   EXPECT_NE(r.err.find("1 of 105 observation rows not used"), std::string::npos) << r.err;
   EXPECT_NE(slurp(rd / "parameters.csv").find("of the 105 rows of bandwidth.csv"),
             std::string::npos);
+}
+
+// `gpuprobe run` analyses each family file as it writes it, through the step `analyze` and
+// `report` take: the same rows dropped and said, the same parameters, the same evidence.
+TEST(RunChecks, TheRunAnalysesAFamilyFileAsAnalyzeDoes) {
+  fs::path rd = copy_run("gpuprobe_checks_one_path");
+  std::string text = slurp(rd / "bandwidth.csv");
+  const size_t header = text.find("\nfamily,probe");
+  const size_t row = text.find('\n', header + 1) + 1;
+  text.insert(row, text.substr(row, text.find('\n', row) + 1 - row));
+  std::ofstream(rd / "bandwidth.csv", std::ios::trunc) << text;
+  const std::string path = (rd / "bandwidth.csv").string();
+  const Analysis run_side = analyze_family_text(path, text, std::string(bandwidth::kFamily.name));
+  ASSERT_TRUE(run_side.error.empty()) << run_side.error;
+  ASSERT_FALSE(run_side.params.empty());
+  ASSERT_FALSE(run_side.warnings.empty());
+  EXPECT_EQ(run_side.warnings.front().rfind(path + ":", 0), 0u) << run_side.warnings.front();
+  const RunAnalysis analyze_side = analyze_run_dir(rd.string());
+  for (const auto& w : run_side.warnings)
+    EXPECT_NE(std::find(analyze_side.warnings.begin(), analyze_side.warnings.end(), w),
+              analyze_side.warnings.end())
+        << w;
+  for (const auto& p : run_side.params) {
+    auto it = std::find_if(analyze_side.params.begin(), analyze_side.params.end(),
+                           [&](const Parameter& q) { return q.name == p.name; });
+    ASSERT_NE(it, analyze_side.params.end()) << p.name;
+    EXPECT_EQ(it->value, p.value) << p.name;
+    EXPECT_EQ(it->low, p.low) << p.name;
+    EXPECT_EQ(it->high, p.high) << p.name;
+    EXPECT_EQ(it->confidence, p.confidence) << p.name;
+    EXPECT_EQ(it->evidence, p.evidence) << p.name;
+  }
+  // A text that is no observations file is the family's error, naming the file.
+  const Analysis broken =
+      analyze_family_text(path, "not,a\n", std::string(bandwidth::kFamily.name));
+  EXPECT_TRUE(broken.params.empty());
+  EXPECT_NE(broken.error.find("bandwidth.csv"), std::string::npos) << broken.error;
 }
 
 TEST(RunChecks, AFailedWriteNamesTheUsersFileNotATemporaryOne) {

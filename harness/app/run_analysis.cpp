@@ -220,18 +220,10 @@ void analyze_family_file(const Inputs& in, const std::string& name, RunAnalysis&
                     ": family '" + stray->family + "' in a file named " + name,
                 true);
   }
-  const size_t all_rows = obs.size();
-  const std::string unusable = drop_unusable_rows(t, obs);
-  if (!unusable.empty()) a.warnings.push_back(unusable);
-  Analysis r = analyze_checked(stem, obs, t.meta);
-  for (const auto& w : r.warnings) a.warnings.push_back(path + ": " + w);
-  // A parameter inferred from part of its family says so where it is read.
-  if (!unusable.empty())
-    for (auto& p : r.params)
-      p.evidence += "; from " + std::to_string(obs.size()) + " of the " + std::to_string(all_rows) +
-                    " rows of " + name + " (the rest not usable)";
+  Analysis r = analyze_family_rows(t, stem, std::move(obs));
+  a.warnings.insert(a.warnings.end(), r.warnings.begin(), r.warnings.end());
   if (!r.error.empty()) {
-    a.errors.push_back(path + ": " + r.error);
+    a.errors.push_back(r.error);
     a.skipped.push_back(name + " (analysis failed)");
     return;
   }
@@ -447,6 +439,34 @@ std::vector<RunFile> read_run_files(const std::string& dir) {
   std::sort(files.begin(), files.end(),
             [](const RunFile& a, const RunFile& b) { return a.name < b.name; });
   return files;
+}
+
+Analysis analyze_family_rows(const CsvTable& t, const std::string& family,
+                             std::vector<Observation> obs) {
+  const size_t all_rows = obs.size();
+  const std::string unusable = drop_unusable_rows(t, obs);
+  Analysis r = analyze_checked(family, obs, t.meta);
+  for (auto& w : r.warnings) w = t.path + ": " + w;
+  if (!unusable.empty()) r.warnings.insert(r.warnings.begin(), unusable);
+  if (!r.error.empty()) r.error = t.path + ": " + r.error;
+  // A parameter inferred from part of its family says so where it is read.
+  if (!unusable.empty())
+    for (auto& p : r.params)
+      p.evidence += "; from " + std::to_string(obs.size()) + " of the " + std::to_string(all_rows) +
+                    " rows of " + fs::path(t.path).filename().string() + " (the rest not usable)";
+  return r;
+}
+
+Analysis analyze_family_text(const std::string& path, const std::string& text,
+                             const std::string& family) {
+  try {
+    const CsvTable t = parse_csv(text, path);
+    return analyze_family_rows(t, family, observations_from_table(t));
+  } catch (const CsvError& e) {
+    Analysis r;
+    r.error = e.what();
+    return r;
+  }
 }
 
 RunAnalysis analyze_run_files(const std::string& dir, const std::vector<RunFile>& files,

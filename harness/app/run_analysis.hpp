@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/analyzer.hpp"
 #include "app/cli.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
@@ -49,6 +50,18 @@ std::vector<size_t> sound_family_rows(const CsvTable& families);
 // > 0 (sm_count a whole one, at most 1e5). "tlb.csv: # l2_bytes=-1: not a size any
 // GPU has".
 std::string metadata_fault(const std::vector<std::pair<std::string, Metadata>>& files);
+
+// One family's rows as its file holds them (`t` names the file and the lines), analysed the one
+// way `run`, `analyze` and `report` all take: the rows no analysis may use dropped and said
+// (drop_unusable_rows), the family's analyzer run and checked (analyze_checked), and each
+// parameter inferred from part of the rows saying so. Warnings and the error name the file.
+Analysis analyze_family_rows(const CsvTable& t, const std::string& family,
+                             std::vector<Observation> obs);
+// The same for the text of a family file as written: `gpuprobe run` analyses what it wrote,
+// read back as `analyze` reads it, so that its parameters.csv is what `analyze` infers again.
+// A text that does not parse is the error.
+Analysis analyze_family_text(const std::string& path, const std::string& text,
+                             const std::string& family);
 
 struct AnalyzeOptions {
   // parameters.csv is this command's own standard output, emptied by the shell before it could

@@ -15,7 +15,6 @@
 #include <optional>
 #include <sstream>
 
-#include "analysis/analyzer.hpp"
 #include "gpu/cuda.cuh"
 #include "base/catalog.hpp"
 #include "base/operating_point.hpp"
@@ -25,6 +24,7 @@
 #include "base/observation.hpp"
 #include "app/reference.hpp"
 #include "app/report.hpp"
+#include "app/run_analysis.hpp"
 #include "base/run_dir.hpp"
 #include "base/signals.hpp"
 #include "base/stats.hpp"
@@ -457,9 +457,11 @@ class Suite {
     add_operating_point_metadata(meta, op);
     try {
       if (!obs.empty()) {
-        write_file_atomic(dir_ + "/" + fam.name() + ".csv", format_observations(meta, obs));
+        const std::string path = dir_ + "/" + fam.name() + ".csv";
+        const std::string text = format_observations(meta, obs);
+        write_file_atomic(path, text);
         measured_any_ = true;
-        Analysis a = analyze_checked(fam.name(), obs, meta);
+        Analysis a = analyze_family_text(path, text, fam.name());
         for (const auto& w : a.warnings) std::fprintf(stderr, "gpuprobe: warning: %s\n", w.c_str());
         if (!a.error.empty()) throw std::runtime_error(a.error);
         merge_parameters(params_, a.params);
