@@ -6,7 +6,8 @@
 // the family's tests use the symbols, so a rename on one side cannot fail at run time on a GPU:
 // a quoted name in one of those files fails here, and so does the family's name typed anywhere
 // in harness/, microbench/ or tests/ (the catalog's family column, harness/base/parameters/,
-// is where a parameter says its family).
+// is where a parameter says its family). The family's figures (plots/) read only the names its
+// header declares and the columns every run's files have.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -98,6 +99,64 @@ std::vector<fs::path> sources() {
   return out;
 }
 
+// The family's figure scripts (the second string of its kFamily), under plots/.
+std::vector<fs::path> figures_of_header(const std::string& text) {
+  static const std::regex kFigures(
+      R"re(FamilyDescriptor\s+kFamily\s*\{\s*"[a-z0-9_]+"\s*,\s*"([^"]*)")re");
+  std::smatch m;
+  std::vector<fs::path> out;
+  if (!std::regex_search(text, m, kFigures)) return out;
+  std::istringstream names(m[1].str());
+  for (std::string g; names >> g;) out.push_back(kSource / "plots" / g);
+  return out;
+}
+
+// The header of a CSV file: its first line that is not a # comment, split at commas.
+std::set<std::string> csv_header(const fs::path& p) {
+  std::ifstream in(p);
+  std::set<std::string> out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream cells(line);
+    for (std::string c; std::getline(cells, c, ',');) out.insert(c);
+    break;
+  }
+  return out;
+}
+
+// A gnuplot line without its comment: from the first # outside quotes ("#aabbcc" is a colour).
+std::string gnuplot_code(const std::string& line) {
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (quote && line[i] == quote) quote = 0;
+    else if (!quote && (line[i] == '"' || line[i] == '\'')) quote = line[i];
+    else if (!quote && line[i] == '#') return line.substr(0, i);
+  }
+  return line;
+}
+
+// Columns a figure may read that no family declares: those of every observations file (the
+// data contract, DESIGN.md), and the headers of the other files figures read, as a committed
+// run and the documented figures hold them (parameters.csv, families.csv, the power trace).
+std::set<std::string> contract_columns() {
+  std::set<std::string> out = {"family", "probe", "value", "unit", "p05", "p50", "p95", "reps"};
+  for (const auto& e : fs::directory_iterator(kSource / "results/reference"))
+    if (e.path().extension() == ".csv") {
+      const auto h = csv_header(e.path());
+      out.insert(h.begin(), h.end());
+    }
+  for (const auto& e : fs::recursive_directory_iterator(kSource / "results"))
+    if (e.is_directory() && fs::exists(e.path() / "families.csv") &&
+        fs::exists(e.path() / "parameters.csv") && fs::exists(e.path() / "power_trace.csv")) {
+      for (const char* f : {"families.csv", "parameters.csv", "power_trace.csv"}) {
+        const auto h = csv_header(e.path() / f);
+        out.insert(h.begin(), h.end());
+      }
+      break;
+    }
+  return out;
+}
+
 std::string where(const fs::path& p, int line) {
   return fs::relative(p, kSource).string() + ":" + std::to_string(line);
 }
@@ -145,5 +204,39 @@ TEST(Names, AConvertedFamilysNameIsNeverTyped) {
       if (checked.count(text) && headers.at(text) != p)
         ADD_FAILURE() << where(p, line) << ": \"" << text << "\" typed: use " << text
                       << "::kFamily.name";
+  }
+}
+
+// A figure reads rows by probe and column names (is_probe("x"), column("x"), strcol("x")):
+// each must be one its family's header declares (or analysis/common/), or a column of the
+// files every run writes, so that a rename in the header that the figure missed fails here,
+// not as an empty panel.
+TEST(Names, AConvertedFamilysFigureReadsOnlyDeclaredNames) {
+  const auto headers = family_headers();
+  std::set<std::string> allowed = contract_columns();
+  EXPECT_TRUE(allowed.count("parameter") && allowed.count("quantity") && allowed.count("status"))
+      << "the committed run or the documented figures were not found";
+  for (const auto& e : fs::directory_iterator(kSource / "harness/analysis/common"))
+    if (e.path().extension() == ".hpp") {
+      const auto names = declared_names(slurp(e.path()));
+      allowed.insert(names.begin(), names.end());
+    }
+  static const std::regex kRead(R"re(\b(?:is_probe|column|strcol)\("([^"]+)"\))re");
+  for (const auto& family : converted(headers)) {
+    const std::string header = slurp(headers.at(family));
+    auto names = declared_names(header);
+    names.insert(allowed.begin(), allowed.end());
+    for (const auto& figure : figures_of_header(header)) {
+      ASSERT_TRUE(fs::exists(figure)) << family << ": " << figure << " missing";
+      std::ifstream in(figure);
+      std::string line;
+      for (int n = 1; std::getline(in, line); ++n) {
+        const std::string code = gnuplot_code(line);
+        for (std::sregex_iterator it(code.begin(), code.end(), kRead), end; it != end; ++it)
+          EXPECT_TRUE(names.count((*it)[1].str()))
+              << where(figure, n) << ": reads \"" << (*it)[1].str() << "\", which "
+              << headers.at(family).filename().string() << " does not declare";
+      }
+    }
   }
 }
