@@ -65,12 +65,12 @@ TEST(RooflineModel, CeilingsFromTheMeasuredClockAndSms) {
   EXPECT_NEAR(fp32->value, 14131.2, 1e-6);  // 64 x 80 x 1.38 GHz x 2
   EXPECT_NEAR(fp32->low, 63 * 80 * 1380 * 0.99 * 1e6 * 2 / 1e9, 1e-6);
   EXPECT_NEAR(m.find("dram")->value, 800, 1e-9);
-  EXPECT_NEAR(m.find("fp32", "energy")->value, 5, 1e-12);  // 10 pJ per FMA = 5 pJ per flop
+  EXPECT_NEAR(m.find("fp32", kEnergy)->value, 5, 1e-12);  // 10 pJ per FMA = 5 pJ per flop
   EXPECT_EQ(m.find("fp64"), nullptr);
   bool fp64_named = false;
   for (const auto& x : m.missing) fp64_named = fp64_named || x.name == "fp64";
   EXPECT_TRUE(fp64_named);
-  EXPECT_NEAR(m.find("power_limit", "energy")->value, 250, 0);
+  EXPECT_NEAR(m.find("power_limit", kEnergy)->value, 250, 0);
 }
 
 TEST(RooflineModel, TriadIsOneDramRoofWithItsEnergy) {

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/energy.hpp"
 #include "base/family.hpp"
 
 namespace gpuprobe::roofline {
@@ -39,7 +40,7 @@ constexpr const char* kItemColumn = "item";
 
 // Metrics.
 constexpr const char* kTime = "time";
-constexpr const char* kEnergy = "energy";
+constexpr const char* kEnergy = energy::kQuantity;
 constexpr const char* kPower = "power";
 constexpr const char* kCount = "count";
 constexpr const char* kLaunch = "launch";  // the item of the time, energy and power rows

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "analysis/common/util.hpp"
+#include "analysis/energy.hpp"
 #include "analysis/p2p.hpp"
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
@@ -44,7 +45,7 @@ double meta_number(const RunData& run, const std::string& key) {
 Json energy_json(const RunData& run) {
   Json out = Json::object();
   for (const auto& p : run.params) {
-    if (family_of(p) != "energy") continue;
+    if (family_of(p) != energy::kFamily.name) continue;
     const char* kind = p.unit == "pJ/op"  ? "per_operation"
                        : p.unit == "pJ/B" ? "per_byte"
                                           : "power";
@@ -155,7 +156,7 @@ std::string export_json(const RunData& run) {
     }
   }
   root["families"] = families;
-  root["energy"] = energy_json(run);
+  root[energy::kExportKey] = energy_json(run);
   root["node"] = node_json(run);
   return json_text(root);
 }
@@ -370,7 +371,7 @@ std::string export_accelwattch(const RunData& run) {
   }
   std::string unmapped;
   for (const auto& p : run.params)
-    if (family_of(p) == "energy" && !used.count(p.name))
+    if (family_of(p) == energy::kFamily.name && !used.count(p.name))
       unmapped += (unmapped.empty() ? "" : ", ") + p.name;
   return out + "</component>\n<!-- Left out:\n" + left_out +
          "       not measured by gpuprobe: " + kWattchNotMeasured +

@@ -59,6 +59,12 @@ std::string checked(const std::string& name, const char* family) {
   return name;
 }
 
+// The same for the family of `sibling`, one of its fixed parameters: a family whose name is
+// declared in its analysis header (a floor above this one) is typed only in the entries.
+std::string checked_beside(const std::string& name, const char* sibling) {
+  return checked(name, find_parameter(sibling)->family.c_str());
+}
+
 }  // namespace
 
 const Catalog& catalog() {
@@ -103,12 +109,13 @@ std::string param::collective_latency(std::string_view c) {
 }
 
 std::string param::op_energy(std::string_view op, bool zero_operands) {
-  return checked(std::string(op) + (zero_operands ? "_energy_zero" : "_energy"), "energy");
+  return checked_beside(std::string(op) + (zero_operands ? "_energy_zero" : "_energy"),
+                        param::static_power);
 }
 
 std::string param::level_energy_per_byte(std::string_view level, bool zero_operands) {
-  return checked(std::string(level) + "_energy_per_byte" + (zero_operands ? "_zero" : ""),
-                 "energy");
+  return checked_beside(std::string(level) + "_energy_per_byte" + (zero_operands ? "_zero" : ""),
+                        param::static_power);
 }
 
 namespace {
