@@ -1,5 +1,6 @@
 #include "app/cli.hpp"
 
+#include "analysis/collectives.hpp"
 #include "app/cli_parse.hpp"
 #include "base/run_dir.hpp"
 #include "base/version.hpp"
@@ -339,7 +340,8 @@ Options parse_command_line(const std::vector<std::string>& args) {
   if (!o.nccl_id_file.empty() && !o.ranks_from_env)
     throw UsageError("--nccl-id-file needs --ranks-from-env");
   // One rank of a job runs the collectives alone (program/ranks.cpp checks a filter given).
-  if (o.ranks_from_env && o.filter.empty()) o.filter = "^collectives/";
+  if (o.ranks_from_env && o.filter.empty())
+    o.filter = "^" + std::string(collectives::kFamily.name) + "/";
   if (!o.filter.empty()) filter_matches(o.filter, "");  // reject a malformed regex now
   return o;
 }

@@ -101,11 +101,11 @@ std::string param::p2p_bandwidth(std::string_view mode) {
 }
 
 std::string param::collective_busbw(std::string_view c) {
-  return checked(std::string(c) + "_busbw", "collectives");
+  return checked_beside(std::string(c) + "_busbw", param::collective_ranks);
 }
 
 std::string param::collective_latency(std::string_view c) {
-  return checked(std::string(c) + "_latency", "collectives");
+  return checked_beside(std::string(c) + "_latency", param::collective_ranks);
 }
 
 std::string param::op_energy(std::string_view op, bool zero_operands) {
