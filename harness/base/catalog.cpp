@@ -97,7 +97,7 @@ std::string param::dual_issue_pair(std::string_view pair) {
 }
 
 std::string param::p2p_bandwidth(std::string_view mode) {
-  return checked("p2p_" + std::string(mode) + "_bandwidth", "p2p");
+  return checked_beside("p2p_" + std::string(mode) + "_bandwidth", param::p2p_latency);
 }
 
 std::string param::collective_busbw(std::string_view c) {
