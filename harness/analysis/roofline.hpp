@@ -34,6 +34,11 @@ inline constexpr FamilyDescriptor kFamily{
     "its points are drawn by `gpuprobe roofline` on the model's roofs",
     "its energy windows (NVML's counter moves every 100 ms) take several seconds"};
 
+// The `gpuprobe roofline` command (app/roofline.cpp: the model's roofs from a run's parameters,
+// this family's kernels on them) and the folder it writes in a run: the command's word, which a
+// rename of the family must leave as it is.
+constexpr const char* kCommand = "roofline";
+
 // Columns (swept parameters) of roofline.csv.
 constexpr const char* kMetricColumn = "metric";
 constexpr const char* kItemColumn = "item";

@@ -229,15 +229,16 @@ std::vector<RoofTime> roof_times(const Model& m, const Kernel& k, std::vector<st
   };
   // DRAM: reads alone stream at the read roof; with writes, at the copy roof (both directions
   // share the bus), the read roof where the run has no copy roof.
-  const double dram_r = count_of(k, "dram_read"), dram_w = count_of(k, "dram_write");
+  const double dram_r = count_of(k, energy::kDramRead), dram_w = count_of(k, energy::kDramWrite);
   add(dram_w > 0 && m.find("dram_copy") ? "dram_copy" : kDram, dram_r + dram_w);
   // L2: the bytes it serves (every global load's, or its hits where only those are counted)
   // and the bytes stored into lines it holds, at the read roof (no write roof is measured).
   const double l2_read = count_of(k, kL2Read);
-  add(kL2, (l2_read > 0 ? l2_read : count_of(k, "l2_near_read") + count_of(k, "l2_far_read")) +
-               count_of(k, kL2Write));
-  add(kL1, count_of(k, "l1_read"));
-  add(kShared, count_of(k, "shared_read") + count_of(k, "shared_write"));
+  add(kL2,
+      (l2_read > 0 ? l2_read : count_of(k, energy::kL2NearRead) + count_of(k, energy::kL2FarRead)) +
+          count_of(k, kL2Write));
+  add(kL1, count_of(k, energy::kL1Read));
+  add(kShared, count_of(k, energy::kSharedRead) + count_of(k, energy::kSharedWrite));
   add(kAtomics, count_of(k, kAtomicGlobal));
   for (const auto& c : k.counts)
     if (const Pipe* p = pipe_of_item(c.item)) add(p->roof, c.value);
@@ -301,7 +302,7 @@ Prediction predict(const Model& m, const Kernel& k) {
   p.measured_energy_j = k.energy_j;
   for (const auto& c : k.counts)
     if (pipe_of_item(c.item)) p.flops += c.value * kFlopsPerFma;
-  p.bytes = count_of(k, "dram_read") + count_of(k, "dram_write");
+  p.bytes = count_of(k, energy::kDramRead) + count_of(k, energy::kDramWrite);
   p.intensity = p.bytes > 0 ? p.flops / p.bytes : 0;
   std::vector<std::string> lacks;
   const std::vector<RoofTime> t = roof_times(m, k, &lacks);
@@ -345,10 +346,10 @@ bool curve_at(const Model& m, const std::string& pipe, const std::string& level,
   out->gflops_capped = out->gflops;
   out->gflops_per_joule = 0;
   const Ceiling* ef = m.find(pipe, kEnergy);
-  const std::string level_energy = level == kDram ? "dram_read"
-                                   : level == kL2 ? "l2_near_read"
-                                   : level == kL1 ? "l1_read"
-                                                  : "shared_read";
+  const std::string level_energy = level == kDram ? energy::kDramRead
+                                   : level == kL2 ? energy::kL2NearRead
+                                   : level == kL1 ? energy::kL1Read
+                                                  : energy::kSharedRead;
   const Ceiling* em = m.find(level_energy, kEnergy);
   const Ceiling* st = m.find(param::static_power, kEnergy);
   if (!ef || !em || !st) return true;

@@ -287,7 +287,7 @@ RooflineRun load_roofline_run(const std::string& dir, Diagnostics& diag) {
 }
 
 std::string default_out(const std::vector<RooflineRun>& runs) {
-  if (runs.size() == 1) return (fs::path(runs[0].data.dir) / "roofline").string();
+  if (runs.size() == 1) return (fs::path(runs[0].data.dir) / roofline::kCommand).string();
   std::string slugs;
   for (const auto& r : runs) slugs += (slugs.empty() ? "" : "_vs_") + gpu_slug(r.data.gpu);
   return "results/compare/roofline_" + slugs;
