@@ -349,7 +349,7 @@ class CollectivesFamily : public ProbeFamily {
   std::vector<ProbeInfo> probes() const override {
     std::vector<ProbeInfo> p;
     for (Collective c : all())
-      p.push_back({name_of(c), std::string("nccl") + nccl_call(c) + ", float32, out of place"});
+      p.push_back({name_of(c), std::string(nccl_call(c)) + ", float32, out of place"});
     p.push_back({kNcclProbe, "the NCCL library: its version and the NCCL_NVLS_ENABLE in effect"});
     return p;
   }
@@ -392,20 +392,21 @@ class CollectivesFamily : public ProbeFamily {
   static std::string name_of(Collective c) { return collectives::name(c); }
   static const char* nccl_call(Collective c) {
     switch (c) {
-      case Collective::all_reduce: return "AllReduce (sum)";
-      case Collective::all_gather: return "AllGather";
-      case Collective::reduce_scatter: return "ReduceScatter (sum)";
-      case Collective::broadcast: return "Broadcast (root 0)";
+      case Collective::all_reduce: return "ncclAllReduce (sum)";
+      case Collective::all_gather: return "ncclAllGather";
+      case Collective::reduce_scatter: return "ncclReduceScatter (sum)";
+      case Collective::broadcast: return "ncclBroadcast (root 0)";
       case Collective::all_to_all:
-        return "AlltoAll (or grouped ncclSend/ncclRecv before NCCL 2.28)";
+        return "ncclAlltoAll (or grouped ncclSend/ncclRecv before NCCL 2.28)";
     }
     return "";
   }
 
   static void record_library(RunContext& ctx, const Nccl& lib, const std::string& nvls) {
     const double v = lib.version();
-    const Params params = {{"version", nccl::version_text(lib.version())}, {"nvls", nvls}};
-    ctx.record({"", kNcclProbe, params, v, "version", v, v, v, 1});
+    const Params params = {{kVersionColumn, nccl::version_text(lib.version())},
+                           {kNvlsColumn, nvls}};
+    ctx.record({"", kNcclProbe, params, v, kVersionUnit, v, v, v, 1});
   }
 
   // Tells the other processes to end after a stop or a wrong result here, where the
@@ -460,8 +461,9 @@ class CollectivesFamily : public ProbeFamily {
       }
       const Counts k = counts(c, nominal, q.ranks());
       if (k.bytes == 0) continue;  // a rank's share rounds to nothing (nccl-tests' 0 B rows)
-      const Params params = {
-          {"bytes", std::to_string(k.bytes)}, {"ranks", std::to_string(q.ranks())}, {"mode", mode}};
+      const Params params = {{kBytesColumn, std::to_string(k.bytes)},
+                             {kRanksColumn, std::to_string(q.ranks())},
+                             {kModeColumn, mode}};
       const Observation o =
           ctx.measure({probe, params, "us", reps(ctx.quick()), double(k.bytes) * kIters}, [&] {
             Command t{kTime, int64_t(index), int64_t(nominal)};

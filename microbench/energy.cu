@@ -295,10 +295,10 @@ class EnergyRun {
   }
 
   void record(const Work& l, const WindowResult& r) {
-    const Params base = {{"operands", l.operands.empty() ? "-" : l.operands},
-                         {"active_sms", std::to_string(l.active_sms)},
-                         {"window", std::to_string(next_id_++)},
-                         {"reasons", throttle_reason_text(r.reasons & kLimitingReasons)}};
+    const Params base = {{kOperandsColumn, l.operands.empty() ? "-" : l.operands},
+                         {kActiveSmsColumn, std::to_string(l.active_sms)},
+                         {kWindowColumn, std::to_string(next_id_++)},
+                         {kReasonsColumn, throttle_reason_text(r.reasons & kLimitingReasons)}};
     // One figure per row; only the power has a spread (its counter intervals').
     auto row = [&](const std::string& unit, double v, int reps, const Params& extra = {},
                    double sd = 0) {
@@ -313,9 +313,9 @@ class EnergyRun {
       const double per_s = 1 / (r.gpu_s * kRateScale);  // recorded in Gop/s and GB/s
       if (l.work_per_trip > 0) row(rate_unit(l.probe), l.work_per_trip * trips * per_s, r.launches);
       for (const auto& [c, w] : l.components)
-        row(rate_unit(c), w * trips * per_s, r.launches, {{"component", c}});
+        row(rate_unit(c), w * trips * per_s, r.launches, {{kComponentColumn, c}});
       for (const auto& [c, w] : l.per_launch)
-        row(rate_unit(c), w * r.launches * per_s, r.launches, {{"component", c}});
+        row(rate_unit(c), w * r.launches * per_s, r.launches, {{kComponentColumn, c}});
       row("s/launch", r.gpu_s / r.launches, r.launches);
     }
     row("MHz", r.sm_mhz, 1);
@@ -394,9 +394,7 @@ class EnergyRun {
   // The tensor pipe: Hopper's wgmma (what its GEMMs use), else warp-level mma.sync.
   void measure_tensor(const std::string& operands, const std::vector<double>& fractions) {
     if (dev_.cc() != 90) {
-      for (const char* op :
-           {"tensor_mma_f16", "tensor_mma_bf16", "tensor_mma_tf32", "tensor_mma_int8"})
-        measure_alu(op, fractions, operands);
+      for (const auto& op : mma_ops()) measure_alu(op, fractions, operands);
       return;
     }
     for (const auto& op : pipes::wgmma_ops()) {
@@ -431,8 +429,8 @@ class EnergyRun {
 
   // A streaming read of n 16-byte words of big_ (through L1 for l1_read).
   void read_window(const std::string& probe, const std::string& operands, int k, uint64_t n) {
-    const StreamRead r = probe == "l1_read" ? stream_read_of<16, kStreamIlp, Load::plain>()
-                                            : stream_read_of<16, kStreamIlp, Load::cg>();
+    const StreamRead r = probe == kL1Read ? stream_read_of<16, kStreamIlp, Load::plain>()
+                                          : stream_read_of<16, kStreamIlp, Load::cg>();
     Work l = level(probe, operands, k);
     const uint64_t threads = uint64_t(k) * kBlockThreads;
     l.work_per_trip = double(threads) * kStreamIlp * 16;
@@ -446,7 +444,7 @@ class EnergyRun {
 
   void measure_levels(const std::string& operands, const std::vector<double>& fractions) {
     const bool zero = operands == kZero;
-    if (!sass_allows(ctx_, "shared_read",
+    if (!sass_allows(ctx_, kSharedRead,
                      {"energy::shared_stream<false>", "energy::shared_stream<true>"}))
       return;
     if (big_.size() == 0) big_ = DeviceBuffer<uint8_t>(dram_buffer_bytes(dev_));
@@ -455,7 +453,7 @@ class EnergyRun {
     for (double f : fractions) {
       const int k = sms(f);
       for (bool write : {false, true}) {
-        Work l = level(write ? "shared_write" : "shared_read", operands, k);
+        Work l = level(write ? kSharedWrite : kSharedRead, operands, k);
         l.work_per_trip = double(k) * kBlockThreads * kSharedUnroll * 16;
         const uint32_t seed = zero ? 0u : kRandomSeed;
         uint32_t* sink = reinterpret_cast<uint32_t*>(sink_.get());
@@ -465,19 +463,18 @@ class EnergyRun {
         };
         window(l, meter_);
       }
-      read_window("l1_read", operands, k, kL1Accesses);
-      read_window("l2_near_read", operands, k,
+      read_window(kL1Read, operands, k, kL1Accesses);
+      read_window(kL2NearRead, operands, k,
                   static_cast<uint64_t>(kL2NearFraction * l2) / 4096 * 256);
-      read_window("l2_far_read", operands, k,
-                  static_cast<uint64_t>(kL2FarFraction * l2) / 4096 * 256);
-      read_window("dram_read", operands, k, big_.bytes() / 16);
+      read_window(kL2FarRead, operands, k, static_cast<uint64_t>(kL2FarFraction * l2) / 4096 * 256);
+      read_window(kDramRead, operands, k, big_.bytes() / 16);
       write_window(operands, k);
     }
   }
 
   void write_window(const std::string& operands, int k) {
     const StreamStore st = stream_store_of<16, kStreamIlp, Store::wb, false>();
-    Work l = level("dram_write", operands, k);
+    Work l = level(kDramWrite, operands, k);
     const uint64_t per_round = uint64_t(k) * kBlockThreads * kStreamIlp;
     const auto rounds = static_cast<uint32_t>(big_.bytes() / 16 / per_round);
     if (rounds == 0) return;
@@ -492,26 +489,26 @@ class EnergyRun {
 
   // Kernels the fits never saw, on every SM, random data.
   void measure_heldout() {
-    if (!ctx_.enabled("heldout_triad") && !ctx_.enabled("heldout_fma_dram") &&
-        !ctx_.enabled("heldout_gemm"))
+    if (!ctx_.enabled(kHeldOutTriad) && !ctx_.enabled(kHeldOutFmaDram) &&
+        !ctx_.enabled(kHeldOutGemm))
       return;
-    if (!sass_allows(ctx_, "heldout_triad", {"energy::triad"}) ||
-        !sass_allows(ctx_, "heldout_fma_dram", {"energy::fma_dram"}))
+    if (!sass_allows(ctx_, kHeldOutTriad, {"energy::triad"}) ||
+        !sass_allows(ctx_, kHeldOutFmaDram, {"energy::fma_dram"}))
       return;
     if (big_.size() == 0) big_ = DeviceBuffer<uint8_t>(dram_buffer_bytes(dev_));
     fill(big_.get(), big_.bytes(), false, kFiniteMask);
     const int k = dev_.sm_count;
     const uint64_t n3 = big_.bytes() / 3 / 16, n = big_.bytes() / 16;
     auto* f4 = reinterpret_cast<float4*>(big_.get());
-    Work t = level("heldout_triad", kRandom, k);
-    t.components = {{"dram_read", 32.0 * n3}, {"dram_write", 16.0 * n3}, {"fp32_fma", 4.0 * n3}};
+    Work t = level(kHeldOutTriad, kRandom, k);
+    t.components = {{kDramRead, 32.0 * n3}, {kDramWrite, 16.0 * n3}, {kFp32Fma, 4.0 * n3}};
     t.enqueue = [f4, n3, k](int trips) {
       triad<<<k, kBlockThreads>>>(f4 + n3, f4 + 2 * n3, f4, n3, kTriadScale,
                                   static_cast<uint32_t>(trips));
     };
     window(t, meter_);
-    Work m = level("heldout_fma_dram", kRandom, k);
-    m.components = {{"dram_read", 16.0 * n}, {"fp32_fma", 4.0 * (kMixedFmasPerWord + 1) * n}};
+    Work m = level(kHeldOutFmaDram, kRandom, k);
+    m.components = {{kDramRead, 16.0 * n}, {kFp32Fma, 4.0 * (kMixedFmasPerWord + 1) * n}};
     float* sink = reinterpret_cast<float*>(sink_.get());
     m.enqueue = [f4, n, k, sink](int trips) {
       fma_dram<<<k, kBlockThreads>>>(f4, n, kMixedMultiplier, static_cast<uint32_t>(trips), sink,
@@ -519,16 +516,16 @@ class EnergyRun {
     };
     window(m, meter_);
     pipes::GemmCounts counts;
-    if (!ctx_.enabled("heldout_gemm")) return;
-    if (auto gemm = pipes::wgmma_gemm(ctx_, "heldout_gemm", &counts)) {
-      Work g = level("heldout_gemm", kRandom, k);
+    if (!ctx_.enabled(kHeldOutGemm)) return;
+    if (auto gemm = pipes::wgmma_gemm(ctx_, kHeldOutGemm, &counts)) {
+      Work g = level(kHeldOutGemm, kRandom, k);
       g.components = {
-          {"tensor_wgmma_bf16", gemm->results_per_trip},
-          {counts.footprint_bytes <= kL2NearFraction * double(dev_.l2_bytes) ? "l2_near_read"
-                                                                             : "l2_far_read",
+          {kWgmmaBf16, gemm->results_per_trip},
+          {counts.footprint_bytes <= kL2NearFraction * double(dev_.l2_bytes) ? kL2NearRead
+                                                                             : kL2FarRead,
            counts.global_bytes_per_trip},
-          {"shared_write", counts.shared_bytes_per_trip}};
-      g.per_launch = {{"dram_write", counts.c_bytes_per_launch}};
+          {kSharedWrite, counts.shared_bytes_per_trip}};
+      g.per_launch = {{kDramWrite, counts.c_bytes_per_launch}};
       g.enqueue = gemm->enqueue;
       window(g, meter_);
     }
@@ -537,15 +534,15 @@ class EnergyRun {
   // The host link (copy engines, pinned memory) and NVLink to a peer, with one resting block
   // on each GPU throughout: the state the static_one_sm windows measure.
   void measure_links() {
-    if (!ctx_.enabled("host_link_read") && !ctx_.enabled("host_link_write") &&
-        !ctx_.enabled("nvlink_write"))
+    if (!ctx_.enabled(kHostLinkRead) && !ctx_.enabled(kHostLinkWrite) &&
+        !ctx_.enabled(kNvlinkWrite))
       return;
     if (big_.size() == 0) big_ = DeviceBuffer<uint8_t>(dram_buffer_bytes(dev_));
     HostBuffer host(kHostChunk);
     for (size_t i = 0; i < kHostChunk / 4; ++i)
       static_cast<uint32_t*>(host.p)[i] = scramble(kRandomSeed ^ uint32_t(i));
     for (bool write : {false, true}) {
-      Work l = level(write ? "host_link_write" : "host_link_read", kRandom, 1);
+      Work l = level(write ? kHostLinkWrite : kHostLinkRead, kRandom, 1);
       l.work_per_trip = double(kHostChunk);
       void* d = big_.get();
       void* h = host.p;
@@ -575,7 +572,7 @@ class EnergyRun {
 // NVLink: copies to a peer GPU that NVLink reaches (copy engines), both GPUs' counters summed,
 // against windows of the two at rest; skipped, with the reason, where there is no such peer.
 void EnergyRun::measure_nvlink() {
-  const std::string probe = "nvlink_write";
+  const std::string probe = kNvlinkWrite;
   if (!ctx_.enabled(probe)) return;
   int count = 0;
   CUDA_CHECK(cudaGetDeviceCount(&count));
@@ -635,13 +632,12 @@ class EnergyFamily : public ProbeFamily {
                                   {kStaticOneSm, "one SM holding a block of sleeping warps"}};
     for (const auto& op : alu_ops())
       out.push_back({op, "power against rate of " + op + " (pipes' op)"});
-    for (const char* op :
-         {"tensor_mma_f16", "tensor_mma_bf16", "tensor_mma_tf32", "tensor_mma_int8"})
-      out.push_back({op, std::string("power against rate of ") + op + " (below sm_90)"});
+    for (const auto& op : mma_ops())
+      out.push_back({op, "power against rate of " + op + " (below sm_90)"});
     for (const auto& op : pipes::wgmma_ops())
       out.push_back({op.probe, std::string("power against rate of ") + op.probe});
     for (const auto& lv : levels()) out.push_back({lv, "power against bytes per second of " + lv});
-    for (const char* h : {"heldout_gemm", "heldout_triad", "heldout_fma_dram"})
+    for (const auto& h : heldout_kernels())
       out.push_back({h, "held-out kernel: measured energy against the energies' prediction"});
     return out;
   }

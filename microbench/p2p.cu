@@ -272,8 +272,9 @@ class P2pFamily : public ProbeFamily {
   std::vector<ProbeInfo> probes() const override {
     std::vector<ProbeInfo> out;
     for (const auto& m : modes()) out.push_back({m.probe, m.what});
-    out.push_back({"latency", "device's thread chasing pointers in the peer's memory, ns (and cycles)"});
-    out.push_back({"link", "the link NVML reports between device and peer"});
+    out.push_back(
+        {kLatencyProbe, "device's thread chasing pointers in the peer's memory, ns (and cycles)"});
+    out.push_back({kLinkProbe, "the link NVML reports between device and peer"});
     return out;
   }
   bool supported(const DeviceInfo&, std::string* why) const override {
@@ -302,7 +303,8 @@ class P2pFamily : public ProbeFamily {
       else
         for (int d = 0; d < node.size(); ++d) fan(ctx, node, m, d);
     }
-    if (ctx.enabled("latency") && sass_allows(ctx, "latency", {"host_link::host_chase"})) latencies(ctx, node);
+    if (ctx.enabled(kLatencyProbe) && sass_allows(ctx, kLatencyProbe, {"host_link::host_chase"}))
+      latencies(ctx, node);
   }
 
  private:
@@ -312,15 +314,16 @@ class P2pFamily : public ProbeFamily {
   }
 
   static void links(RunContext& ctx, Node& node) {
-    if (!ctx.enabled("link")) return;
+    if (!ctx.enabled(kLinkProbe)) return;
     for (int d = 0; d < node.size(); ++d) {
       Nvml nvml(node.gpu(d).bus);
       for (int p = 0; p < node.size(); ++p) {
         if (p == d) continue;
         const double ok = node.accessible(d, p) ? 1 : 0;
-        const Params pp = {
-            {"device", std::to_string(d)}, {"peer", std::to_string(p)}, {"link", nvml.link_to(node.gpu(p).bus)}};
-        ctx.record({"", "link", pp, ok, "peer_access", ok, ok, ok, 1});
+        const Params pp = {{kDeviceColumn, std::to_string(d)},
+                           {kPeerColumn, std::to_string(p)},
+                           {kLinkColumn, nvml.link_to(node.gpu(p).bus)}};
+        ctx.record({"", kLinkProbe, pp, ok, "peer_access", ok, ok, ok, 1});
       }
     }
   }
@@ -330,12 +333,9 @@ class P2pFamily : public ProbeFamily {
       for (int p = 0; p < node.size(); ++p) {
         const auto copies = transfers(m, d, p, node.size(), access(node));
         if (copies.empty()) continue;
-        const double bytes = double(node.bytes() * copies.size());
-        ctx.measure({m.probe, {{"device", std::to_string(d)}, {"peer", std::to_string(p)}}, "GB/s", reps(ctx), bytes},
-                    [&] {
-                      const Timing t = node.run(copies, m.engine);
-                      return Sample{gbs(m, t, node.bytes(), copies.size()), t.total_s};
-                    });
+        copies_at_once(ctx, node, m,
+                       {{kDeviceColumn, std::to_string(d)}, {kPeerColumn, std::to_string(p)}},
+                       copies);
       }
   }
 
@@ -343,13 +343,19 @@ class P2pFamily : public ProbeFamily {
   static void fan(RunContext& ctx, Node& node, const Mode& m, int d) {
     const auto copies = transfers(m, d, -1, node.size(), access(node));
     if (copies.empty()) return;
-    const double bytes = double(node.bytes() * copies.size());
-    ctx.measure({m.probe, {{"device", std::to_string(d)}, {"peers", std::to_string(copies.size())}}, "GB/s", reps(ctx),
-                 bytes},
-                [&] {
-                  const Timing t = node.run(copies, m.engine);
-                  return Sample{gbs(m, t, node.bytes(), copies.size()), t.total_s};
-                });
+    copies_at_once(
+        ctx, node, m,
+        {{kDeviceColumn, std::to_string(d)}, {kPeersColumn, std::to_string(copies.size())}},
+        copies);
+  }
+
+  // One row of `m`: the rate of `copies` run at once, its columns `where`.
+  static void copies_at_once(RunContext& ctx, Node& node, const Mode& m, const Params& where,
+                             const std::vector<Transfer>& copies) {
+    ctx.measure({m.probe, where, "GB/s", reps(ctx), double(node.bytes() * copies.size())}, [&] {
+      const Timing t = node.run(copies, m.engine);
+      return Sample{gbs(m, t, node.bytes(), copies.size()), t.total_s};
+    });
   }
 
   // Every GPU with every other at once: the node's total, and each copy's own rate under that
@@ -359,8 +365,12 @@ class P2pFamily : public ProbeFamily {
     if (copies.empty()) return;
     std::vector<std::vector<double>> each(copies.size());
     bool warm = false;
-    ctx.measure({m.probe, {{"gpus", std::to_string(node.size())}, {"copies", std::to_string(copies.size())}}, "GB/s",
-                 reps(ctx), double(node.bytes() * copies.size())},
+    ctx.measure({m.probe,
+                 {{kGpusColumn, std::to_string(node.size())},
+                  {kCopiesColumn, std::to_string(copies.size())}},
+                 "GB/s",
+                 reps(ctx),
+                 double(node.bytes() * copies.size())},
                 [&] {
                   const Timing t = node.run(copies, m.engine);
                   for (size_t i = 0; warm && i < copies.size(); ++i)
@@ -371,10 +381,17 @@ class P2pFamily : public ProbeFamily {
     for (size_t i = 0; i < copies.size(); ++i) {
       if (each[i].empty()) continue;
       const Summary s = summarize(each[i]);
-      ctx.record({"", m.probe,
-                  {{"device", std::to_string(copies[i].by)},
-                   {"peer", std::to_string(copies[i].by == copies[i].src ? copies[i].dst : copies[i].src)}},
-                  s.p50, "GB/s", s.p05, s.p50, s.p95, s.n});
+      ctx.record({"",
+                  m.probe,
+                  {{kDeviceColumn, std::to_string(copies[i].by)},
+                   {kPeerColumn,
+                    std::to_string(copies[i].by == copies[i].src ? copies[i].dst : copies[i].src)}},
+                  s.p50,
+                  "GB/s",
+                  s.p05,
+                  s.p50,
+                  s.p95,
+                  s.n});
     }
   }
 
@@ -405,9 +422,10 @@ class P2pFamily : public ProbeFamily {
         DeviceBuffer<uint64_t> cur(1), cycles(1);
         CUDA_CHECK(cudaMemset(cur.get(), 0, 8));
         const cudaStream_t s = node.gpu(d).streams.front();
-        const Params pp = {
-            {"device", std::to_string(d)}, {"peer", std::to_string(p)}, {"clock_mhz", format_printf("%.1f", mhz)}};
-        Observation ns = ctx.measure({"latency", pp, "ns", reps(ctx)}, [&] {
+        const Params pp = {{kDeviceColumn, std::to_string(d)},
+                           {kPeerColumn, std::to_string(p)},
+                           {kClockColumn, format_printf("%.1f", mhz)}};
+        Observation ns = ctx.measure({kLatencyProbe, pp, "ns", reps(ctx)}, [&] {
           CUDA_CHECK(cudaSetDevice(d));
           const double secs = time_seconds(
               [&] { host_link::host_chase<<<1, 1, 0, s>>>(chain, cur.get(), kChaseLines, cycles.get()); }, s);

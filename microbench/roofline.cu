@@ -491,7 +491,7 @@ class RooflineRun {
     if (!kernel) return;
     const Counts counts = tensor_gemm_counts(dev_.sm_count, kTensorTrips);
     if (count_of(counts, kL2Read) != gc.global_bytes_per_trip * kTensorTrips ||
-        count_of(counts, "dram_write") != gc.c_bytes_per_launch)
+        count_of(counts, energy::kDramWrite) != gc.c_bytes_per_launch)
       throw std::logic_error("roofline: the tensor GEMM's counts disagree with its kernel's");
     TensorCase c(*kernel);
     measure(kTensorGemm, c, counts);

@@ -43,35 +43,51 @@ inline std::vector<Observation> node_rows(int gpus, double pair_gbs, double fan_
   std::vector<Observation> obs;
   auto all = [](int, int) { return true; };
   auto row = [&](const std::string& probe, Params pp, double v, const std::string& unit = "GB/s") {
-    obs.push_back(make_row("p2p", probe, std::move(pp), v, unit, 0.004));
+    obs.push_back(make_row(std::string(p2p::kFamily.name), probe, std::move(pp), v, unit, 0.004));
   };
   for (int d = 0; d < gpus; ++d)
     for (int p = 0; p < gpus; ++p)
       if (d != p)
-        row("link", {{"device", std::to_string(d)}, {"peer", std::to_string(p)}, {"link", "nvlink"}}, 1, "peer_access");
+        row(p2p::kLinkProbe,
+            {{p2p::kDeviceColumn, std::to_string(d)},
+             {p2p::kPeerColumn, std::to_string(p)},
+             {p2p::kLinkColumn, "nvlink"}},
+            1, "peer_access");
   for (const auto& m : p2p::modes()) {
     const double both = m.pattern == p2p::Pattern::pair_bidir ? 2 : 1;
     for (int d = 0; p2p::is_pair(m) && d < gpus; ++d)
       for (int p = 0; p < gpus; ++p)
         if (!p2p::transfers(m, d, p, gpus, all).empty())
-          row(m.probe, {{"device", std::to_string(d)}, {"peer", std::to_string(p)}},
+          row(m.probe,
+              {{p2p::kDeviceColumn, std::to_string(d)}, {p2p::kPeerColumn, std::to_string(p)}},
               both * pair_gbs * (d == slow || p == slow ? 0.5 : 1));
     if (m.pattern == p2p::Pattern::one_to_all || m.pattern == p2p::Pattern::all_to_one)
       for (int d = 0; d < gpus; ++d)
-        row(m.probe, {{"device", std::to_string(d)}, {"peers", std::to_string(gpus - 1)}}, fan_gbs);
+        row(m.probe,
+            {{p2p::kDeviceColumn, std::to_string(d)},
+             {p2p::kPeersColumn, std::to_string(gpus - 1)}},
+            fan_gbs);
     if (m.pattern == p2p::Pattern::all_pairs && gpus > 1) {
       const auto copies = p2p::transfers(m, -1, -1, gpus, all);
-      row(m.probe, {{"gpus", std::to_string(gpus)}, {"copies", std::to_string(copies.size())}}, gpus * fan_gbs);
+      row(m.probe,
+          {{p2p::kGpusColumn, std::to_string(gpus)},
+           {p2p::kCopiesColumn, std::to_string(copies.size())}},
+          gpus * fan_gbs);
       for (const auto& t : copies)
-        row(m.probe, {{"device", std::to_string(t.src)}, {"peer", std::to_string(t.dst)}}, fan_gbs / (gpus - 1));
+        row(m.probe,
+            {{p2p::kDeviceColumn, std::to_string(t.src)},
+             {p2p::kPeerColumn, std::to_string(t.dst)}},
+            fan_gbs / (gpus - 1));
     }
   }
   for (int d = 0; d < gpus; ++d)
     for (int p = 0; p < gpus; ++p)
       if (d != p) {
-        Params pp = {{"device", std::to_string(d)}, {"peer", std::to_string(p)}, {"clock_mhz", "1980.0"}};
-        row("latency", pp, 860, "ns");
-        row("latency", pp, 860 * 1.98, "cycles");
+        Params pp = {{p2p::kDeviceColumn, std::to_string(d)},
+                     {p2p::kPeerColumn, std::to_string(p)},
+                     {p2p::kClockColumn, "1980.0"}};
+        row(p2p::kLatencyProbe, pp, 860, "ns");
+        row(p2p::kLatencyProbe, pp, 860 * 1.98, "cycles");
       }
   return obs;
 }
@@ -95,8 +111,11 @@ inline void write_node_run(const std::filesystem::path& dir, const node::Node& n
   if (!obs.empty())
     write_file_atomic((dir / "p2p.csv").string(), format_observations(meta, obs), as_run);
   const std::vector<std::string> row =
-      obs.empty() ? std::vector<std::string>{"p2p", "unsupported", "0", "", "0", "needs two or more GPUs"}
-                  : std::vector<std::string>{"p2p", "ok", "1.0", "1980.0", std::to_string(obs.size()), ""};
+      obs.empty()
+          ? std::vector<std::string>{std::string(p2p::kFamily.name), "unsupported", "0", "", "0",
+                                     "needs two or more GPUs"}
+          : std::vector<std::string>{std::string(p2p::kFamily.name), "ok", "1.0", "1980.0",
+                                     std::to_string(obs.size()),     ""};
   write_file_atomic(
       (dir / "families.csv").string(),
       format_csv(meta,

@@ -90,18 +90,20 @@ TEST(Collectives, SizesRanksAndNames) {
   Collective c;
   ASSERT_TRUE(collectives::parse("alltoall_perf", &c));
   EXPECT_EQ(c, Collective::all_to_all);
-  ASSERT_TRUE(collectives::parse("reduce_scatter", &c));
+  ASSERT_TRUE(collectives::parse(collectives::kReduceScatterProbe, &c));
   EXPECT_EQ(c, Collective::reduce_scatter);
   EXPECT_FALSE(collectives::parse("sendrecv_perf", &c));
   EXPECT_FALSE(collectives::parse("", &c));
 }
 
 TEST(Collectives, BandwidthRowTurnsTheTimesQuantilesAround) {
-  Observation t = make_row("collectives", "all_reduce", {{"bytes", "1000000000"}, {"ranks", "4"}},
-                           1000, "us", 0.1);
+  Observation t =
+      make_row(std::string(collectives::kFamily.name), collectives::kAllReduceProbe,
+               {{collectives::kBytesColumn, "1000000000"}, {collectives::kRanksColumn, "4"}}, 1000,
+               "us", 0.1);
   const Observation bus = collectives::bandwidth_row(t, Collective::all_reduce, 4, true);
   EXPECT_EQ(bus.unit, "GB/s");
-  EXPECT_EQ(bus.param_text("bw"), "bus");
+  EXPECT_EQ(bus.param_text(collectives::kBwColumn), "bus");
   EXPECT_DOUBLE_EQ(bus.value, 1500);
   EXPECT_DOUBLE_EQ(bus.p05, 1500 / 1.1);  // from the slowest batch
   EXPECT_DOUBLE_EQ(bus.p95, 1500 / 0.9);
@@ -119,10 +121,11 @@ std::vector<Observation> sweep(Collective c, int ranks, double bus_gbs, double l
     if (k.bytes == 0) continue;
     const double alg = bus_gbs / collectives::bus_factor(c, ranks);
     const double t = latency_us + double(k.bytes) / (alg * 1e9) * 1e6;
-    out.push_back(make_row(
-        "collectives", collectives::name(c),
-        {{"bytes", std::to_string(k.bytes)}, {"ranks", std::to_string(ranks)}, {"mode", mode}}, t,
-        "us", spread));
+    out.push_back(make_row(std::string(collectives::kFamily.name), collectives::name(c),
+                           {{collectives::kBytesColumn, std::to_string(k.bytes)},
+                            {collectives::kRanksColumn, std::to_string(ranks)},
+                            {collectives::kModeColumn, mode}},
+                           t, "us", spread));
   }
   return out;
 }
@@ -140,8 +143,8 @@ std::vector<Observation> every_collective(int ranks, double bus_gbs, double late
 TEST(Collectives, BusbwIsTheLargestSizesAndLatencyTheSmallest) {
   for (int n : {2, 4, 8}) {
     const auto obs = every_collective(n, 360, 18);
-    const auto ps = analyze("collectives", obs);
-    expect_well_formed(ps, "collectives.csv");
+    const auto ps = analyze(std::string(collectives::kFamily.name), obs);
+    expect_well_formed(ps, std::string(collectives::kFamily.name) + ".csv");
     for (Collective c : collectives::all()) {
       const std::string name = collectives::name(c);
       const Parameter* bw = find(ps, name + "_busbw");
@@ -180,8 +183,9 @@ TEST(Collectives, BusbwIsTheLargestSizesAndLatencyTheSmallest) {
 }
 
 TEST(Collectives, QuickSweepGivesTheSameFigures) {
-  const auto full = analyze("collectives", every_collective(4, 355, 20));
-  const auto quick = analyze("collectives", every_collective(4, 355, 20, true));
+  const auto full = analyze(std::string(collectives::kFamily.name), every_collective(4, 355, 20));
+  const auto quick =
+      analyze(std::string(collectives::kFamily.name), every_collective(4, 355, 20, true));
   for (const char* name : {param::all_reduce_busbw, param::all_to_all_busbw}) {
     ASSERT_NE(find(quick, name), nullptr) << name;
     EXPECT_NEAR(find(quick, name)->value, find(full, name)->value, 1e-9)
@@ -198,27 +202,29 @@ TEST(Collectives, MissingSizesAreReadFromWhatWasMeasured) {
   std::vector<size_t> upto;
   for (size_t b : collectives::sizes(false))
     if (b <= (size_t(256) << 20)) upto.push_back(b);
-  auto ps = analyze("collectives", sweep(Collective::all_reduce, 4, 350, 15, upto));
+  auto ps = analyze(std::string(collectives::kFamily.name),
+                    sweep(Collective::all_reduce, 4, 350, 15, upto));
   const Parameter* bw = find(ps, param::all_reduce_busbw);
   ASSERT_NE(bw, nullptr);
   EXPECT_NE(bw->method.find("256 MiB"), std::string::npos) << bw->method;
   EXPECT_EQ(find(ps, param::all_gather_busbw), nullptr) << "no rows, no parameter";
 
   // Only large sizes: a busbw, no latency (the smallest size is no latency).
-  ps = analyze("collectives",
+  ps = analyze(std::string(collectives::kFamily.name),
                sweep(Collective::broadcast, 2, 300, 15, {size_t(64) << 20, size_t(1) << 30}));
   EXPECT_NE(find(ps, param::broadcast_busbw), nullptr);
   EXPECT_EQ(find(ps, param::broadcast_latency), nullptr);
 
   // One size alone: no plateau to stand on.
-  ps = analyze("collectives", sweep(Collective::all_gather, 2, 300, 15, {size_t(1) << 30}));
+  ps = analyze(std::string(collectives::kFamily.name),
+               sweep(Collective::all_gather, 2, 300, 15, {size_t(1) << 30}));
   ASSERT_NE(find(ps, param::all_gather_busbw), nullptr);
   EXPECT_LE(find(ps, param::all_gather_busbw)->confidence, 0.6);
 }
 
 TEST(Collectives, StillRisingAtTheLargestSizeIsNoPlateau) {
   // A latency so large that the bandwidth still climbs 2x per step at 1 GiB's neighbours.
-  const auto ps = analyze("collectives",
+  const auto ps = analyze(std::string(collectives::kFamily.name),
                           sweep(Collective::all_reduce, 4, 350, 50000, collectives::sizes(false)));
   const Parameter* bw = find(ps, param::all_reduce_busbw);
   ASSERT_NE(bw, nullptr);
@@ -228,14 +234,14 @@ TEST(Collectives, StillRisingAtTheLargestSizeIsNoPlateau) {
   // +-30 % gets.
   const Parameter* lat = find(ps, param::all_reduce_latency);
   ASSERT_NE(lat, nullptr);
-  const auto flat = analyze("collectives", every_collective(4, 360, 18));
+  const auto flat = analyze(std::string(collectives::kFamily.name), every_collective(4, 360, 18));
   EXPECT_DOUBLE_EQ(lat->confidence, find(flat, param::all_reduce_latency)->confidence);
 }
 
 TEST(Collectives, LatencyOfSizesThatAreNotFlatIsDoubted) {
   auto obs = sweep(Collective::all_reduce, 2, 300, 10, collectives::sizes(false));
   obs[2].value = obs[2].p50 = obs[2].p05 = obs[2].p95 = 30;  // the third size 3x the first
-  const auto ps = analyze("collectives", obs);
+  const auto ps = analyze(std::string(collectives::kFamily.name), obs);
   const Parameter* lat = find(ps, param::all_reduce_latency);
   ASSERT_NE(lat, nullptr);
   EXPECT_LE(lat->confidence, 0.5);
@@ -246,7 +252,7 @@ TEST(Collectives, ParametersAreReadAtTheLargestCommunicator) {
   auto obs = every_collective(2, 330, 12);
   const auto four = every_collective(4, 355, 20);
   obs.insert(obs.end(), four.begin(), four.end());
-  const auto ps = analyze("collectives", obs);
+  const auto ps = analyze(std::string(collectives::kFamily.name), obs);
   EXPECT_EQ(find(ps, param::collective_ranks)->value, 4);
   EXPECT_NEAR(find(ps, param::all_reduce_busbw)->value, 355, 3.6);
   EXPECT_NEAR(find(ps, param::all_reduce_latency)->value, 20, 0.1);
@@ -254,24 +260,27 @@ TEST(Collectives, ParametersAreReadAtTheLargestCommunicator) {
 
 TEST(Collectives, BadRowsAreLeftOut) {
   auto obs = every_collective(2, 330, 12);
-  obs.push_back(make_row("collectives", "all_reduce",
-                         {{"bytes", "nan"}, {"ranks", "2"}, {"mode", "one_process"}}, 5, "us", 0));
-  obs.push_back(make_row("collectives", "all_reduce",
-                         {{"bytes", "-8"}, {"ranks", "2"}, {"mode", "one_process"}}, 5, "us", 0));
-  obs.push_back(make_row("collectives", "all_reduce",
-                         {{"bytes", "8"}, {"ranks", "1e300"}, {"mode", "one_process"}}, 5, "us",
-                         0));
-  obs.push_back(make_row("collectives", "all_reduce",
-                         {{"bytes", "16"}, {"ranks", "2"}, {"mode", "one_process"}}, -1, "us", 0));
-  obs.push_back(
-      make_row("collectives", "nccl", {{"version", "2.28.3"}, {"nvls", "0"}}, 22803, "version", 0));
-  const auto ps = analyze("collectives", obs);
-  expect_well_formed(ps, "collectives.csv");
+  auto bad = [&](const char* bytes, const char* ranks, double us) {
+    obs.push_back(make_row(std::string(collectives::kFamily.name), collectives::kAllReduceProbe,
+                           {{collectives::kBytesColumn, bytes},
+                            {collectives::kRanksColumn, ranks},
+                            {collectives::kModeColumn, collectives::kOneProcess}},
+                           us, "us", 0));
+  };
+  bad("nan", "2", 5);
+  bad("-8", "2", 5);
+  bad("8", "1e300", 5);
+  bad("16", "2", -1);
+  obs.push_back(make_row(std::string(collectives::kFamily.name), collectives::kNcclProbe,
+                         {{collectives::kVersionColumn, "2.28.3"}, {collectives::kNvlsColumn, "0"}},
+                         22803, collectives::kVersionUnit, 0));
+  const auto ps = analyze(std::string(collectives::kFamily.name), obs);
+  expect_well_formed(ps, std::string(collectives::kFamily.name) + ".csv");
   EXPECT_NE(find(ps, param::all_reduce_busbw)->method.find("; NCCL 2.28.3, NCCL_NVLS_ENABLE=0"),
             std::string::npos);
   EXPECT_EQ(find(ps, param::collective_ranks)->value, 2);
   EXPECT_NEAR(find(ps, param::all_reduce_latency)->value, 12, 0.1);
-  EXPECT_TRUE(analyze("collectives", {}).empty());
+  EXPECT_TRUE(analyze(std::string(collectives::kFamily.name), {}).empty());
 }
 
 }  // namespace

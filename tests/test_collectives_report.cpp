@@ -58,13 +58,13 @@ TEST(Anchor, NcclTestsStdoutIsRead) {
   const auto rows = parse_nccl_tests(kLog);
   ASSERT_EQ(rows.size(), 3u)
       << "nccl-tests' 0 B row (a rank's share rounds to nothing) is left out, as the run leaves it";
-  EXPECT_EQ(rows[0].collective, "all_reduce");
+  EXPECT_EQ(rows[0].collective, collectives::kAllReduceProbe);
   EXPECT_EQ(rows[0].ranks, 4);
   EXPECT_EQ(rows[0].bytes, 8);
   EXPECT_DOUBLE_EQ(rows[0].time_us, 18.20);
   EXPECT_EQ(rows[1].bytes, 1073741824);
   EXPECT_DOUBLE_EQ(rows[1].busbw, 356.32);
-  EXPECT_EQ(rows[2].collective, "all_to_all");
+  EXPECT_EQ(rows[2].collective, collectives::kAllToAllProbe);
   EXPECT_EQ(rows[2].ranks, 4) << "the second test's ranks are its own";
   EXPECT_DOUBLE_EQ(rows[2].time_us, 3100.0) << "out of place, not in place";
   // nccl-tests' busbw is gpuprobe's formula of its own size and time (to its print rounding).
@@ -74,7 +74,7 @@ TEST(Anchor, NcclTestsStdoutIsRead) {
 
 TEST(Anchor, AResultRowWithoutACollectiveIsAnError) {
   const std::string row = "  1024  256  float  sum  -1  20.1  0.05  0.08  0  20.0  0.05  0.08  0\n";
-  EXPECT_EQ(parse_nccl_tests(row, "broadcast_perf").at(0).collective, "broadcast")
+  EXPECT_EQ(parse_nccl_tests(row, "broadcast_perf").at(0).collective, collectives::kBroadcastProbe)
       << "named by its file";
   try {
     parse_nccl_tests("# header\n" + row);
@@ -90,14 +90,16 @@ TEST(Anchor, AResultRowWithoutACollectiveIsAnError) {
 // A run's time rows for all-reduce and all-to-all at 4 ranks, at 8 B and 1 GiB.
 std::vector<Observation> run_rows(double ar_1g_us, double a2a_1g_us) {
   auto row = [](const char* c, double bytes, double us) {
-    return make_row("collectives", c,
-                    {{"bytes", std::to_string(static_cast<long long>(bytes))},
-                     {"ranks", "4"},
-                     {"mode", "one_process"}},
+    return make_row(std::string(collectives::kFamily.name), c,
+                    {{collectives::kBytesColumn, std::to_string(static_cast<long long>(bytes))},
+                     {collectives::kRanksColumn, "4"},
+                     {collectives::kModeColumn, collectives::kOneProcess}},
                     us, "us", 0.01);
   };
-  return {row("all_reduce", 8, 18.0), row("all_reduce", 1073741824, ar_1g_us),
-          row("all_to_all", 64, 21.0), row("all_to_all", 1073741824, a2a_1g_us)};
+  return {row(collectives::kAllReduceProbe, 8, 18.0),
+          row(collectives::kAllReduceProbe, 1073741824, ar_1g_us),
+          row(collectives::kAllToAllProbe, 64, 21.0),
+          row(collectives::kAllToAllProbe, 1073741824, a2a_1g_us)};
 }
 
 TEST(Anchor, TableSetsTheRunBesideNcclTests) {
@@ -172,10 +174,11 @@ TEST(CollectivesFigure, MarksEachBusbwAndTheLinkRate) {
       const auto k = collectives::counts(c, nominal, 4);
       if (k.bytes == 0) continue;
       const double us = 20 + double(k.bytes) / (350e9 / collectives::bus_factor(c, 4)) * 1e6;
-      Observation t =
-          make_row("collectives", collectives::name(c),
-                   {{"bytes", std::to_string(k.bytes)}, {"ranks", "4"}, {"mode", "one_process"}},
-                   us, "us", 0.01);
+      Observation t = make_row(std::string(collectives::kFamily.name), collectives::name(c),
+                               {{collectives::kBytesColumn, std::to_string(k.bytes)},
+                                {collectives::kRanksColumn, "4"},
+                                {collectives::kModeColumn, collectives::kOneProcess}},
+                               us, "us", 0.01);
       obs.push_back(t);
       obs.push_back(collectives::bandwidth_row(t, c, 4, false));
       obs.push_back(collectives::bandwidth_row(t, c, 4, true));
@@ -184,7 +187,7 @@ TEST(CollectivesFigure, MarksEachBusbwAndTheLinkRate) {
   // As the runner writes them (base/run_dir.hpp: RunFileRights::run).
   write_file_atomic((dir / "collectives.csv").string(), format_observations(meta, obs),
                     RunFileRights::run);
-  std::vector<Parameter> params = analyze("collectives", obs);
+  std::vector<Parameter> params = analyze(std::string(collectives::kFamily.name), obs);
   params.push_back({param::nvlink_links, 18, "links", 18, 18, 1, "nvml", "p2p.csv"});
   params.push_back({param::nvlink_link_bandwidth, 25, "GB/s", 25, 25, 1, "nvml", "p2p.csv"});
   write_file_atomic((dir / "parameters.csv").string(), format_parameters(meta, params),
@@ -193,7 +196,7 @@ TEST(CollectivesFigure, MarksEachBusbwAndTheLinkRate) {
   const FigureScript* script = nullptr;
   const auto scripts = figure_scripts(paths.plots_dir, diag);
   for (const auto& s : scripts)
-    if (s.name == "collectives") script = &s;
+    if (s.name == collectives::kFamily.name) script = &s;
   ASSERT_NE(script, nullptr);
   const auto files = render_figure(paths, *script, {(dir / "collectives.csv").string()}, {"H100"},
                                    dir.string(), diag);

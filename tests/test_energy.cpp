@@ -12,6 +12,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/energy.hpp"
+#include "analysis/roofline.hpp"
 #include "analysis/transpose.hpp"
 #include "app/report.hpp"
 #include "app/report_detail.hpp"
@@ -32,18 +33,18 @@ struct Truth {
   int sms = 132;
   double idle_w = 80, static_w = 160, drift_w_per_s = 0.3, per_sm_w = 0.05, clock = 1980;
   std::map<std::string, double> joules = {
-      {"fp32_fma", 1.1e-12},    {"fp64_fma", 6.5e-12},  {"tensor_wgmma_bf16", 0.45e-12},
-      {"dram_read", 18e-12},    {"dram_write", 21e-12}, {"l2_near_read", 2.2e-12},
-      {"shared_write", 0.6e-12}};
+      {energy::kFp32Fma, 1.1e-12},    {energy::kFp64Fma, 6.5e-12},  {energy::kWgmmaBf16, 0.45e-12},
+      {energy::kDramRead, 18e-12},    {energy::kDramWrite, 21e-12}, {energy::kL2NearRead, 2.2e-12},
+      {energy::kSharedWrite, 0.6e-12}};
   double zero_factor = 0.7;  // all-zero operands cost this share
 };
 
 // Per SM at full rate: op/s or B/s.
 double full_rate(const std::string& item) {
-  if (item == "fp32_fma") return 128 * 1.98e9;
-  if (item == "fp64_fma") return 64 * 1.98e9;
-  if (item == "tensor_wgmma_bf16") return 4096 * 1.98e9;
-  if (item == "shared_write") return 128 * 1.98e9;
+  if (item == energy::kFp32Fma) return 128 * 1.98e9;
+  if (item == energy::kFp64Fma) return 64 * 1.98e9;
+  if (item == energy::kWgmmaBf16) return 4096 * 1.98e9;
+  if (item == energy::kSharedWrite) return 128 * 1.98e9;
   return 25e9;  // the memory levels
 }
 
@@ -65,13 +66,13 @@ class Windows {
     // The window's error; its two counter intervals' powers spread sqrt(2) times wider.
     const double sd = noise_ * p, interval_sd = sd * std::sqrt(2.0);
     p += std::normal_distribution<double>(0, sd > 0 ? sd : 1e-300)(rng_);
-    const Params base = {{"operands", operands},
-                         {"active_sms", std::to_string(k)},
-                         {"window", std::to_string(id_++)},
-                         {"reasons", reasons}};
+    const Params base = {{energy::kOperandsColumn, operands},
+                         {energy::kActiveSmsColumn, std::to_string(k)},
+                         {energy::kWindowColumn, std::to_string(id_++)},
+                         {energy::kReasonsColumn, reasons}};
     auto row = [&](const std::string& unit, double v, double lo, double hi,
                    const Params& extra = {}) {
-      Observation o{"energy", probe, base, v, unit, lo, v, hi, 2};
+      Observation o{std::string(energy::kFamily.name), probe, base, v, unit, lo, v, hi, 2};
       o.params.insert(o.params.end(), extra.begin(), extra.end());
       rows_.push_back(o);
     };
@@ -81,7 +82,7 @@ class Windows {
           rate / energy::kRateScale);
     for (const auto& [item, r] : components)
       row(energy::rate_unit(item), r / energy::kRateScale, r / energy::kRateScale,
-          r / energy::kRateScale, {{"component", item}});
+          r / energy::kRateScale, {{energy::kComponentColumn, item}});
     if (!components.empty()) row("s/launch", 0.01, 0.01, 0.01);
     const double mhz = clock > 0 ? clock : truth_.clock;
     row("MHz", mhz, mhz, mhz);
@@ -100,13 +101,13 @@ class Windows {
         add(item, energy::kRandom, int(f * truth_.sms), f * truth_.sms * full_rate(item));
     add(energy::kStatic, "-", truth_.sms, 0);
     add(energy::kStaticOneSm, "-", 1, 0);
-    add("heldout_triad", energy::kRandom, truth_.sms, 0,
-        {{"dram_read", 2.2e12}, {"dram_write", 1.1e12}, {"fp32_fma", 2.75e11}});
-    add("heldout_gemm", energy::kRandom, truth_.sms, 0,
-        {{"tensor_wgmma_bf16", 3e14},
-         {"l2_near_read", 1.2e13},
-         {"shared_write", 1.2e13},
-         {"dram_write", 2e9}});
+    add(energy::kHeldOutTriad, energy::kRandom, truth_.sms, 0,
+        {{energy::kDramRead, 2.2e12}, {energy::kDramWrite, 1.1e12}, {energy::kFp32Fma, 2.75e11}});
+    add(energy::kHeldOutGemm, energy::kRandom, truth_.sms, 0,
+        {{energy::kWgmmaBf16, 3e14},
+         {energy::kL2NearRead, 1.2e13},
+         {energy::kSharedWrite, 1.2e13},
+         {energy::kDramWrite, 2e9}});
     for (const auto& [item, j] : truth_.joules)
       add(item, energy::kZero, truth_.sms, truth_.sms * full_rate(item));
     add(energy::kStatic, "-", truth_.sms, 0);
@@ -131,7 +132,7 @@ const Parameter* find(const std::vector<Parameter>& params, const std::string& n
 
 TEST(EnergyFit, KnownEnergiesAndStaticPowerComeBackExactlyWithoutNoise) {
   Truth truth;
-  const auto params = analyze("energy", Windows(truth, 0, 1).plan());
+  const auto params = analyze(std::string(energy::kFamily.name), Windows(truth, 0, 1).plan());
   for (const auto& [item, j] : truth.joules) {
     const Parameter* p = find(params, energy::parameter_name(item, false));
     ASSERT_NE(p, nullptr) << item;
@@ -158,8 +159,10 @@ TEST(EnergyFit, NoiseGivesAnIntervalThatHoldsTheTruth) {
   int held = 0, total = 0;
   double width_quiet = 0, width_noisy = 0;
   for (unsigned seed = 1; seed <= 20; ++seed) {
-    const auto noisy = analyze("energy", Windows(truth, 0.01, seed).plan());
-    const auto quiet = analyze("energy", Windows(truth, 0.001, seed).plan());
+    const auto noisy =
+        analyze(std::string(energy::kFamily.name), Windows(truth, 0.01, seed).plan());
+    const auto quiet =
+        analyze(std::string(energy::kFamily.name), Windows(truth, 0.001, seed).plan());
     for (const auto& [item, j] : truth.joules) {
       const Parameter* p = find(noisy, energy::parameter_name(item, false));
       const Parameter* q = find(quiet, energy::parameter_name(item, false));
@@ -183,10 +186,10 @@ TEST(EnergyFit, ThrottledOrReclockedWindowsAreLeftOut) {
   // A window at full rate that hit the power cap: its power is what the cap allowed, not the
   // model's.
   Windows extra(truth, 0, 4);
-  extra.add("fp32_fma", energy::kRandom, truth.sms, 2 * truth.sms * full_rate("fp32_fma"), {},
-            "sw_power_cap");
-  extra.add("fp32_fma", energy::kRandom, truth.sms, 2 * truth.sms * full_rate("fp32_fma"), {},
-            "none", 1485);
+  extra.add(energy::kFp32Fma, energy::kRandom, truth.sms,
+            2 * truth.sms * full_rate(energy::kFp32Fma), {}, "sw_power_cap");
+  extra.add(energy::kFp32Fma, energy::kRandom, truth.sms,
+            2 * truth.sms * full_rate(energy::kFp32Fma), {}, "none", 1485);
   for (auto o : extra.plan()) {
     o.params[2].second = "9" + o.params[2].second;  // window ids apart from the first plan's
     rows.push_back(o);
@@ -194,10 +197,10 @@ TEST(EnergyFit, ThrottledOrReclockedWindowsAreLeftOut) {
   const auto windows = energy::windows_of(rows);
   const auto base = energy::baseline_of(windows);
   ASSERT_TRUE(base);
-  const auto f = energy::fit_energy(windows, *base, "fp32_fma", energy::kRandom);
+  const auto f = energy::fit_energy(windows, *base, energy::kFp32Fma, energy::kRandom);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->excluded, 2);
-  EXPECT_NEAR(f->energy_j, truth.joules["fp32_fma"], 1e-6 * truth.joules["fp32_fma"]);
+  EXPECT_NEAR(f->energy_j, truth.joules[energy::kFp32Fma], 1e-6 * truth.joules[energy::kFp32Fma]);
   EXPECT_NE(f->notes.find("left out"), std::string::npos);
 }
 
@@ -206,12 +209,12 @@ TEST(EnergyFit, OneRateIsLessSureAndNonlinearRatesLessStill) {
   Windows w(truth, 0, 5);
   w.add(energy::kStatic, "-", truth.sms, 0);
   w.add(energy::kStatic, "-", truth.sms, 0);
-  w.add("fp64_fma", energy::kRandom, truth.sms, truth.sms * full_rate("fp64_fma"));
+  w.add(energy::kFp64Fma, energy::kRandom, truth.sms, truth.sms * full_rate(energy::kFp64Fma));
   const auto rows = w.plan();
   const auto windows = energy::windows_of(rows);
   const auto base = energy::baseline_of(windows);
-  const auto two = energy::fit_energy(windows, *base, "fp64_fma", energy::kRandom);
-  const auto one = energy::fit_energy(windows, *base, "fp64_fma", energy::kZero);
+  const auto two = energy::fit_energy(windows, *base, energy::kFp64Fma, energy::kRandom);
+  const auto one = energy::fit_energy(windows, *base, energy::kFp64Fma, energy::kZero);
   ASSERT_TRUE(two && one);
   EXPECT_EQ(one->points, 1);
   EXPECT_NE(one->notes.find("one rate"), std::string::npos);
@@ -219,16 +222,19 @@ TEST(EnergyFit, OneRateIsLessSureAndNonlinearRatesLessStill) {
   Windows bent(truth, 0, 6);
   bent.add(energy::kStatic, "-", truth.sms, 0);
   bent.add(energy::kStatic, "-", truth.sms, 0);
-  truth.joules["fp64_fma"] *= 1.3;
+  truth.joules[energy::kFp64Fma] *= 1.3;
   Windows hot(truth, 0, 7);
   auto rows2 = bent.plan();
-  hot.add("fp64_fma", energy::kRandom, truth.sms / 2, truth.sms / 2 * full_rate("fp64_fma"));
+  hot.add(energy::kFp64Fma, energy::kRandom, truth.sms / 2,
+          truth.sms / 2 * full_rate(energy::kFp64Fma));
   for (auto o : hot.plan()) {
     o.params[2].second = "9" + o.params[2].second;
-    if (o.probe == "fp64_fma" && o.param("active_sms") == truth.sms / 2) rows2.push_back(o);
+    if (o.probe == energy::kFp64Fma && o.param(energy::kActiveSmsColumn) == truth.sms / 2)
+      rows2.push_back(o);
   }
   const auto w2 = energy::windows_of(rows2);
-  const auto f = energy::fit_energy(w2, *energy::baseline_of(w2), "fp64_fma", energy::kRandom);
+  const auto f =
+      energy::fit_energy(w2, *energy::baseline_of(w2), energy::kFp64Fma, energy::kRandom);
   ASSERT_TRUE(f);
   EXPECT_NE(f->notes.find("slopes differ"), std::string::npos) << f->notes;
   EXPECT_LT(f->confidence, two->confidence);
@@ -237,13 +243,13 @@ TEST(EnergyFit, OneRateIsLessSureAndNonlinearRatesLessStill) {
 TEST(EnergyHeldOut, TheParametersPredictKernelsTheyWereNotFittedOn) {
   Truth truth;
   const auto rows = Windows(truth, 0.002, 8).plan();
-  const auto params = analyze("energy", rows);
+  const auto params = analyze(std::string(energy::kFamily.name), rows);
   const auto checks = energy::heldout_checks(rows, params);
   ASSERT_EQ(checks.size(), 2u);
   for (const auto& c : checks) {
     EXPECT_TRUE(c.predicted) << c.kernel << ": " << c.note;
     EXPECT_LT(std::fabs(c.error), energy::kHeldOutGoal) << c.kernel;
-    EXPECT_EQ(c.terms.front().first, "static");
+    EXPECT_EQ(c.terms.front().first, energy::kStatic);
   }
   // Without a component's energy there is no prediction, and the note says which.
   std::vector<Parameter> fewer;
@@ -266,7 +272,7 @@ TEST(EnergyRecorded, HeldOutKernelsArePredictedWithinTenPercent) {
     ++files;
     Metadata meta;
     const auto obs = read_observations(e.path().string(), &meta);
-    const auto params = analyze("energy", obs, meta);
+    const auto params = analyze(std::string(energy::kFamily.name), obs, meta);
     const auto checks = energy::heldout_checks(obs, params);
     EXPECT_FALSE(checks.empty()) << name;
     for (const auto& c : checks) {
@@ -299,7 +305,8 @@ TEST(EnergyFigures, EnergiesAndTheTraceAreDrawn) {
   write_file_atomic((run.dir / "energy.csv").string(), format_observations(meta, rows),
                     RunFileRights::run);
   write_file_atomic((run.dir / "parameters.csv").string(),
-                    format_parameters(meta, analyze("energy", rows)), RunFileRights::run);
+                    format_parameters(meta, analyze(std::string(energy::kFamily.name), rows)),
+                    RunFileRights::run);
   fs::copy_file(fs::path(GPUPROBE_TEST_DATA) / "synthetic_power_trace.csv",
                 run.dir / "power_trace.csv");
   write_file_atomic((run.dir / "families.csv").string(),
@@ -307,7 +314,7 @@ TEST(EnergyFigures, EnergiesAndTheTraceAreDrawn) {
                     RunFileRights::run);
   Diagnostics diag;
   for (const auto& script : figure_scripts(paths.plots_dir, diag)) {
-    if (script.family != "energy") continue;
+    if (script.family != energy::kFamily.name) continue;
     const auto written = render_figure(paths, script, {(run.dir / "energy.csv").string()},
                                        {"synthetic"}, run.dir.string(), diag);
     EXPECT_FALSE(written.empty()) << script.name << ": "
@@ -327,7 +334,8 @@ TEST(EnergyReport, SaysWhatRanThrottledAndHowTheHeldOutKernelsCameOut) {
   write_file_atomic((run.dir / "energy.csv").string(), format_observations(meta, rows),
                     RunFileRights::run);
   write_file_atomic((run.dir / "parameters.csv").string(),
-                    format_parameters(meta, analyze("energy", rows)), RunFileRights::run);
+                    format_parameters(meta, analyze(std::string(energy::kFamily.name), rows)),
+                    RunFileRights::run);
   std::vector<std::string> header = {"family",       "status",       "wall_time_s",
                                      "sm_clock_mhz", "observations", "message"};
   for (const auto& c : operating_point_columns()) header.push_back(c);
@@ -369,16 +377,18 @@ TEST(EnergyNames, EveryItemHasItsParameterAndEveryParameterItsRow) {
   }
   for (const auto& lv : energy::levels())
     EXPECT_NE(find_parameter(energy::parameter_name(lv, false)), nullptr) << lv;
-  EXPECT_EQ(energy::parameter_name("dram_read", true), param::dram_read_energy_per_byte_zero);
-  EXPECT_EQ(energy::parameter_name("tensor_wgmma_bf16", false), param::tensor_wgmma_bf16_energy);
+  EXPECT_EQ(energy::parameter_name(energy::kDramRead, true), param::dram_read_energy_per_byte_zero);
+  EXPECT_EQ(energy::parameter_name(energy::kWgmmaBf16, false), param::tensor_wgmma_bf16_energy);
 }
 
 // A quick run leaves the family out: every parameter of it listed with the descriptor's reason.
 TEST(EnergyQuick, AQuickRunListsEveryEnergyParameterAsNotMeasured) {
   EXPECT_FALSE(energy::kFamily.not_in_quick.empty());
-  const auto rows = family_rows_not_measured("energy", std::string(energy::kFamily.not_in_quick));
+  const auto rows = family_rows_not_measured(std::string(energy::kFamily.name),
+                                             std::string(energy::kFamily.not_in_quick));
   size_t in_catalog = 0;
-  for (const auto& [name, entry] : catalog().params) in_catalog += entry.family == "energy";
+  for (const auto& [name, entry] : catalog().params)
+    in_catalog += entry.family == energy::kFamily.name;
   EXPECT_EQ(rows.size(), in_catalog);
   EXPECT_GE(rows.size(), 40u);
   for (const auto& r : rows) {
@@ -388,8 +398,8 @@ TEST(EnergyQuick, AQuickRunListsEveryEnergyParameterAsNotMeasured) {
   // Every other family runs in a quick run, but for the roofline kernels (their own energy
   // windows), which feed no parameter: nothing of theirs goes to not_measured.csv.
   for (const auto& [name, d] : family_descriptors()) {
-    if (name == "energy") continue;
-    if (name == "roofline") {
+    if (name == energy::kFamily.name) continue;
+    if (name == roofline::kFamily.name) {
       EXPECT_TRUE(family_rows_not_measured(name, std::string(d->not_in_quick)).empty());
       continue;
     }

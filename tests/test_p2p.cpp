@@ -160,21 +160,24 @@ TEST(NodeMeta, PhysicalRatesOfNvswitchDirectAndPcieNodes) {
 TEST(P2pModes, CopiesFollowWhoInitiates) {
   auto all = [](int, int) { return true; };
   using T = p2p::Transfer;
-  EXPECT_EQ(p2p::transfers(*p2p::find_mode("ce_write"), 0, 1, 2, all), (std::vector<T>{{0, 1, 0}}));
-  EXPECT_EQ(p2p::transfers(*p2p::find_mode("ce_read"), 0, 1, 2, all), (std::vector<T>{{1, 0, 0}}));
-  EXPECT_EQ(p2p::transfers(*p2p::find_mode("sm_read_bidir"), 0, 1, 2, all), (std::vector<T>{{1, 0, 0}, {0, 1, 1}}));
-  EXPECT_EQ(p2p::transfers(*p2p::find_mode("one_to_all_write_ce"), 1, -1, 3, all),
+  EXPECT_EQ(p2p::transfers(*p2p::find_mode(p2p::kCeWrite), 0, 1, 2, all),
+            (std::vector<T>{{0, 1, 0}}));
+  EXPECT_EQ(p2p::transfers(*p2p::find_mode(p2p::kCeRead), 0, 1, 2, all),
+            (std::vector<T>{{1, 0, 0}}));
+  EXPECT_EQ(p2p::transfers(*p2p::find_mode(p2p::kSmReadBidir), 0, 1, 2, all),
+            (std::vector<T>{{1, 0, 0}, {0, 1, 1}}));
+  EXPECT_EQ(p2p::transfers(*p2p::find_mode(p2p::kOneToAllWriteCe), 1, -1, 3, all),
             (std::vector<T>{{1, 0, 1}, {1, 2, 1}}));
-  EXPECT_EQ(p2p::transfers(*p2p::find_mode("all_to_one_read_ce"), 1, -1, 3, all),
+  EXPECT_EQ(p2p::transfers(*p2p::find_mode(p2p::kAllToOneReadCe), 1, -1, 3, all),
             (std::vector<T>{{1, 0, 0}, {1, 2, 2}}));  // the others read the one's memory
-  EXPECT_EQ(p2p::transfers(*p2p::find_mode("all_pairs_write_ce"), -1, -1, 4, all).size(), 12u);
-  EXPECT_TRUE(p2p::transfers(*p2p::find_mode("ce_write"), 1, 1, 2, all).empty());
-  EXPECT_TRUE(p2p::transfers(*p2p::find_mode("ce_write"), 0, 2, 2, all).empty());
+  EXPECT_EQ(p2p::transfers(*p2p::find_mode(p2p::kAllPairsWriteCe), -1, -1, 4, all).size(), 12u);
+  EXPECT_TRUE(p2p::transfers(*p2p::find_mode(p2p::kCeWrite), 1, 1, 2, all).empty());
+  EXPECT_TRUE(p2p::transfers(*p2p::find_mode(p2p::kCeWrite), 0, 2, 2, all).empty());
   // Peer access one way only: no both-ways measurement, the one-way one where it is allowed.
   auto one_way = [](int by, int) { return by == 0; };
-  EXPECT_TRUE(p2p::transfers(*p2p::find_mode("ce_write_bidir"), 0, 1, 2, one_way).empty());
-  EXPECT_EQ(p2p::transfers(*p2p::find_mode("ce_write"), 0, 1, 2, one_way).size(), 1u);
-  EXPECT_TRUE(p2p::transfers(*p2p::find_mode("ce_write"), 1, 0, 2, one_way).empty());
+  EXPECT_TRUE(p2p::transfers(*p2p::find_mode(p2p::kCeWriteBidir), 0, 1, 2, one_way).empty());
+  EXPECT_EQ(p2p::transfers(*p2p::find_mode(p2p::kCeWrite), 0, 1, 2, one_way).size(), 1u);
+  EXPECT_TRUE(p2p::transfers(*p2p::find_mode(p2p::kCeWrite), 1, 0, 2, one_way).empty());
 }
 
 TEST(P2pModes, EveryModeIsACatalogParameterAndNamesNvbandwidthOnce) {
@@ -196,7 +199,7 @@ TEST(P2pModes, EveryModeIsACatalogParameterAndNamesNvbandwidthOnce) {
 // ---------------------------------------------------------------- the analysis
 
 std::vector<Parameter> analyze_node(const node::Node& n, const std::vector<Observation>& obs) {
-  return analyze("p2p", obs, node_run_meta(n));
+  return analyze(std::string(p2p::kFamily.name), obs, node_run_meta(n));
 }
 
 TEST(P2pAnalysis, OneGpuGivesNoPeerFigure) {
@@ -258,7 +261,7 @@ TEST(P2pAnalysis, AboveThePhysicalRateIsImpossible) {
 }
 
 TEST(P2pAnalysis, WithoutTheNodeNoBoundIsClaimed) {
-  const auto ps = analyze("p2p", node_rows(2, 600, 400), {});
+  const auto ps = analyze(std::string(p2p::kFamily.name), node_rows(2, 600, 400), {});
   const Parameter* ce = find(ps, param::p2p_ce_write_bandwidth);
   ASSERT_NE(ce, nullptr);
   EXPECT_GT(ce->confidence, 0.9);
@@ -279,7 +282,7 @@ TEST(P2pAnalysis, CommittedTwoGpuRunsUnderTheModeNames) {
     ++runs;
     Metadata meta;
     const auto obs = read_observations(csv.string(), &meta);
-    const auto ps = analyze("p2p", obs, meta);
+    const auto ps = analyze(std::string(p2p::kFamily.name), obs, meta);
     const auto then = read_parameters(dir + "/parameters.csv");
     const std::string text = read_file(dir + "/parameters.csv");
     for (const auto& [old_name, now] : std::vector<std::pair<std::string, std::string>>{
@@ -303,25 +306,25 @@ TEST(P2pAnalysis, CommittedTwoGpuRunsUnderTheModeNames) {
 TEST(P2pAnalysis, MatrixRowsAreDevicesColumnsPeers) {
   const auto obs = node_rows(4, 370, 400, 3);
   p2p::Matrix m;
-  ASSERT_TRUE(p2p::matrix(obs, "ce_write", "GB/s", &m));
+  ASSERT_TRUE(p2p::matrix(obs, p2p::kCeWrite, "GB/s", &m));
   ASSERT_EQ(m.gpus(), 4);
   for (int d = 0; d < 4; ++d) EXPECT_TRUE(std::isnan(m.value[size_t(d)][size_t(d)]));
   EXPECT_DOUBLE_EQ(m.value[0][1], 370);
   EXPECT_DOUBLE_EQ(m.value[3][0], 185);
   EXPECT_FALSE(p2p::matrix(obs, "no_such_probe", "GB/s", &m));
   // The node's total under all pairs is no cell; each pair's own rate is.
-  ASSERT_TRUE(p2p::matrix(obs, "all_pairs_write_ce", "GB/s", &m));
+  ASSERT_TRUE(p2p::matrix(obs, p2p::kAllPairsWriteCe, "GB/s", &m));
   EXPECT_DOUBLE_EQ(m.value[2][1], 400.0 / 3);
-  const auto fan = p2p::per_device(obs, "all_to_one_write_sm", "GB/s");
+  const auto fan = p2p::per_device(obs, p2p::kAllToOneWriteSm, "GB/s");
   EXPECT_EQ(fan, (std::vector<double>{400, 400, 400, 400}));
-  EXPECT_TRUE(p2p::per_device(obs, "ce_write", "GB/s").empty());
+  EXPECT_TRUE(p2p::per_device(obs, p2p::kCeWrite, "GB/s").empty());
 }
 
 TEST(P2pAnalysis, OneGpuRunRecordsTheSkipAndWhy) {
   CsvTable t = read_csv(data_file("h100_paths_families.csv"));
   bool seen = false;
   for (const auto& r : t.rows)
-    if (r[0] == "p2p") {
+    if (r[0] == p2p::kFamily.name) {
       seen = true;
       EXPECT_EQ(r[1], "unsupported");
       EXPECT_NE(r.back().find("needs two or more GPUs"), std::string::npos) << r.back();
@@ -413,13 +416,14 @@ TEST(NvbandwidthJson, FourGpusEveryDeviceAndItsMatricesOriented) {
   EXPECT_EQ(m[3][0], "195");  // the row is the GPU that writes
   EXPECT_EQ(find_case(root, "device_to_device_memcpy_read_ce")->at("bandwidth_description"),
             "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)");
-  const json* fan = find_case(root, "all_to_one_write_ce");
+  const json* fan = find_case(root, p2p::kNvbAllToOneWriteCe);
   ASSERT_NE(fan, nullptr);
   ASSERT_EQ(fan->at("bandwidth_matrix").size(), 1u);  // one row; the column is the one
   EXPECT_EQ(fan->at("bandwidth_matrix")[0].size(), 4u);
-  for (const char* n : {"device_to_device_memcpy_write_sm", "device_to_device_memcpy_read_sm", "one_to_all_write_ce",
-                        "one_to_all_read_ce", "all_to_one_read_ce", "one_to_all_write_sm", "all_to_one_write_sm",
-                        "device_to_device_latency_sm"})
+  for (const char* n :
+       {"device_to_device_memcpy_write_sm", "device_to_device_memcpy_read_sm",
+        p2p::kNvbOneToAllWriteCe, p2p::kNvbOneToAllReadCe, p2p::kNvbAllToOneReadCe,
+        p2p::kNvbOneToAllWriteSm, p2p::kNvbAllToOneWriteSm, "device_to_device_latency_sm"})
     EXPECT_NE(find_case(root, n), nullptr) << n;
   // Each direction and their sum in one matrix (nvbandwidth) against the sum alone: not written.
   EXPECT_EQ(find_case(root, "device_to_device_bidirectional_memcpy_write_ce"), nullptr);
@@ -576,22 +580,22 @@ TEST(NodeExport, JsonHoldsTheGpusLinksAndMatrices) {
   Scratch tmp("gpuprobe-node-export");
   const json root = json::parse(export_json(four_gpu_run(tmp.path / "run")));
   const json& node = root.at("node");
-  ASSERT_EQ(node.at("gpus").size(), 4u);
-  EXPECT_EQ(node["gpus"][0]["nvlink"]["active_links"], 18);
-  EXPECT_EQ(node["gpus"][0]["nvlink"]["to_nvswitch"], 18);
-  EXPECT_NEAR(node["gpus"][0]["nvlink"]["gbs"].get<double>(), 478.116, 1e-9);
-  EXPECT_EQ(node["gpus"][0]["pcie"]["max_generation"], 5);
+  ASSERT_EQ(node.at(kNodeGpusKey).size(), 4u);
+  EXPECT_EQ(node[kNodeGpusKey][0]["nvlink"]["active_links"], 18);
+  EXPECT_EQ(node[kNodeGpusKey][0]["nvlink"]["to_nvswitch"], 18);
+  EXPECT_NEAR(node[kNodeGpusKey][0]["nvlink"]["gbs"].get<double>(), 478.116, 1e-9);
+  EXPECT_EQ(node[kNodeGpusKey][0]["pcie"]["max_generation"], 5);
   EXPECT_EQ(node["pcie_paths"].size(), 6u);
-  const json& w = node.at("p2p").at("ce_write").at("matrix");
+  const json& w = node.at(p2p::kExportKey).at(p2p::kCeWrite).at("matrix");
   ASSERT_EQ(w.size(), 4u);
   EXPECT_TRUE(w[2][2].is_null());
   EXPECT_EQ(w[2][3], 393);
-  EXPECT_EQ(node["p2p"]["all_to_one_read_ce"]["per_device"].size(), 4u);
-  EXPECT_EQ(node["p2p"]["all_pairs_write_ce"]["total"], 1760);
-  EXPECT_EQ(node["p2p"]["latency"]["unit"], "ns");
+  EXPECT_EQ(node[p2p::kExportKey][p2p::kAllToOneReadCe]["per_device"].size(), 4u);
+  EXPECT_EQ(node[p2p::kExportKey][p2p::kAllPairsWriteCe]["total"], 1760);
+  EXPECT_EQ(node[p2p::kExportKey][p2p::kLatencyProbe]["unit"], "ns");
   // A run of one GPU before node_*: an empty node, the key still there.
   const json old = json::parse(export_json(load(committed_run(kH100Run))));
-  EXPECT_TRUE(old.at("node").at("gpus").empty());
+  EXPECT_TRUE(old.at("node").at(kNodeGpusKey).empty());
 }
 
 }  // namespace

@@ -31,36 +31,37 @@ std::map<std::string, double> as_map(const Counts& c) {
 TEST(Roofline, TriadCountsByHand) {
   // 1024 floats a buffer, two passes, L2-resident: 1024 x 2 FMAs, 8 B read and 4 B written each.
   EXPECT_EQ(as_map(triad_counts(1024, 2, true)),
-            (std::map<std::string, double>{{"fp32_fma", 2048},
+            (std::map<std::string, double>{{energy::kFp32Fma, 2048},
                                            {kL2Read, 16384},
-                                           {"l2_near_read", 16384},
+                                           {energy::kL2NearRead, 16384},
                                            {kL2Write, 8192},
                                            {kFootprint, 12288}}));
   EXPECT_EQ(as_map(triad_counts(1024, 1, false)),
-            (std::map<std::string, double>{{"fp32_fma", 1024},
+            (std::map<std::string, double>{{energy::kFp32Fma, 1024},
                                            {kL2Read, 8192},
-                                           {"dram_read", 8192},
-                                           {"dram_write", 4096},
+                                           {energy::kDramRead, 8192},
+                                           {energy::kDramWrite, 4096},
                                            {kFootprint, 12288}}));
 }
 
 TEST(Roofline, DotStencilAndPolynomialCountsByHand) {
-  EXPECT_EQ(as_map(dot_counts(4096, 8)), (std::map<std::string, double>{{"fp32_fma", 4096},
-                                                                        {"dram_read", 32768},
+  EXPECT_EQ(as_map(dot_counts(4096, 8)), (std::map<std::string, double>{{energy::kFp32Fma, 4096},
+                                                                        {energy::kDramRead, 32768},
                                                                         {kL2Read, 32768},
                                                                         {kAtomicGlobal, 8},
                                                                         {kFootprint, 32772}}));
   // A 4^3 cube: 8 interior points (7 loads, 7 FP32 ops each), 56 boundary points (1 load).
-  EXPECT_EQ(as_map(stencil7_counts(4)), (std::map<std::string, double>{{"fp32_fma", 56},
-                                                                       {"l1_read", 4 * (56 + 56)},
-                                                                       {"dram_read", 256},
-                                                                       {"dram_write", 256},
-                                                                       {kL2Read, 256},
-                                                                       {kFootprint, 512}}));
+  EXPECT_EQ(as_map(stencil7_counts(4)),
+            (std::map<std::string, double>{{energy::kFp32Fma, 56},
+                                           {energy::kL1Read, 4 * (56 + 56)},
+                                           {energy::kDramRead, 256},
+                                           {energy::kDramWrite, 256},
+                                           {kL2Read, 256},
+                                           {kFootprint, 512}}));
   EXPECT_EQ(as_map(fp64_poly_counts(1000, 512)),
-            (std::map<std::string, double>{{"fp64_fma", 512000},
-                                           {"dram_read", 8000},
-                                           {"dram_write", 8000},
+            (std::map<std::string, double>{{energy::kFp64Fma, 512000},
+                                           {energy::kDramRead, 8000},
+                                           {energy::kDramWrite, 8000},
                                            {kL2Read, 8000},
                                            {kFootprint, 16000}}));
 }
@@ -69,12 +70,12 @@ TEST(Roofline, SgemmCountsByHand) {
   // 256^3: 4 blocks of 256 threads; each thread reads 8 + 8 floats of shared memory per k (256
   // of them), each block stages 2 x 128 x 8 floats per K step (32 of them).
   EXPECT_EQ(as_map(sgemm_counts(256)),
-            (std::map<std::string, double>{{"fp32_fma", 16777216},
-                                           {"shared_read", 1024.0 * 256 * 64},
-                                           {"shared_write", 4.0 * 32 * 8192},
+            (std::map<std::string, double>{{energy::kFp32Fma, 16777216},
+                                           {energy::kSharedRead, 1024.0 * 256 * 64},
+                                           {energy::kSharedWrite, 4.0 * 32 * 8192},
                                            {kL2Read, 4.0 * 32 * 8192},
-                                           {"dram_read", 8.0 * 65536},
-                                           {"dram_write", 4.0 * 65536},
+                                           {energy::kDramRead, 8.0 * 65536},
+                                           {energy::kDramWrite, 4.0 * 65536},
                                            {kFootprint, 12.0 * 65536}}));
 }
 
@@ -82,20 +83,21 @@ TEST(Roofline, TensorTransposeAndHistogramCountsByHand) {
   // 2 blocks, 3 trips: per block and trip 128 rows of A and 256 of B, 256 bf16 each (196608 B,
   // the held-out GEMM's stage bytes), 128 x 256 x 256 multiply-adds; C 128 x 256 floats a block.
   EXPECT_EQ(as_map(tensor_gemm_counts(2, 3)),
-            (std::map<std::string, double>{{"tensor_wgmma_bf16", 6.0 * 128 * 256 * 256},
-                                           {"l2_near_read", 6.0 * 196608},
+            (std::map<std::string, double>{{energy::kWgmmaBf16, 6.0 * 128 * 256 * 256},
+                                           {energy::kL2NearRead, 6.0 * 196608},
                                            {kL2Read, 6.0 * 196608},
-                                           {"shared_write", 6.0 * 196608},
-                                           {"dram_write", 2.0 * 131072},
+                                           {energy::kSharedWrite, 6.0 * 196608},
+                                           {energy::kDramWrite, 2.0 * 131072},
                                            {kFootprint, 2.0 * 65536 + 131072 + 2.0 * 131072}}));
-  EXPECT_EQ(as_map(transpose_counts(64)), (std::map<std::string, double>{{"dram_read", 16384},
-                                                                         {"dram_write", 16384},
-                                                                         {kL2Read, 16384},
-                                                                         {"shared_write", 16384},
-                                                                         {"shared_read", 16384},
-                                                                         {kFootprint, 32768}}));
+  EXPECT_EQ(as_map(transpose_counts(64)),
+            (std::map<std::string, double>{{energy::kDramRead, 16384},
+                                           {energy::kDramWrite, 16384},
+                                           {kL2Read, 16384},
+                                           {energy::kSharedWrite, 16384},
+                                           {energy::kSharedRead, 16384},
+                                           {kFootprint, 32768}}));
   EXPECT_EQ(as_map(histogram_counts(1000, 4096)),
-            (std::map<std::string, double>{{"dram_read", 4000},
+            (std::map<std::string, double>{{energy::kDramRead, 4000},
                                            {kL2Read, 4000},
                                            {kAtomicGlobal, 1000},
                                            {kFootprint, 4000 + 4 * 4096}}));
@@ -211,12 +213,11 @@ TEST(Roofline, FeedsNoParameter) {
   for (const auto& e :
        fs::directory_iterator(fs::path(GPUPROBE_SOURCE_DIR) / "harness" / "analysis")) {
     const std::string name = e.path().filename().string();
-    if (e.path().extension() != ".cpp" || name.rfind("roofline", 0) == 0) continue;
+    if (e.path().extension() != ".cpp" || name.rfind(family, 0) == 0) continue;
     std::ifstream f(e.path());
     std::stringstream text;
     text << f.rdbuf();
-    EXPECT_EQ(text.str().find("roofline"), std::string::npos)
-        << name << " reads the roofline family";
+    EXPECT_EQ(text.str().find(family), std::string::npos) << name << " reads the roofline family";
   }
 }
 

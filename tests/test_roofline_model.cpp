@@ -65,18 +65,20 @@ TEST(RooflineModel, CeilingsFromTheMeasuredClockAndSms) {
   EXPECT_NEAR(fp32->value, 14131.2, 1e-6);  // 64 x 80 x 1.38 GHz x 2
   EXPECT_NEAR(fp32->low, 63 * 80 * 1380 * 0.99 * 1e6 * 2 / 1e9, 1e-6);
   EXPECT_NEAR(m.find("dram")->value, 800, 1e-9);
-  EXPECT_NEAR(m.find("fp32", "energy")->value, 5, 1e-12);  // 10 pJ per FMA = 5 pJ per flop
+  EXPECT_NEAR(m.find("fp32", kEnergy)->value, 5, 1e-12);  // 10 pJ per FMA = 5 pJ per flop
   EXPECT_EQ(m.find("fp64"), nullptr);
   bool fp64_named = false;
   for (const auto& x : m.missing) fp64_named = fp64_named || x.name == "fp64";
   EXPECT_TRUE(fp64_named);
-  EXPECT_NEAR(m.find("power_limit", "energy")->value, 250, 0);
+  EXPECT_NEAR(m.find("power_limit", kEnergy)->value, 250, 0);
 }
 
 TEST(RooflineModel, TriadIsOneDramRoofWithItsEnergy) {
   ModelV100 v;
   const Model m = v.model();
-  Kernel k = kernel("triad", {{"dram_read", 2e9}, {"dram_write", 1e9}, {"fp32_fma", 0.25e9}}, 4e-3);
+  Kernel k = kernel(
+      "triad", {{energy::kDramRead, 2e9}, {energy::kDramWrite, 1e9}, {energy::kFp32Fma, 0.25e9}},
+      4e-3);
   k.energy_j = 0.55;
   const Prediction p = predict(m, k);
   EXPECT_NEAR(p.time_s, 3e9 / 800e9 + 5e-6, 1e-12);  // no copy roof: the read roof carries both
@@ -92,7 +94,7 @@ TEST(RooflineModel, PowerCapBindsWhereRateTimesEnergyPassesTheLimit) {
   ModelV100 v;
   v.params[6].value = 40;  // fp32_fma_energy: 40 pJ x the FP32 peak + 60 W passes 250 W
   const Model m = v.model();
-  const Prediction p = predict(m, kernel("fma", {{"fp32_fma", 1e12}}, 0.25));
+  const Prediction p = predict(m, kernel("fma", {{energy::kFp32Fma, 1e12}}, 0.25));
   // time roof 2e12 / 14131.2 GFLOP/s = 0.1415 s; the cap: 40 J / (250 - 60) W = 0.2105 s
   EXPECT_NEAR(p.time_s, 40.0 / 190 + 5e-6, 1e-9);
   EXPECT_EQ(p.bound, std::string(kPowerCapped));
@@ -119,9 +121,10 @@ TEST(RooflineModel, TwoRoofsAtOnceAndLatencyBound) {
   const Model m = v.model();
   // DRAM 3.75 ms against FP32 3.0 ms: within the margin
   const double fma = 3e-3 * v.fp32_gflops() * 1e9 / 2;
-  Prediction p = predict(m, kernel("both", {{"dram_read", 3e9}, {"fp32_fma", fma}}, 4e-3));
+  Prediction p =
+      predict(m, kernel("both", {{energy::kDramRead, 3e9}, {energy::kFp32Fma, fma}}, 4e-3));
   EXPECT_EQ(p.bound, std::string(kTwoRoofs));
-  p = predict(m, kernel("slow", {{"dram_read", 3e9}}, 40e-3));
+  p = predict(m, kernel("slow", {{energy::kDramRead, 3e9}}, 40e-3));
   EXPECT_EQ(p.bound, std::string(kLatencyBound));
   // a count whose roof the run lacks is named, not guessed
   p = predict(m, kernel("atomics", {{kAtomicGlobal, 1e6}}, 1e-3));
@@ -142,7 +145,7 @@ TEST(RooflineModel, WithoutEnergyTheTimeRooflineAlone) {
   v.params.resize(5);
   const Model m = v.model();
   EXPECT_FALSE(m.no_energy.empty());
-  const Prediction p = predict(m, kernel("triad", {{"dram_read", 3e9}}, 4e-3));
+  const Prediction p = predict(m, kernel("triad", {{energy::kDramRead, 3e9}}, 4e-3));
   EXPECT_FALSE(p.energy_j);
 }
 
@@ -184,9 +187,9 @@ fs::path synthetic_run(const std::string& name) {
     o.reps = 5;
     obs.push_back(o);
   };
-  row(kTriadDram, kCount, "dram_read", 2 << 30, "B");
-  row(kTriadDram, kCount, "dram_write", 1 << 30, "B");
-  row(kTriadDram, kCount, "fp32_fma", 1 << 28, "op");
+  row(kTriadDram, kCount, energy::kDramRead, 2 << 30, "B");
+  row(kTriadDram, kCount, energy::kDramWrite, 1 << 30, "B");
+  row(kTriadDram, kCount, energy::kFp32Fma, 1 << 28, "op");
   row(kTriadDram, kTime, kLaunch, 0.8e-3, "s");
   row(kTriadDram, kEnergy, kLaunch, 0.5, "J");
   row(kHistogram, kCount, kAtomicGlobal, 1 << 24, "op");
@@ -199,7 +202,7 @@ TEST(RooflineCommand, SyntheticRunWithTheFamilysRows) {
   fs::path run = synthetic_run("gpuprobe_roofline_synthetic");
   auto r = cli::run("roofline " + run.string());
   ASSERT_EQ(r.code, 0) << r.err;
-  const std::string points = cli::slurp(run / "roofline" / "roofline_points.csv");
+  const std::string points = cli::slurp(run / kCommand / "roofline_points.csv");
   EXPECT_NE(points.find("triad_dram"), std::string::npos);
   EXPECT_NE(points.find("histogram"), std::string::npos);
   r = cli::run("roofline " + run.string() + " --table markdown");
@@ -225,7 +228,7 @@ TEST(RooflineCommand, BadInputIsOneLineAndTheRunUntouched) {
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(cli::lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("sm_clock_measured"), std::string::npos);
-  EXPECT_FALSE(fs::exists(run / "roofline"));
+  EXPECT_FALSE(fs::exists(run / kCommand));
   // a malformed row
   cli::append(run / "parameters.csv", "dram_read_bandwidth,abc,GB/s,1,2,0.5,x,y\n");
   r = cli::run("roofline " + run.string());

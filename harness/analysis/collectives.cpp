@@ -20,11 +20,11 @@ const std::vector<Collective>& all() {
 
 const char* name(Collective c) {
   switch (c) {
-    case Collective::all_reduce: return "all_reduce";
-    case Collective::all_gather: return "all_gather";
-    case Collective::reduce_scatter: return "reduce_scatter";
-    case Collective::broadcast: return "broadcast";
-    case Collective::all_to_all: return "all_to_all";
+    case Collective::all_reduce: return kAllReduceProbe;
+    case Collective::all_gather: return kAllGatherProbe;
+    case Collective::reduce_scatter: return kReduceScatterProbe;
+    case Collective::broadcast: return kBroadcastProbe;
+    case Collective::all_to_all: return kAllToAllProbe;
   }
   return "";
 }
@@ -35,7 +35,7 @@ bool parse(const std::string& text, Collective* out) {
   const std::string perf = "_perf";
   if (t.size() > perf.size() && t.compare(t.size() - perf.size(), perf.size(), perf) == 0)
     t.resize(t.size() - perf.size());
-  if (t == "alltoall") t = "all_to_all";
+  if (t == "alltoall") t = kAllToAllProbe;
   for (Collective c : all())
     if (t == name(c)) {
       *out = c;
@@ -84,10 +84,10 @@ double busbw(Collective c, int ranks, double bytes, double seconds) {
 }
 
 Observation bandwidth_row(const Observation& time_us, Collective c, int ranks, bool bus) {
-  const double bytes = time_us.param("bytes");
+  const double bytes = time_us.param(kBytesColumn);
   auto bw = [&](double us) { return algbw(bytes, us * 1e-6) * (bus ? bus_factor(c, ranks) : 1.0); };
   Observation r = time_us;
-  r.params.emplace_back("bw", bus ? "bus" : "alg");
+  r.params.emplace_back(kBwColumn, bus ? "bus" : "alg");
   r.unit = "GB/s";
   r.value = bw(time_us.value);
   r.p50 = bw(time_us.p50);
@@ -138,6 +138,9 @@ constexpr double kLatencyNotFlatFactor = 0.5;
 constexpr double kLatencyRunToRun = 0.3;
 constexpr double kLatencyConfidence = 0.5;
 
+// The file every parameter comes from.
+std::string evidence() { return std::string(kFamily.name) + ".csv"; }
+
 struct Sweep {
   Collective c;
   int ranks;
@@ -150,7 +153,7 @@ struct Bw {
   double value = 0, low = 0, high = 0;
 };
 Bw bus_of(const Sweep& s, const Observation& o) {
-  const double bytes = o.param("bytes");
+  const double bytes = o.param(kBytesColumn);
   auto bw = [&](double us) { return collectives::busbw(s.c, s.ranks, bytes, us * 1e-6); };
   return {bw(o.value), bw(o.p95), bw(o.p05)};
 }
@@ -164,13 +167,13 @@ struct Plateau {
 };
 Plateau plateau_of(const Sweep& s) {
   const Bw top = bus_of(s, s.rows.back());
-  Plateau p{1, top, top.value, s.rows.back().param("bytes")};
+  Plateau p{1, top, top.value, s.rows.back().param(kBytesColumn)};
   bool on_plateau = true;
   for (size_t i = s.rows.size() - 1; i-- > 0;) {
     const Bw b = bus_of(s, s.rows[i]);
     if (b.value > p.peak) {
       p.peak = b.value;
-      p.peak_bytes = s.rows[i].param("bytes");
+      p.peak_bytes = s.rows[i].param(kBytesColumn);
     }
     on_plateau = on_plateau && std::fabs(b.value / top.value - 1) <= kPlateauBand;
     if (!on_plateau) continue;
@@ -193,12 +196,13 @@ Parameter busbw_parameter(const Sweep& s) {
   p.low = std::min(plateau.span.low, top.value);
   p.high = std::max(plateau.span.high, top.value);
   p.confidence = analysis::spread_confidence(last) * (rising ? kRisingConfidence : 1.0);
-  p.method =
-      "nccl_collective: busbw at the largest size, " + analysis::bytes_text(last.param("bytes")) +
-      " (algbw x " + analysis::num(collectives::bus_factor(s.c, s.ranks)) + " for " +
-      std::to_string(s.ranks) + " ranks, " + s.mode + "); nccl-tests' timing (host clock around " +
-      std::to_string(collectives::kIters) + " out-of-place float sums), median of " +
-      std::to_string(last.reps) + " batches; interval: ";
+  p.method = "nccl_collective: busbw at the largest size, " +
+             analysis::bytes_text(last.param(kBytesColumn)) + " (algbw x " +
+             analysis::num(collectives::bus_factor(s.c, s.ranks)) + " for " +
+             std::to_string(s.ranks) + " ranks, " + s.mode +
+             "); nccl-tests' timing (host clock around " + std::to_string(collectives::kIters) +
+             " out-of-place float sums), median of " + std::to_string(last.reps) +
+             " batches; interval: ";
   if (rising) {
     const std::string before =
         s.rows.size() > 1 ? " (" + analysis::num(bus_of(s, s.rows[s.rows.size() - 2]).value) +
@@ -213,7 +217,7 @@ Parameter busbw_parameter(const Sweep& s) {
     p.method += "; higher at " + analysis::bytes_text(plateau.peak_bytes) + ": " +
                 analysis::num(plateau.peak) + " GB/s";
   analysis::widen_to_repeat(p, kBusbwRunToRun, "what runs in a row moved it");
-  p.evidence = "collectives.csv";
+  p.evidence = evidence();
   return p;
 }
 
@@ -222,7 +226,7 @@ bool latency_parameter(const Sweep& s, Parameter* out) {
   std::vector<double> p50;
   double low = INFINITY, high = 0, conf = 1;
   for (const auto& o : s.rows) {
-    if (p50.size() == kLatencySizes || o.param("bytes") > kLatencyMaxBytes) break;
+    if (p50.size() == kLatencySizes || o.param(kBytesColumn) > kLatencyMaxBytes) break;
     p50.push_back(o.value);
     low = std::min(low, o.p05);
     high = std::max(high, o.p95);
@@ -240,16 +244,16 @@ bool latency_parameter(const Sweep& s, Parameter* out) {
   p.confidence = std::min(conf * (flat ? 1.0 : kLatencyNotFlatFactor), kLatencyConfidence);
   p.method = "nccl_collective: time of one call at the smallest sizes, median of " +
              std::to_string(p50.size()) + " sizes from " +
-             analysis::bytes_text(s.rows.front().param("bytes")) + " (" + std::to_string(s.ranks) +
-             " ranks, " + s.mode + "; host clock around " + std::to_string(collectives::kIters) +
-             " calls); interval: their batches' p05..p95" +
+             analysis::bytes_text(s.rows.front().param(kBytesColumn)) + " (" +
+             std::to_string(s.ranks) + " ranks, " + s.mode + "; host clock around " +
+             std::to_string(collectives::kIters) + " calls); interval: their batches' p05..p95" +
              (flat ? ""
                    : "; the times differ by more than " + analysis::num(kLatencyFlatBand * 100) +
                          " %: not yet size-independent");
   analysis::widen_to_repeat(p, kLatencyRunToRun,
                             "runs in a row on one host took 12 or 19 us at 8 B (two modes of the "
                             "host's launch path; nccl-tests 19 us)");
-  p.evidence = "collectives.csv";
+  p.evidence = evidence();
   *out = p;
   return true;
 }
@@ -260,18 +264,18 @@ std::vector<Sweep> sweeps(const std::vector<Observation>& obs) {
   int ranks = 0;
   std::string mode;
   for (const auto& o : obs) {
-    const double r = o.param("ranks");
+    const double r = o.param(kRanksColumn);
     if (o.unit != "us" || !(r >= 2 && r <= 1e6) || int(r) <= ranks) continue;
     ranks = int(r);
-    mode = o.param_text("mode");
+    mode = o.param_text(kModeColumn);
   }
   std::vector<Sweep> out;
   if (ranks == 0) return out;
   for (Collective c : collectives::all()) {
     std::map<double, Observation> by_size;
     for (const auto& o : analysis::finite_rows(obs, collectives::name(c), "us")) {
-      const double bytes = o.param("bytes");
-      if (o.param("ranks") != ranks || o.param_text("mode") != mode || !(bytes > 0) ||
+      const double bytes = o.param(kBytesColumn);
+      if (o.param(kRanksColumn) != ranks || o.param_text(kModeColumn) != mode || !(bytes > 0) ||
           !(o.value > 0))
         continue;
       by_size[bytes] = o;
@@ -285,8 +289,9 @@ std::vector<Sweep> sweeps(const std::vector<Observation>& obs) {
 
 // "; NCCL 2.28.3, NCCL_NVLS_ENABLE=0" from the library's row; "" where the file has none.
 std::string library_note(const std::vector<Observation>& obs) {
-  for (const auto& o : select(obs, collectives::kNcclProbe, "version"))
-    return "; NCCL " + o.param_text("version") + ", NCCL_NVLS_ENABLE=" + o.param_text("nvls");
+  for (const auto& o : select(obs, kNcclProbe, kVersionUnit))
+    return "; NCCL " + o.param_text(kVersionColumn) +
+           ", NCCL_NVLS_ENABLE=" + o.param_text(kNvlsColumn);
   return "";
 }
 
@@ -307,10 +312,10 @@ std::vector<Parameter> analyze_collectives(const std::vector<Observation>& obs, 
   if (!all.empty()) {
     const double n = all.front().ranks;
     out.push_back(
-        {param::collective_ranks, n, "ranks", n, n, 1.0,
+        {param::collective_ranks, n, kRanksUnit, n, n, 1.0,
          "nccl_collective: ranks of the communicator the collective figures are read at (" +
              all.front().mode + ")",
-         "collectives.csv"});
+         evidence()});
   }
   return out;
 }

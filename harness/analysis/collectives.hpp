@@ -17,7 +17,7 @@ namespace gpuprobe::collectives {
 enum class Collective { all_reduce, all_gather, reduce_scatter, broadcast, all_to_all };
 // Every collective, in the order the probe measures them.
 const std::vector<Collective>& all();
-// The name NCCL gives it, snake_case ("all_reduce"): the probe's name.
+// The name NCCL gives it, snake_case (kAllReduceProbe): the probe's name.
 const char* name(Collective c);
 // The collective of a probe name or of an nccl-tests binary ("all_reduce_perf",
 // "alltoall_perf"); false when neither.
@@ -60,9 +60,27 @@ int reps(bool quick);
 // `gpus` itself (so that a run with two processes per host has its one-process twin).
 std::vector<int> rank_counts(int gpus);
 
-// The row of probe kNcclProbe (unit "version") holds the library's NCCL_VERSION_CODE, its
-// `version` ("2.28.3") and the NCCL_NVLS_ENABLE in effect (`nvls`); the methods name both.
+// The names of collectives.csv, written by the probe and read by the analysis, `gpuprobe
+// anchor` and the tests. A collective's probe is its name(): the time of one call (us), its
+// algbw and busbw (GB/s).
+constexpr const char* kAllReduceProbe = "all_reduce";
+constexpr const char* kAllGatherProbe = "all_gather";
+constexpr const char* kReduceScatterProbe = "reduce_scatter";
+constexpr const char* kBroadcastProbe = "broadcast";
+constexpr const char* kAllToAllProbe = "all_to_all";
+constexpr const char* kBytesColumn = "bytes";  // S, nccl-tests' size of the call
+constexpr const char* kRanksColumn = "ranks";  // the communicator's size
+constexpr const char* kModeColumn = "mode";    // kOneProcess or kProcessPerGpu
+constexpr const char* kBwColumn = "bw";        // a bandwidth row's: "alg" or "bus"
+
+// The row of probe kNcclProbe (unit kVersionUnit) holds the library's NCCL_VERSION_CODE, its
+// version text and the NCCL_NVLS_ENABLE in effect; the methods name both.
 constexpr const char* kNcclProbe = "nccl";
+constexpr const char* kVersionColumn = "version";  // "2.28.3"
+constexpr const char* kNvlsColumn = "nvls";        // NCCL_NVLS_ENABLE: 0 or 1
+constexpr const char* kVersionUnit = "version";    // the value is NCCL_VERSION_CODE
+// The unit of parameter collective_ranks (the catalog's).
+constexpr const char* kRanksUnit = "ranks";
 
 // The modes of the `mode` column.
 constexpr const char* kOneProcess = "one_process";         // one process drives every GPU

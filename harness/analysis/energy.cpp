@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
@@ -67,6 +68,8 @@ const Parameter* find(const std::vector<Parameter>& params, const std::string& n
 
 }  // namespace
 
+bool is_heldout(const std::string& probe) { return probe.rfind(kHeldOutPrefix, 0) == 0; }
+
 bool is_level(const std::string& probe) {
   return std::find(levels().begin(), levels().end(), probe) != levels().end();
 }
@@ -79,16 +82,16 @@ std::string parameter_name(const std::string& item, bool zero_operands) {
 std::vector<Window> windows_of(const std::vector<Observation>& obs) {
   std::map<int, Window> by_id;
   for (const auto& o : obs) {
-    const double id = o.param("window");
+    const double id = o.param(kWindowColumn);
     if (!std::isfinite(id)) continue;
     Window& w = by_id[static_cast<int>(id)];
     w.id = static_cast<int>(id);
     w.probe = o.probe;
-    w.operands = o.param_text("operands");
-    w.active_sms = static_cast<int>(
-        std::lround(std::isfinite(o.param("active_sms")) ? o.param("active_sms") : 0));
-    w.reasons = o.param_text("reasons");
-    const std::string component = o.param_text("component");
+    w.operands = o.param_text(kOperandsColumn);
+    const double sms = o.param(kActiveSmsColumn);
+    w.active_sms = static_cast<int>(std::lround(std::isfinite(sms) ? sms : 0));
+    w.reasons = o.param_text(kReasonsColumn);
+    const std::string component = o.param_text(kComponentColumn);
     if (o.unit == "W") {
       w.power_w = o.value;
       w.power_sd_w = (o.p95 - o.p05) / (2 * kSpreadZ);
@@ -234,7 +237,7 @@ void judge(const FitPoints& pts, const analysis::LineFit& line, const Baseline& 
 
 std::optional<EnergyFit> fit_energy(const std::vector<Window>& windows, const Baseline& base,
                                     const std::string& item, const std::string& operands) {
-  const bool pair = item == "nvlink_write";  // two GPUs' counters: its own baseline windows
+  const bool pair = item == kNvlinkWrite;  // two GPUs' counters: its own baseline windows
   const FitPoints pts = fit_points(windows, base, item, operands, pair);
   EnergyFit f;
   f.points = static_cast<int>(pts.mine.size());
@@ -266,13 +269,13 @@ std::vector<HeldOutCheck> heldout_checks(const std::vector<Observation>& obs,
   std::vector<HeldOutCheck> out;
   const Parameter* stat = find(params, param::static_power);
   for (const auto& win : windows_of(obs)) {
-    if (win.probe.rfind("heldout_", 0) != 0 || win.launch_s <= 0) continue;
+    if (!is_heldout(win.probe) || win.launch_s <= 0) continue;
     HeldOutCheck c;
-    c.kernel = win.probe.substr(8);
+    c.kernel = win.probe.substr(std::string(kHeldOutPrefix).size());
     c.measured_j = win.power_w * win.launch_s;
     if (limited(win.reasons)) c.note = "measured while " + win.reasons + " was active";
     std::string missing = stat ? "" : param::static_power;
-    if (stat) c.terms.emplace_back("static", stat->value * win.launch_s);
+    if (stat) c.terms.emplace_back(kStatic, stat->value * win.launch_s);
     for (const auto& [item, rate] : win.components) {
       const Parameter* e = find(params, parameter_name(item, false));
       if (e) c.terms.emplace_back(item, e->value * 1e-12 * rate * win.launch_s);
@@ -385,19 +388,18 @@ std::vector<CodeExpectation> energy_expectations() {
   const char* const ld_cg = R"(^ld\.global\.cg\.v4\.u32 )";
   const char* const ldg = R"(^LDG\.E\.128)";
   std::vector<CodeExpectation> out;
-  for (const char* probe : {"fp32_fma", "fp64_fma", "int32_mad", "sfu_sin", "tensor_mma_f16",
-                            "tensor_mma_bf16", "tensor_mma_tf32", "tensor_mma_int8"}) {
-    const pipes::OpInfo* op = pipes::find_op(probe);
-    const int ilp = std::string(probe).rfind("tensor_", 0) == 0 ? kMmaIlp : kAluIlp;
-    const int steps = ilp * kAluUnroll;
-    out.push_back({src,
-                   "energy::alu<pipes::" + std::string(op->type) + ", " + std::to_string(ilp) +
-                       ", " + std::to_string(kAluUnroll) + ">",
-                   probe,
-                   {{op->ptx, steps * op->ptx_per_apply, false}},
-                   {{op->sass, steps * op->sass_per_apply, false}},
-                   op->min_cc});
-  }
+  for (const auto& [ops, ilp] : {std::pair{&alu_ops(), kAluIlp}, std::pair{&mma_ops(), kMmaIlp}})
+    for (const auto& probe : *ops) {
+      const pipes::OpInfo* op = pipes::find_op(probe);
+      const int steps = ilp * kAluUnroll;
+      out.push_back({src,
+                     "energy::alu<pipes::" + std::string(op->type) + ", " + std::to_string(ilp) +
+                         ", " + std::to_string(kAluUnroll) + ">",
+                     probe,
+                     {{op->ptx, steps * op->ptx_per_apply, false}},
+                     {{op->sass, steps * op->sass_per_apply, false}},
+                     op->min_cc});
+    }
   out.push_back({src,
                  "energy::rest",
                  kStatic,
@@ -406,52 +408,52 @@ std::vector<CodeExpectation> energy_expectations() {
                  70});
   out.push_back({src,
                  "energy::shared_stream<false>",
-                 "shared_read",
+                 kSharedRead,
                  {{R"(^ld\.shared\.v4\.u32 )", kSharedUnroll, false}},
                  {{R"(^LDS\.128 )", kSharedUnroll, false}}});
   out.push_back({src,
                  "energy::shared_stream<true>",
-                 "shared_write",
+                 kSharedWrite,
                  {{R"(^st\.shared\.v4\.u32 )", kSharedUnroll, false}},
                  {{R"(^STS\.128 )", kSharedUnroll, false}}});
   out.push_back({src,
                  "energy::fill_words",
-                 "dram_read",
+                 kDramRead,
                  {{R"(^st\.global\.u32 )", -1, false}},
                  {{R"(^STG\.E )", -1, false}}});
   out.push_back(
       {src,
        "energy::triad",
-       "heldout_triad",
+       kHeldOutTriad,
        {{ld_cg, 2, false}, {R"(^st\.global\.v4\.u32 )", 1, false}, {R"(^fma\.rn\.f32 )", 4, false}},
        {{ldg, 2, false}, {R"(^STG\.E\.128 )", 1, false}, {"^FFMA R", 4, false}}});
   const int mixed = 4 * (kMixedFmasPerWord + 1);
   out.push_back({src,
                  "energy::fma_dram",
-                 "heldout_fma_dram",
+                 kHeldOutFmaDram,
                  {{ld_cg, 1, false}, {R"(^fma\.rn\.f32 )", mixed, false}},
                  {{ldg, 1, false}, {"^FFMA R", mixed, false}}});
   // memory_streams.cuh's kernels as this file instantiates them (L1 reads plain, the rest .cg):
   // 16-byte accesses of the kind meant, however often ptxas unrolls their loop.
   out.push_back({src,
                  "stream_read<16, 4, (Load)0, false>",
-                 "l1_read",
+                 kL1Read,
                  {{R"(^ld\.global\.v4\.u32 )", -1, false}},
                  {{ldg, -1, false}}});
   out.push_back({src,
                  "stream_read<16, 4, (Load)2, false>",
-                 "dram_read",
+                 kDramRead,
                  {{ld_cg, -1, false}},
                  {{ldg, -1, false}}});
   out.push_back({src,
                  "stream_store<16, 4, (Store)0, false>",
-                 "dram_write",
+                 kDramWrite,
                  {{R"(^st\.global\.v4\.u32 )", -1, false}},
                  {{R"(^STG\.E\.128 )", -1, false}}});
   // The held-out GEMM, compiled for sm_90a alone with the pipes' wgmma kernels.
   out.push_back({"tensor_wgmma_sm90a",
                  "pipes::heldout_gemm",
-                 "heldout_gemm",
+                 kHeldOutGemm,
                  {{R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.bf16\.bf16 )",
                    kGemmStepsPerStage, false},
                   {ld_cg, kGemmCopyBatch, false}},
@@ -475,7 +477,7 @@ std::vector<Parameter> analyze_energy(const std::vector<Observation>& obs, const
   out.push_back(static_power(*base, windows, evidence));
   std::set<std::pair<std::string, std::string>> items;
   for (const auto& w : windows)
-    if (w.rate > 0 && w.probe.rfind("heldout_", 0) != 0) items.insert({w.probe, w.operands});
+    if (w.rate > 0 && !is_heldout(w.probe)) items.insert({w.probe, w.operands});
   for (const auto& [item, operands] : items) {
     auto f = fit_energy(windows, *base, item, operands);
     if (!f || !(f->energy_j > 0)) continue;

@@ -52,28 +52,75 @@ inline const std::vector<double>& tensor_fractions() {
   return f;
 }
 
-// --- Names ----------------------------------------------------------------------------------
-// Probes: "idle" (nothing launched), "static" (every SM holds a block whose warps sleep),
-// "static_one_sm" (one such block: the other SMs empty), an op of the pipes family
-// (fp32_fma, tensor_wgmma_bf16, ...), a level (<level>_read / <level>_write), a held-out
-// kernel (heldout_gemm, heldout_triad, heldout_fma_dram).
-constexpr const char* kIdle = "idle";
-constexpr const char* kStatic = "static";
-constexpr const char* kStaticOneSm = "static_one_sm";
-constexpr const char* kNvlinkBaseline = "nvlink_baseline";
+// --- Names ---------------------------------------------------------------------------------
+// The names of energy.csv, written by the driver and read by the analyzer, the tests and the
+// roofline family's counts. A probe is a window's load: a baseline, an op of the pipes family
+// (named as its probe there), a level (<level>_read / <level>_write) or a held-out kernel.
+constexpr const char* kIdle = "idle";                        // nothing launched
+constexpr const char* kStatic = "static";                    // every SM holds a block of sleepers
+constexpr const char* kStaticOneSm = "static_one_sm";        // one such block, the other SMs empty
+constexpr const char* kNvlinkBaseline = "nvlink_baseline";   // both GPUs of the NVLink pair at rest
+constexpr const char* kFp32Fma = "fp32_fma";                 // FFMA results (lanes)
+constexpr const char* kFp64Fma = "fp64_fma";                 // DFMA results (lanes)
+constexpr const char* kInt32Mad = "int32_mad";               // IMAD results (lanes)
+constexpr const char* kSfuSin = "sfu_sin";                   // MUFU.SIN results (lanes)
+constexpr const char* kMmaF16 = "tensor_mma_f16";            // mma.sync multiply-adds, below sm_90
+constexpr const char* kMmaBf16 = "tensor_mma_bf16";          // the same, bf16
+constexpr const char* kMmaTf32 = "tensor_mma_tf32";          // the same, tf32
+constexpr const char* kMmaInt8 = "tensor_mma_int8";          // the same, int8
+constexpr const char* kWgmmaBf16 = "tensor_wgmma_bf16";      // wgmma bf16 multiply-adds (sm_90)
+constexpr const char* kSharedRead = "shared_read";           // bytes loaded from shared memory
+constexpr const char* kSharedWrite = "shared_write";         // bytes stored to shared memory
+constexpr const char* kL1Read = "l1_read";                   // bytes read, L1-resident
+constexpr const char* kL2NearRead = "l2_near_read";          // bytes read, L2-resident, near
+constexpr const char* kL2FarRead = "l2_far_read";            // bytes read, L2-resident, far too
+constexpr const char* kDramRead = "dram_read";               // bytes read from DRAM
+constexpr const char* kDramWrite = "dram_write";             // bytes written to DRAM
+constexpr const char* kHostLinkRead = "host_link_read";      // bytes copied host to device
+constexpr const char* kHostLinkWrite = "host_link_write";    // bytes copied device to host
+constexpr const char* kNvlinkWrite = "nvlink_write";         // bytes copied to an NVLink peer
+constexpr const char* kHeldOutPrefix = "heldout_";           // a held-out kernel's probe: + kernel
+constexpr const char* kHeldOutGemm = "heldout_gemm";         // the tiled wgmma GEMM
+constexpr const char* kHeldOutTriad = "heldout_triad";       // the stream triad
+constexpr const char* kHeldOutFmaDram = "heldout_fma_dram";  // FMAs on words read from DRAM
+
+// Columns: a window's rows share all but the component.
+constexpr const char* kOperandsColumn = "operands";     // kRandom, kZero, or "-" (no operands)
+constexpr const char* kActiveSmsColumn = "active_sms";  // SMs that run the load
+constexpr const char* kWindowColumn = "window";         // the window's number in the run
+constexpr const char* kReasonsColumn = "reasons";       // limiting clock-event reasons seen
+constexpr const char* kComponentColumn = "component";   // a held-out rate row's item
+
+// "energy" in other formats, which a rename of the family must leave as they are: the
+// quantity beside time (roofline.csv's metric of joules per launch, the roofline model's
+// energy ceilings: roofline::kEnergy),
+constexpr const char* kQuantity = "energy";
+// and the key of gpuprobe's export schema (gpuprobe-run, `export --json`) that holds this
+// family's parameters.
+constexpr const char* kExportKey = "energy";
 
 // The pipes' ops measured, and the levels (parameter <level>_<read|write>_energy_per_byte).
 inline const std::vector<std::string>& alu_ops() {
-  static const std::vector<std::string> v = {"fp32_fma", "fp64_fma", "int32_mad", "sfu_sin"};
+  static const std::vector<std::string> v = {kFp32Fma, kFp64Fma, kInt32Mad, kSfuSin};
+  return v;
+}
+// The tensor pipe below sm_90 (mma.sync); sm_90 measures pipes::wgmma_ops().
+inline const std::vector<std::string>& mma_ops() {
+  static const std::vector<std::string> v = {kMmaF16, kMmaBf16, kMmaTf32, kMmaInt8};
   return v;
 }
 inline const std::vector<std::string>& levels() {
   static const std::vector<std::string> v = {
-      "shared_read", "shared_write", "l1_read",        "l2_near_read",    "l2_far_read",
-      "dram_read",   "dram_write",   "host_link_read", "host_link_write", "nvlink_write"};
+      kSharedRead, kSharedWrite, kL1Read,       kL2NearRead,    kL2FarRead,
+      kDramRead,   kDramWrite,   kHostLinkRead, kHostLinkWrite, kNvlinkWrite};
+  return v;
+}
+inline const std::vector<std::string>& heldout_kernels() {
+  static const std::vector<std::string> v = {kHeldOutGemm, kHeldOutTriad, kHeldOutFmaDram};
   return v;
 }
 bool is_level(const std::string& probe);
+bool is_heldout(const std::string& probe);
 
 // Rates are recorded in Gop/s (results of the pipes' op: lanes, or multiply-adds) and GB/s:
 // a tensor pipe's 10^15 multiply-adds a second would read as an absurd number in op/s.
@@ -81,8 +128,8 @@ constexpr double kRateScale = 1e9;
 inline std::string rate_unit(const std::string& item) { return is_level(item) ? "GB/s" : "Gop/s"; }
 
 // Operands: random (the figures quoted) and all-zero (parameter name + "_zero").
-constexpr const char* kRandom = "random";
-constexpr const char* kZero = "zero";
+constexpr const char* kRandom = "random";  // hashed operands, swinging between two values
+constexpr const char* kZero = "zero";      // every operand zero
 
 // The parameter of an item: fp32_fma -> fp32_fma_energy (pJ/op), dram_read ->
 // dram_read_energy_per_byte (pJ/B); "_zero" after either for all-zero operands.

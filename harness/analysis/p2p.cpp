@@ -24,46 +24,56 @@ const std::vector<Mode>& modes() {
   static const char* kSmTo = "memcpy SM GPU(row) -> GPU(column) bandwidth (GB/s)";
   static const char* kSmFrom = "memcpy SM GPU(row) <- GPU(column) bandwidth (GB/s)";
   static const std::vector<Mode> m = {
-      {"ce_write", P::pair, E::copy_engine, A::write,
-       "device's copy engine writes into the peer (cudaMemcpyPeerAsync), GB/s", "device_to_device_memcpy_write_ce",
-       kCeFrom},
-      {"ce_read", P::pair, E::copy_engine, A::read, "device's copy engine reads the peer's memory into its own, GB/s",
+      {kCeWrite, P::pair, E::copy_engine, A::write,
+       "device's copy engine writes into the peer (cudaMemcpyPeerAsync), GB/s",
+       "device_to_device_memcpy_write_ce", kCeFrom},
+      {kCeRead, P::pair, E::copy_engine, A::read,
+       "device's copy engine reads the peer's memory into its own, GB/s",
        "device_to_device_memcpy_read_ce", kCeTo},
-      {"sm_write", P::pair, E::sm, A::write, "device's kernel stores into the peer's memory, GB/s",
+      {kSmWrite, P::pair, E::sm, A::write, "device's kernel stores into the peer's memory, GB/s",
        "device_to_device_memcpy_write_sm", kSmFrom},
-      {"sm_read", P::pair, E::sm, A::read, "device's kernel loads the peer's memory, GB/s",
+      {kSmRead, P::pair, E::sm, A::read, "device's kernel loads the peer's memory, GB/s",
        "device_to_device_memcpy_read_sm", kSmTo},
-      {"ce_write_bidir", P::pair_bidir, E::copy_engine, A::write,
+      {kCeWriteBidir, P::pair_bidir, E::copy_engine, A::write,
        "ce_write both ways at once, GB/s of both (each direction's rate, summed)",
        "device_to_device_bidirectional_memcpy_write_ce", ""},
-      {"ce_read_bidir", P::pair_bidir, E::copy_engine, A::read, "ce_read both ways at once, GB/s of both",
-       "device_to_device_bidirectional_memcpy_read_ce", ""},
-      {"sm_write_bidir", P::pair_bidir, E::sm, A::write, "sm_write both ways at once, GB/s of both",
+      {kCeReadBidir, P::pair_bidir, E::copy_engine, A::read,
+       "ce_read both ways at once, GB/s of both", "device_to_device_bidirectional_memcpy_read_ce",
+       ""},
+      {kSmWriteBidir, P::pair_bidir, E::sm, A::write, "sm_write both ways at once, GB/s of both",
        "device_to_device_bidirectional_memcpy_write_sm", ""},
-      {"sm_read_bidir", P::pair_bidir, E::sm, A::read, "sm_read both ways at once, GB/s of both",
+      {kSmReadBidir, P::pair_bidir, E::sm, A::read, "sm_read both ways at once, GB/s of both",
        "device_to_device_bidirectional_memcpy_read_sm", ""},
-      {"one_to_all_write_ce", P::one_to_all, E::copy_engine, A::write,
-       "device's copy engines write into every other GPU at once, GB/s of all", "one_to_all_write_ce", kCeTo},
-      {"one_to_all_read_ce", P::one_to_all, E::copy_engine, A::read,
-       "device's copy engines read every other GPU at once, GB/s of all", "one_to_all_read_ce", kCeFrom},
-      {"all_to_one_write_ce", P::all_to_one, E::copy_engine, A::write,
-       "every other GPU's copy engine writes into device at once, GB/s of all", "all_to_one_write_ce", kCeFrom},
-      {"all_to_one_read_ce", P::all_to_one, E::copy_engine, A::read,
-       "every other GPU's copy engine reads device's memory at once, GB/s of all", "all_to_one_read_ce", kCeTo},
-      {"one_to_all_write_sm", P::one_to_all, E::sm, A::write,
-       "device's kernels store into every other GPU at once, GB/s of all", "one_to_all_write_sm", kSmTo},
+      {kOneToAllWriteCe, P::one_to_all, E::copy_engine, A::write,
+       "device's copy engines write into every other GPU at once, GB/s of all", kNvbOneToAllWriteCe,
+       kCeTo},
+      {kOneToAllReadCe, P::one_to_all, E::copy_engine, A::read,
+       "device's copy engines read every other GPU at once, GB/s of all", kNvbOneToAllReadCe,
+       kCeFrom},
+      {kAllToOneWriteCe, P::all_to_one, E::copy_engine, A::write,
+       "every other GPU's copy engine writes into device at once, GB/s of all", kNvbAllToOneWriteCe,
+       kCeFrom},
+      {kAllToOneReadCe, P::all_to_one, E::copy_engine, A::read,
+       "every other GPU's copy engine reads device's memory at once, GB/s of all",
+       kNvbAllToOneReadCe, kCeTo},
+      {kOneToAllWriteSm, P::one_to_all, E::sm, A::write,
+       "device's kernels store into every other GPU at once, GB/s of all", kNvbOneToAllWriteSm,
+       kSmTo},
       // nvbandwidth v0.8's one_to_all_read_sm and all_to_one_read_sm run the copy kernel in the
       // source's context (PREFER_SRC_CONTEXT): stores by the other side, not these loads.
-      {"one_to_all_read_sm", P::one_to_all, E::sm, A::read,
+      {kOneToAllReadSm, P::one_to_all, E::sm, A::read,
        "device's kernels load every other GPU's memory at once, GB/s of all", "", ""},
-      {"all_to_one_write_sm", P::all_to_one, E::sm, A::write,
-       "every other GPU's kernel stores into device at once, GB/s of all", "all_to_one_write_sm", kSmFrom},
-      {"all_to_one_read_sm", P::all_to_one, E::sm, A::read,
+      {kAllToOneWriteSm, P::all_to_one, E::sm, A::write,
+       "every other GPU's kernel stores into device at once, GB/s of all", kNvbAllToOneWriteSm,
+       kSmFrom},
+      {kAllToOneReadSm, P::all_to_one, E::sm, A::read,
        "every other GPU's kernel loads device's memory at once, GB/s of all", "", ""},
-      {"all_pairs_write_ce", P::all_pairs, E::copy_engine, A::write,
-       "every GPU's copy engines write into every other GPU at once: the node's total GB/s, and each pair's", "", ""},
-      {"all_pairs_write_sm", P::all_pairs, E::sm, A::write,
-       "every GPU's kernels store into every other GPU at once: the node's total GB/s, and each pair's", "", ""},
+      {kAllPairsWriteCe, P::all_pairs, E::copy_engine, A::write,
+       "every GPU's copy engines write into every other GPU at once: the node's total GB/s, and each pair's",
+       "", ""},
+      {kAllPairsWriteSm, P::all_pairs, E::sm, A::write,
+       "every GPU's kernels store into every other GPU at once: the node's total GB/s, and each pair's",
+       "", ""},
   };
   return m;
 }
@@ -147,7 +157,7 @@ bool matrix(const std::vector<Observation>& obs, const std::string& probe, const
   std::map<std::pair<int, int>, double> cells;
   int n = 0;
   for (const auto& o : select(obs, probe, unit)) {
-    const int d = index_of(o, "device"), p = index_of(o, "peer");
+    const int d = index_of(o, kDeviceColumn), p = index_of(o, kPeerColumn);
     if (d < 0 || p < 0) continue;
     cells[{d, p}] = o.value;
     n = std::max(n, std::max(d, p) + 1);
@@ -163,8 +173,8 @@ std::vector<double> per_device(const std::vector<Observation>& obs, const std::s
                                const std::string& unit) {
   std::vector<double> out;
   for (const auto& o : select(obs, probe, unit)) {
-    const int d = index_of(o, "device");
-    if (d < 0 || index_of(o, "peer") >= 0) continue;
+    const int d = index_of(o, kDeviceColumn);
+    if (d < 0 || index_of(o, kPeerColumn) >= 0) continue;
     if (size_t(d) >= out.size()) out.resize(size_t(d) + 1, NAN);
     out[size_t(d)] = o.value;
   }
@@ -193,14 +203,19 @@ constexpr double kRunToRun = 0.01;
 // units or version enum other than its header says.
 constexpr double kNvmlConfidence = 0.9;
 
+// The file every parameter comes from.
+std::string evidence() { return std::string(p2p::kFamily.name) + ".csv"; }
+
 // The physical bound of one row of `m`, GB/s; < 0 unknown.
 double cap_of(const Mode& m, const Observation& o, const node::Node& n) {
-  return p2p::physical_gbs(m, n, p2p::index_of(o, "device"), p2p::index_of(o, "peer"));
+  return p2p::physical_gbs(m, n, p2p::index_of(o, p2p::kDeviceColumn),
+                           p2p::index_of(o, p2p::kPeerColumn));
 }
 
 // The rows a mode's parameter is read from: pairs, devices, or the node's total.
 bool feeds_value(const Mode& m, const Observation& o) {
-  const bool dev = p2p::index_of(o, "device") >= 0, peer = p2p::index_of(o, "peer") >= 0;
+  const bool dev = p2p::index_of(o, p2p::kDeviceColumn) >= 0,
+             peer = p2p::index_of(o, p2p::kPeerColumn) >= 0;
   if (p2p::is_pair(m)) return dev && peer;
   if (m.pattern == Pattern::all_pairs) return !dev && !peer;
   return dev && !peer;
@@ -252,14 +267,15 @@ bool mode_parameter(const Mode& m, const std::vector<Observation>& obs, const no
   const std::string label = m.engine == p2p::Engine::copy_engine ? "copy_engine" : "sm_copy";
   std::string how;
   if (m.pattern == Pattern::all_pairs) {
-    *out = analysis::measured(p2p::parameter_name(m), *total, "", "p2p.csv");
-    how = "every GPU with every other at once on " + analysis::num(total->param("gpus"), 3) +
+    *out = analysis::measured(p2p::parameter_name(m), *total, "", evidence());
+    how = "every GPU with every other at once on " +
+          analysis::num(total->param(p2p::kGpusColumn), 3) +
           " GPUs: the node's total, bytes of all over the time until the last copy ends (interval: "
           "p05..p95 of the repetitions)";
   } else {
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
     const bool pairs = p2p::is_pair(m);
-    *out = {p2p::parameter_name(m), median(v), "GB/s", *lo, *hi, conf, "", "p2p.csv"};
+    *out = {p2p::parameter_name(m), median(v), "GB/s", *lo, *hi, conf, "", evidence()};
     how = "median over " + std::to_string(v.size()) + (pairs ? " GPU pairs" : " GPUs as the one") +
           " (low/high: the slowest and fastest" + (pairs ? " pair)" : ")") + spread_note(v, pairs ? "pairs" : "GPUs");
   }
@@ -287,7 +303,7 @@ void link_parameters(const node::Node& n, std::vector<Parameter>& out) {
     out.push_back({name, median(v), unit, *lo, *hi, kNvmlConfidence,
                    "nvml_query: " + what + ", median over " + std::to_string(v.size()) +
                        " GPUs (low/high: the fewest and most); read from the driver, not measured",
-                   "p2p.csv"});
+                   evidence()});
   };
   add(param::nvlink_links, links, "links",
       "active NVLink links per GPU (nvmlDeviceGetNvLinkState)");
@@ -308,7 +324,7 @@ std::vector<Parameter> analyze_p2p(const std::vector<Observation>& obs, const Me
   }
   std::vector<double> lat;
   double conf = 1;
-  for (const auto& o : select(obs, "latency", "ns")) {
+  for (const auto& o : select(obs, p2p::kLatencyProbe, "ns")) {
     if (!(o.value > 0)) continue;
     lat.push_back(o.value);
     conf = std::min(conf, analysis::spread_confidence(o));
@@ -320,7 +336,7 @@ std::vector<Parameter> analyze_p2p(const std::vector<Observation>& obs, const Me
                        std::to_string(lat.size()) +
                        " GPU pairs (low/high: the fastest and slowest pair)" +
                        spread_note(lat, "pairs") + "; nvbandwidth's device_to_device_latency_sm",
-                   "p2p.csv"});
+                   evidence()});
   }
   link_parameters(n, out);
   return out;

@@ -18,6 +18,51 @@ namespace gpuprobe {
 
 namespace p2p {
 
+// The names of p2p.csv, written by the probe and read by the analysis, the nvbandwidth
+// comparison, the exports and the tests. The bandwidth modes' probes (modes(), GB/s):
+constexpr const char* kCeWrite = "ce_write";                     // pairs: copy engine writes
+constexpr const char* kCeRead = "ce_read";                       // pairs: copy engine reads
+constexpr const char* kSmWrite = "sm_write";                     // pairs: kernel stores
+constexpr const char* kSmRead = "sm_read";                       // pairs: kernel loads
+constexpr const char* kCeWriteBidir = "ce_write_bidir";          // pairs, both ways at once
+constexpr const char* kCeReadBidir = "ce_read_bidir";            // the same
+constexpr const char* kSmWriteBidir = "sm_write_bidir";          // the same
+constexpr const char* kSmReadBidir = "sm_read_bidir";            // the same
+constexpr const char* kOneToAllWriteCe = "one_to_all_write_ce";  // one GPU to every other
+constexpr const char* kOneToAllReadCe = "one_to_all_read_ce";    // the same
+constexpr const char* kAllToOneWriteCe = "all_to_one_write_ce";  // every other GPU to one
+constexpr const char* kAllToOneReadCe = "all_to_one_read_ce";    // the same
+constexpr const char* kOneToAllWriteSm = "one_to_all_write_sm";  // one GPU to every other
+constexpr const char* kOneToAllReadSm = "one_to_all_read_sm";    // the same
+constexpr const char* kAllToOneWriteSm = "all_to_one_write_sm";  // every other GPU to one
+constexpr const char* kAllToOneReadSm = "all_to_one_read_sm";    // the same
+constexpr const char* kAllPairsWriteCe = "all_pairs_write_ce";   // every GPU with every other
+constexpr const char* kAllPairsWriteSm = "all_pairs_write_sm";   // the same
+// The other probes (the latency's name is also the latency family's: its rows are this one's).
+constexpr const char* kLatencyProbe = "latency";  // a thread chasing the peer's memory: ns, cycles
+constexpr const char* kLinkProbe = "link";        // the link NVML reports: peer access 1 or 0
+// Columns.
+constexpr const char* kDeviceColumn = "device";    // the initiating GPU (the matrix's row)
+constexpr const char* kPeerColumn = "peer";        // the GPU whose memory it moves (column)
+constexpr const char* kPeersColumn = "peers";      // one to all, all to one: the others
+constexpr const char* kGpusColumn = "gpus";        // all pairs' total: the GPUs
+constexpr const char* kCopiesColumn = "copies";    // all pairs' total: the copies at once
+constexpr const char* kClockColumn = "clock_mhz";  // the latency's SM clock
+constexpr const char* kLinkColumn = "link";        // the link rows': nvlink, pcie, ...
+
+// nvbandwidth's (v0.8) names of the test cases that some probes share a name with: its words,
+// which a rename of the probe must leave as they are.
+constexpr const char* kNvbOneToAllWriteCe = "one_to_all_write_ce";  // measured as kOneToAllWriteCe
+constexpr const char* kNvbOneToAllReadCe = "one_to_all_read_ce";    // measured as kOneToAllReadCe
+constexpr const char* kNvbAllToOneWriteCe = "all_to_one_write_ce";  // measured as kAllToOneWriteCe
+constexpr const char* kNvbAllToOneReadCe = "all_to_one_read_ce";    // measured as kAllToOneReadCe
+constexpr const char* kNvbOneToAllWriteSm = "one_to_all_write_sm";  // measured as kOneToAllWriteSm
+constexpr const char* kNvbAllToOneWriteSm = "all_to_one_write_sm";  // measured as kAllToOneWriteSm
+
+// The key of gpuprobe's export schema (gpuprobe-run, `export --json`) under "node" that holds
+// this family's figures: the schema's word, which a rename of the family must leave.
+constexpr const char* kExportKey = "p2p";
+
 // Who moves the data: copies issued to a copy engine (cudaMemcpyPeerAsync), or a grid-stride
 // kernel of 16 B loads and stores.
 enum class Engine { copy_engine, sm };

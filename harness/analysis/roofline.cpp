@@ -63,13 +63,13 @@ Sizes check_sizes() {
 // a[i] = b[i] + s c[i], float4 at a time, `passes` times over the arrays.
 Counts triad_counts(uint64_t elements, uint32_t passes, bool l2_resident) {
   const double n = static_cast<double>(elements), np = n * passes;
-  Counts c = {ops("fp32_fma", np), bytes(kL2Read, 8 * np), bytes(kFootprint, 12.0 * n)};
+  Counts c = {ops(energy::kFp32Fma, np), bytes(kL2Read, 8 * np), bytes(kFootprint, 12.0 * n)};
   if (l2_resident) {
-    c.push_back(bytes("l2_near_read", 8 * np));
+    c.push_back(bytes(energy::kL2NearRead, 8 * np));
     c.push_back(bytes(kL2Write, 4 * np));
   } else {
-    c.push_back(bytes("dram_read", 8 * np));
-    c.push_back(bytes("dram_write", 4 * np));
+    c.push_back(bytes(energy::kDramRead, 8 * np));
+    c.push_back(bytes(energy::kDramWrite, 4 * np));
   }
   return c;
 }
@@ -78,7 +78,7 @@ Counts triad_counts(uint64_t elements, uint32_t passes, bool l2_resident) {
 // to the result with one global atomic.
 Counts dot_counts(uint64_t elements, uint64_t blocks) {
   const double n = static_cast<double>(elements);
-  return {ops("fp32_fma", n), bytes("dram_read", 8.0 * n), bytes(kL2Read, 8.0 * n),
+  return {ops(energy::kFp32Fma, n), bytes(energy::kDramRead, 8.0 * n), bytes(kL2Read, 8.0 * n),
           ops(kAtomicGlobal, static_cast<double>(blocks)), bytes(kFootprint, 8.0 * n + 4)};
 }
 
@@ -89,9 +89,10 @@ Counts stencil7_counts(uint64_t points) {
   const double side = static_cast<double>(points);
   const double all = side * side * side;
   const double inner = points < 2 ? 0 : (side - 2) * (side - 2) * (side - 2);
-  return {ops("fp32_fma", 7 * inner),  bytes("l1_read", 4 * (7 * inner + (all - inner))),
-          bytes("dram_read", 4 * all), bytes("dram_write", 4 * all),
-          bytes(kL2Read, 4 * all),     bytes(kFootprint, 8 * all)};
+  return {
+      ops(energy::kFp32Fma, 7 * inner),  bytes(energy::kL1Read, 4 * (7 * inner + (all - inner))),
+      bytes(energy::kDramRead, 4 * all), bytes(energy::kDramWrite, 4 * all),
+      bytes(kL2Read, 4 * all),           bytes(kFootprint, 8 * all)};
 }
 
 // C = A B, s x s x s: kSgemmTile^2 C tiles, kSgemmThreadTile^2 per thread, K in steps of
@@ -100,21 +101,21 @@ Counts stencil7_counts(uint64_t points) {
 Counts sgemm_counts(uint64_t size) {
   const double s = static_cast<double>(size), s3 = s * s * s, s2 = s * s;
   const double staged = s3 * 2 * 4 / kSgemmTile;  // A and B slices of every block, bytes
-  return {
-      ops("fp32_fma", s3),
-      bytes("shared_read", s3 * 2 * kSgemmThreadTile * 4 / (kSgemmThreadTile * kSgemmThreadTile)),
-      bytes("shared_write", staged),
-      bytes(kL2Read, staged),
-      bytes("dram_read", 8 * s2),
-      bytes("dram_write", 4 * s2),
-      bytes(kFootprint, 12 * s2)};
+  return {ops(energy::kFp32Fma, s3),
+          bytes(energy::kSharedRead,
+                s3 * 2 * kSgemmThreadTile * 4 / (kSgemmThreadTile * kSgemmThreadTile)),
+          bytes(energy::kSharedWrite, staged),
+          bytes(kL2Read, staged),
+          bytes(energy::kDramRead, 8 * s2),
+          bytes(energy::kDramWrite, 4 * s2),
+          bytes(kFootprint, 12 * s2)};
 }
 
 // y[i] = p(x[i]) by Horner's rule: `degree` DFMAs per element.
 Counts fp64_poly_counts(uint64_t elements, int degree) {
   const double n = static_cast<double>(elements);
-  return {ops("fp64_fma", n * degree), bytes("dram_read", 8.0 * n), bytes("dram_write", 8.0 * n),
-          bytes(kL2Read, 8.0 * n), bytes(kFootprint, 16.0 * n)};
+  return {ops(energy::kFp64Fma, n * degree), bytes(energy::kDramRead, 8.0 * n),
+          bytes(energy::kDramWrite, 8.0 * n), bytes(kL2Read, 8.0 * n), bytes(kFootprint, 16.0 * n)};
 }
 
 // The energy family's held-out GEMM (microbench/tensor_wgmma.cu), `trips` times over its K:
@@ -128,11 +129,11 @@ Counts tensor_gemm_counts(int blocks, int trips) {
   const double staged = double(blocks) * trips * (rows_a + pipes::kWgmmaN) * energy::kGemmK * 2;
   const double c = double(blocks) * rows_a * pipes::kWgmmaN * 4;
   return {
-      ops("tensor_wgmma_bf16", double(blocks) * trips * rows_a * pipes::kWgmmaN * energy::kGemmK),
-      bytes("l2_near_read", staged),
+      ops(energy::kWgmmaBf16, double(blocks) * trips * rows_a * pipes::kWgmmaN * energy::kGemmK),
+      bytes(energy::kL2NearRead, staged),
       bytes(kL2Read, staged),
-      bytes("shared_write", staged),
-      bytes("dram_write", c),
+      bytes(energy::kSharedWrite, staged),
+      bytes(energy::kDramWrite, c),
       bytes(kFootprint, double(blocks) * rows_a * energy::kGemmK * 2 +
                             double(pipes::kWgmmaN) * energy::kGemmK * 2 + c)};
 }
@@ -141,14 +142,14 @@ Counts tensor_gemm_counts(int blocks, int trips) {
 // in DRAM and once in shared memory.
 Counts transpose_counts(uint64_t points) {
   const double side = static_cast<double>(points), b = 4 * side * side;
-  return {bytes("dram_read", b),    bytes("dram_write", b),  bytes(kL2Read, b),
-          bytes("shared_write", b), bytes("shared_read", b), bytes(kFootprint, 2 * b)};
+  return {bytes(energy::kDramRead, b),    bytes(energy::kDramWrite, b),  bytes(kL2Read, b),
+          bytes(energy::kSharedWrite, b), bytes(energy::kSharedRead, b), bytes(kFootprint, 2 * b)};
 }
 
 // One global atomicAdd per key into `bins` counters (L2-resident).
 Counts histogram_counts(uint64_t keys, uint32_t bins) {
   const double n = static_cast<double>(keys);
-  return {bytes("dram_read", 4.0 * n), bytes(kL2Read, 4.0 * n), ops(kAtomicGlobal, double(n)),
+  return {bytes(energy::kDramRead, 4.0 * n), bytes(kL2Read, 4.0 * n), ops(kAtomicGlobal, double(n)),
           bytes(kFootprint, 4.0 * n + 4.0 * bins)};
 }
 

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/energy.hpp"
 #include "base/family.hpp"
 
 namespace gpuprobe::roofline {
@@ -33,13 +34,18 @@ inline constexpr FamilyDescriptor kFamily{
     "its points are drawn by `gpuprobe roofline` on the model's roofs",
     "its energy windows (NVML's counter moves every 100 ms) take several seconds"};
 
+// The `gpuprobe roofline` command (app/roofline.cpp: the model's roofs from a run's parameters,
+// this family's kernels on them) and the folder it writes in a run: the command's word, which a
+// rename of the family must leave as it is.
+constexpr const char* kCommand = "roofline";
+
 // Columns (swept parameters) of roofline.csv.
 constexpr const char* kMetricColumn = "metric";
 constexpr const char* kItemColumn = "item";
 
 // Metrics.
 constexpr const char* kTime = "time";
-constexpr const char* kEnergy = "energy";
+constexpr const char* kEnergy = energy::kQuantity;
 constexpr const char* kPower = "power";
 constexpr const char* kCount = "count";
 constexpr const char* kLaunch = "launch";  // the item of the time, energy and power rows

@@ -73,7 +73,7 @@ void add_per_sm(Model& m, const std::vector<Parameter>& params, const Parameter&
   // rate per SM per clock x SMs x measured clock, in units of 1e9 per second
   const double s = m.sm_count * kMega / kGiga * factor;
   m.ceilings.push_back(
-      {name, "time", what, p->value * clock.value * s, p->low * clock.low * s,
+      {name, kTime, what, p->value * clock.value * s, p->low * clock.low * s,
        p->high * clock.high * s, unit,
        std::string(param_name) + " + " + param::sm_clock_measured + " + sm_count"});
 }
@@ -85,7 +85,7 @@ void add_bandwidth(Model& m, const std::vector<Parameter>& params, const std::st
     m.missing.push_back({name, std::string("no ") + param_name});
     return;
   }
-  m.ceilings.push_back({name, "time", "bandwidth", p->value, p->low, p->high, "GB/s", param_name});
+  m.ceilings.push_back({name, kTime, "bandwidth", p->value, p->low, p->high, "GB/s", param_name});
 }
 
 void add_time_roofs(Model& m, const std::vector<Parameter>& params, const Parameter& clock) {
@@ -112,7 +112,7 @@ void add_energy(Model& m, const std::vector<Parameter>& params, const std::strin
                 const std::string& unit) {
   const Parameter* p = find_param(params, param_name);
   if (!p) return;
-  m.ceilings.push_back({name, "energy", what, p->value * factor, p->low * factor, p->high * factor,
+  m.ceilings.push_back({name, kEnergy, what, p->value * factor, p->low * factor, p->high * factor,
                         unit, param_name});
 }
 
@@ -124,7 +124,7 @@ void add_energy_roofs(Model& m, const std::vector<Parameter>& params, const Meta
         "left out";
     return;
   }
-  m.ceilings.push_back({param::static_power, "energy", "static", st->value, st->low, st->high, "W",
+  m.ceilings.push_back({param::static_power, kEnergy, "static", st->value, st->low, st->high, "W",
                         param::static_power});
   for (const auto& p : pipes()) {
     std::string name;
@@ -141,7 +141,7 @@ void add_energy_roofs(Model& m, const std::vector<Parameter>& params, const Meta
                "pJ/B");
   double cap = 0;
   if (parse_number(meta_value_of(meta, "power_limit_w"), &cap) && cap > 0)
-    m.ceilings.push_back({"power_limit", "energy", "cap", cap, cap, cap, "W", "power_limit_w"});
+    m.ceilings.push_back({"power_limit", kEnergy, "cap", cap, cap, cap, "W", "power_limit_w"});
   else m.missing.push_back({"power_limit", "no power_limit_w in the run's metadata"});
 }
 
@@ -229,15 +229,16 @@ std::vector<RoofTime> roof_times(const Model& m, const Kernel& k, std::vector<st
   };
   // DRAM: reads alone stream at the read roof; with writes, at the copy roof (both directions
   // share the bus), the read roof where the run has no copy roof.
-  const double dram_r = count_of(k, "dram_read"), dram_w = count_of(k, "dram_write");
+  const double dram_r = count_of(k, energy::kDramRead), dram_w = count_of(k, energy::kDramWrite);
   add(dram_w > 0 && m.find("dram_copy") ? "dram_copy" : kDram, dram_r + dram_w);
   // L2: the bytes it serves (every global load's, or its hits where only those are counted)
   // and the bytes stored into lines it holds, at the read roof (no write roof is measured).
   const double l2_read = count_of(k, kL2Read);
-  add(kL2, (l2_read > 0 ? l2_read : count_of(k, "l2_near_read") + count_of(k, "l2_far_read")) +
-               count_of(k, kL2Write));
-  add(kL1, count_of(k, "l1_read"));
-  add(kShared, count_of(k, "shared_read") + count_of(k, "shared_write"));
+  add(kL2,
+      (l2_read > 0 ? l2_read : count_of(k, energy::kL2NearRead) + count_of(k, energy::kL2FarRead)) +
+          count_of(k, kL2Write));
+  add(kL1, count_of(k, energy::kL1Read));
+  add(kShared, count_of(k, energy::kSharedRead) + count_of(k, energy::kSharedWrite));
   add(kAtomics, count_of(k, kAtomicGlobal));
   for (const auto& c : k.counts)
     if (const Pipe* p = pipe_of_item(c.item)) add(p->roof, c.value);
@@ -249,7 +250,7 @@ double dynamic_energy(const Model& m, const Kernel& k, std::vector<std::string>*
   for (const auto& c : k.counts) {
     if (c.item == kFootprint || c.item == kL2Read || c.item == kAtomicGlobal) continue;
     const Pipe* p = pipe_of_item(c.item);
-    const Ceiling* e = m.find(p ? p->roof : c.item, "energy");
+    const Ceiling* e = m.find(p ? p->roof : c.item, kEnergy);
     if (!e) {
       lacks->push_back(c.item + " energy");
       continue;
@@ -279,7 +280,7 @@ void classify(const Model& m, Prediction& p, std::vector<RoofTime> t, const Kern
     p.bound = kPowerCapped;
     p.binding = "power_limit";
     std::snprintf(buf, sizeof buf, "rate x energy + static power passes power_limit (%.0f W)",
-                  m.find("power_limit", "energy")->value);
+                  m.find("power_limit", kEnergy)->value);
   } else if (t.size() > 1 && t.front().s < kOneRoofMargin * t[1].s) {
     p.bound = kTwoRoofs;
     p.binding = t[0].roof + "+" + t[1].roof;
@@ -301,7 +302,7 @@ Prediction predict(const Model& m, const Kernel& k) {
   p.measured_energy_j = k.energy_j;
   for (const auto& c : k.counts)
     if (pipe_of_item(c.item)) p.flops += c.value * kFlopsPerFma;
-  p.bytes = count_of(k, "dram_read") + count_of(k, "dram_write");
+  p.bytes = count_of(k, energy::kDramRead) + count_of(k, energy::kDramWrite);
   p.intensity = p.bytes > 0 ? p.flops / p.bytes : 0;
   std::vector<std::string> lacks;
   const std::vector<RoofTime> t = roof_times(m, k, &lacks);
@@ -317,8 +318,8 @@ Prediction predict(const Model& m, const Kernel& k) {
   const double dyn = energy ? dynamic_energy(m, k, &energy_lacks) : 0;
   // Choi et al.: the power cap bounds time at dynamic energy / (cap - static power)
   double capped_s = 0;
-  const Ceiling* cap = m.find("power_limit", "energy");
-  const Ceiling* st = m.find(param::static_power, "energy");
+  const Ceiling* cap = m.find("power_limit", kEnergy);
+  const Ceiling* st = m.find(param::static_power, kEnergy);
   if (energy && cap && st && cap->value > st->value) capped_s = dyn / (cap->value - st->value);
   p.time_s = std::max(roof_s, capped_s) + m.launch_overhead_s.value_or(0);
   if (k.time_s) p.time_error = (p.time_s - *k.time_s) / *k.time_s;
@@ -344,17 +345,17 @@ bool curve_at(const Model& m, const std::string& pipe, const std::string& level,
   out->gflops = 1 / t / kGiga;
   out->gflops_capped = out->gflops;
   out->gflops_per_joule = 0;
-  const Ceiling* ef = m.find(pipe, "energy");
-  const std::string level_energy = level == kDram ? "dram_read"
-                                   : level == kL2 ? "l2_near_read"
-                                   : level == kL1 ? "l1_read"
-                                                  : "shared_read";
-  const Ceiling* em = m.find(level_energy, "energy");
-  const Ceiling* st = m.find(param::static_power, "energy");
+  const Ceiling* ef = m.find(pipe, kEnergy);
+  const std::string level_energy = level == kDram ? energy::kDramRead
+                                   : level == kL2 ? energy::kL2NearRead
+                                   : level == kL1 ? energy::kL1Read
+                                                  : energy::kSharedRead;
+  const Ceiling* em = m.find(level_energy, kEnergy);
+  const Ceiling* st = m.find(param::static_power, kEnergy);
   if (!ef || !em || !st) return true;
   const double eps = ef->value * kPico + em->value * kPico / i;  // joules per flop, dynamic
   double tc = t;
-  if (const Ceiling* cap = m.find("power_limit", "energy"); cap && cap->value > st->value)
+  if (const Ceiling* cap = m.find("power_limit", kEnergy); cap && cap->value > st->value)
     tc = std::max(t, eps / (cap->value - st->value));
   out->gflops_capped = 1 / tc / kGiga;
   out->gflops_per_joule = 1 / (eps + st->value * tc) / kGiga;

@@ -32,7 +32,7 @@ struct ModelError : std::runtime_error {
 
 struct Ceiling {
   std::string name;  // "dram", "l2", "fp32", "tensor_wgmma_bf16", "static_power", ...
-  std::string kind;  // "time" or "energy"
+  std::string kind;  // kTime or kEnergy: what it bounds
   std::string what;  // bandwidth, compute, atomics | op_energy, byte_energy, static, cap
   double value = 0, low = 0, high = 0;
   std::string unit;    // GB/s, GFLOP/s, GOP/s, Gatomic/s | pJ/flop, pJ/B, W
@@ -52,7 +52,7 @@ struct Model {
   std::optional<double> launch_overhead_s;
   std::string no_energy;  // why the energy roofline is left out; "" when it is drawn
   // The ceiling of that name and kind, or nullptr.
-  const Ceiling* find(const std::string& name, const std::string& kind = "time") const;
+  const Ceiling* find(const std::string& name, const std::string& kind = kTime) const;
 };
 
 // The value of metadata `key`, "" when absent.

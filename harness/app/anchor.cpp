@@ -91,12 +91,13 @@ std::vector<CollectiveRow> collective_rows(const std::vector<Observation>& obs) 
   std::vector<CollectiveRow> out;
   for (const auto& o : obs) {
     collectives::Collective c;
-    const double ranks = o.param("ranks"), bytes = o.param("bytes");
+    const double ranks = o.param(collectives::kRanksColumn),
+                 bytes = o.param(collectives::kBytesColumn);
     if (o.unit != "us" || !collectives::parse(o.probe, &c) || !(ranks >= 1 && ranks < 1e6) ||
         !(bytes > 0) || !(o.value > 0))
       continue;
     const double s = o.value * 1e-6;
-    out.push_back({o.probe, bytes, int(ranks), o.param_text("mode"), o.value,
+    out.push_back({o.probe, bytes, int(ranks), o.param_text(collectives::kModeColumn), o.value,
                    collectives::algbw(bytes, s), collectives::busbw(c, int(ranks), bytes, s)});
   }
   return out;

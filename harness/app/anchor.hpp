@@ -12,7 +12,7 @@ namespace gpuprobe {
 
 // One size of one collective as a source reports it.
 struct CollectiveRow {
-  std::string collective;  // the probe name ("all_reduce")
+  std::string collective;  // the probe name (collectives::kAllReduceProbe)
   double bytes = 0;        // S: nccl-tests' "size" column, the run's `bytes`
   int ranks = 0;
   std::string mode;                          // the run's `mode`; "" for nccl-tests

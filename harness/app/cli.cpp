@@ -1,5 +1,7 @@
 #include "app/cli.hpp"
 
+#include "analysis/collectives.hpp"
+#include "analysis/roofline.hpp"
 #include "app/cli_parse.hpp"
 #include "base/run_dir.hpp"
 #include "base/version.hpp"
@@ -303,7 +305,7 @@ Options parse_command_line(const std::vector<std::string>& args) {
                 "MT4G's JSON (no GPU)");
   add_passed_on(app, "anchor",
                 "a run's collective figures beside nccl-tests' output or another run's (no GPU)");
-  add_passed_on(app, "roofline",
+  add_passed_on(app, roofline::kCommand,
                 "the time and energy rooflines of runs from their parameters, with the roofline "
                 "family's kernels predicted on them (no GPU)");
   add_passed_on(app, "catalog",
@@ -339,7 +341,8 @@ Options parse_command_line(const std::vector<std::string>& args) {
   if (!o.nccl_id_file.empty() && !o.ranks_from_env)
     throw UsageError("--nccl-id-file needs --ranks-from-env");
   // One rank of a job runs the collectives alone (program/ranks.cpp checks a filter given).
-  if (o.ranks_from_env && o.filter.empty()) o.filter = "^collectives/";
+  if (o.ranks_from_env && o.filter.empty())
+    o.filter = "^" + std::string(collectives::kFamily.name) + "/";
   if (!o.filter.empty()) filter_matches(o.filter, "");  // reject a malformed regex now
   return o;
 }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "analysis/common/util.hpp"
+#include "analysis/energy.hpp"
 #include "analysis/p2p.hpp"
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
@@ -44,7 +45,7 @@ double meta_number(const RunData& run, const std::string& key) {
 Json energy_json(const RunData& run) {
   Json out = Json::object();
   for (const auto& p : run.params) {
-    if (family_of(p) != "energy") continue;
+    if (family_of(p) != energy::kFamily.name) continue;
     const char* kind = p.unit == "pJ/op"  ? "per_operation"
                        : p.unit == "pJ/B" ? "per_byte"
                                           : "power";
@@ -67,7 +68,7 @@ Json numbers(const std::vector<double>& v) {
 // once, beside the node's total), one figure per device for one to all and all to one.
 Json p2p_json(const RunData& run) {
   Json out = Json::object();
-  const std::string file = run.file_of("p2p");
+  const std::string file = run.file_of(std::string(p2p::kFamily.name));
   if (file.empty()) return out;
   const std::vector<Observation> obs = read_observations(file);
   auto matrix = [&](const std::string& probe, const std::string& unit, Json& into) {
@@ -82,7 +83,7 @@ Json p2p_json(const RunData& run) {
     matrix(mode.probe, "GB/s", j);
     if (mode.pattern == p2p::Pattern::all_pairs) {
       for (const auto& o : select(obs, mode.probe, "GB/s"))
-        if (!std::isfinite(o.param("device"))) j["total"] = num(o.value);
+        if (!std::isfinite(o.param(p2p::kDeviceColumn))) j["total"] = num(o.value);
     } else if (!p2p::is_pair(mode)) {
       const std::vector<double> v = p2p::per_device(obs, mode.probe, "GB/s");
       if (!v.empty()) j["per_device"] = numbers(v);
@@ -90,8 +91,8 @@ Json p2p_json(const RunData& run) {
     if (j.size() > 1) out[mode.probe] = j;
   }
   Json lat = {{"unit", "ns"}};
-  matrix("latency", "ns", lat);
-  if (lat.size() > 1) out["latency"] = lat;
+  matrix(p2p::kLatencyProbe, "ns", lat);
+  if (lat.size() > 1) out[p2p::kLatencyProbe] = lat;
   return out;
 }
 
@@ -117,7 +118,7 @@ Json node_json(const RunData& run) {
   }
   Json paths = Json::array();
   for (const auto& [ab, level] : n.paths) paths.push_back({{"gpus", {ab.first, ab.second}}, {"path", level}});
-  return {{"gpus", gpus}, {"pcie_paths", paths}, {"p2p", p2p_json(run)}};
+  return {{kNodeGpusKey, gpus}, {"pcie_paths", paths}, {p2p::kExportKey, p2p_json(run)}};
 }
 
 }  // namespace
@@ -155,7 +156,7 @@ std::string export_json(const RunData& run) {
     }
   }
   root["families"] = families;
-  root["energy"] = energy_json(run);
+  root[energy::kExportKey] = energy_json(run);
   root["node"] = node_json(run);
   return json_text(root);
 }
@@ -370,7 +371,7 @@ std::string export_accelwattch(const RunData& run) {
   }
   std::string unmapped;
   for (const auto& p : run.params)
-    if (family_of(p) == "energy" && !used.count(p.name))
+    if (family_of(p) == energy::kFamily.name && !used.count(p.name))
       unmapped += (unmapped.empty() ? "" : ", ") + p.name;
   return out + "</component>\n<!-- Left out:\n" + left_out +
          "       not measured by gpuprobe: " + kWattchNotMeasured +

@@ -13,6 +13,8 @@
 namespace gpuprobe {
 
 constexpr int kExportSchemaVersion = 1;
+// The key of --json's node that lists its GPUs and their links.
+constexpr const char* kNodeGpusKey = "gpus";
 // Parameters below this confidence are not exported to a simulator: a wrong value there is
 // silently believed.
 constexpr double kSimulatorMinConfidence = 0.5;

@@ -110,7 +110,7 @@ void peer_cases(const std::vector<Observation>& rows, int gpus, bool bidir_sums,
     out.push_back({m.nvbandwidth_name, m.nvbandwidth_description, {v}});
   }
   p2p::Matrix lat;
-  if (p2p::matrix(rows, "latency", "ns", &lat))
+  if (p2p::matrix(rows, p2p::kLatencyProbe, "ns", &lat))
     out.push_back({"device_to_device_latency_sm", "Device to Device Latency SM GPU(row) <-> GPU(column) (ns)",
                    square(lat.value, gpus)});
 }
@@ -153,7 +153,8 @@ std::vector<NvbandwidthCase> nvbandwidth_cases(const std::map<std::string, std::
                                                int gpus, int device, bool bidir_sums) {
   std::vector<NvbandwidthCase> out;
   if (auto host = families.find("host_link"); host != families.end()) host_cases(host->second, gpus, device, out);
-  if (auto peer = families.find("p2p"); peer != families.end()) peer_cases(peer->second, gpus, bidir_sums, out);
+  if (auto peer = families.find(std::string(p2p::kFamily.name)); peer != families.end())
+    peer_cases(peer->second, gpus, bidir_sums, out);
   return out;
 }
 
@@ -216,7 +217,7 @@ NvbandwidthRun read_nvbandwidth_run(const std::string& run_dir) {
     if (!fs::exists(f)) continue;
     Metadata m;
     const std::string stem = fs::path(file).stem().string();
-    if (stem == "host_link" || stem == "p2p")
+    if (stem == "host_link" || stem == p2p::kFamily.name)
       r.families[stem] = read_observations(f, &m);
     else
       m = read_csv(f).meta;
@@ -226,7 +227,9 @@ NvbandwidthRun read_nvbandwidth_run(const std::string& run_dir) {
   r.gpus = int(n.gpus.size());
   for (const auto& g : n.gpus)
     if (node::same_pci_bus(g.bus, meta_value(r.meta, "pci_bus_id", ""))) r.device = g.ordinal;
-  r.p2p_unsupported = !r.families.count("p2p") && family_status(run_dir, "p2p") == "unsupported";
+  const std::string p2p_family(p2p::kFamily.name);
+  r.p2p_unsupported =
+      !r.families.count(p2p_family) && family_status(run_dir, p2p_family) == "unsupported";
   return r;
 }
 

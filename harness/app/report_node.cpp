@@ -72,7 +72,7 @@ std::string measured_against_links(const RunData& run, const node::Node& n) {
 
 std::string node_markdown(const RunData& run) {
   const node::Node n = node::from_metadata(run.meta);
-  const bool p2p_ran = !run.file_of("p2p").empty();
+  const bool p2p_ran = !run.file_of(std::string(p2p::kFamily.name)).empty();
   if (n.empty())
     return p2p_ran ? "## Node\n\nThe GPUs' links were not recorded: this run predates the node_* metadata "
                      "(p2p.csv's `link` rows name each pair's link as NVML saw it).\n\n"

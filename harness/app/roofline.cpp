@@ -33,7 +33,8 @@ std::string roofline_ceilings_csv(const Model& m) {
     rows.push_back({c.name, c.kind, c.what, format_number(c.value), format_number(c.low),
                     format_number(c.high), c.unit, c.source});
   for (const auto& x : m.missing) rows.push_back({x.name, "missing", "", "", "", "", "", x.why});
-  if (!m.no_energy.empty()) rows.push_back({"energy", "missing", "", "", "", "", "", m.no_energy});
+  if (!m.no_energy.empty())
+    rows.push_back({roofline::kEnergy, "missing", "", "", "", "", "", m.no_energy});
   Metadata meta = {{"gpu", m.gpu}, {"written_by", std::string("gpuprobe ") + gpuprobe_version()}};
   return format_csv(meta, {"name", "kind", "what", "value", "low", "high", "unit", "source"}, rows);
 }
@@ -58,7 +59,7 @@ std::string roofline_points_csv(const std::vector<Prediction>& ps) {
 std::string roofline_ert_json(const Model& m) {
   Json gflops = Json::array(), gbytes = Json::array();
   for (const auto& c : m.ceilings) {
-    if (c.kind != "time") continue;
+    if (c.kind != roofline::kTime) continue;
     if (c.what == "compute" && c.unit == "GFLOP/s")
       gflops.push_back({c.name + " GFLOPs", json_number(c.value)});
     else if (c.what == "bandwidth") gbytes.push_back({c.name, json_number(c.value)});
@@ -221,7 +222,7 @@ std::string roofline_time_figure_csv(const Model& m, const std::vector<Predictio
       gap(r);
       char buf[96];
       std::snprintf(buf, sizeof buf, "%s capped at %.0f W", pipe.c_str(),
-                    m.find("power_limit", "energy")->value);
+                    m.find("power_limit", roofline::kEnergy)->value);
       row(r, "label", std::min(x0 * 1.5, kCapLabelMax), cp.gflops_capped / 1.6, 0, 0, buf);
     }
   }
@@ -232,9 +233,9 @@ std::string roofline_time_figure_csv(const Model& m, const std::vector<Predictio
 
 std::string roofline_energy_figure_csv(const Model& m, const std::vector<Prediction>& ps, int run) {
   Rows r;
-  const Model lo = at_bound(m, "energy", true), hi = at_bound(m, "energy", false);
+  const Model lo = at_bound(m, roofline::kEnergy, true), hi = at_bound(m, roofline::kEnergy, false);
   for (const auto& pipe : drawn_pipes(m)) {
-    if (!m.find(pipe, "energy")) continue;
+    if (!m.find(pipe, roofline::kEnergy)) continue;
     roofline::CurvePoint c, cl, ch;
     for (int k = 0; k < kCurveSamples; ++k) {
       const double i = log_sample(k);
@@ -286,7 +287,7 @@ RooflineRun load_roofline_run(const std::string& dir, Diagnostics& diag) {
 }
 
 std::string default_out(const std::vector<RooflineRun>& runs) {
-  if (runs.size() == 1) return (fs::path(runs[0].data.dir) / "roofline").string();
+  if (runs.size() == 1) return (fs::path(runs[0].data.dir) / roofline::kCommand).string();
   std::string slugs;
   for (const auto& r : runs) slugs += (slugs.empty() ? "" : "_vs_") + gpu_slug(r.data.gpu);
   return "results/compare/roofline_" + slugs;

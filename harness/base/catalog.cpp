@@ -59,6 +59,12 @@ std::string checked(const std::string& name, const char* family) {
   return name;
 }
 
+// The same for the family of `sibling`, one of its fixed parameters: a family whose name is
+// declared in its analysis header (a floor above this one) is typed only in the entries.
+std::string checked_beside(const std::string& name, const char* sibling) {
+  return checked(name, find_parameter(sibling)->family.c_str());
+}
+
 }  // namespace
 
 const Catalog& catalog() {
@@ -91,24 +97,25 @@ std::string param::dual_issue_pair(std::string_view pair) {
 }
 
 std::string param::p2p_bandwidth(std::string_view mode) {
-  return checked("p2p_" + std::string(mode) + "_bandwidth", "p2p");
+  return checked_beside("p2p_" + std::string(mode) + "_bandwidth", param::p2p_latency);
 }
 
 std::string param::collective_busbw(std::string_view c) {
-  return checked(std::string(c) + "_busbw", "collectives");
+  return checked_beside(std::string(c) + "_busbw", param::collective_ranks);
 }
 
 std::string param::collective_latency(std::string_view c) {
-  return checked(std::string(c) + "_latency", "collectives");
+  return checked_beside(std::string(c) + "_latency", param::collective_ranks);
 }
 
 std::string param::op_energy(std::string_view op, bool zero_operands) {
-  return checked(std::string(op) + (zero_operands ? "_energy_zero" : "_energy"), "energy");
+  return checked_beside(std::string(op) + (zero_operands ? "_energy_zero" : "_energy"),
+                        param::static_power);
 }
 
 std::string param::level_energy_per_byte(std::string_view level, bool zero_operands) {
-  return checked(std::string(level) + "_energy_per_byte" + (zero_operands ? "_zero" : ""),
-                 "energy");
+  return checked_beside(std::string(level) + "_energy_per_byte" + (zero_operands ? "_zero" : ""),
+                        param::static_power);
 }
 
 namespace {

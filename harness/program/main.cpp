@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/roofline.hpp"
 #include "app/anchor.hpp"
 #include "app/catalog_doc.hpp"
 #include "app/cli.hpp"
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
     }
     // A report stopped by a signal removes its temporaries and leaves the run as it was
     // (`run` installs the same handlers once it has a folder to keep).
-    if (opt.command == "report" || opt.command == "compare" || opt.command == "roofline")
+    if (opt.command == "report" || opt.command == "compare" || opt.command == roofline::kCommand)
       install_stop_handlers();
     if (opt.command == "list") return print_list();
     if (opt.command == "info") return print_info(opt);
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {
     if (opt.command == "export") return export_main(opt.rest);
     if (opt.command == "catalog") return catalog_main(opt.rest);
     if (opt.command == "anchor") return anchor_main(opt.rest);
-    if (opt.command == "roofline") return roofline_main(opt.rest);
+    if (opt.command == roofline::kCommand) return roofline_main(opt.rest);
     return run_suite(opt, argc, argv);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "gpuprobe: %s\n", e.what());
