@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/p2p.hpp"
 #include "committed_runs.hpp"
 #include "base/catalog.hpp"
 #include "base/code_check.hpp"
@@ -54,8 +53,6 @@ const std::map<std::string, std::string> kOtherNamespace = {
     {"l2_topology",
      "analyze_l2_topology and its helpers are at gpuprobe:: scope; l2_topology.cpp "
      "is being reworked"},
-    {std::string(p2p::kFamily.name),
-     "analyze_p2p and its helpers are at gpuprobe:: scope; p2p.cpp is being reworked"},
 };
 
 std::string read_text(const fs::path& p) {

@@ -181,12 +181,7 @@ std::vector<double> per_device(const std::vector<Observation>& obs, const std::s
   return out;
 }
 
-}  // namespace p2p
-
 namespace {
-
-using p2p::Mode;
-using p2p::Pattern;
 
 // Events and the median of a few repetitions may read a little high; a figure past the links'
 // physical rate by more than this is impossible, not noise.
@@ -344,4 +339,5 @@ std::vector<Parameter> analyze_p2p(const std::vector<Observation>& obs, const Me
 
 GPUPROBE_REGISTER_ANALYZER(p2p::kFamily, analyze_p2p);
 
+}  // namespace p2p
 }  // namespace gpuprobe

@@ -137,8 +137,6 @@ std::vector<double> per_device(const std::vector<Observation>& obs, const std::s
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"p2p", "p2p.gp"};
 
-}  // namespace p2p
-
 // p2p_<mode>_bandwidth (GB/s): the median over pairs (pair modes) or over devices (one to all,
 // all to one), low/high the slowest and fastest, or the node's total (all pairs at once);
 // p2p_latency (ns); nvlink_links, nvlink_link_bandwidth, nvlink_bandwidth from the node's
@@ -146,4 +144,5 @@ inline constexpr FamilyDescriptor kFamily{"p2p", "p2p.gp"};
 // near 0, and the method says so.
 std::vector<Parameter> analyze_p2p(const std::vector<Observation>& obs, const Metadata& meta);
 
+}  // namespace p2p
 }  // namespace gpuprobe
