@@ -182,9 +182,9 @@ TEST(Names, AConvertedFamilysProbesAndColumnsAreNeverTyped) {
     auto names = declared_names(slurp(headers.at(family)));
     EXPECT_FALSE(names.empty()) << family << ": its header declares no name";
     names.insert(shared.begin(), shared.end());
-    for (const fs::path p : {kSource / "microbench" / (family + ".cu"),
-                             kSource / "harness/analysis" / (family + ".cpp"),
-                             kSource / "tests" / ("test_" + family + ".cpp")}) {
+    for (const fs::path& p : {kSource / "microbench" / (family + ".cu"),
+                              kSource / "harness/analysis" / (family + ".cpp"),
+                              kSource / "tests" / ("test_" + family + ".cpp")}) {
       if (!fs::exists(p)) continue;
       for (const auto& [line, text] : literals(p))
         EXPECT_FALSE(names.count(text))

@@ -236,7 +236,7 @@ TEST(RunChecks, CatalogFailsWhenItsOutputCannotBeWritten) {
 
 TEST(RunChecks, SpreadOfARunAgainstItselfIsRefused) {
   fs::path a = copy_run("gpuprobe_checks_spread_self");
-  for (const std::string second :
+  for (const std::string& second :
        {a.string(), a.string() + "/", a.string() + "/../" + a.filename().string()}) {
     Result r = run("spread " + a.string() + " " + second);
     EXPECT_NE(r.code, 0) << second;
@@ -470,7 +470,10 @@ TEST(RunChecks, FineGrainedLatenciesOfZeroGiveNoLineSize) {
     for (const auto& w : a.warnings)
       said = said || w.find("no GPU can produce") != std::string::npos;
     EXPECT_TRUE(said) << v;
-    for (const auto& p : a.params)
-      if (p.name == "l1_line_size") EXPECT_EQ(p.value, 128) << v << ": not from the zeros";
+    for (const auto& p : a.params) {
+      if (p.name == "l1_line_size") {
+        EXPECT_EQ(p.value, 128) << v << ": not from the zeros";
+      }
+    }
   }
 }

@@ -89,10 +89,11 @@ TEST(WidthBudget, EveryCommittedFullRunKeepsIt) {
       confident.push_back(half);
       const CatalogEntry* entry = find_parameter(p.name);
       double tolerance = 0;
-      if (entry && tolerance_fraction(entry->tolerance, &tolerance))
+      if (entry && tolerance_fraction(entry->tolerance, &tolerance)) {
         EXPECT_LE(half, tolerance + kSlack)
             << p.name << " +-" << 100 * half << " % at confidence " << p.confidence
             << " reaches past its tolerance " << entry->tolerance;
+      }
     }
     ASSERT_GE(confident.size(), 20u) << "too few confident parameters to judge a percentile";
     std::sort(confident.begin(), confident.end());

@@ -116,7 +116,7 @@ Sizes check_sizes();
 struct Count {
   std::string item;
   double value = 0;
-  std::string unit;
+  std::string unit = {};  // the model reads the item, not the unit: a test's count may leave it
 };
 using Counts = std::vector<Count>;
 

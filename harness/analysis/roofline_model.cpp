@@ -191,7 +191,7 @@ std::vector<Kernel> kernels_of(const std::vector<Observation>& obs) {
   for (const auto& o : obs) {
     const std::string metric = o.param_text(kMetricColumn);
     Kernel& k = kernel(o.probe);
-    if (metric == kCount) k.counts.push_back({o.param_text(kItemColumn), o.value});
+    if (metric == kCount) k.counts.push_back({o.param_text(kItemColumn), o.value, o.unit});
     else if (metric == kTime) k.time_s = o.value;
     else if (metric == kEnergy) k.energy_j = o.value;
   }
