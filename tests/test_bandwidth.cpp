@@ -9,10 +9,13 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/bandwidth.hpp"
+#include "analysis/common/memory_chase.hpp"
+#include "analysis/dram_read_order.hpp"
 #include "base/observation.hpp"
 #include "base/parameter_names.hpp"
 
 using namespace gpuprobe;
+using namespace gpuprobe::bandwidth;
 
 namespace {
 
@@ -25,41 +28,49 @@ const RowMaker row{0.01};
 namespace {
 
 Params stream(int width, int ilp, const std::string& op, double l2_fraction) {
-  return {{"width_bytes", std::to_string(width)},
-          {"ilp", std::to_string(ilp)},
-          {"op", op},
-          {"footprint_bytes", format_number(l2_fraction * 52428800)},
-          {"l2_fraction", format_number(l2_fraction)}};
+  return {{kWidthColumn, std::to_string(width)},
+          {kIlpColumn, std::to_string(ilp)},
+          {kOpColumn, op},
+          {memory_chase::kFootprintColumn, format_number(l2_fraction * 52428800)},
+          {kL2FractionColumn, format_number(l2_fraction)}};
 }
 
 std::vector<Observation> synthetic_bandwidth(double dram_read = 3150) {
-  const std::string f = "bandwidth";
+  const std::string f(kFamily.name);
   return {
-      row(f, "dram_theoretical", {{"memory_clock_mhz", "2619"}, {"bus_width_bits", "5120"}},
+      row(f, dram_read_order::kTheoreticalProbe,
+          {{dram_read_order::kMemoryClockColumn, "2619"},
+           {dram_read_order::kBusWidthColumn, "5120"}},
           3352.32, "GB/s", 0),
-      row(f, "read", stream(4, 4, "ld.global.cg", 32), 2900, "GB/s"),
-      row(f, "read", stream(16, 4, "ld.global.cg", 32), dram_read, "GB/s"),
-      row(f, "read", stream(16, 4, "ld.global.nc", 32), dram_read - 20, "GB/s"),
-      row(f, "read", stream(16, 4, "ld.global.cg", 0.125), 7200, "GB/s"),
-      row(f, "read", stream(16, 4, "ld.global.cg", 0.25), 7300, "GB/s"),
-      row(f, "read", stream(16, 4, "ld.global.cg", 0.75), 5100, "GB/s"),
-      row(f, "read", stream(16, 4, "ld.global.cg", 2), 3300, "GB/s"),  // neither L2 nor DRAM
-      row(f, "write", stream(16, 4, "st.global", 32), 3100, "GB/s"),
-      row(f, "write", stream(16, 4, "st.global.cs", 32), 3220, "GB/s"),
-      row(f, "copy", stream(16, 4, "st.global", 32), 3050, "GB/s"),
-      row(f, "l1_read",
-          {{"width_bytes", "16"}, {"ilp", "4"}, {"op", "ld.global"}, {"threads_per_sm", "2048"}},
+      row(f, kReadProbe, stream(4, 4, "ld.global.cg", 32), 2900, "GB/s"),
+      row(f, kReadProbe, stream(16, 4, "ld.global.cg", 32), dram_read, "GB/s"),
+      row(f, kReadProbe, stream(16, 4, "ld.global.nc", 32), dram_read - 20, "GB/s"),
+      row(f, kReadProbe, stream(16, 4, "ld.global.cg", 0.125), 7200, "GB/s"),
+      row(f, kReadProbe, stream(16, 4, "ld.global.cg", 0.25), 7300, "GB/s"),
+      row(f, kReadProbe, stream(16, 4, "ld.global.cg", 0.75), 5100, "GB/s"),
+      row(f, kReadProbe, stream(16, 4, "ld.global.cg", 2), 3300, "GB/s"),  // neither L2 nor DRAM
+      row(f, kWriteProbe, stream(16, 4, "st.global", 32), 3100, "GB/s"),
+      row(f, kWriteProbe, stream(16, 4, "st.global.cs", 32), 3220, "GB/s"),
+      row(f, kCopyProbe, stream(16, 4, "st.global", 32), 3050, "GB/s"),
+      row(f, kL1ReadProbe,
+          {{kWidthColumn, "16"},
+           {kIlpColumn, "4"},
+           {kOpColumn, "ld.global"},
+           {kThreadsPerSmColumn, "2048"}},
           124.5, "B/clk/SM"),
-      row(f, "l1_read",
-          {{"width_bytes", "4"}, {"ilp", "4"}, {"op", "ld.global"}, {"threads_per_sm", "2048"}}, 64,
-          "B/clk/SM"),
+      row(f, kL1ReadProbe,
+          {{kWidthColumn, "4"},
+           {kIlpColumn, "4"},
+           {kOpColumn, "ld.global"},
+           {kThreadsPerSmColumn, "2048"}},
+          64, "B/clk/SM"),
   };
 }
 
 }  // namespace
 
 TEST(AnalyzeBandwidth, PeaksOfEachLevelWithTheirFractionOfTheory) {
-  auto ps = analyze("bandwidth", synthetic_bandwidth());
+  auto ps = analyze(std::string(kFamily.name), synthetic_bandwidth());
   const Parameter* read = find(ps, param::dram_read_bandwidth);
   ASSERT_TRUE(read);
   EXPECT_DOUBLE_EQ(read->value, 3150);
@@ -69,7 +80,7 @@ TEST(AnalyzeBandwidth, PeaksOfEachLevelWithTheirFractionOfTheory) {
   EXPECT_NE(read->method.find("16 B ld.global.cg"), std::string::npos) << read->method;
   // docs/parameters.md, "Confidence": the rows' 2 % spread gives 1 / (1 + 10 x 0.02)
   EXPECT_NEAR(read->confidence, 1 / 1.2, 1e-12);
-  EXPECT_EQ(read->evidence, "bandwidth.csv");
+  EXPECT_EQ(read->evidence, std::string(kFamily.name) + ".csv");
 
   const Parameter* write = find(ps, param::dram_write_bandwidth);
   ASSERT_TRUE(write);
@@ -99,25 +110,26 @@ TEST(AnalyzeBandwidth, PeaksOfEachLevelWithTheirFractionOfTheory) {
 TEST(AnalyzeBandwidth, OnlyTheLargestFootprintCountsAsDram) {
   auto obs = synthetic_bandwidth();
   // Reread within a repetition, 16x L2 can still hit in L2 and beat DRAM: not a DRAM figure.
-  obs.push_back(row("bandwidth", "read", stream(16, 4, "ld.global.cg", 16), 3400, "GB/s"));
-  const auto ps = analyze("bandwidth", obs);
+  obs.push_back(
+      row(std::string(kFamily.name), kReadProbe, stream(16, 4, "ld.global.cg", 16), 3400, "GB/s"));
+  const auto ps = analyze(std::string(kFamily.name), obs);
   const Parameter* read = find(ps, param::dram_read_bandwidth);
   ASSERT_TRUE(read);
   EXPECT_DOUBLE_EQ(read->value, 3150);
   // A sweep that never left L2 far behind has no DRAM figure at all.
   std::vector<Observation> small;
   for (const auto& o : obs)
-    if (o.param("l2_fraction") < 8) small.push_back(o);
-  const auto from_small = analyze("bandwidth", small);
+    if (o.param(kL2FractionColumn) < 8) small.push_back(o);
+  const auto from_small = analyze(std::string(kFamily.name), small);
   EXPECT_FALSE(find(from_small, param::dram_read_bandwidth));
   EXPECT_TRUE(find(from_small, param::l2_read_bandwidth));
 }
 
 TEST(AnalyzeBandwidth, WarpSlicesCountAmongTheDramReads) {
   auto obs = synthetic_bandwidth();
-  obs.push_back(row("bandwidth", "read_slices",
+  obs.push_back(row(std::string(kFamily.name), kReadSlicesProbe,
                     stream(16, 4, "ld.global.nc.L1::no_allocate.L2::256B", 32), 3160, "GB/s"));
-  const auto ps = analyze("bandwidth", obs);
+  const auto ps = analyze(std::string(kFamily.name), obs);
   const Parameter* read = find(ps, param::dram_read_bandwidth);
   ASSERT_TRUE(read);
   EXPECT_DOUBLE_EQ(read->value, 3160);
@@ -132,24 +144,24 @@ TEST(AnalyzeBandwidth, L2FootprintsBelowOneRoundOfTheGridDoNotCount) {
   // requests merge: a spike that is not the L2's bandwidth.
   auto obs = synthetic_bandwidth();
   for (auto& o : obs)
-    if (o.probe == "read") o.params.push_back({"round_bytes", "4325376"});
+    if (o.probe == kReadProbe) o.params.push_back({kRoundColumn, "4325376"});
   Params tiny = stream(16, 4, "ld.global.cg", 0.008);
-  tiny.push_back({"round_bytes", "17301504"});
-  obs.push_back(row("bandwidth", "read", tiny, 16000, "GB/s"));
-  const auto with_rounds = analyze("bandwidth", obs);
+  tiny.push_back({kRoundColumn, "17301504"});
+  obs.push_back(row(std::string(kFamily.name), kReadProbe, tiny, 16000, "GB/s"));
+  const auto with_rounds = analyze(std::string(kFamily.name), obs);
   const Parameter* l2 = find(with_rounds, param::l2_read_bandwidth);
   ASSERT_TRUE(l2);
   EXPECT_DOUBLE_EQ(l2->value, 7300);
   // Without round_bytes (older runs) every footprint counts.
   obs.back().params.pop_back();
-  const auto without = analyze("bandwidth", obs);
+  const auto without = analyze(std::string(kFamily.name), obs);
   l2 = find(without, param::l2_read_bandwidth);
   ASSERT_TRUE(l2);
   EXPECT_DOUBLE_EQ(l2->value, 16000);
 }
 
 TEST(AnalyzeBandwidth, AboveTheTheoreticalPeakIsFlagged) {
-  auto ps = analyze("bandwidth", synthetic_bandwidth(4000));
+  auto ps = analyze(std::string(kFamily.name), synthetic_bandwidth(4000));
   const Parameter* read = find(ps, param::dram_read_bandwidth);
   ASSERT_TRUE(read);
   EXPECT_LE(read->confidence, 0.3);
@@ -159,22 +171,22 @@ TEST(AnalyzeBandwidth, AboveTheTheoreticalPeakIsFlagged) {
 TEST(AnalyzeBandwidth, WideSpreadLowersConfidence) {
   auto obs = synthetic_bandwidth();
   for (auto& o : obs)
-    if (o.probe == "l1_read") {
+    if (o.probe == kL1ReadProbe) {
       o.p05 = o.p50 * 0.8;
       o.p95 = o.p50 * 1.2;
     }
-  const auto ps = analyze("bandwidth", obs);
+  const auto ps = analyze(std::string(kFamily.name), obs);
   const Parameter* l1 = find(ps, param::l1_bandwidth_per_sm);
   ASSERT_TRUE(l1);
   EXPECT_LE(l1->confidence, 0.6 + 1e-12);
 }
 
 TEST(AnalyzeBandwidth, NothingMeasuredNothingInferred) {
-  EXPECT_TRUE(analyze("bandwidth", {}).empty());
+  EXPECT_TRUE(analyze(std::string(kFamily.name), {}).empty());
   // Without the theoretical row the DRAM figures still come, without a fraction.
   auto obs = synthetic_bandwidth();
   obs.erase(obs.begin());
-  const auto ps = analyze("bandwidth", obs);
+  const auto ps = analyze(std::string(kFamily.name), obs);
   const Parameter* read = find(ps, param::dram_read_bandwidth);
   ASSERT_TRUE(read);
   EXPECT_EQ(read->method.find("theoretical"), std::string::npos);
@@ -183,8 +195,8 @@ TEST(AnalyzeBandwidth, NothingMeasuredNothingInferred) {
 TEST(AnalyzeBandwidth, SameResultAfterACsvRoundTrip) {
   auto obs = synthetic_bandwidth();
   const std::string text = format_observations({{"gpu", "synthetic"}}, obs);
-  auto back = observations_from_table(parse_csv(text, "bandwidth.csv"));
-  auto a = analyze("bandwidth", obs), b = analyze("bandwidth", back);
+  auto back = observations_from_table(parse_csv(text, std::string(kFamily.name) + ".csv"));
+  auto a = analyze(std::string(kFamily.name), obs), b = analyze(std::string(kFamily.name), back);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].name, b[i].name);
@@ -196,7 +208,7 @@ TEST(AnalyzeBandwidth, SameResultAfterACsvRoundTrip) {
 // --- code: the probes hold the accesses they claim -----------------------------------------
 
 TEST(BandwidthPtx, StreamsUseTheCacheOperatorsAndWidthsTheyName) {
-  const std::string bw = test::newest_ptx_text("bandwidth"),
+  const std::string bw = test::newest_ptx_text(std::string(kFamily.name)),
                     bif = test::newest_ptx_text("bytes_in_flight");
   if (bw.empty() || bif.empty()) FAIL() << "no PTX in " << GPUPROBE_PTX_DIR << "/sm_<arch>: the gpuprobe_ptx_files target writes it";
   for (const char* op :
@@ -215,10 +227,10 @@ TEST(BandwidthPtx, StreamsUseTheCacheOperatorsAndWidthsTheyName) {
 
 TEST(RecordedH100, BandwidthIsPhysicallySensible) {
   Metadata meta;
-  auto obs = recorded_observations("bandwidth", &meta);
+  auto obs = recorded_observations(std::string(kFamily.name), &meta);
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_bandwidth.csv";
-  auto ps = analyze("bandwidth", obs, meta);
-  auto theory = select(obs, "dram_theoretical", "GB/s");
+  auto ps = analyze(std::string(kFamily.name), obs, meta);
+  auto theory = select(obs, dram_read_order::kTheoreticalProbe, "GB/s");
   ASSERT_FALSE(theory.empty());
   const double peak = theory.front().value;
   EXPECT_GT(peak, 1500);
@@ -245,12 +257,12 @@ TEST(RecordedH100, BandwidthIsPhysicallySensible) {
 TEST(RecordedH100, DramTargetsMetInBothRuns) {
   std::vector<std::vector<Parameter>> runs;
   double peak = 0;
-  for (const char* f : {"bandwidth", "bandwidth_repeat"}) {
+  for (const std::string& f : {std::string(kFamily.name), std::string(kFamily.name) + "_repeat"}) {
     Metadata meta;
     auto obs = recorded_observations(f, &meta);
     REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_" << f << ".csv";
-    peak = select(obs, "dram_theoretical", "GB/s").at(0).value;
-    runs.push_back(analyze("bandwidth", obs, meta));
+    peak = select(obs, dram_read_order::kTheoreticalProbe, "GB/s").at(0).value;
+    runs.push_back(analyze(std::string(kFamily.name), obs, meta));
   }
   for (const auto& ps : runs) {
     const Parameter* read = find(ps, param::dram_read_bandwidth);

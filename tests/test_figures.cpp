@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "committed_runs.hpp"
+#include "analysis/bandwidth.hpp"
 #include "analysis/carveout.hpp"
 #include "analysis/concurrency.hpp"
 #include "analysis/divergence.hpp"
@@ -189,8 +190,9 @@ std::string size_text(double b) {
 }
 
 TEST_F(FigureMarks, FiguresMarkedBeforeThisSessionKeepTheirMarks) {
-  expect_marks("bandwidth", {fmt("DRAM %.0f GB/s", value(param::dram_read_bandwidth)),
-                             fmt("L2 %.0f GB/s", value(param::l2_read_bandwidth))});
+  expect_marks(std::string(bandwidth::kFamily.name),
+               {fmt("DRAM %.0f GB/s", value(param::dram_read_bandwidth)),
+                fmt("L2 %.0f GB/s", value(param::l2_read_bandwidth))});
   expect_marks(std::string(concurrency::kFamily.name),
                {fmt("at most %.0f kernels at once", value(param::max_concurrent_kernels))});
   expect_marks("littles_law",

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/bandwidth.hpp"
 #include "analysis/common/util.hpp"
 #include "base/family.hpp"
 #include "base/observation.hpp"
@@ -21,7 +22,7 @@ constexpr const char* kStrideLatency = "stride_latency";        // cycles, one w
 constexpr const char* kStrideThroughput = "stride_throughput";  // cycles/request, all warps
 constexpr const char* kConflictLatency = "conflict_latency";
 constexpr const char* kConflictThroughput = "conflict_throughput";
-constexpr const char* kBandwidth = "bandwidth";  // B/clk/SM
+constexpr const char* kBandwidth = bandwidth::kSharedBanksProbe;  // B/clk/SM
 constexpr const char* kPerRequest = "cycles/request";
 
 // ld.shared per loop trip of the timed loops, and the kernels' names as the code checks
