@@ -9,6 +9,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/bandwidth.hpp"
+#include "analysis/bytes_in_flight.hpp"
 #include "analysis/common/memory_chase.hpp"
 #include "analysis/dram_read_order.hpp"
 #include "base/observation.hpp"
@@ -209,7 +210,7 @@ TEST(AnalyzeBandwidth, SameResultAfterACsvRoundTrip) {
 
 TEST(BandwidthPtx, StreamsUseTheCacheOperatorsAndWidthsTheyName) {
   const std::string bw = test::newest_ptx_text(std::string(kFamily.name)),
-                    bif = test::newest_ptx_text("bytes_in_flight");
+                    bif = test::newest_ptx_text(std::string(bytes_in_flight::kFamily.name));
   if (bw.empty() || bif.empty()) FAIL() << "no PTX in " << GPUPROBE_PTX_DIR << "/sm_<arch>: the gpuprobe_ptx_files target writes it";
   for (const char* op :
        {"ld.global.cg.u32 ", "ld.global.cg.v2.u32 ", "ld.global.cg.v4.u32 ", "ld.global.cs.v4.u32 ",

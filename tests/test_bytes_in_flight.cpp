@@ -16,9 +16,7 @@
 #include "base/parameter_names.hpp"
 
 using namespace gpuprobe;
-using gpuprobe::bytes_in_flight::CurvePoint;
-using gpuprobe::bytes_in_flight::littles_law_bytes_per_sm;
-using gpuprobe::bytes_in_flight::saturation_point;
+using namespace gpuprobe::bytes_in_flight;
 
 namespace {
 
@@ -117,24 +115,25 @@ std::vector<Observation> synthetic_bytes_in_flight(double k_dram, double k_l2,
   std::vector<Observation> obs;
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> noise(0.985, 1.015);
-  for (const std::string level : {"dram", "l2"})
+  for (const std::string level : {kDramProbe, kL2Probe})
     for (int width : {4, 8, 16})
       for (int ilp : {1, 2, 4, 8})
         for (int warps = 1; warps <= 64; warps *= 2) {
           const double x = 32.0 * warps * ilp * width;
-          const double peak = level == "dram" ? 3000 : 7000;
+          const double peak = level == kDramProbe ? 3000 : 7000;
           // Narrow accesses fall short of the peak: requests, not bytes, are what is in flight.
           const double eff = !narrow_fall_short || width == 16 ? 1.0 : width == 8 ? 0.95 : 0.8;
-          const double y = eff * noise(rng) * knee_curve(x, peak, level == "dram" ? k_dram : k_l2);
-          obs.push_back(row("bytes_in_flight", level,
-                            {{"warps_per_sm", std::to_string(warps)},
-                             {"ilp", std::to_string(ilp)},
-                             {"width_bytes", std::to_string(width)},
-                             {"bytes_in_flight_per_sm", format_number(x)}},
+          const double y =
+              eff * noise(rng) * knee_curve(x, peak, level == kDramProbe ? k_dram : k_l2);
+          obs.push_back(row(std::string(kFamily.name), level,
+                            {{kWarpsPerSmColumn, std::to_string(warps)},
+                             {kIlpColumn, std::to_string(ilp)},
+                             {kWidthColumn, std::to_string(width)},
+                             {kInFlightColumn, format_number(x)}},
                             y, "GB/s"));
         }
-  obs.push_back(row("bytes_in_flight", "littles_law",
-                    {{"level", "dram"}, {"latency_ns", "620"}, {"peak_gbs", "3000"}},
+  obs.push_back(row(std::string(kFamily.name), kLittlesLawProbe,
+                    {{kLevelColumn, kDramProbe}, {kLatencyColumn, "620"}, {kPeakColumn, "3000"}},
                     620 * 3000 / 132.0, "B/SM", 0));
   return obs;
 }
@@ -142,7 +141,7 @@ std::vector<Observation> synthetic_bytes_in_flight(double k_dram, double k_l2,
 }  // namespace
 
 TEST(AnalyzeBytesInFlight, NinetyPercentPointsOfBothLevels) {
-  auto ps = analyze("bytes_in_flight", synthetic_bytes_in_flight(14000, 9000));
+  auto ps = analyze(std::string(kFamily.name), synthetic_bytes_in_flight(14000, 9000));
   const Parameter* dram = find(ps, param::dram_bytes_in_flight_90pct);
   const Parameter* l2 = find(ps, param::l2_bytes_in_flight_90pct);
   ASSERT_TRUE(dram && l2);
@@ -161,12 +160,12 @@ TEST(AnalyzeBytesInFlight, NinetyPercentPointsOfBothLevels) {
             std::string::npos)
       << dram->method;
   EXPECT_EQ(l2->method.find("Little's law"), std::string::npos);  // no L2 chase recorded
-  EXPECT_EQ(dram->evidence, "bytes_in_flight.csv");
+  EXPECT_EQ(dram->evidence, std::string(kFamily.name) + ".csv");
 }
 
 TEST(AnalyzeBytesInFlight, AKneeBelowTheSweepIsLeftOut) {
   // Saturated from the first point: no bracket, so no parameter (never a guess).
-  auto ps = analyze("bytes_in_flight", synthetic_bytes_in_flight(10, 9000, false));
+  auto ps = analyze(std::string(kFamily.name), synthetic_bytes_in_flight(10, 9000, false));
   EXPECT_FALSE(find(ps, param::dram_bytes_in_flight_90pct));
   EXPECT_TRUE(find(ps, param::l2_bytes_in_flight_90pct));
 }
@@ -175,9 +174,9 @@ TEST(AnalyzeBytesInFlight, AKneeBelowTheSweepIsLeftOut) {
 
 TEST(RecordedH100, BytesInFlightAgreeWithLittlesLaw) {
   Metadata meta;
-  auto obs = recorded_observations("bytes_in_flight", &meta);
+  auto obs = recorded_observations(std::string(kFamily.name), &meta);
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_bytes_in_flight.csv";
-  auto ps = analyze("bytes_in_flight", obs, meta);
+  auto ps = analyze(std::string(kFamily.name), obs, meta);
   const Parameter* dram = find(ps, param::dram_bytes_in_flight_90pct);
   ASSERT_TRUE(dram);
   EXPECT_GT(dram->value, 1024);
@@ -186,8 +185,8 @@ TEST(RecordedH100, BytesInFlightAgreeWithLittlesLaw) {
     EXPECT_GT(l2->value, 512);
     EXPECT_LT(l2->value, 256 * 1024);
   }
-  for (const auto& o : select(obs, "chase", "ns")) {
-    if (o.param_text("level") == "dram") {
+  for (const auto& o : select(obs, kChaseProbe, "ns")) {
+    if (o.param_text(kLevelColumn) == kDramProbe) {
       EXPECT_GT(o.value, 200);
       EXPECT_LT(o.value, 2000);
     } else {
@@ -196,8 +195,8 @@ TEST(RecordedH100, BytesInFlightAgreeWithLittlesLaw) {
     }
   }
   // Little's law within a factor of three of the measured knee.
-  for (const auto& l : select(obs, "littles_law", "B/SM"))
-    if (l.param_text("level") == "dram") {
+  for (const auto& l : select(obs, kLittlesLawProbe, "B/SM"))
+    if (l.param_text(kLevelColumn) == kDramProbe) {
       EXPECT_GT(dram->value / l.value, 1.0 / 3);
       EXPECT_LT(dram->value / l.value, 3.0);
     }
