@@ -22,6 +22,7 @@
 #include "analysis/ilp_occupancy.hpp"
 #include "analysis/index_chase.hpp"
 #include "analysis/loaded_latency.hpp"
+#include "analysis/pipes.hpp"
 #include "base/catalog.hpp"
 #include "base/data_paths.hpp"
 #include "base/observation.hpp"
@@ -120,9 +121,10 @@ TEST_F(FigureMarks, IlpOccupancyMarksKneesAndCeilings) {
 }
 
 TEST_F(FigureMarks, PipesWriteEachRateAndLatency) {
-  expect_marks("pipes", {value_text(value(param::fp64_fma_throughput_per_sm)),
-                         value_text(value(param::sfu_sin_latency)),
-                         value_text(value(param::tensor_wgmma_f16_latency))});
+  expect_marks(std::string(pipes::kFamily.name),
+               {value_text(value(param::fp64_fma_throughput_per_sm)),
+                value_text(value(param::sfu_sin_latency)),
+                value_text(value(param::tensor_wgmma_f16_latency))});
 }
 
 TEST_F(FigureMarks, DivergenceWritesSlowdownAndCostPerPath) {

@@ -18,10 +18,13 @@ const std::vector<PairInfo>& pairs() {
   // int32 is the logic op: integer adds go half to the FMA pipe (IMAD.IADD), which would
   // make fp32 + int32 look like a shared pipe for the compiler's reasons, not the SM's.
   static const std::vector<PairInfo> all = {
-      {"fp32_int32", "fp32_fma", "int32_logic"}, {"fp32_fp64", "fp32_fma", "fp64_fma"},
-      {"fp32_sfu", "fp32_fma", "sfu_ex2"},       {"fp32_ldst", "fp32_fma", "ld_global"},
-      {"fp32_shared", "fp32_fma", "ldst"},       {"fp16_fp32", "fp16x2_fma", "fp32_fma"},
-      {"fp32_tensor", "fp32_fma", "tensor_mma_f16"},
+      {"fp32_int32", pipes::kFp32FmaProbe, pipes::kInt32LogicProbe},
+      {"fp32_fp64", pipes::kFp32FmaProbe, pipes::kFp64FmaProbe},
+      {"fp32_sfu", pipes::kFp32FmaProbe, pipes::kSfuEx2Probe},
+      {"fp32_ldst", pipes::kFp32FmaProbe, pipes::kLdGlobalProbe},
+      {"fp32_shared", pipes::kFp32FmaProbe, pipes::kLdstProbe},
+      {"fp16_fp32", pipes::kFp16x2FmaProbe, pipes::kFp32FmaProbe},
+      {"fp32_tensor", pipes::kFp32FmaProbe, pipes::kTensorMmaF16Probe},
   };
   return all;
 }

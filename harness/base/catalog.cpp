@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "base/parameters/families.hpp"
+
 namespace gpuprobe {
 
 namespace {
@@ -17,7 +19,7 @@ namespace vocabulary {
 }  // namespace vocabulary
 
 // The units, methods and tolerance of a pipes op's two parameters.
-constexpr char kPipes[] = "pipes";
+using catalog_family::kPipes;
 constexpr char kPipeTolerance[] = "3 %";
 
 Catalog build() {
