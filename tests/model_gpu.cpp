@@ -529,15 +529,16 @@ void shared_bank_rows(const Gpu& g, const Noise& n, std::mt19937_64& rng, Run& r
   for (int bytes : kBankWidths)
     for (int stride = 0; stride <= kMaxBankStride; ++stride) {
       const int wf = shared_banks::bank_wavefronts(m, bytes, shared_banks::stride_offsets(bytes, stride));
-      const Params p = {{"access_bytes", std::to_string(bytes)}, {"stride", std::to_string(stride)}};
-      run.shared_banks.push_back(make_row("shared_banks", shared_banks::kStrideLatency, p,
-                                          noisy(kLoadLatency + kPerWavefrontLatency * (wf - 1)),
-                                          "cycles", n.jitter));
+      const Params p = {{shared_banks::kAccessBytesColumn, std::to_string(bytes)},
+                        {shared_banks::kStrideColumn, std::to_string(stride)}};
+      run.shared_banks.push_back(
+          make_row(std::string(shared_banks::kFamily.name), shared_banks::kStrideLatency, p,
+                   noisy(kLoadLatency + kPerWavefrontLatency * (wf - 1)), "cycles", n.jitter));
       Params pt = p;
-      pt.push_back({"warps_per_sm", "32"});
-      run.shared_banks.push_back(make_row("shared_banks", shared_banks::kStrideThroughput, pt,
-                                          noisy(kRequestBase + kPerWavefront * wf),
-                                          shared_banks::kPerRequest, n.jitter));
+      pt.push_back({shared_banks::kWarpsPerSmColumn, "32"});
+      run.shared_banks.push_back(
+          make_row(std::string(shared_banks::kFamily.name), shared_banks::kStrideThroughput, pt,
+                   noisy(kRequestBase + kPerWavefront * wf), shared_banks::kPerRequest, n.jitter));
     }
 }
 

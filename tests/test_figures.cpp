@@ -23,6 +23,7 @@
 #include "analysis/index_chase.hpp"
 #include "analysis/loaded_latency.hpp"
 #include "analysis/pipes.hpp"
+#include "analysis/shared_banks.hpp"
 #include "base/catalog.hpp"
 #include "base/data_paths.hpp"
 #include "base/observation.hpp"
@@ -156,8 +157,9 @@ TEST_F(FigureMarks, GranularityListsFetchUnits) {
 }
 
 TEST_F(FigureMarks, SharedBanksWritesTheGeometry) {
-  expect_marks("shared_banks", {fmt("H100: %d banks x %d B", int(value(param::shared_bank_count)),
-                                    int(value(param::shared_bank_width)))});
+  expect_marks(std::string(shared_banks::kFamily.name),
+               {fmt("H100: %d banks x %d B", int(value(param::shared_bank_count)),
+                    int(value(param::shared_bank_width)))});
   expect_marks("shared_conflicts",
                {fmt("%.2f cycles per extra way", value(param::shared_conflict_penalty_per_way)),
                 fmt("%.0f B/clk/SM without conflicts", value(param::shared_bandwidth_per_sm))});

@@ -19,6 +19,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/bandwidth.hpp"
+#include "analysis/shared_banks.hpp"
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
@@ -57,7 +58,8 @@ std::vector<Answer> bench(const Gpu& g, unsigned seed) {
   auto params = analyze("latency", run.latency, run.meta);
   for (const auto& p : analyze(std::string(bandwidth::kFamily.name), run.bandwidth, run.meta))
     params.push_back(p);
-  for (const auto& p : analyze("shared_banks", run.shared_banks, run.meta)) params.push_back(p);
+  for (const auto& p : analyze(std::string(shared_banks::kFamily.name), run.shared_banks, run.meta))
+    params.push_back(p);
   std::map<std::string, Parameter> got;
   for (const auto& p : params) got[p.name] = p;
   std::vector<Answer> out;

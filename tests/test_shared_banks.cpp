@@ -40,6 +40,7 @@ std::vector<int> all_strides() {
 }
 
 const RowMaker row{0.02};
+const std::string kFamilyName(kFamily.name);
 
 // Documented 32 banks x 4 B (Maxwell, Volta; CUDA Programming Guide H.4.3), written out in
 // closed form: a warp request of stride s is gcd(s, 32)-way for 4 B; 8 B accesses are served
@@ -62,9 +63,10 @@ std::vector<Observation> sweep(const std::function<int(int, int)>& cost,
       probe == shared_banks::kStrideThroughput ? shared_banks::kPerRequest : "cycles";
   for (int w : widths)
     for (int s : strides)
-      out.push_back(row("shared_banks", probe,
-                        {{"access_bytes", std::to_string(w)}, {"stride", std::to_string(s)}},
-                        (offset + slope * cost(w, s)) * (1 + n(rng)), unit));
+      out.push_back(
+          row(kFamilyName, probe,
+              {{kAccessBytesColumn, std::to_string(w)}, {kStrideColumn, std::to_string(s)}},
+              (offset + slope * cost(w, s)) * (1 + n(rng)), unit));
   return out;
 }
 
@@ -138,7 +140,7 @@ TEST(BankFit, ReadsFourByteBanks) {
   EXPECT_EQ(find(ps, param::shared_bank_width)->unit, "bytes");
   EXPECT_GT(find(ps, param::shared_bank_count)->confidence, 0.6);
   EXPECT_GT(find(ps, param::shared_bank_width)->confidence, 0.6);
-  EXPECT_EQ(find(ps, param::shared_bank_count)->evidence, "shared_banks.csv");
+  EXPECT_EQ(find(ps, param::shared_bank_count)->evidence, kFamilyName + ".csv");
 }
 
 TEST(BankFit, ReadsKeplerEightByteBanks) {
@@ -243,26 +245,26 @@ std::vector<Observation> ladder_and_bandwidth(unsigned seed) {
   std::normal_distribution<double> n(0.0, 0.01);
   auto obs = sweep(four_byte_bank_cost, {4, 8, 16}, kQuickStrides, 0.02, seed);
   for (int ways = 1; ways <= 32; ++ways) {
-    Params p = {{"ways", std::to_string(ways)},
-                {"lanes_per_word", "1"},
-                {"banks", "32"},
-                {"bank_width", "4"}};
-    obs.push_back(row("shared_banks", shared_banks::kConflictLatency, p,
+    Params p = {{kWaysColumn, std::to_string(ways)},
+                {kLanesPerWordColumn, "1"},
+                {kBanksColumn, "32"},
+                {kBankWidthColumn, "4"}};
+    obs.push_back(row(kFamilyName, shared_banks::kConflictLatency, p,
                       (30 + 2.0 * (ways - 1)) * (1 + n(rng)), "cycles"));
-    obs.push_back(row("shared_banks", shared_banks::kConflictLatency, p,
-                      (30 + 2.0 * (ways - 1)) / 1.7, "ns"));
-    obs.push_back(row("shared_banks", shared_banks::kConflictThroughput, p, ways * (1 + n(rng)),
+    obs.push_back(
+        row(kFamilyName, shared_banks::kConflictLatency, p, (30 + 2.0 * (ways - 1)) / 1.7, "ns"));
+    obs.push_back(row(kFamilyName, shared_banks::kConflictThroughput, p, ways * (1 + n(rng)),
                       shared_banks::kPerRequest));
   }
   // Multicast rows must not enter the ladder fit.
-  obs.push_back(row("shared_banks", shared_banks::kConflictLatency,
-                    {{"ways", "1"}, {"lanes_per_word", "32"}}, 500, "cycles"));
+  obs.push_back(row(kFamilyName, shared_banks::kConflictLatency,
+                    {{kWaysColumn, "1"}, {kLanesPerWordColumn, "32"}}, 500, "cycles"));
   for (auto [bytes, warps, v] :
        {std::tuple{4, 64, 120.0}, {8, 64, 124.0}, {16, 32, 126.5}, {16, 64, 126.0}})
-    obs.push_back(
-        row("shared_banks", shared_banks::kBandwidth,
-            {{"access_bytes", std::to_string(bytes)}, {"warps_per_sm", std::to_string(warps)}}, v,
-            "B/clk/SM", 0.005));
+    obs.push_back(row(
+        kFamilyName, shared_banks::kBandwidth,
+        {{kAccessBytesColumn, std::to_string(bytes)}, {kWarpsPerSmColumn, std::to_string(warps)}},
+        v, "B/clk/SM", 0.005));
   return obs;
 }
 
@@ -295,9 +297,9 @@ TEST(SharedAnalyzer, ConflictPenaltyAndBandwidth) {
 TEST(SharedAnalyzer, RegisteredAndReproducibleFromCsv) {
   auto obs = ladder_and_bandwidth(12);
   std::string text = format_observations({{"gpu", "synthetic"}}, obs);
-  auto back = observations_from_table(parse_csv(text, "shared_banks.csv"));
+  auto back = observations_from_table(parse_csv(text, kFamilyName + ".csv"));
   auto direct = analyze_shared_banks(obs, {});
-  auto via_registry = analyze("shared_banks", back);
+  auto via_registry = analyze(kFamilyName, back);
   ASSERT_EQ(direct.size(), via_registry.size());
   for (size_t i = 0; i < direct.size(); ++i) {
     EXPECT_EQ(direct[i].name, via_registry[i].name);
@@ -310,9 +312,9 @@ TEST(SharedAnalyzer, RegisteredAndReproducibleFromCsv) {
 // ---- Curves recorded on an H100 (committed by the lead after the GPU run) ----
 
 TEST(RecordedH100, SharedBanks) {
-  auto obs = recorded_observations("shared_banks");
+  auto obs = recorded_observations(kFamilyName);
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_shared_banks.csv";
-  auto ps = analyze("shared_banks", obs);
+  auto ps = analyze(kFamilyName, obs);
   const Parameter* banks = find(ps, param::shared_bank_count);
   const Parameter* width = find(ps, param::shared_bank_width);
   ASSERT_TRUE(banks && width) << "bank geometry not inferred from the H100 curve";
@@ -328,18 +330,18 @@ TEST(RecordedH100, SharedBanks) {
   EXPECT_GT(pen->value, 0.3);
   EXPECT_LT(pen->value, 20);
   for (const auto& o : select(obs, shared_banks::kStrideLatency, "cycles"))
-    if (o.param("access_bytes") == 4 && o.param("stride") == 1) {
+    if (o.param(kAccessBytesColumn) == 4 && o.param(kStrideColumn) == 1) {
       EXPECT_GT(o.value, 10);  // Volta: 19 cycles; nothing on chip answers faster
       EXPECT_LT(o.value, 60);
     }
   // Broadcast and multicast cost no more than a conflict-free request (within 15 %).
   double free_cost = 0;
   for (const auto& o : select(obs, shared_banks::kConflictThroughput, shared_banks::kPerRequest))
-    if (o.param("ways") == 1 && o.param("lanes_per_word") == 1) free_cost = o.value;
+    if (o.param(kWaysColumn) == 1 && o.param(kLanesPerWordColumn) == 1) free_cost = o.value;
   ASSERT_GT(free_cost, 0);
   for (const auto& o : select(obs, shared_banks::kConflictThroughput, shared_banks::kPerRequest))
-    if (o.param("ways") == 1) {
-      EXPECT_LT(o.value, 1.15 * free_cost) << o.param_text("lanes_per_word");
+    if (o.param(kWaysColumn) == 1) {
+      EXPECT_LT(o.value, 1.15 * free_cost) << o.param_text(kLanesPerWordColumn);
     }
 }
 
@@ -347,7 +349,7 @@ TEST(RecordedH100, SharedBanks) {
 
 TEST(SharedCodeChecks, PtxHoldsWhatIsTimed) {
   int checked = 0;
-  for (const char* source : {"shared_banks", "atomics"}) {
+  for (const std::string& source : {kFamilyName, std::string("atomics")}) {
     std::ifstream f(test::newest_ptx_path(source));
     ASSERT_TRUE(f) << "no " << source << ".ptx in " << GPUPROBE_PTX_DIR << "/sm_<arch>";
     std::stringstream text;
