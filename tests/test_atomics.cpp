@@ -17,6 +17,7 @@ using namespace gpuprobe;
 namespace {
 
 const RowMaker row{0.02};
+const std::string kFamilyName(atomics::kFamily.name);
 
 }  // namespace
 
@@ -26,18 +27,23 @@ TEST(AtomicsAnalyzer, PicksTheDocumentedCases) {
     for (std::string op : {"add", "cas"}) {
       double base = space == "shared" ? 8 : 600;
       for (int lanes : {1, 2, 4, 8, 16, 32}) {
-        Params p = {
-            {"space", space}, {"op", op}, {"lanes", std::to_string(lanes)}, {"addresses", "1"}};
-        obs.push_back(row("atomics", atomics::kAtomicLatency, p, base + 2.0 * lanes, "cycles"));
+        Params p = {{atomics::kSpaceColumn, space},
+                    {atomics::kOpColumn, op},
+                    {atomics::kLanesColumn, std::to_string(lanes)},
+                    {atomics::kAddressesColumn, "1"}};
+        obs.push_back(row(kFamilyName, atomics::kAtomicLatency, p, base + 2.0 * lanes, "cycles"));
         obs.push_back(
-            row("atomics", atomics::kAtomicThroughput, p, 32.0 / lanes, atomics::kPerClockPerSm));
+            row(kFamilyName, atomics::kAtomicThroughput, p, 32.0 / lanes, atomics::kPerClockPerSm));
       }
-      Params p = {{"space", space}, {"op", op}, {"lanes", "32"}, {"addresses", "32"}};
-      obs.push_back(row("atomics", atomics::kAtomicLatency, p, base, "cycles"));
-      obs.push_back(row("atomics", atomics::kAtomicThroughput, p, space == "shared" ? 30.0 : 4.0,
+      Params p = {{atomics::kSpaceColumn, space},
+                  {atomics::kOpColumn, op},
+                  {atomics::kLanesColumn, "32"},
+                  {atomics::kAddressesColumn, "32"}};
+      obs.push_back(row(kFamilyName, atomics::kAtomicLatency, p, base, "cycles"));
+      obs.push_back(row(kFamilyName, atomics::kAtomicThroughput, p, space == "shared" ? 30.0 : 4.0,
                         atomics::kPerClockPerSm));
     }
-  auto ps = analyze("atomics", obs);
+  auto ps = analyze(kFamilyName, obs);
   ASSERT_TRUE(find(ps, param::atomic_shared_latency_nocontention));
   EXPECT_DOUBLE_EQ(find(ps, param::atomic_shared_latency_nocontention)->value, 10);
   EXPECT_DOUBLE_EQ(find(ps, param::atomic_shared_latency_32way)->value, 72);
@@ -47,15 +53,15 @@ TEST(AtomicsAnalyzer, PicksTheDocumentedCases) {
   EXPECT_DOUBLE_EQ(find(ps, param::atomic_shared_throughput_per_sm)->value, 30);
   EXPECT_DOUBLE_EQ(find(ps, param::atomic_global_throughput_per_sm)->value, 4);
   EXPECT_EQ(find(ps, param::atomic_global_throughput_per_sm)->unit, atomics::kPerClockPerSm);
-  EXPECT_EQ(find(ps, param::atomic_global_latency_32way)->evidence, "atomics.csv");
+  EXPECT_EQ(find(ps, param::atomic_global_latency_32way)->evidence, kFamilyName + ".csv");
   EXPECT_GT(find(ps, param::atomic_shared_latency_32way)->confidence, 0.6);
   EXPECT_EQ(ps.size(), 8u);
 }
 
 TEST(RecordedH100, Atomics) {
-  auto obs = recorded_observations("atomics");
+  auto obs = recorded_observations(kFamilyName);
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_atomics.csv";
-  auto ps = analyze("atomics", obs);
+  auto ps = analyze(kFamilyName, obs);
   auto get = [&](const std::string& n) {
     const Parameter* p = find(ps, n);
     EXPECT_TRUE(p) << n;

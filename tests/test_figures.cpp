@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "committed_runs.hpp"
+#include "analysis/atomics.hpp"
 #include "analysis/bandwidth.hpp"
 #include "analysis/carveout.hpp"
 #include "analysis/concurrency.hpp"
@@ -143,10 +144,11 @@ TEST_F(FigureMarks, DualIssueLabelsAreTheInferredRatios) {
 }
 
 TEST_F(FigureMarks, AtomicsWriteLatenciesAndRates) {
-  expect_marks("atomics", {fmt("%.0f (CAS %.0f)", value(param::atomic_global_latency_nocontention),
-                               value(param::atomic_global_cas_latency_nocontention)),
-                           fmt("%.0f", value(param::atomic_shared_latency_32way)),
-                           fmt("%.3g", value(param::atomic_shared_throughput_per_sm))});
+  expect_marks(std::string(atomics::kFamily.name),
+               {fmt("%.0f (CAS %.0f)", value(param::atomic_global_latency_nocontention),
+                    value(param::atomic_global_cas_latency_nocontention)),
+                fmt("%.0f", value(param::atomic_shared_latency_32way)),
+                fmt("%.3g", value(param::atomic_shared_throughput_per_sm))});
 }
 
 TEST_F(FigureMarks, GranularityListsFetchUnits) {

@@ -18,6 +18,7 @@
 
 #include "observation_rows.hpp"
 #include "analysis/analyzer.hpp"
+#include "analysis/atomics.hpp"
 #include "analysis/shared_banks.hpp"
 #include "analysis/transpose.hpp"
 #include "base/code_check.hpp"
@@ -305,7 +306,7 @@ TEST(SharedAnalyzer, RegisteredAndReproducibleFromCsv) {
     EXPECT_EQ(direct[i].name, via_registry[i].name);
     EXPECT_NEAR(direct[i].value, via_registry[i].value, 1e-9 * std::abs(direct[i].value));
   }
-  EXPECT_FALSE(analyze("atomics", {}).size());
+  EXPECT_FALSE(analyze(std::string(atomics::kFamily.name), {}).size());
   EXPECT_FALSE(analyze(std::string(transpose::kFamily.name), {}).size());
 }
 
@@ -349,7 +350,7 @@ TEST(RecordedH100, SharedBanks) {
 
 TEST(SharedCodeChecks, PtxHoldsWhatIsTimed) {
   int checked = 0;
-  for (const std::string& source : {kFamilyName, std::string("atomics")}) {
+  for (const std::string& source : {kFamilyName, std::string(atomics::kFamily.name)}) {
     std::ifstream f(test::newest_ptx_path(source));
     ASSERT_TRUE(f) << "no " << source << ".ptx in " << GPUPROBE_PTX_DIR << "/sm_<arch>";
     std::stringstream text;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "analysis/atomics.hpp"
 #include "analysis/bandwidth.hpp"
 #include "analysis/energy.hpp"
 #include "analysis/roofline.hpp"
@@ -107,8 +108,8 @@ void add_time_roofs(Model& m, const std::vector<Parameter>& params, const Parame
     add_per_sm(m, params, clock, p.roof, "compute", name.c_str(), kFlopsPerFma,
                p.flops ? "GFLOP/s" : "GOP/s");
   }
-  add_per_sm(m, params, clock, kAtomics, "atomics", param::atomic_global_throughput_per_sm, 1,
-             "Gatomic/s");
+  add_per_sm(m, params, clock, kAtomics, atomics::kRooflineCeilingKind,
+             param::atomic_global_throughput_per_sm, 1, "Gatomic/s");
 }
 
 void add_energy(Model& m, const std::vector<Parameter>& params, const std::string& name,
