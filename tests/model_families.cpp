@@ -430,7 +430,7 @@ std::vector<Observation> generate_pipes(const Gpu& g, unsigned seed, Metadata* m
 std::vector<Observation> generate_dual_issue(const Gpu& g, unsigned seed, Metadata* meta,
                                              std::vector<Skip>* skipped) {
   RateNoise rn{family_rng(g, seed, 0xd0a1ULL)};
-  if (meta) *meta = family_meta(g, "dual_issue", g.sm_clock_mhz.value);
+  if (meta) *meta = family_meta(g, std::string(dual_issue::kFamily.name), g.sm_clock_mhz.value);
   std::vector<Observation> out;
   if (!g.fam.declared()) return out;
   const int cc = cc_number(g.cc);
@@ -440,7 +440,8 @@ std::vector<Observation> generate_dual_issue(const Gpu& g, unsigned seed, Metada
     const pipes::OpInfo* ib = pipes::find_op(pair.b);
     const int min_cc = std::max(ia->min_cc, ib->min_cc);
     if (cc < min_cc) {
-      if (skipped) skipped->push_back({"dual_issue", pair.name, needs_cc(min_cc)});
+      if (skipped)
+        skipped->push_back({std::string(dual_issue::kFamily.name), pair.name, needs_cc(min_cc)});
       continue;
     }
     const OpModel* a = op_model(ops, pair.a);
@@ -455,8 +456,10 @@ std::vector<Observation> generate_dual_issue(const Gpu& g, unsigned seed, Metada
         rate *= 1 - RateNoise::kDisturbedLoss * rn.u(rn.rng);
         spread = RateNoise::kDisturbedSpread;
       }
-      out.push_back(make_row("dual_issue", pair.name,
-                             {{"stream", stream}, {"a_per_round", std::to_string(na)}, {"b_per_round", std::to_string(nb)}},
+      out.push_back(make_row(std::string(dual_issue::kFamily.name), pair.name,
+                             {{dual_issue::kStreamColumn, stream},
+                              {dual_issue::kAPerRoundColumn, std::to_string(na)},
+                              {dual_issue::kBPerRoundColumn, std::to_string(nb)}},
                              rate, "inst/clk/SM", spread));
       return rate;
     };
@@ -506,7 +509,7 @@ std::vector<Truth> family_truths(const Gpu& g, const std::string& family) {
       t.push_back({param::tensor_mma_f16_throughput_per_sm, f.tensor_f16.value, "results/clk/SM",
                    kRateTolerance, false, f.tensor_f16.source});
   }
-  if (family == "dual_issue") {
+  if (family == dual_issue::kFamily.name) {
     const auto ops = op_models(g);
     double issue = 0, best_pair = 0;
     std::vector<std::pair<std::string, std::pair<double, double>>> pairs;
@@ -525,7 +528,8 @@ std::vector<Truth> family_truths(const Gpu& g, const std::string& family) {
     }
     const std::string src = "the model's pipes (" + f.fp32.source + ") and issue (" + f.issue_width.source + ")";
     for (const auto& [name, r] : pairs)
-      t.push_back({"dual_issue_" + name, r.first / r.second, "ratio", kRatioTolerance, false, src});
+      t.push_back(
+          {param::dual_issue_pair(name), r.first / r.second, "ratio", kRatioTolerance, false, src});
     if (issue > 0)
       t.push_back(
           {param::dual_issue_gain, best_pair / issue, "ratio", kRatioTolerance, false, src});
@@ -545,10 +549,10 @@ std::vector<std::string> family_absent(const Gpu& g, const std::string& family) 
         out.push_back(std::string(op.probe) + "_throughput_per_sm");
         out.push_back(std::string(op.probe) + "_latency");
       }
-  if (family == "dual_issue")
+  if (family == dual_issue::kFamily.name)
     for (const auto& pair : dual_issue::pairs())
       if (cc < std::max(pipes::find_op(pair.a)->min_cc, pipes::find_op(pair.b)->min_cc))
-        out.push_back(std::string("dual_issue_") + pair.name);
+        out.push_back(param::dual_issue_pair(pair.name));
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include "analysis/carveout.hpp"
 #include "analysis/concurrency.hpp"
 #include "analysis/divergence.hpp"
+#include "analysis/dual_issue.hpp"
 #include "analysis/granularity.hpp"
 #include "analysis/ilp_occupancy.hpp"
 #include "analysis/index_chase.hpp"
@@ -139,8 +140,9 @@ TEST_F(FigureMarks, DivergenceWritesSlowdownAndCostPerPath) {
 }
 
 TEST_F(FigureMarks, DualIssueLabelsAreTheInferredRatios) {
-  expect_marks("dual_issue", {fmt("x%.2f", value(param::dual_issue_fp32_sfu)),
-                              fmt("x%.2f", value(param::dual_issue_fp32_ldst))});
+  expect_marks(std::string(dual_issue::kFamily.name),
+               {fmt("x%.2f", value(param::dual_issue_fp32_sfu)),
+                fmt("x%.2f", value(param::dual_issue_fp32_ldst))});
 }
 
 TEST_F(FigureMarks, AtomicsWriteLatenciesAndRates) {

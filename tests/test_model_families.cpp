@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/dual_issue.hpp"
 #include "analysis/granularity.hpp"
 #include "analysis/pipes.hpp"
 #include "base/csv.hpp"
@@ -37,7 +38,7 @@ constexpr unsigned kSeeds = 20;
 constexpr double kConfidentWrong = 0.5;  // a value this confident must be right
 // kFamily.name views a string literal, so its data() ends in a NUL.
 const char* const kFamilies[] = {granularity::kFamily.name.data(), pipes::kFamily.name.data(),
-                                 "dual_issue"};
+                                 dual_issue::kFamily.name.data()};
 
 struct Answer {
   std::string model, family, name;
@@ -221,7 +222,7 @@ TEST(ModelFamilies, NoTensorPipeMeansNoTensorRate) {
     std::set<std::string> skipped_probes;
     for (const auto& s : skipped) {
       skipped_probes.insert(s.probe);
-      if (s.probe.rfind("tensor_mma_", 0) == 0 || s.probe == "fp32_tensor") {
+      if (s.probe.rfind("tensor_mma_", 0) == 0 || s.probe == dual_issue::kFp32TensorPair) {
         EXPECT_EQ(s.reason, "needs compute capability 8.0");
       }
       if (s.probe.rfind("tensor_wgmma_", 0) == 0) {
@@ -230,11 +231,11 @@ TEST(ModelFamilies, NoTensorPipeMeansNoTensorRate) {
     }
     EXPECT_TRUE(skipped_probes.count(pipes::kTensorMmaF16Probe) &&
                 skipped_probes.count(pipes::kTensorWgmmaF16Probe) &&
-                skipped_probes.count("fp32_tensor"))
+                skipped_probes.count(dual_issue::kFp32TensorPair))
         << g->key;
     for (const auto& p : analyze(std::string(pipes::kFamily.name), rows, meta))
       EXPECT_NE(p.name.rfind("tensor_", 0), 0u) << g->key << " " << p.name;
-    for (const auto& p : analyze("dual_issue", pairs, meta))
+    for (const auto& p : analyze(std::string(dual_issue::kFamily.name), pairs, meta))
       EXPECT_NE(p.name, param::dual_issue_fp32_tensor) << g->key;
   }
   EXPECT_GE(models, 5);  // Kepler, GK104, Maxwell, Pascal, GP104, Volta, Turing
@@ -251,7 +252,8 @@ TEST(ModelFamilies, SkippedPipesReachTheReportAsNotMeasured) {
   std::vector<Skip> skipped;
   Metadata meta;
   auto write = [&](const std::string& file, const std::string& text) { std::ofstream(dir / file) << text; };
-  for (const std::string& family : {std::string(pipes::kFamily.name), std::string("dual_issue")}) {
+  for (const std::string& family :
+       {std::string(pipes::kFamily.name), std::string(dual_issue::kFamily.name)}) {
     auto rows = generate(g, family, 0, &meta, &skipped);
     meta.push_back({"run_id", dir.filename().string()});
     meta.push_back({"gpuprobe_version", "model"});
@@ -271,7 +273,7 @@ TEST(ModelFamilies, SkippedPipesReachTheReportAsNotMeasured) {
   ASSERT_NE(section, std::string::npos) << md;
   for (const char* probe :
        {pipes::kTensorMmaF16Probe, pipes::kTensorWgmmaF16Probe, pipes::kInt32LogicProbe,
-        pipes::kFp16x2FmaProbe, "fp32_tensor", "fp32_int32"}) {
+        pipes::kFp16x2FmaProbe, dual_issue::kFp32TensorPair, dual_issue::kFp32Int32Pair}) {
     const size_t at = md.find(std::string("| ") + probe + " |", section);
     ASSERT_NE(at, std::string::npos) << probe << " not listed as skipped";
     const std::string line = md.substr(at, md.find('\n', at) - at);
@@ -304,7 +306,7 @@ TEST(ModelFamilies, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
     std::cout << "families bench, " << family << ": " << c.first << " of " << c.second << " answers right\n";
   EXPECT_GT(per_family[std::string(granularity::kFamily.name)].second, 0);
   EXPECT_GT(per_family[std::string(pipes::kFamily.name)].second, 0);
-  EXPECT_GT(per_family["dual_issue"].second, 0);
+  EXPECT_GT(per_family[std::string(dual_issue::kFamily.name)].second, 0);
 }
 
 // The gates can fail: a Kepler whose L1 fetched 32 B sectors, whose read-only path fetched its
