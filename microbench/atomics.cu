@@ -250,22 +250,22 @@ class AtomicsFamily : public ProbeFamily {
           const int lanes = pattern.first, addresses = pattern.second;
           ctx.progress(std::string(space_text(shared)) + " atomic " + op_text(cas) + ", " +
                        std::to_string(lanes) + " lanes on " + std::to_string(addresses) + " words");
-          Params p = {{"space", space_text(shared)},
-                      {"op", op_text(cas)},
-                      {"lanes", std::to_string(lanes)},
-                      {"addresses", std::to_string(addresses)}};
+          Params p = {{kSpaceColumn, space_text(shared)},
+                      {kOpColumn, op_text(cas)},
+                      {kLanesColumn, std::to_string(lanes)},
+                      {kAddressesColumn, std::to_string(addresses)}};
           if (lat) {
             Params pl = p;
             if (!shared) {  // the lines the global chain steps over
-              pl.emplace_back("lines", std::to_string(kChainLines));
-              pl.emplace_back("line_stride_bytes", std::to_string(kChainStrideBytes));
+              pl.emplace_back(kLinesColumn, std::to_string(kChainLines));
+              pl.emplace_back(kLineStrideColumn, std::to_string(kChainStrideBytes));
             }
             ctx.measure({kAtomicLatency, pl, "cycles", reps, 0},
                         [&] { return runner.latency(shared, cas, lanes, addresses); });
           }
           if (tput) {
             Params pt = p;
-            pt.emplace_back("warps_per_sm", std::to_string(runner.warps_per_sm(shared, cas)));
+            pt.emplace_back(kWarpsPerSmColumn, std::to_string(runner.warps_per_sm(shared, cas)));
             ctx.measure({kAtomicThroughput, pt, kPerClockPerSm, reps, 0},
                         [&] { return runner.throughput(shared, cas, lanes, addresses); });
           }

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "analysis/bandwidth.hpp"
+#include "analysis/common/memory_chase.hpp"
 #include "analysis/dram_read_order.hpp"
 #include "base/csv.hpp"
 #include "base/stats.hpp"
@@ -182,11 +183,12 @@ class BandwidthRun {
     return {per_sm * dev_.sm_count, kStreamThreads};
   }
   Params footprint_params(int width, int ilp, const std::string& op, uint64_t bytes) const {
-    return {{"width_bytes", std::to_string(width)},
-            {"ilp", std::to_string(ilp)},
-            {"op", op},
-            {"footprint_bytes", std::to_string(bytes)},
-            {"l2_fraction", num(static_cast<double>(bytes) / static_cast<double>(dev_.l2_bytes))}};
+    return {{bandwidth::kWidthColumn, std::to_string(width)},
+            {bandwidth::kIlpColumn, std::to_string(ilp)},
+            {bandwidth::kOpColumn, op},
+            {memory_chase::kFootprintColumn, std::to_string(bytes)},
+            {bandwidth::kL2FractionColumn,
+             num(static_cast<double>(bytes) / static_cast<double>(dev_.l2_bytes))}};
   }
   void measure_read(const StreamRead& k, uint64_t footprint, bool dram);
   void measure_store(const StreamStore& k);
@@ -217,7 +219,8 @@ constexpr const char* kNeedsSm80 = ": the streaming hint needs compute capabilit
 
 void BandwidthRun::measure_read(const StreamRead& k, uint64_t footprint, bool dram) {
   if (needs_sm80(k.op) && dev_.cc() < 80) {
-    ctx_.skip(k.slices ? "read_slices" : "read", std::string(ptx_name(k.op)) + kNeedsSm80);
+    ctx_.skip(k.slices ? bandwidth::kReadSlicesProbe : bandwidth::kReadProbe,
+              std::string(ptx_name(k.op)) + kNeedsSm80);
     return;
   }
   const Geometry g = full_occupancy(k.kernel);
@@ -234,8 +237,9 @@ void BandwidthRun::measure_read(const StreamRead& k, uint64_t footprint, bool dr
       static_cast<uint32_t>((std::max(n, min_accesses) + per_round - 1) / per_round);
   const double bytes = static_cast<double>(rounds) * per_round * k.width;
   Params params = footprint_params(k.width, k.ilp, ptx_name(k.op), n * k.width);
-  params.push_back({"round_bytes", std::to_string(per_round * k.width)});
-  Point pt{k.slices ? "read_slices" : "read", params, "GB/s", dram ? dram_reps_ : reps_, bytes};
+  params.push_back({bandwidth::kRoundColumn, std::to_string(per_round * k.width)});
+  Point pt{k.slices ? bandwidth::kReadSlicesProbe : bandwidth::kReadProbe, params, "GB/s",
+           dram ? dram_reps_ : reps_, bytes};
   ctx_.measure(pt, [&] {
     double s = time_seconds(
         [&] { k.launch(a_.get(), n, 0, step, rounds, sink_.get(), g.grid, g.threads); });
@@ -247,7 +251,8 @@ void BandwidthRun::measure_read(const StreamRead& k, uint64_t footprint, bool dr
 // the source of a copy, whose bytes moved count its loads too.
 void BandwidthRun::measure_store(const StreamStore& k) {
   if (needs_sm80(k.op) && dev_.cc() < 80) {
-    ctx_.skip(k.copy ? "copy" : "write", std::string(ptx_name(k.op)) + kNeedsSm80);
+    ctx_.skip(k.copy ? bandwidth::kCopyProbe : bandwidth::kWriteProbe,
+              std::string(ptx_name(k.op)) + kNeedsSm80);
     return;
   }
   const Geometry g = full_occupancy(k.kernel);
@@ -258,13 +263,15 @@ void BandwidthRun::measure_store(const StreamStore& k) {
   const auto passes =
       static_cast<uint32_t>(std::ceil(static_cast<double>(dram_bytes_per_rep_) / footprint));
   const double bytes = footprint * passes * (k.copy ? 2 : 1);
-  Params params = {{"width_bytes", std::to_string(k.width)},
-                   {"ilp", std::to_string(k.ilp)},
-                   {"op", ptx_name(k.op)},
-                   {"footprint_bytes", num(footprint)},
-                   {"l2_fraction", num(footprint / static_cast<double>(dev_.l2_bytes))},
-                   {"passes", std::to_string(passes)}};
-  Point pt{k.copy ? "copy" : "write", params, "GB/s", dram_reps_, bytes};
+  Params params = {
+      {bandwidth::kWidthColumn, std::to_string(k.width)},
+      {bandwidth::kIlpColumn, std::to_string(k.ilp)},
+      {bandwidth::kOpColumn, ptx_name(k.op)},
+      {memory_chase::kFootprintColumn, num(footprint)},
+      {bandwidth::kL2FractionColumn, num(footprint / static_cast<double>(dev_.l2_bytes))},
+      {bandwidth::kPassesColumn, std::to_string(passes)}};
+  Point pt{k.copy ? bandwidth::kCopyProbe : bandwidth::kWriteProbe, params, "GB/s", dram_reps_,
+           bytes};
   ctx_.measure(pt, [&] {
     double s = time_seconds([&] {
       k.launch(a_.get(), b_.get(), static_cast<uint32_t>(rounds), passes, kStoreSeed, g.grid,
@@ -295,14 +302,15 @@ void BandwidthRun::measure_l1(const L1Read& k) {
   std::vector<long long> h_start(grid), h_stop(grid);
   std::vector<uint32_t> h_smid(grid);
 
-  Params params = {
-      {"width_bytes", std::to_string(k.width)},
-      {"ilp", std::to_string(k.ilp)},
-      {"op", ptx_name(k.op)},
-      {"footprint_bytes", std::to_string(buf.bytes())},
-      {"footprint_per_sm_bytes", std::to_string(static_cast<uint64_t>(per_sm) * region * k.width)},
-      {"threads_per_sm", std::to_string(per_sm * threads)}};
-  Point pt{"l1_read", params, "B/clk/SM", reps_, static_cast<double>(per_pass) * passes * grid};
+  Params params = {{bandwidth::kWidthColumn, std::to_string(k.width)},
+                   {bandwidth::kIlpColumn, std::to_string(k.ilp)},
+                   {bandwidth::kOpColumn, ptx_name(k.op)},
+                   {memory_chase::kFootprintColumn, std::to_string(buf.bytes())},
+                   {bandwidth::kFootprintPerSmColumn,
+                    std::to_string(static_cast<uint64_t>(per_sm) * region * k.width)},
+                   {bandwidth::kThreadsPerSmColumn, std::to_string(per_sm * threads)}};
+  Point pt{bandwidth::kL1ReadProbe, params, "B/clk/SM", reps_,
+           static_cast<double>(per_pass) * passes * grid};
   Observation o = ctx_.measure(pt, [&] {
     double s = time_seconds([&] {
       k.launch(buf.get(), region, passes, start.get(), stop.get(), smid.get(), sink_.get(), grid,
@@ -345,7 +353,8 @@ void BandwidthRun::measure_l1(const L1Read& k) {
 // repetition, as many blocks per SM as the shared stages allow (at most 2: one thread each).
 void BandwidthRun::measure_bulk(bool write, uint32_t chunk, uint32_t stages) {
   if (dev_.cc() < 90) {
-    ctx_.skip(write ? "write_bulk" : "read_bulk", "cp.async.bulk needs compute capability 9.0");
+    ctx_.skip(write ? bandwidth::kWriteBulkProbe : bandwidth::kReadBulkProbe,
+              "cp.async.bulk needs compute capability 9.0");
     return;
   }
   const void* kernel = write ? reinterpret_cast<const void*>(&bulk_stream<true>)
@@ -362,13 +371,15 @@ void BandwidthRun::measure_bulk(bool write, uint32_t chunk, uint32_t stages) {
   const uint64_t per_block = (dram_bytes_per_rep_ / chunk + grid - 1) / grid;
   const double bytes = static_cast<double>(per_block) * grid * chunk;
   const double footprint = static_cast<double>(chunks) * chunk;
-  Params params = {{"width_bytes", std::to_string(chunk)},
-                   {"ilp", std::to_string(write ? kBulkMaxStages : stages)},
-                   {"op", "cp.async.bulk"},
-                   {"footprint_bytes", num(footprint)},
-                   {"l2_fraction", num(footprint / static_cast<double>(dev_.l2_bytes))},
-                   {"blocks_per_sm", std::to_string(per_sm)}};
-  Point pt{write ? "write_bulk" : "read_bulk", params, "GB/s", dram_reps_, bytes};
+  Params params = {
+      {bandwidth::kWidthColumn, std::to_string(chunk)},
+      {bandwidth::kIlpColumn, std::to_string(write ? kBulkMaxStages : stages)},
+      {bandwidth::kOpColumn, "cp.async.bulk"},
+      {memory_chase::kFootprintColumn, num(footprint)},
+      {bandwidth::kL2FractionColumn, num(footprint / static_cast<double>(dev_.l2_bytes))},
+      {bandwidth::kBlocksPerSmColumn, std::to_string(per_sm)}};
+  Point pt{write ? bandwidth::kWriteBulkProbe : bandwidth::kReadBulkProbe, params, "GB/s",
+           dram_reps_, bytes};
   ctx_.measure(pt, [&] {
     double s = time_seconds([&] {
       char* p = reinterpret_cast<char*>(const_cast<uint8_t*>(buf.get()));
@@ -388,14 +399,14 @@ void BandwidthRun::run() {
   a_ = DeviceBuffer<uint8_t>(big);
   CUDA_CHECK(cudaMemset(a_.get(), 0x3c, a_.bytes()));
 
-  ctx_.record(dram_read_order::theoretical_row("bandwidth", d));
+  ctx_.record(dram_read_order::theoretical_row(std::string(bandwidth::kFamily.name), d));
 
-  if (ctx_.enabled("read")) run_reads(big);
-  if (ctx_.enabled("read_bulk")) run_bulk_reads();
-  if (ctx_.enabled("read_slices")) run_slice_reads(big);
+  if (ctx_.enabled(bandwidth::kReadProbe)) run_reads(big);
+  if (ctx_.enabled(bandwidth::kReadBulkProbe)) run_bulk_reads();
+  if (ctx_.enabled(bandwidth::kReadSlicesProbe)) run_slice_reads(big);
   run_writes(big);
   a_ = DeviceBuffer<uint8_t>();  // before the L1 probe: nothing else may need the memory
-  if (ctx_.enabled("l1_read")) run_l1_reads();
+  if (ctx_.enabled(bandwidth::kL1ReadProbe)) run_l1_reads();
 }
 
 // DRAM at every width and variant, then the footprint sweep through the L2 partitions.
@@ -454,8 +465,9 @@ void BandwidthRun::run_slice_reads(size_t big) {
 // Stores, bulk stores and copies share the second DRAM buffer, held only while they run.
 void BandwidthRun::run_writes(size_t big) {
   const bool quick = ctx_.quick();
-  const bool write = ctx_.enabled("write"), copy = ctx_.enabled("copy");
-  const bool write_bulk = ctx_.enabled("write_bulk");
+  const bool write = ctx_.enabled(bandwidth::kWriteProbe),
+             copy = ctx_.enabled(bandwidth::kCopyProbe);
+  const bool write_bulk = ctx_.enabled(bandwidth::kWriteBulkProbe);
   if (!write && !copy && !write_bulk) return;
   b_ = DeviceBuffer<uint8_t>(big);
   CUDA_CHECK(cudaMemset(b_.get(), 0, b_.bytes()));
@@ -502,23 +514,23 @@ class BandwidthFamily : public ProbeFamily {
            "DRAM), L1 per SM; 4, 8 and 16-byte accesses";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"read",
+    return {{bandwidth::kReadProbe,
              "streaming reads (ld.global[.cg/.cs/.nc], L1::no_allocate, L2::256B, L2 "
-             "evict-first) against footprint, GB/s; the footprint 32x L2 is the DRAM read "
-             "bandwidth"},
-            {"read_slices",
+             "evict-first) against footprint, GB/s; the footprint 32x L2 is the DRAM "
+             "read bandwidth"},
+            {bandwidth::kReadSlicesProbe,
              "DRAM reads (32x L2) with each warp streaming its own contiguous slice, GB/s"},
-            {"write",
+            {bandwidth::kWriteProbe,
              "streaming stores (st.global, .cs, .L1::no_allocate, L2 evict-first) over 32x L2, "
              "GB/s"},
-            {"read_bulk",
+            {bandwidth::kReadBulkProbe,
              "DRAM reads (32x L2) by the bulk-copy engine (cp.async.bulk into shared memory, "
              "sm_90+), GB/s"},
-            {"write_bulk",
+            {bandwidth::kWriteBulkProbe,
              "DRAM writes (32x L2) by the bulk-copy engine (cp.async.bulk from shared memory, "
              "sm_90+), GB/s"},
-            {"copy", "load + store over two buffers of 32x L2, GB/s counting both"},
-            {"l1_read",
+            {bandwidth::kCopyProbe, "load + store over two buffers of 32x L2, GB/s counting both"},
+            {bandwidth::kL1ReadProbe,
              "per-SM reads of an L1-resident slice (ld.global, ld.global.ca), "
              "B/clk/SM"}};
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analysis/bytes_in_flight.hpp"
+#include "analysis/common/memory_chase.hpp"
 #include "base/csv.hpp"
 #include "memory_streams.cuh"
 
@@ -71,11 +72,11 @@ double BytesInFlightRun::sweep(const std::string& level, const uint8_t* buf, uin
       const double moved = static_cast<double>(accesses) * k.width;
       const double in_flight = static_cast<double>(warps) * d.warp_size * k.ilp * k.width;
       uint64_t first = 0;
-      Params params = {{"warps_per_sm", std::to_string(warps)},
-                       {"ilp", std::to_string(k.ilp)},
-                       {"width_bytes", std::to_string(k.width)},
-                       {"bytes_in_flight_per_sm", format_number(in_flight)},
-                       {"footprint_bytes", std::to_string(n * k.width)}};
+      Params params = {{bytes_in_flight::kWarpsPerSmColumn, std::to_string(warps)},
+                       {bytes_in_flight::kIlpColumn, std::to_string(k.ilp)},
+                       {bytes_in_flight::kWidthColumn, std::to_string(k.width)},
+                       {bytes_in_flight::kInFlightColumn, format_number(in_flight)},
+                       {memory_chase::kFootprintColumn, std::to_string(n * k.width)}};
       Observation o = ctx_.measure(Point{level, params, "GB/s", reps_, moved}, [&] {
         double s = time_seconds(
             [&] { k.launch(buf, n, first, total % n, rounds, sink_.get(), grid, threads); });
@@ -92,10 +93,10 @@ Observation BytesInFlightRun::chase_latency(const std::string& level, LineChain&
                                             uint32_t steps) {
   DeviceBuffer<long long> cycles(1);
   DeviceBuffer<uint32_t> stopped(1);
-  Params params = {{"level", level},
-                   {"footprint_bytes", std::to_string(chain.bytes())},
-                   {"steps", std::to_string(steps)}};
-  return ctx_.measure(Point{"chase", params, "cycles", reps_, 0}, [&] {
+  Params params = {{bytes_in_flight::kLevelColumn, level},
+                   {memory_chase::kFootprintColumn, std::to_string(chain.bytes())},
+                   {bytes_in_flight::kStepsColumn, std::to_string(steps)}};
+  return ctx_.measure(Point{bytes_in_flight::kChaseProbe, params, "cycles", reps_, 0}, [&] {
     double s = time_seconds([&] {
       unloaded_chase<<<1, 1>>>(chain.data(), chain.line_words(), chain.cursor(), steps,
                                cycles.get(), stopped.get());
@@ -125,11 +126,14 @@ void BytesInFlightRun::run() {
   {
     DeviceBuffer<uint8_t> big(dram_buffer_bytes(d));
     CUDA_CHECK(cudaMemset(big.get(), 0x3c, big.bytes()));
-    if (ctx_.enabled("dram"))
-      levels.push_back({"dram", sweep("dram", big.get(), big.bytes(), true)});
-    if (ctx_.enabled("l2")) levels.push_back({"l2", sweep("l2", big.get(), l2_region, false)});
+    using bytes_in_flight::kDramProbe;
+    using bytes_in_flight::kL2Probe;
+    if (ctx_.enabled(kDramProbe))
+      levels.push_back({kDramProbe, sweep(kDramProbe, big.get(), big.bytes(), true)});
+    if (ctx_.enabled(kL2Probe))
+      levels.push_back({kL2Probe, sweep(kL2Probe, big.get(), l2_region, false)});
 
-    if (ctx_.enabled("chase")) {
+    if (ctx_.enabled(bytes_in_flight::kChaseProbe)) {
       // DRAM: a chain over 2x L2 (far more lines than the walks take), flushed from L2 by
       // reading the big buffer, walked onward so that no step returns to a line. L2: a
       // chain over a quarter of L2, read once so that it is resident, walked round and round.
@@ -137,11 +141,12 @@ void BytesInFlightRun::run() {
       LineChain far(static_cast<uint32_t>(2 * l2 / line), line, 0x5eed);
       read_through_l2(big.get(), big.bytes(), d, sink_.get());
       const uint32_t far_steps = quick_ ? 512 : 2048;
-      Observation dram = chase_latency("dram", far, far_steps);
+      Observation dram = chase_latency(kDramProbe, far, far_steps);
       LineChain near(static_cast<uint32_t>(l2_region / line), line, 0x5eed + 1);
       read_through_l2(near.data(), near.bytes(), d, sink_.get());
-      Observation l2c = chase_latency("l2", near, quick_ ? 1024 : 4096);
-      for (auto& lv : levels) lv.latency_ns = (lv.name == "dram" ? dram.p50 : l2c.p50) * 1e3 / mhz;
+      Observation l2c = chase_latency(kL2Probe, near, quick_ ? 1024 : 4096);
+      for (auto& lv : levels)
+        lv.latency_ns = (lv.name == kDramProbe ? dram.p50 : l2c.p50) * 1e3 / mhz;
     }
   }
 
@@ -149,11 +154,11 @@ void BytesInFlightRun::run() {
   for (const auto& lv : levels) {
     if (lv.latency_ns <= 0 || lv.peak <= 0) continue;
     const double b = bytes_in_flight::littles_law_bytes_per_sm(lv.latency_ns, lv.peak, d.sm_count);
-    ctx_.record({"bytes_in_flight",
-                 "littles_law",
-                 {{"level", lv.name},
-                  {"latency_ns", format_number(lv.latency_ns)},
-                  {"peak_gbs", format_number(lv.peak)}},
+    ctx_.record({std::string(bytes_in_flight::kFamily.name),
+                 bytes_in_flight::kLittlesLawProbe,
+                 {{bytes_in_flight::kLevelColumn, lv.name},
+                  {bytes_in_flight::kLatencyColumn, format_number(lv.latency_ns)},
+                  {bytes_in_flight::kPeakColumn, format_number(lv.peak)}},
                  b,
                  "B/SM",
                  b,
@@ -171,9 +176,11 @@ class BytesInFlightFamily : public ProbeFamily {
            "with each level's unloaded latency for Little's law";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"dram", "GB/s from a buffer 32x L2 against bytes in flight per SM"},
-            {"l2", "GB/s from a quarter of L2 against bytes in flight per SM"},
-            {"chase", "unloaded latency of DRAM and L2 (one thread, ld.global.cg chase)"}};
+    return {
+        {bytes_in_flight::kDramProbe, "GB/s from a buffer 32x L2 against bytes in flight per SM"},
+        {bytes_in_flight::kL2Probe, "GB/s from a quarter of L2 against bytes in flight per SM"},
+        {bytes_in_flight::kChaseProbe,
+         "unloaded latency of DRAM and L2 (one thread, ld.global.cg chase)"}};
   }
   void run(RunContext& ctx) override { BytesInFlightRun(ctx).run(); }
 };

@@ -134,9 +134,9 @@ class PairProbe {
     double per_block = double(kThreads / ctx_.device().warp_size) * iters * kRounds *
                        (a_per_round + b_per_round);
     Point p{name_,
-            {{"stream", stream},
-             {"a_per_round", std::to_string(a_per_round)},
-             {"b_per_round", std::to_string(b_per_round)}},
+            {{kStreamColumn, stream},
+             {kAPerRoundColumn, std::to_string(a_per_round)},
+             {kBPerRoundColumn, std::to_string(b_per_round)}},
             "inst/clk/SM",
             ctx_.quick() ? 3 : 7};
     return ctx_
@@ -170,13 +170,13 @@ class DualIssueFamily : public ProbeFamily {
   void run(RunContext& ctx) override {
     using namespace pipes;
     // The same pairs, in the same order, as dual_issue::pairs().
-    PairProbe<Fp32Fma, Int32Logic>(ctx, "fp32_int32").run();
-    PairProbe<Fp32Fma, Fp64Fma>(ctx, "fp32_fp64").run();
-    PairProbe<Fp32Fma, SfuEx2>(ctx, "fp32_sfu").run();
-    PairProbe<Fp32Fma, LdGlobal>(ctx, "fp32_ldst").run();
-    PairProbe<Fp32Fma, LdShared>(ctx, "fp32_shared").run();
-    PairProbe<Fp16x2Fma, Fp32Fma>(ctx, "fp16_fp32").run();
-    PairProbe<Fp32Fma, MmaF16>(ctx, "fp32_tensor").run();
+    PairProbe<Fp32Fma, Int32Logic>(ctx, kFp32Int32Pair).run();
+    PairProbe<Fp32Fma, Fp64Fma>(ctx, kFp32Fp64Pair).run();
+    PairProbe<Fp32Fma, SfuEx2>(ctx, kFp32SfuPair).run();
+    PairProbe<Fp32Fma, LdGlobal>(ctx, kFp32LdstPair).run();
+    PairProbe<Fp32Fma, LdShared>(ctx, kFp32SharedPair).run();
+    PairProbe<Fp16x2Fma, Fp32Fma>(ctx, kFp16Fp32Pair).run();
+    PairProbe<Fp32Fma, MmaF16>(ctx, kFp32TensorPair).run();
   }
 };
 

@@ -86,22 +86,32 @@ __device__ __forceinline__ T seed_value(uint32_t seed) {
     }                                                                                      \
   }
 
-GPUPROBE_PIPE_OP(Fp32Fma, "fp32_fma", float, "f", f32_a, f32_b, 0, 1, "fma.rn.f32 %0, %0, %1, %2;");
-GPUPROBE_PIPE_OP(Fp32Add, "fp32_add", float, "f", f32_a, f32_b, 0, 1, "add.rn.f32 %0, %0, %1;");
-GPUPROBE_PIPE_OP(Fp32Mul, "fp32_mul", float, "f", f32_a, f32_b, 0, 1, "mul.rn.f32 %0, %0, %1;");
-GPUPROBE_PIPE_OP(Fp64Fma, "fp64_fma", double, "d", f64_a, f64_b, 0, 1, "fma.rn.f64 %0, %0, %1, %2;");
-GPUPROBE_PIPE_OP(Fp16x2Fma, "fp16x2_fma", uint32_t, "r", h2_a, h2_b, 53, 2, "fma.rn.f16x2 %0, %0, %1, %2;");
-GPUPROBE_PIPE_OP(Bf16x2Fma, "bf16x2_fma", uint32_t, "r", h2_a, h2_b, 80, 2, "fma.rn.bf16x2 %0, %0, %1, %2;");
-GPUPROBE_PIPE_OP(Int32Mad, "int32_mad", uint32_t, "r", u32_a, u32_b, 0, 1, "mad.lo.u32 %0, %0, %1, %2;");
-GPUPROBE_PIPE_OP(SfuSin, "sfu_sin", float, "f", f32_a, f32_b, 0, 1, "sin.approx.ftz.f32 %0, %0;");
-GPUPROBE_PIPE_OP(SfuEx2, "sfu_ex2", float, "f", f32_a, f32_b, 0, 1, "ex2.approx.ftz.f32 %0, %0;");
-GPUPROBE_PIPE_OP(SfuRsqrt, "sfu_rsqrt", float, "f", f32_a, f32_b, 0, 1, "rsqrt.approx.ftz.f32 %0, %0;");
+GPUPROBE_PIPE_OP(Fp32Fma, kFp32FmaProbe, float, "f", f32_a, f32_b, 0, 1,
+                 "fma.rn.f32 %0, %0, %1, %2;");
+GPUPROBE_PIPE_OP(Fp32Add, kFp32AddProbe, float, "f", f32_a, f32_b, 0, 1, "add.rn.f32 %0, %0, %1;");
+GPUPROBE_PIPE_OP(Fp32Mul, kFp32MulProbe, float, "f", f32_a, f32_b, 0, 1, "mul.rn.f32 %0, %0, %1;");
+GPUPROBE_PIPE_OP(Fp64Fma, kFp64FmaProbe, double, "d", f64_a, f64_b, 0, 1,
+                 "fma.rn.f64 %0, %0, %1, %2;");
+GPUPROBE_PIPE_OP(Fp16x2Fma, kFp16x2FmaProbe, uint32_t, "r", h2_a, h2_b, 53, 2,
+                 "fma.rn.f16x2 %0, %0, %1, %2;");
+GPUPROBE_PIPE_OP(Bf16x2Fma, kBf16x2FmaProbe, uint32_t, "r", h2_a, h2_b, 80, 2,
+                 "fma.rn.bf16x2 %0, %0, %1, %2;");
+GPUPROBE_PIPE_OP(Int32Mad, kInt32MadProbe, uint32_t, "r", u32_a, u32_b, 0, 1,
+                 "mad.lo.u32 %0, %0, %1, %2;");
+GPUPROBE_PIPE_OP(SfuSin, kSfuSinProbe, float, "f", f32_a, f32_b, 0, 1,
+                 "sin.approx.ftz.f32 %0, %0;");
+GPUPROBE_PIPE_OP(SfuEx2, kSfuEx2Probe, float, "f", f32_a, f32_b, 0, 1,
+                 "ex2.approx.ftz.f32 %0, %0;");
+GPUPROBE_PIPE_OP(SfuRsqrt, kSfuRsqrtProbe, float, "f", f32_a, f32_b, 0, 1,
+                 "rsqrt.approx.ftz.f32 %0, %0;");
 // Negated on the way in (a free operand modifier in SASS): ptxas folds rcp(rcp(x)) to x.
-GPUPROBE_PIPE_OP(SfuRcp, "sfu_rcp", float, "f", f32_a, f32_b, 0, 1,
+GPUPROBE_PIPE_OP(SfuRcp, kSfuRcpProbe, float, "f", f32_a, f32_b, 0, 1,
                  "{ .reg .f32 t; neg.f32 t, %0; rcp.approx.ftz.f32 %0, t; }");
 // float -> int, the result's bits read back as the next float: one F2I per step.
-GPUPROBE_PIPE_OP(Conversion, "conversion", uint32_t, "r", u32_a, u32_b, 0, 1, "cvt.rzi.s32.f32 %0, %0;");
-GPUPROBE_PIPE_OP(Shuffle, "shuffle", uint32_t, "r", lane_mask, lane_mask, 30, 1, "shfl.sync.bfly.b32 %0, %0, %1, 0x1f, 0xffffffff;");
+GPUPROBE_PIPE_OP(Conversion, kConversionProbe, uint32_t, "r", u32_a, u32_b, 0, 1,
+                 "cvt.rzi.s32.f32 %0, %0;");
+GPUPROBE_PIPE_OP(Shuffle, kShuffleProbe, uint32_t, "r", lane_mask, lane_mask, 30, 1,
+                 "shfl.sync.bfly.b32 %0, %0, %1, 0x1f, 0xffffffff;");
 
 #undef GPUPROBE_PIPE_OP
 
@@ -111,7 +121,7 @@ struct Int32Add {
   struct State {
     uint32_t a, b;
   };
-  static constexpr const char* kName = "int32_add";
+  static constexpr const char* kName = kInt32AddProbe;
   static constexpr const char* kType = "Int32Add";
   static constexpr int kMinCC = 0;
   static constexpr double kResultsPerWarp = 64;
@@ -130,7 +140,7 @@ struct Int32Logic {
   struct State {
     uint32_t a, b;
   };
-  static constexpr const char* kName = "int32_logic";
+  static constexpr const char* kName = kInt32LogicProbe;
   static constexpr const char* kType = "Int32Logic";
   static constexpr int kMinCC = 50;  // lop3 is Maxwell's
   static constexpr double kResultsPerWarp = 64;
@@ -151,7 +161,7 @@ struct Int32Logic {
 // own address. Consecutive threads read consecutive words, so no bank conflicts.
 struct LdShared {
   using State = uint32_t;
-  static constexpr const char* kName = "ldst";
+  static constexpr const char* kName = kLdstProbe;
   static constexpr const char* kType = "LdShared";
   static constexpr int kMinCC = 0;
   static constexpr double kResultsPerWarp = 32;
@@ -171,7 +181,7 @@ struct LdShared {
 // first): the load/store pipe for global memory.
 struct LdGlobal {
   using State = uint64_t;
-  static constexpr const char* kName = "ld_global";
+  static constexpr const char* kName = kLdGlobalProbe;
   static constexpr const char* kType = "LdGlobal";
   static constexpr int kMinCC = 0;
   static constexpr double kResultsPerWarp = 32;
@@ -223,16 +233,16 @@ struct Acc2d {
     }                                                                                      \
   }
 
-GPUPROBE_MMA_OP(MmaF16, "tensor_mma_f16", Acc4f, "f", 16, 8, 16,
+GPUPROBE_MMA_OP(MmaF16, kTensorMmaF16Probe, Acc4f, "f", 16, 8, 16,
                 "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
                 "{%4,%5,%4,%5}, {%4,%5}, {%0,%1,%2,%3};");
-GPUPROBE_MMA_OP(MmaBf16, "tensor_mma_bf16", Acc4f, "f", 16, 8, 16,
+GPUPROBE_MMA_OP(MmaBf16, kTensorMmaBf16Probe, Acc4f, "f", 16, 8, 16,
                 "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
                 "{%4,%5,%4,%5}, {%4,%5}, {%0,%1,%2,%3};");
-GPUPROBE_MMA_OP(MmaTf32, "tensor_mma_tf32", Acc4f, "f", 16, 8, 8,
+GPUPROBE_MMA_OP(MmaTf32, kTensorMmaTf32Probe, Acc4f, "f", 16, 8, 8,
                 "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
                 "{%4,%5,%4,%5}, {%4,%5}, {%0,%1,%2,%3};");
-GPUPROBE_MMA_OP(MmaInt8, "tensor_mma_int8", Acc4i, "r", 16, 8, 32,
+GPUPROBE_MMA_OP(MmaInt8, kTensorMmaInt8Probe, Acc4i, "r", 16, 8, 32,
                 "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, "
                 "{%4,%5,%4,%5}, {%4,%5}, {%0,%1,%2,%3};");
 
@@ -240,7 +250,7 @@ GPUPROBE_MMA_OP(MmaInt8, "tensor_mma_int8", Acc4i, "r", 16, 8, 32,
 
 struct MmaFp64 {
   using State = Acc2d;
-  static constexpr const char* kName = "tensor_mma_fp64";
+  static constexpr const char* kName = kTensorMmaFp64Probe;
   static constexpr const char* kType = "MmaFp64";
   static constexpr int kMinCC = 80;
   static constexpr double kResultsPerWarp = 8.0 * 8 * 4;
@@ -293,15 +303,17 @@ void measure_chip_throughput(RunContext& ctx, const std::string& probe, Launch& 
   double per_block = work_per_trip * iters;
   double clock_hz = ctx.sm_clock_mhz() * 1e6;
   std::vector<double> by_events;
-  Point p{probe, {{"mode", "throughput"}, {"timing", "cycles"}}, "results/clk/SM",
+  Point p{probe,
+          {{kModeColumn, "throughput"}, {kTimingColumn, "cycles"}},
+          "results/clk/SM",
           ctx.quick() ? 3 : 11};
   ctx.measure(p, [&] {
     double s = launch.seconds(iters);
     by_events.push_back(per_block * blocks / (s * clock_hz * dev.sm_count));
     return Sample{sm_rate(launch.spans(), per_block), s};
   });
-  record_values(ctx, probe, {{"mode", "throughput"}, {"timing", "events"}}, "results/clk/SM",
-                last(by_events, p.reps));
+  record_values(ctx, probe, {{kModeColumn, "throughput"}, {kTimingColumn, "events"}},
+                "results/clk/SM", last(by_events, p.reps));
 }
 
 // Cycles per dependent step of a one-block launch that runs `steps_per_trip` steps per loop trip.
@@ -311,7 +323,7 @@ void measure_step_latency(RunContext& ctx, const std::string& probe, Launch& lau
   int iters = calibrate_iterations([&](int n) { return launch.seconds(n); },
                                    ctx.quick() ? 0.1e-3 : 0.3e-3);
   double steps = double(iters) * steps_per_trip;
-  Point p{probe, {{"mode", "latency"}}, "cycles", ctx.quick() ? 3 : 11};
+  Point p{probe, {{kModeColumn, "latency"}}, "cycles", ctx.quick() ? 3 : 11};
   ctx.measure(p, [&] {
     double s = launch.seconds(iters);
     return Sample{median_sm_cycles(launch.spans()) / steps, s};

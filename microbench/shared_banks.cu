@@ -281,13 +281,13 @@ class SharedBanksFamily : public ProbeFamily {
       for (int stride : strides(ctx.quick())) {
         ctx.progress(std::to_string(bytes) + " B, stride " + std::to_string(stride));
         auto offsets = stride_offsets(bytes, stride);
-        Params p = {{"access_bytes", num(bytes)}, {"stride", num(stride)}};
+        Params p = {{kAccessBytesColumn, num(bytes)}, {kStrideColumn, num(stride)}};
         if (lat)
           sweep.push_back(ctx.measure({kStrideLatency, p, "cycles", reps, 0},
                                       [&] { return runner.latency(bytes, offsets, sweep_bytes); }));
         if (tput) {
           Params pt = p;
-          pt.emplace_back("warps_per_sm", num(per_sm * kBlockThreads / kWarpLanes));
+          pt.emplace_back(kWarpsPerSmColumn, num(per_sm * kBlockThreads / kWarpLanes));
           sweep.push_back(ctx.measure({kStrideThroughput, pt, kPerRequest, reps, 0}, [&] {
             return runner.per_request(bytes, offsets, sweep_bytes, per_sm);
           }));
@@ -325,7 +325,7 @@ class SharedBanksFamily : public ProbeFamily {
     const int warps = per_sm * kBlockThreads / kWarpLanes;
     ctx.progress("bandwidth " + std::to_string(bytes) + " B, " + std::to_string(warps) +
                  " warps/SM");
-    Params p = {{"access_bytes", num(bytes)}, {"warps_per_sm", num(warps)}};
+    Params p = {{kAccessBytesColumn, num(bytes)}, {kWarpsPerSmColumn, num(warps)}};
     ctx.measure({kBandwidth, p, "B/clk/SM", reps, 0}, [&] {
       Sample s = runner.per_request(bytes, offsets, buffer, per_sm);
       s.value = kWarpLanes * bytes / s.value;
@@ -369,16 +369,16 @@ class SharedBanksFamily : public ProbeFamily {
       if (all[i].empty()) continue;  // more lanes than banks x ways can place
       ctx.progress("conflict " + std::to_string(ways) + "-way, " + std::to_string(lanes) +
                    " lanes/word");
-      Params p = {{"ways", num(ways)},
-                  {"lanes_per_word", num(lanes)},
-                  {"banks", num(m.banks)},
-                  {"bank_width", num(m.width)}};
+      Params p = {{kWaysColumn, num(ways)},
+                  {kLanesPerWordColumn, num(lanes)},
+                  {kBanksColumn, num(m.banks)},
+                  {kBankWidthColumn, num(m.width)}};
       if (lat)
         ctx.measure({kConflictLatency, p, "cycles", reps, 0},
                     [&] { return runner.latency(4, all[i], buffer); });
       if (tput) {
         Params pt = p;
-        pt.emplace_back("warps_per_sm", num(per_sm * kBlockThreads / kWarpLanes));
+        pt.emplace_back(kWarpsPerSmColumn, num(per_sm * kBlockThreads / kWarpLanes));
         ctx.measure({kConflictThroughput, pt, kPerRequest, reps, 0},
                     [&] { return runner.per_request(4, all[i], buffer, per_sm); });
       }

@@ -84,15 +84,15 @@ constexpr int kAccRegs = 64 * kWgmmaN / kWarpgroupThreads;
     }                                                                                      \
   }
 
-GPUPROBE_WGMMA_OP(WgmmaF16, "tensor_wgmma_f16", float, "f", 16,
+GPUPROBE_WGMMA_OP(WgmmaF16, kTensorWgmmaF16Probe, float, "f", 16,
                   "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", "1, 1, 1, 0, 0");
-GPUPROBE_WGMMA_OP(WgmmaBf16, "tensor_wgmma_bf16", float, "f", 16,
+GPUPROBE_WGMMA_OP(WgmmaBf16, kTensorWgmmaBf16Probe, float, "f", 16,
                   "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "1, 1, 1, 0, 0");
-GPUPROBE_WGMMA_OP(WgmmaTf32, "tensor_wgmma_tf32", float, "f", 8,
+GPUPROBE_WGMMA_OP(WgmmaTf32, kTensorWgmmaTf32Probe, float, "f", 8,
                   "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32", "1, 1, 1");
-GPUPROBE_WGMMA_OP(WgmmaFp8E4m3, "tensor_wgmma_fp8_e4m3", float, "f", 32,
+GPUPROBE_WGMMA_OP(WgmmaFp8E4m3, kTensorWgmmaFp8E4m3Probe, float, "f", 32,
                   "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3", "1, 1, 1");
-GPUPROBE_WGMMA_OP(WgmmaInt8, "tensor_wgmma_int8", int, "r", 32,
+GPUPROBE_WGMMA_OP(WgmmaInt8, kTensorWgmmaInt8Probe, int, "r", 32,
                   "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8", "1");
 
 #undef GPUPROBE_WGMMA_OP

@@ -216,16 +216,16 @@ std::vector<OpModel> op_models(const Gpu& g) {
   const FamilyFigures& f = g.fam;
   const std::string logic_pipe = f.fp32_int32_shared ? "fma" : "alu";
   std::vector<OpModel> v = {
-      {"fp32_fma", f.fp32.value, "fma", 32, 1, kFmaLatency},
-      {"fp32_add", f.fp32.value, "fma", 32, 1, kFmaLatency},
-      {"fp32_mul", f.fp32.value, "fma", 32, 1, kFmaLatency},
-      {"fp64_fma", f.fp64.value, "fp64", 32, 1, 2 * kFmaLatency},
-      {"fp16x2_fma", f.fp16x2.value, "fma", 64, 1, 2 * kFmaLatency},
-      {"int32_logic", f.int32_logic.value, logic_pipe, 32, 2, kFmaLatency},
-      {"sfu_ex2", f.sfu.value, "xu", 32, 1, kLongLatency},
-      {"ldst", f.ldst.value, "lsu", 32, 1, kLongLatency},
-      {"ld_global", f.ld_global.value, "lsu", 32, 1, 1.5 * kLongLatency},
-      {"tensor_mma_f16", f.tensor_f16.value, "tensor", 16 * 8 * 16, 1, kLongLatency},
+      {pipes::kFp32FmaProbe, f.fp32.value, "fma", 32, 1, kFmaLatency},
+      {pipes::kFp32AddProbe, f.fp32.value, "fma", 32, 1, kFmaLatency},
+      {pipes::kFp32MulProbe, f.fp32.value, "fma", 32, 1, kFmaLatency},
+      {pipes::kFp64FmaProbe, f.fp64.value, "fp64", 32, 1, 2 * kFmaLatency},
+      {pipes::kFp16x2FmaProbe, f.fp16x2.value, "fma", 64, 1, 2 * kFmaLatency},
+      {pipes::kInt32LogicProbe, f.int32_logic.value, logic_pipe, 32, 2, kFmaLatency},
+      {pipes::kSfuEx2Probe, f.sfu.value, "xu", 32, 1, kLongLatency},
+      {pipes::kLdstProbe, f.ldst.value, "lsu", 32, 1, kLongLatency},
+      {pipes::kLdGlobalProbe, f.ld_global.value, "lsu", 32, 1, 1.5 * kLongLatency},
+      {pipes::kTensorMmaF16Probe, f.tensor_f16.value, "tensor", 16 * 8 * 16, 1, kLongLatency},
   };
   return v;
 }
@@ -388,14 +388,15 @@ std::vector<Observation> generate_pipes(const Gpu& g, unsigned seed, Metadata* m
                                         std::vector<Skip>* skipped) {
   RateNoise rn{family_rng(g, seed, 0x919e5ULL)};
   rn.clock_ratio = 0.97 + 0.04 * rn.u(rn.rng);
-  if (meta) *meta = family_meta(g, "pipes", g.sm_clock_mhz.value);
+  if (meta) *meta = family_meta(g, std::string(pipes::kFamily.name), g.sm_clock_mhz.value);
   std::vector<Observation> out;
   if (!g.fam.declared()) return out;
   const int cc = cc_number(g.cc);
   const auto ops = op_models(g);
   for (const auto& info : pipes::ops()) {
     if (cc < info.min_cc) {
-      if (skipped) skipped->push_back({"pipes", info.probe, needs_cc(info.min_cc)});
+      if (skipped)
+        skipped->push_back({std::string(pipes::kFamily.name), info.probe, needs_cc(info.min_cc)});
       continue;
     }
     const OpModel* m = op_model(ops, info.probe);
@@ -406,25 +407,30 @@ std::vector<Observation> generate_pipes(const Gpu& g, unsigned seed, Metadata* m
       rate *= 1 - RateNoise::kDisturbedLoss * rn.u(rn.rng);
       spread = RateNoise::kDisturbedSpread;
     }
-    const Params thr = {{"mode", "throughput"}, {"timing", "cycles"}};
-    out.push_back(make_row("pipes", op.probe, thr, rate, "results/clk/SM", spread));
-    out.push_back(make_row("pipes", op.probe, {{"mode", "throughput"}, {"timing", "events"}},
+    const std::string family(pipes::kFamily.name);
+    const Params thr = {{pipes::kModeColumn, "throughput"}, {pipes::kTimingColumn, "cycles"}};
+    const Params lat = {{pipes::kModeColumn, "latency"}, {pipes::kTimingColumn, ""}};
+    out.push_back(make_row(family, op.probe, thr, rate, "results/clk/SM", spread));
+    out.push_back(make_row(family, op.probe,
+                           {{pipes::kModeColumn, "throughput"}, {pipes::kTimingColumn, "events"}},
                            rate * rn.clock_ratio, "results/clk/SM", spread));
-    out.push_back(make_row("pipes", op.probe, {{"mode", "latency"}, {"timing", ""}}, op.latency, "cycles", 0));
-    out.push_back(make_row("pipes", op.probe, {{"mode", "latency"}, {"timing", ""}},
-                           op.latency / g.sm_clock_mhz.value * 1e3, "ns", 0));
+    out.push_back(make_row(family, op.probe, lat, op.latency, "cycles", 0));
+    out.push_back(
+        make_row(family, op.probe, lat, op.latency / g.sm_clock_mhz.value * 1e3, "ns", 0));
   }
   // Warpgroup MMA (microbench/tensor_wgmma.cu): sm_90a code, compute capability 9.0 only; its
   // rates are not modelled on 9.0 (left out as a --filter would).
   if (cc != 90 && skipped)
-    for (const auto& w : pipes::wgmma_ops()) skipped->push_back({"pipes", w.probe, "needs sm_90a (compute capability 9.0)"});
+    for (const auto& w : pipes::wgmma_ops())
+      skipped->push_back(
+          {std::string(pipes::kFamily.name), w.probe, "needs sm_90a (compute capability 9.0)"});
   return out;
 }
 
 std::vector<Observation> generate_dual_issue(const Gpu& g, unsigned seed, Metadata* meta,
                                              std::vector<Skip>* skipped) {
   RateNoise rn{family_rng(g, seed, 0xd0a1ULL)};
-  if (meta) *meta = family_meta(g, "dual_issue", g.sm_clock_mhz.value);
+  if (meta) *meta = family_meta(g, std::string(dual_issue::kFamily.name), g.sm_clock_mhz.value);
   std::vector<Observation> out;
   if (!g.fam.declared()) return out;
   const int cc = cc_number(g.cc);
@@ -434,7 +440,8 @@ std::vector<Observation> generate_dual_issue(const Gpu& g, unsigned seed, Metada
     const pipes::OpInfo* ib = pipes::find_op(pair.b);
     const int min_cc = std::max(ia->min_cc, ib->min_cc);
     if (cc < min_cc) {
-      if (skipped) skipped->push_back({"dual_issue", pair.name, needs_cc(min_cc)});
+      if (skipped)
+        skipped->push_back({std::string(dual_issue::kFamily.name), pair.name, needs_cc(min_cc)});
       continue;
     }
     const OpModel* a = op_model(ops, pair.a);
@@ -449,8 +456,10 @@ std::vector<Observation> generate_dual_issue(const Gpu& g, unsigned seed, Metada
         rate *= 1 - RateNoise::kDisturbedLoss * rn.u(rn.rng);
         spread = RateNoise::kDisturbedSpread;
       }
-      out.push_back(make_row("dual_issue", pair.name,
-                             {{"stream", stream}, {"a_per_round", std::to_string(na)}, {"b_per_round", std::to_string(nb)}},
+      out.push_back(make_row(std::string(dual_issue::kFamily.name), pair.name,
+                             {{dual_issue::kStreamColumn, stream},
+                              {dual_issue::kAPerRoundColumn, std::to_string(na)},
+                              {dual_issue::kBPerRoundColumn, std::to_string(nb)}},
                              rate, "inst/clk/SM", spread));
       return rate;
     };
@@ -489,7 +498,7 @@ std::vector<Truth> family_truths(const Gpu& g, const std::string& family) {
   }
   if (!f.declared()) return t;
   const int cc = cc_number(g.cc);
-  if (family == "pipes") {
+  if (family == pipes::kFamily.name) {
     t.push_back({param::fp32_fma_throughput_per_sm, f.fp32.value, "results/clk/SM", kRateTolerance,
                  false, f.fp32.source});
     t.push_back({param::fp64_fma_throughput_per_sm, f.fp64.value, "results/clk/SM", kRateTolerance,
@@ -500,7 +509,7 @@ std::vector<Truth> family_truths(const Gpu& g, const std::string& family) {
       t.push_back({param::tensor_mma_f16_throughput_per_sm, f.tensor_f16.value, "results/clk/SM",
                    kRateTolerance, false, f.tensor_f16.source});
   }
-  if (family == "dual_issue") {
+  if (family == dual_issue::kFamily.name) {
     const auto ops = op_models(g);
     double issue = 0, best_pair = 0;
     std::vector<std::pair<std::string, std::pair<double, double>>> pairs;
@@ -519,7 +528,8 @@ std::vector<Truth> family_truths(const Gpu& g, const std::string& family) {
     }
     const std::string src = "the model's pipes (" + f.fp32.source + ") and issue (" + f.issue_width.source + ")";
     for (const auto& [name, r] : pairs)
-      t.push_back({"dual_issue_" + name, r.first / r.second, "ratio", kRatioTolerance, false, src});
+      t.push_back(
+          {param::dual_issue_pair(name), r.first / r.second, "ratio", kRatioTolerance, false, src});
     if (issue > 0)
       t.push_back(
           {param::dual_issue_gain, best_pair / issue, "ratio", kRatioTolerance, false, src});
@@ -530,17 +540,19 @@ std::vector<Truth> family_truths(const Gpu& g, const std::string& family) {
 std::vector<std::string> family_absent(const Gpu& g, const std::string& family) {
   std::vector<std::string> out;
   const int cc = cc_number(g.cc);
-  if (family == "pipes")
+  if (family == pipes::kFamily.name)
     for (const auto& op : pipes::ops())
       if (cc < op.min_cc || std::string(op.probe).rfind("tensor_", 0) == 0) {
-        if (std::string(op.probe) == "tensor_mma_f16" && g.fam.tensor_f16.value > 0 && cc >= op.min_cc) continue;
+        if (std::string(op.probe) == pipes::kTensorMmaF16Probe && g.fam.tensor_f16.value > 0 &&
+            cc >= op.min_cc)
+          continue;
         out.push_back(std::string(op.probe) + "_throughput_per_sm");
         out.push_back(std::string(op.probe) + "_latency");
       }
-  if (family == "dual_issue")
+  if (family == dual_issue::kFamily.name)
     for (const auto& pair : dual_issue::pairs())
       if (cc < std::max(pipes::find_op(pair.a)->min_cc, pipes::find_op(pair.b)->min_cc))
-        out.push_back(std::string("dual_issue_") + pair.name);
+        out.push_back(param::dual_issue_pair(pair.name));
   return out;
 }
 

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <random>
 
+#include "analysis/bandwidth.hpp"
+#include "analysis/common/memory_chase.hpp"
+#include "analysis/dram_read_order.hpp"
 #include "analysis/latency.hpp"
 #include "analysis/shared_banks.hpp"
 #include "base/csv.hpp"
@@ -526,15 +529,16 @@ void shared_bank_rows(const Gpu& g, const Noise& n, std::mt19937_64& rng, Run& r
   for (int bytes : kBankWidths)
     for (int stride = 0; stride <= kMaxBankStride; ++stride) {
       const int wf = shared_banks::bank_wavefronts(m, bytes, shared_banks::stride_offsets(bytes, stride));
-      const Params p = {{"access_bytes", std::to_string(bytes)}, {"stride", std::to_string(stride)}};
-      run.shared_banks.push_back(make_row("shared_banks", shared_banks::kStrideLatency, p,
-                                          noisy(kLoadLatency + kPerWavefrontLatency * (wf - 1)),
-                                          "cycles", n.jitter));
+      const Params p = {{shared_banks::kAccessBytesColumn, std::to_string(bytes)},
+                        {shared_banks::kStrideColumn, std::to_string(stride)}};
+      run.shared_banks.push_back(
+          make_row(std::string(shared_banks::kFamily.name), shared_banks::kStrideLatency, p,
+                   noisy(kLoadLatency + kPerWavefrontLatency * (wf - 1)), "cycles", n.jitter));
       Params pt = p;
-      pt.push_back({"warps_per_sm", "32"});
-      run.shared_banks.push_back(make_row("shared_banks", shared_banks::kStrideThroughput, pt,
-                                          noisy(kRequestBase + kPerWavefront * wf),
-                                          shared_banks::kPerRequest, n.jitter));
+      pt.push_back({shared_banks::kWarpsPerSmColumn, "32"});
+      run.shared_banks.push_back(
+          make_row(std::string(shared_banks::kFamily.name), shared_banks::kStrideThroughput, pt,
+                   noisy(kRequestBase + kPerWavefront * wf), shared_banks::kPerRequest, n.jitter));
     }
 }
 
@@ -630,8 +634,9 @@ void bandwidth_rows(const Gpu& g, const Noise& n, double l2_seen, Draws& d, Run&
   const double l2 = g.l2_bytes_meta > 0 ? g.l2_bytes_meta : l2_seen;
   // one round of the grid's reads: about a third of the L2 (the H100: 17 MiB of 50)
   const double round = 0.34 * l2;
-  run.bandwidth.push_back(
-      make_row("bandwidth", "dram_theoretical", {}, g.dram_theoretical_gbs.value, "GB/s", 0));
+  run.bandwidth.push_back(make_row(std::string(bandwidth::kFamily.name),
+                                   dram_read_order::kTheoreticalProbe, {},
+                                   g.dram_theoretical_gbs.value, "GB/s", 0));
   const Level* l2_level = nullptr;
   for (const auto& l : g.levels)
     if (l.name == "l2") l2_level = &l;
@@ -643,13 +648,14 @@ void bandwidth_rows(const Gpu& g, const Noise& n, double l2_seen, Draws& d, Run&
              {16, 4, 1.0}, {8, 4, 0.97}, {4, 4, 0.8}}) {
       double bw = eff / inv * (1 + n.jitter * d.normal());
       if (f < round) bw *= 1.1 + 1.2 * d.uniform();
-      Params p = {{"width_bytes", std::to_string(width)},
-                  {"ilp", std::to_string(ilp)},
-                  {"op", "ld.global.cg"},
-                  {"footprint_bytes", format_printf("%.0f", f)},
-                  {"l2_fraction", format_printf("%.6g", frac)}};
-      if (g.round_bytes) p.push_back({"round_bytes", format_printf("%.0f", round)});
-      run.bandwidth.push_back(make_row("bandwidth", "read", p, bw, "GB/s", n.jitter));
+      Params p = {{bandwidth::kWidthColumn, std::to_string(width)},
+                  {bandwidth::kIlpColumn, std::to_string(ilp)},
+                  {bandwidth::kOpColumn, "ld.global.cg"},
+                  {memory_chase::kFootprintColumn, format_printf("%.0f", f)},
+                  {bandwidth::kL2FractionColumn, format_printf("%.6g", frac)}};
+      if (g.round_bytes) p.push_back({bandwidth::kRoundColumn, format_printf("%.0f", round)});
+      run.bandwidth.push_back(make_row(std::string(bandwidth::kFamily.name), bandwidth::kReadProbe,
+                                       p, bw, "GB/s", n.jitter));
     }
   }
 }

@@ -21,4 +21,18 @@ inline Observation make_row(const std::string& family, const std::string& probe,
   return o;
 }
 
+// make_row with the spread a test file gives its rows, set once: `const RowMaker row{0.01};`;
+// a row that needs another passes its own.
+struct RowMaker {
+  double spread;
+  Observation operator()(const std::string& family, const std::string& probe, Params params,
+                         double value, const std::string& unit) const {
+    return make_row(family, probe, std::move(params), value, unit, spread);
+  }
+  Observation operator()(const std::string& family, const std::string& probe, Params params,
+                         double value, const std::string& unit, double own_spread) const {
+    return make_row(family, probe, std::move(params), value, unit, own_spread);
+  }
+};
+
 }  // namespace gpuprobe

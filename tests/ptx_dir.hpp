@@ -3,7 +3,9 @@
 // architecture (GPUPROBE_PTX_ARCHS). Tests that look at one file read the newest
 // architecture's.
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 namespace gpuprobe::test {
@@ -28,6 +30,16 @@ inline std::string newest_ptx_path(const std::string& source) {
   if (archs.empty()) return "";
   const std::string path = archs.rbegin()->second + "/" + source + ".ptx";
   return std::filesystem::exists(path) ? path : "";
+}
+
+// The text of that PTX, or "" when there is none.
+inline std::string newest_ptx_text(const std::string& source) {
+  const std::string path = newest_ptx_path(source);
+  if (path.empty()) return "";
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace gpuprobe::test

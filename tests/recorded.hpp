@@ -21,6 +21,15 @@ namespace gpuprobe {
 // tests/data/<name>
 inline std::string data_file(const std::string& name) { return std::string(GPUPROBE_TEST_DATA) + "/" + name; }
 
+// The observations of tests/data/h100_<name>.csv (and, given meta, its metadata); none without
+// the file.
+inline std::vector<Observation> recorded_observations(const std::string& name,
+                                                      Metadata* meta = nullptr) {
+  const std::string path = data_file("h100_" + name + ".csv");
+  if (!std::filesystem::exists(path)) return {};
+  return read_observations(path, meta);
+}
+
 // What the family's analyzer infers from tests/data/h100_<family>.csv; none without the file.
 inline std::vector<Parameter> recorded_parameters(const std::string& family) {
   std::string path = data_file("h100_" + family + ".csv");

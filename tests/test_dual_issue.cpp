@@ -62,27 +62,29 @@ TEST(DualIssue, BalancedMixMatchesTheSoloRates) {
 std::vector<Observation> dual_rows(const std::string& pair, double ra, double rb, int na, int nb,
                                    double rp, double spread = 0.003) {
   auto p = [&](const char* s, int a, int b, double v) {
-    return row(
-        "dual_issue", pair,
-        {{"stream", s}, {"a_per_round", std::to_string(a)}, {"b_per_round", std::to_string(b)}}, v,
-        "inst/clk/SM", spread);
+    return row(std::string(dual_issue::kFamily.name), pair,
+               {{dual_issue::kStreamColumn, s},
+                {dual_issue::kAPerRoundColumn, std::to_string(a)},
+                {dual_issue::kBPerRoundColumn, std::to_string(b)}},
+               v, "inst/clk/SM", spread);
   };
   return {p("a", 8, 0, ra), p("b", 0, 8, rb), p("pair", na, nb, rp)};
 }
 
 TEST(DualIssue, ParametersAndVerdictsFromObservations) {
-  auto obs = dual_rows("fp32_int32", 4, 2, 8, 4, 4);
-  auto more = dual_rows("fp32_fp64", 4, 2, 8, 4, 5.9);
+  auto obs = dual_rows(dual_issue::kFp32Int32Pair, 4, 2, 8, 4, 4);
+  auto more = dual_rows(dual_issue::kFp32Fp64Pair, 4, 2, 8, 4, 5.9);
   obs.insert(obs.end(), more.begin(), more.end());
-  auto shared = dual_rows("fp16_fp32", 4, 4, 8, 8, 4.02);
+  auto shared = dual_rows(dual_issue::kFp16Fp32Pair, 4, 4, 8, 8, 4.02);
   obs.insert(obs.end(), shared.begin(), shared.end());
-  auto ps = analyze("dual_issue", obs);
-  expect_well_formed(ps, "dual_issue.csv");
+  auto ps = analyze(std::string(dual_issue::kFamily.name), obs);
+  expect_well_formed(ps, std::string(dual_issue::kFamily.name) + ".csv");
   ASSERT_EQ(ps.size(), 4u);
   // The issue rate is the fastest solo stream, 4 inst/clk/SM; the fastest pair beats it by 5.9 / 4.
   EXPECT_NEAR(find(ps, param::dual_issue_gain)->value, 5.9 / 4, 1e-12);
   EXPECT_NEAR(find(ps, param::dual_issue_gain)->low, 5.9 * (1 - 0.003) / (4 * 1.003), 1e-12);
-  EXPECT_NE(find(ps, param::dual_issue_gain)->method.find("fp32_fp64"), std::string::npos);
+  EXPECT_NE(find(ps, param::dual_issue_gain)->method.find(dual_issue::kFp32Fp64Pair),
+            std::string::npos);
   EXPECT_NE(find(ps, param::dual_issue_gain)->method.find("above 1"), std::string::npos);
   EXPECT_NEAR(find(ps, param::dual_issue_fp32_int32)->value, 1.0, 1e-12);
   EXPECT_EQ(
@@ -99,7 +101,7 @@ TEST(DualIssue, ParametersAndVerdictsFromObservations) {
 }
 
 TEST(DualIssue, IncompletePairsAreLeftOut) {
-  auto obs = dual_rows("fp32_sfu", 4, 0.5, 8, 1, 4.4);
+  auto obs = dual_rows(dual_issue::kFp32SfuPair, 4, 0.5, 8, 1, 4.4);
   obs.pop_back();
   EXPECT_TRUE(dual_issue::analyze_dual_issue(obs, {}).empty());
 }
@@ -116,9 +118,9 @@ TEST(DualIssue, EveryPairAndMixHasAnExpectation) {
 }
 
 TEST(RecordedH100, DualIssueVerdicts) {
-  SKIP_WITHOUT("dual_issue");
-  auto ps = recorded_parameters("dual_issue");
-  expect_well_formed(ps, "dual_issue.csv");
+  SKIP_WITHOUT(dual_issue::kFamily.name);
+  auto ps = recorded_parameters(std::string(dual_issue::kFamily.name));
+  expect_well_formed(ps, std::string(dual_issue::kFamily.name) + ".csv");
   EXPECT_FALSE(ps.empty());
   for (const auto& p : ps) {
     SCOPED_TRACE(p.name);

@@ -12,6 +12,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/energy.hpp"
+#include "analysis/pipes.hpp"
 #include "analysis/roofline.hpp"
 #include "analysis/transpose.hpp"
 #include "app/report.hpp"
@@ -342,7 +343,7 @@ TEST(EnergyReport, SaysWhatRanThrottledAndHowTheHeldOutKernelsCameOut) {
   const auto trace =
       trace_from_table(read_csv(std::string(GPUPROBE_TEST_DATA) + "/synthetic_power_trace.csv"));
   std::vector<std::vector<std::string>> fams;
-  for (const char* f : {"latency", "pipes"}) {
+  for (const char* f : {"latency", pipes::kFamily.name.data()}) {
     fams.push_back({f, "ok", "1.0", "1980.0", "10", ""});
     for (const auto& c : operating_point_cells(summarize_family(trace, f)))
       fams.back().push_back(c);

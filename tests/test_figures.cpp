@@ -14,13 +14,18 @@
 #include <vector>
 
 #include "committed_runs.hpp"
+#include "analysis/atomics.hpp"
+#include "analysis/bandwidth.hpp"
 #include "analysis/carveout.hpp"
 #include "analysis/concurrency.hpp"
 #include "analysis/divergence.hpp"
+#include "analysis/dual_issue.hpp"
 #include "analysis/granularity.hpp"
 #include "analysis/ilp_occupancy.hpp"
 #include "analysis/index_chase.hpp"
 #include "analysis/loaded_latency.hpp"
+#include "analysis/pipes.hpp"
+#include "analysis/shared_banks.hpp"
 #include "base/catalog.hpp"
 #include "base/data_paths.hpp"
 #include "base/observation.hpp"
@@ -119,9 +124,10 @@ TEST_F(FigureMarks, IlpOccupancyMarksKneesAndCeilings) {
 }
 
 TEST_F(FigureMarks, PipesWriteEachRateAndLatency) {
-  expect_marks("pipes", {value_text(value(param::fp64_fma_throughput_per_sm)),
-                         value_text(value(param::sfu_sin_latency)),
-                         value_text(value(param::tensor_wgmma_f16_latency))});
+  expect_marks(std::string(pipes::kFamily.name),
+               {value_text(value(param::fp64_fma_throughput_per_sm)),
+                value_text(value(param::sfu_sin_latency)),
+                value_text(value(param::tensor_wgmma_f16_latency))});
 }
 
 TEST_F(FigureMarks, DivergenceWritesSlowdownAndCostPerPath) {
@@ -134,15 +140,17 @@ TEST_F(FigureMarks, DivergenceWritesSlowdownAndCostPerPath) {
 }
 
 TEST_F(FigureMarks, DualIssueLabelsAreTheInferredRatios) {
-  expect_marks("dual_issue", {fmt("x%.2f", value(param::dual_issue_fp32_sfu)),
-                              fmt("x%.2f", value(param::dual_issue_fp32_ldst))});
+  expect_marks(std::string(dual_issue::kFamily.name),
+               {fmt("x%.2f", value(param::dual_issue_fp32_sfu)),
+                fmt("x%.2f", value(param::dual_issue_fp32_ldst))});
 }
 
 TEST_F(FigureMarks, AtomicsWriteLatenciesAndRates) {
-  expect_marks("atomics", {fmt("%.0f (CAS %.0f)", value(param::atomic_global_latency_nocontention),
-                               value(param::atomic_global_cas_latency_nocontention)),
-                           fmt("%.0f", value(param::atomic_shared_latency_32way)),
-                           fmt("%.3g", value(param::atomic_shared_throughput_per_sm))});
+  expect_marks(std::string(atomics::kFamily.name),
+               {fmt("%.0f (CAS %.0f)", value(param::atomic_global_latency_nocontention),
+                    value(param::atomic_global_cas_latency_nocontention)),
+                fmt("%.0f", value(param::atomic_shared_latency_32way)),
+                fmt("%.3g", value(param::atomic_shared_throughput_per_sm))});
 }
 
 TEST_F(FigureMarks, GranularityListsFetchUnits) {
@@ -153,8 +161,9 @@ TEST_F(FigureMarks, GranularityListsFetchUnits) {
 }
 
 TEST_F(FigureMarks, SharedBanksWritesTheGeometry) {
-  expect_marks("shared_banks", {fmt("H100: %d banks x %d B", int(value(param::shared_bank_count)),
-                                    int(value(param::shared_bank_width)))});
+  expect_marks(std::string(shared_banks::kFamily.name),
+               {fmt("H100: %d banks x %d B", int(value(param::shared_bank_count)),
+                    int(value(param::shared_bank_width)))});
   expect_marks("shared_conflicts",
                {fmt("%.2f cycles per extra way", value(param::shared_conflict_penalty_per_way)),
                 fmt("%.0f B/clk/SM without conflicts", value(param::shared_bandwidth_per_sm))});
@@ -189,8 +198,9 @@ std::string size_text(double b) {
 }
 
 TEST_F(FigureMarks, FiguresMarkedBeforeThisSessionKeepTheirMarks) {
-  expect_marks("bandwidth", {fmt("DRAM %.0f GB/s", value(param::dram_read_bandwidth)),
-                             fmt("L2 %.0f GB/s", value(param::l2_read_bandwidth))});
+  expect_marks(std::string(bandwidth::kFamily.name),
+               {fmt("DRAM %.0f GB/s", value(param::dram_read_bandwidth)),
+                fmt("L2 %.0f GB/s", value(param::l2_read_bandwidth))});
   expect_marks(std::string(concurrency::kFamily.name),
                {fmt("at most %.0f kernels at once", value(param::max_concurrent_kernels))});
   expect_marks("littles_law",

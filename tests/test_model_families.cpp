@@ -19,7 +19,9 @@
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/dual_issue.hpp"
 #include "analysis/granularity.hpp"
+#include "analysis/pipes.hpp"
 #include "base/csv.hpp"
 #include "base/parameter_names.hpp"
 #include "app/report.hpp"
@@ -35,7 +37,8 @@ namespace {
 constexpr unsigned kSeeds = 20;
 constexpr double kConfidentWrong = 0.5;  // a value this confident must be right
 // kFamily.name views a string literal, so its data() ends in a NUL.
-const char* const kFamilies[] = {granularity::kFamily.name.data(), "pipes", "dual_issue"};
+const char* const kFamilies[] = {granularity::kFamily.name.data(), pipes::kFamily.name.data(),
+                                 dual_issue::kFamily.name.data()};
 
 struct Answer {
   std::string model, family, name;
@@ -61,7 +64,7 @@ bool right(const Truth& t, const Parameter& p) {
 std::vector<Observation> generate(const Gpu& g, const std::string& family, unsigned seed, Metadata* meta,
                                   std::vector<Skip>* skipped) {
   if (family == granularity::kFamily.name) return generate_granularity(g, seed, meta);
-  if (family == "pipes") return generate_pipes(g, seed, meta, skipped);
+  if (family == pipes::kFamily.name) return generate_pipes(g, seed, meta, skipped);
   return generate_dual_issue(g, seed, meta, skipped);
 }
 
@@ -197,11 +200,12 @@ TEST(ModelFamilies, RowsAreTheProbesShape) {
 TEST(ModelFamilies, IssueModelMatchesTheDocumentedMachines) {
   std::map<std::string, const Gpu*> by;
   for (const Gpu* g : bench_models()) by[g->key] = g;
-  EXPECT_NEAR(issue_rate(*by["kepler"], "fp32_fma", 8, "fp32_fma", 0), 6, 1e-9);
-  EXPECT_GT(issue_rate(*by["kepler"], "fp32_fma", 8, "fp64_fma", 2), 4 * 1.03);
-  EXPECT_NEAR(issue_rate(*by["volta"], "fp32_fma", 8, "int32_logic", 8), 4, 1e-9);
-  EXPECT_NEAR(issue_rate(*by["h100"], "fp32_fma", 8, "fp32_fma", 0), 4, 1e-9);
-  EXPECT_NEAR(issue_rate(*by["h100"], "fp32_fma", 8, "int32_logic", 8), 4, 1e-9);
+  const std::string kFma = pipes::kFp32FmaProbe;
+  EXPECT_NEAR(issue_rate(*by["kepler"], kFma, 8, kFma, 0), 6, 1e-9);
+  EXPECT_GT(issue_rate(*by["kepler"], kFma, 8, pipes::kFp64FmaProbe, 2), 4 * 1.03);
+  EXPECT_NEAR(issue_rate(*by["volta"], kFma, 8, pipes::kInt32LogicProbe, 8), 4, 1e-9);
+  EXPECT_NEAR(issue_rate(*by["h100"], kFma, 8, kFma, 0), 4, 1e-9);
+  EXPECT_NEAR(issue_rate(*by["h100"], kFma, 8, pipes::kInt32LogicProbe, 8), 4, 1e-9);
 }
 
 // No tensor pipe the probe can use (Kepler to Turing: mma.sync m16n8k16 needs sm_80): the probe
@@ -218,18 +222,20 @@ TEST(ModelFamilies, NoTensorPipeMeansNoTensorRate) {
     std::set<std::string> skipped_probes;
     for (const auto& s : skipped) {
       skipped_probes.insert(s.probe);
-      if (s.probe.rfind("tensor_mma_", 0) == 0 || s.probe == "fp32_tensor") {
+      if (s.probe.rfind("tensor_mma_", 0) == 0 || s.probe == dual_issue::kFp32TensorPair) {
         EXPECT_EQ(s.reason, "needs compute capability 8.0");
       }
       if (s.probe.rfind("tensor_wgmma_", 0) == 0) {
         EXPECT_EQ(s.reason, "needs sm_90a (compute capability 9.0)");
       }
     }
-    EXPECT_TRUE(skipped_probes.count("tensor_mma_f16") && skipped_probes.count("tensor_wgmma_f16") &&
-                skipped_probes.count("fp32_tensor"))
+    EXPECT_TRUE(skipped_probes.count(pipes::kTensorMmaF16Probe) &&
+                skipped_probes.count(pipes::kTensorWgmmaF16Probe) &&
+                skipped_probes.count(dual_issue::kFp32TensorPair))
         << g->key;
-    for (const auto& p : analyze("pipes", rows, meta)) EXPECT_NE(p.name.rfind("tensor_", 0), 0u) << g->key << " " << p.name;
-    for (const auto& p : analyze("dual_issue", pairs, meta))
+    for (const auto& p : analyze(std::string(pipes::kFamily.name), rows, meta))
+      EXPECT_NE(p.name.rfind("tensor_", 0), 0u) << g->key << " " << p.name;
+    for (const auto& p : analyze(std::string(dual_issue::kFamily.name), pairs, meta))
       EXPECT_NE(p.name, param::dual_issue_fp32_tensor) << g->key;
   }
   EXPECT_GE(models, 5);  // Kepler, GK104, Maxwell, Pascal, GP104, Volta, Turing
@@ -246,7 +252,8 @@ TEST(ModelFamilies, SkippedPipesReachTheReportAsNotMeasured) {
   std::vector<Skip> skipped;
   Metadata meta;
   auto write = [&](const std::string& file, const std::string& text) { std::ofstream(dir / file) << text; };
-  for (const std::string family : {"pipes", "dual_issue"}) {
+  for (const std::string& family :
+       {std::string(pipes::kFamily.name), std::string(dual_issue::kFamily.name)}) {
     auto rows = generate(g, family, 0, &meta, &skipped);
     meta.push_back({"run_id", dir.filename().string()});
     meta.push_back({"gpuprobe_version", "model"});
@@ -264,7 +271,9 @@ TEST(ModelFamilies, SkippedPipesReachTheReportAsNotMeasured) {
   const std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t section = md.find("Skipped probes");
   ASSERT_NE(section, std::string::npos) << md;
-  for (const char* probe : {"tensor_mma_f16", "tensor_wgmma_f16", "int32_logic", "fp16x2_fma", "fp32_tensor", "fp32_int32"}) {
+  for (const char* probe :
+       {pipes::kTensorMmaF16Probe, pipes::kTensorWgmmaF16Probe, pipes::kInt32LogicProbe,
+        pipes::kFp16x2FmaProbe, dual_issue::kFp32TensorPair, dual_issue::kFp32Int32Pair}) {
     const size_t at = md.find(std::string("| ") + probe + " |", section);
     ASSERT_NE(at, std::string::npos) << probe << " not listed as skipped";
     const std::string line = md.substr(at, md.find('\n', at) - at);
@@ -296,8 +305,8 @@ TEST(ModelFamilies, EveryModelTimesTwentySeedsFailsOnlyAsListed) {
   for (const auto& [family, c] : per_family)
     std::cout << "families bench, " << family << ": " << c.first << " of " << c.second << " answers right\n";
   EXPECT_GT(per_family[std::string(granularity::kFamily.name)].second, 0);
-  EXPECT_GT(per_family["pipes"].second, 0);
-  EXPECT_GT(per_family["dual_issue"].second, 0);
+  EXPECT_GT(per_family[std::string(pipes::kFamily.name)].second, 0);
+  EXPECT_GT(per_family[std::string(dual_issue::kFamily.name)].second, 0);
 }
 
 // The gates can fail: a Kepler whose L1 fetched 32 B sectors, whose read-only path fetched its
@@ -313,9 +322,9 @@ TEST(ModelFamilies, TheGatesCatchAWrongTruth) {
   g.fam.fp64.value = g.fam.fp32.value / 2;
   std::map<std::string, Parameter> got;
   for (const auto& p : analyze(std::string(granularity::kFamily.name), rows, meta)) got[p.name] = p;
-  for (const auto& p : analyze("pipes", pipes_rows, meta)) got[p.name] = p;
+  for (const auto& p : analyze(std::string(pipes::kFamily.name), pipes_rows, meta)) got[p.name] = p;
   int wrong = 0;
-  for (const char* family : {granularity::kFamily.name.data(), "pipes"})
+  for (const char* family : {granularity::kFamily.name.data(), pipes::kFamily.name.data()})
     for (const auto& t : family_truths(g, family))
       if (t.name == param::l1_sector_size || t.name == param::readonly_line_size ||
           t.name == param::fp64_fp32_throughput_ratio) {

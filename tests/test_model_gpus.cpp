@@ -18,6 +18,8 @@
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/bandwidth.hpp"
+#include "analysis/shared_banks.hpp"
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
@@ -54,8 +56,10 @@ bool right(const Truth& t, const Parameter& p) {
 std::vector<Answer> bench(const Gpu& g, unsigned seed) {
   const Run run = generate(g, seed);
   auto params = analyze("latency", run.latency, run.meta);
-  for (const auto& p : analyze("bandwidth", run.bandwidth, run.meta)) params.push_back(p);
-  for (const auto& p : analyze("shared_banks", run.shared_banks, run.meta)) params.push_back(p);
+  for (const auto& p : analyze(std::string(bandwidth::kFamily.name), run.bandwidth, run.meta))
+    params.push_back(p);
+  for (const auto& p : analyze(std::string(shared_banks::kFamily.name), run.shared_banks, run.meta))
+    params.push_back(p);
   std::map<std::string, Parameter> got;
   for (const auto& p : params) got[p.name] = p;
   std::vector<Answer> out;
@@ -274,7 +278,8 @@ TEST(ModelGpus, CommittedHopperRunsReanalyseWithinOnePercent) {
     const std::string d = committed_run(run);
     std::map<std::string, Parameter> committed;
     for (const auto& p : read_parameters(d + "/parameters.csv")) committed[p.name] = p;
-    for (const std::string family : {"latency", "bandwidth"}) {
+    for (const std::string& family :
+         {std::string("latency"), std::string(bandwidth::kFamily.name)}) {
       if (!std::filesystem::exists(d + "/" + family + ".csv")) continue;
       Metadata meta;
       const auto obs = read_observations(d + "/" + family + ".csv", &meta);

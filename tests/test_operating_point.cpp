@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/pipes.hpp"
 #include "app/report.hpp"
 #include "base/operating_point.hpp"
 #include "recorded.hpp"
@@ -16,6 +17,7 @@ namespace gpuprobe {
 namespace {
 
 const std::string kTrace = std::string(GPUPROBE_TEST_DATA) + "/synthetic_power_trace.csv";
+const std::string kPipes(pipes::kFamily.name);  // the family the trace shows throttled
 
 TEST(OperatingPoint, ReasonsReadBackAsTheyWereWritten) {
   EXPECT_EQ(throttle_reason_text(0), "none");
@@ -36,7 +38,7 @@ TEST(OperatingPoint, TraceRoundTripsAndSummarisesEachFamily) {
   EXPECT_EQ(again[50].family, trace[50].family);
   EXPECT_EQ(again[83].reasons, trace[83].reasons);
 
-  const OperatingPoint pipes = summarize_family(trace, "pipes");
+  const OperatingPoint pipes = summarize_family(trace, kPipes);
   EXPECT_EQ(pipes.samples, 40);
   EXPECT_NEAR(pipes.limited_fraction, 0.4, 1e-12);
   EXPECT_EQ(pipes.reasons, 0x4u);
@@ -62,13 +64,13 @@ TEST(OperatingPoint, TraceRoundTripsAndSummarisesEachFamily) {
 TEST(OperatingPoint, ARecordedThrottledFamilyMarksTheValuesItTouched) {
   const auto trace = trace_from_table(read_csv(kTrace));
   Metadata meta;
-  const auto obs = read_observations(data_file("h100_pipes.csv"), &meta);
-  const auto plain = analyze("pipes", obs, meta);
+  const auto obs = read_observations(data_file("h100_" + kPipes + ".csv"), &meta);
+  const auto plain = analyze(kPipes, obs, meta);
   ASSERT_FALSE(plain.empty());
 
   Metadata throttled = meta;
-  add_operating_point_metadata(throttled, summarize_family(trace, "pipes"));
-  const auto marked = analyze("pipes", obs, throttled);
+  add_operating_point_metadata(throttled, summarize_family(trace, kPipes));
+  const auto marked = analyze(kPipes, obs, throttled);
   ASSERT_EQ(marked.size(), plain.size());
   for (size_t i = 0; i < marked.size(); ++i) {
     EXPECT_NEAR(marked[i].confidence, plain[i].confidence * (1 - kThrottlePenalty * 0.4), 1e-12)
@@ -77,12 +79,12 @@ TEST(OperatingPoint, ARecordedThrottledFamilyMarksTheValuesItTouched) {
     EXPECT_NE(marked[i].evidence.find("sw_power_cap active in 40 %"), std::string::npos)
         << marked[i].evidence;
     EXPECT_EQ(evidence_path(marked[i].evidence), plain[i].evidence);
-    EXPECT_EQ(family_of(marked[i]), "pipes");
+    EXPECT_EQ(family_of(marked[i]), kPipes);
   }
 
   Metadata calm = meta;
   add_operating_point_metadata(calm, summarize_family(trace, "latency"));
-  const auto unmarked = analyze("pipes", obs, calm);
+  const auto unmarked = analyze(kPipes, obs, calm);
   for (size_t i = 0; i < unmarked.size(); ++i) {
     EXPECT_EQ(unmarked[i].confidence, plain[i].confidence);
     EXPECT_EQ(unmarked[i].evidence, plain[i].evidence);

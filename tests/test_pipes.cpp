@@ -52,18 +52,23 @@ TEST(PerSmRates, SharedResourceOverTheLongestSpan) {
 
 std::vector<Observation> pipes_rows(const std::string& op, double tput, double events, double latency,
                                     double spread = 0.002) {
-  return {row("pipes", op, {{"mode", "throughput"}, {"timing", "cycles"}}, tput, "results/clk/SM", spread),
-          row("pipes", op, {{"mode", "throughput"}, {"timing", "events"}}, events, "results/clk/SM", spread),
-          row("pipes", op, {{"mode", "latency"}}, latency, "cycles", spread),
-          row("pipes", op, {{"mode", "latency"}}, latency / 1.8, "ns", spread)};
+  using pipes::kModeColumn;
+  using pipes::kTimingColumn;
+  const std::string family(pipes::kFamily.name);
+  return {row(family, op, {{kModeColumn, "throughput"}, {kTimingColumn, "cycles"}}, tput,
+              "results/clk/SM", spread),
+          row(family, op, {{kModeColumn, "throughput"}, {kTimingColumn, "events"}}, events,
+              "results/clk/SM", spread),
+          row(family, op, {{kModeColumn, "latency"}}, latency, "cycles", spread),
+          row(family, op, {{kModeColumn, "latency"}}, latency / 1.8, "ns", spread)};
 }
 
 TEST(Pipes, ThroughputAndLatencyPerOp) {
-  auto obs = pipes_rows("fp32_fma", 127.6, 127.1, 4.02);
-  auto more = pipes_rows("fp64_fma", 63.9, 63.5, 8.0);
+  auto obs = pipes_rows(pipes::kFp32FmaProbe, 127.6, 127.1, 4.02);
+  auto more = pipes_rows(pipes::kFp64FmaProbe, 63.9, 63.5, 8.0);
   obs.insert(obs.end(), more.begin(), more.end());
-  auto ps = analyze("pipes", obs);
-  expect_well_formed(ps, "pipes.csv");
+  auto ps = analyze(std::string(pipes::kFamily.name), obs);
+  expect_well_formed(ps, std::string(pipes::kFamily.name) + ".csv");
   ASSERT_EQ(ps.size(), 5u);  // and the fp64:fp32 ratio
   const Parameter* r = find(ps, param::fp64_fp32_throughput_ratio);
   ASSERT_NE(r, nullptr);
@@ -84,9 +89,9 @@ TEST(Pipes, ThroughputAndLatencyPerOp) {
 }
 
 TEST(Pipes, NoisyOrClockShiftedRunsAreLessCertain) {
-  auto clean = pipes::analyze_pipes(pipes_rows("fp32_add", 128, 128, 4), {});
-  auto noisy = pipes::analyze_pipes(pipes_rows("fp32_add", 128, 128, 4, 0.08), {});
-  auto shifted = pipes::analyze_pipes(pipes_rows("fp32_add", 128, 100, 4), {});
+  auto clean = pipes::analyze_pipes(pipes_rows(pipes::kFp32AddProbe, 128, 128, 4), {});
+  auto noisy = pipes::analyze_pipes(pipes_rows(pipes::kFp32AddProbe, 128, 128, 4, 0.08), {});
+  auto shifted = pipes::analyze_pipes(pipes_rows(pipes::kFp32AddProbe, 128, 100, 4), {});
   double c = find(clean, param::fp32_add_throughput_per_sm)->confidence;
   EXPECT_LT(find(noisy, param::fp32_add_throughput_per_sm)->confidence, c);
   EXPECT_LT(find(shifted, param::fp32_add_throughput_per_sm)->confidence, c);
@@ -96,7 +101,7 @@ TEST(Pipes, NoisyOrClockShiftedRunsAreLessCertain) {
 
 TEST(Pipes, ClockChangeDuringTheProbeIsReportedNotPenalised) {
   // As the tensor probes on the H100: events 8 % below cycles, the clock near 1820 MHz.
-  auto ps = pipes::analyze_pipes(pipes_rows("tensor_mma_f16", 1364, 1254, 24),
+  auto ps = pipes::analyze_pipes(pipes_rows(pipes::kTensorMmaF16Probe, 1364, 1254, 24),
                                  {{"family_sm_clock_mhz", "1980.0"}});
   const Parameter* t = find(ps, param::tensor_mma_f16_throughput_per_sm);
   ASSERT_NE(t, nullptr);
@@ -106,7 +111,9 @@ TEST(Pipes, ClockChangeDuringTheProbeIsReportedNotPenalised) {
 }
 
 TEST(Pipes, MissingRowsLeaveParametersOut) {
-  std::vector<Observation> only_latency = {row("pipes", "shuffle", {{"mode", "latency"}}, 23, "cycles")};
+  std::vector<Observation> only_latency = {row(std::string(pipes::kFamily.name),
+                                               pipes::kShuffleProbe,
+                                               {{pipes::kModeColumn, "latency"}}, 23, "cycles")};
   auto ps = pipes::analyze_pipes(only_latency, {});
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_EQ(ps[0].name, param::shuffle_latency);
@@ -134,12 +141,13 @@ TEST(Pipes, EveryOpHasThroughputAndLatencyExpectations) {
 TEST(Pipes, WgmmaRatesAndLatencyAreMultiplyAddsAndCycles) {
   // As expected of an H100: f16 at the documented dense peak, 989.4 TFLOPS / (2 x 132 SMs x
   // 1830 MHz) = 2048 multiply-adds per clock per SM; tf32 half that, fp8 twice.
-  auto obs = pipes_rows("tensor_wgmma_f16", 2040, 1880, 180);
-  auto tf32 = pipes_rows("tensor_wgmma_tf32", 1021, 940, 180);
-  auto fp8 = pipes_rows("tensor_wgmma_fp8_e4m3", 4080, 3760, 180);
+  auto obs = pipes_rows(pipes::kTensorWgmmaF16Probe, 2040, 1880, 180);
+  auto tf32 = pipes_rows(pipes::kTensorWgmmaTf32Probe, 1021, 940, 180);
+  auto fp8 = pipes_rows(pipes::kTensorWgmmaFp8E4m3Probe, 4080, 3760, 180);
   for (auto* more : {&tf32, &fp8}) obs.insert(obs.end(), more->begin(), more->end());
-  auto ps = analyze("pipes", obs, {{"compute_capability", "9.0"}, {"family_sm_clock_mhz", "1980.0"}});
-  expect_well_formed(ps, "pipes.csv");
+  auto ps = analyze(std::string(pipes::kFamily.name), obs,
+                    {{"compute_capability", "9.0"}, {"family_sm_clock_mhz", "1980.0"}});
+  expect_well_formed(ps, std::string(pipes::kFamily.name) + ".csv");
   ASSERT_EQ(ps.size(), 6u);
   const Parameter* t = find(ps, param::tensor_wgmma_f16_throughput_per_sm);
   ASSERT_NE(t, nullptr);
@@ -162,7 +170,7 @@ TEST(Pipes, WgmmaRatesAndLatencyAreMultiplyAddsAndCycles) {
   EXPECT_NE(l->method.find("wait_group 0"), std::string::npos) << l->method;
   EXPECT_NE(l->method.find("one warpgroup"), std::string::npos) << l->method;
   // mma.sync on sm_90 points at the wgmma probes.
-  auto mma = pipes::analyze_pipes(pipes_rows("tensor_mma_f16", 1364, 1254, 24),
+  auto mma = pipes::analyze_pipes(pipes_rows(pipes::kTensorMmaF16Probe, 1364, 1254, 24),
                                   {{"compute_capability", "9.0"}});
   EXPECT_NE(find(mma, param::tensor_mma_f16_throughput_per_sm)->method.find("tensor_wgmma_*"),
             std::string::npos);
@@ -170,7 +178,7 @@ TEST(Pipes, WgmmaRatesAndLatencyAreMultiplyAddsAndCycles) {
 
 TEST(Pipes, WgmmaOnlyThroughputWhenLatencyIsMissing) {
   // An invalid latency kernel leaves its row out: the throughput still stands, alone.
-  auto obs = pipes_rows("tensor_wgmma_int8", 4000, 3900, 150);
+  auto obs = pipes_rows(pipes::kTensorWgmmaInt8Probe, 4000, 3900, 150);
   obs.erase(obs.begin() + 2, obs.end());
   auto ps = pipes::analyze_pipes(obs, {});
   ASSERT_EQ(ps.size(), 1u);
@@ -201,7 +209,7 @@ TEST(Pipes, EveryWgmmaOpHasThroughputAndLatencyExpectations) {
   }
   EXPECT_EQ(pipes::wgmma_kernel_name("WgmmaF16", false), "pipes::wgmma_throughput<pipes::WgmmaF16>");
   EXPECT_EQ(pipes::wgmma_kernel_name("WgmmaF16", true), "pipes::wgmma_latency<pipes::WgmmaF16>");
-  EXPECT_EQ(pipes::find_wgmma_op("tensor_mma_f16"), nullptr);
+  EXPECT_EQ(pipes::find_wgmma_op(pipes::kTensorMmaF16Probe), nullptr);
 }
 
 TEST(Pipes, WgmmaSassChainAndSerialisation) {
@@ -246,9 +254,9 @@ TEST(Pipes, WgmmaSassChainAndSerialisation) {
 }
 
 TEST(RecordedH100, PipesMatchTheDocumentedFmaRates) {
-  SKIP_WITHOUT("pipes");
-  auto ps = recorded_parameters("pipes");
-  expect_well_formed(ps, "pipes.csv");
+  SKIP_WITHOUT(pipes::kFamily.name);
+  auto ps = recorded_parameters(std::string(pipes::kFamily.name));
+  expect_well_formed(ps, std::string(pipes::kFamily.name) + ".csv");
   // The family's bar: within 3 % of 128 (fp32) and 64 (fp64) results/clk/SM.
   ASSERT_NE(find(ps, param::fp32_fma_throughput_per_sm), nullptr);
   EXPECT_NEAR(find(ps, param::fp32_fma_throughput_per_sm)->value, 128, 128 * 0.03);
@@ -270,8 +278,8 @@ TEST(RecordedH100, PipesMatchTheDocumentedFmaRates) {
 }
 
 TEST(RecordedH100, WgmmaReachesWhatMmaSyncCannot) {
-  SKIP_WITHOUT("pipes");
-  auto ps = recorded_parameters("pipes");
+  SKIP_WITHOUT(pipes::kFamily.name);
+  auto ps = recorded_parameters(std::string(pipes::kFamily.name));
   const Parameter* f16 = find(ps, param::tensor_wgmma_f16_throughput_per_sm);
   REQUIRE_RECORDED(f16) << "tests/data/h100_pipes.csv was recorded before the wgmma probes";
   // Per clock, nothing exceeds the documented dense peak: 989.4 TFLOPS / (2 x 132 SMs x
@@ -281,8 +289,10 @@ TEST(RecordedH100, WgmmaReachesWhatMmaSyncCannot) {
   const Parameter* mma = find(ps, param::tensor_mma_f16_throughput_per_sm);
   ASSERT_NE(mma, nullptr);
   EXPECT_GT(f16->value, mma->value * 1.1);
-  for (auto [name, ratio] : {std::pair{"tensor_wgmma_bf16", 1.0}, std::pair{"tensor_wgmma_tf32", 0.5},
-                             std::pair{"tensor_wgmma_fp8_e4m3", 2.0}, std::pair{"tensor_wgmma_int8", 2.0}}) {
+  for (auto [name, ratio] :
+       {std::pair{pipes::kTensorWgmmaBf16Probe, 1.0}, std::pair{pipes::kTensorWgmmaTf32Probe, 0.5},
+        std::pair{pipes::kTensorWgmmaFp8E4m3Probe, 2.0},
+        std::pair{pipes::kTensorWgmmaInt8Probe, 2.0}}) {
     const Parameter* p = find(ps, std::string(name) + "_throughput_per_sm");
     ASSERT_NE(p, nullptr) << name;
     EXPECT_NEAR(p->value / f16->value, ratio, ratio * 0.25) << name;

@@ -127,7 +127,7 @@ TEST(RooflineModel, TwoRoofsAtOnceAndLatencyBound) {
   p = predict(m, kernel("slow", {{energy::kDramRead, 3e9}}, 40e-3));
   EXPECT_EQ(p.bound, std::string(kLatencyBound));
   // a count whose roof the run lacks is named, not guessed
-  p = predict(m, kernel("atomics", {{kAtomicGlobal, 1e6}}, 1e-3));
+  p = predict(m, kernel("global_atomics", {{kAtomicGlobal, 1e6}}, 1e-3));
   EXPECT_EQ(p.bound, std::string(kUnpredicted));
   EXPECT_NE(p.reason.find("atomic_global"), std::string::npos);
 }

@@ -32,12 +32,12 @@ std::vector<CodeExpectation> atomics_expectations() {
       // ATOMS.ADD, ATOMS.CAS (or .CAST.SPIN), ATOMG.E.ADD.STRONG.GPU, ATOMG.E.CAS.STRONG.GPU
       const std::string sass =
           std::string(shared ? "^ATOMS" : "^ATOMG") + R"((\.[A-Z0-9]+)*\.)" + (cas ? "CAS" : "ADD");
-      out.push_back({"atomics",
+      out.push_back({std::string(kFamily.name),
                      chain_kernel_name(shared, cas),
                      kAtomicLatency,
                      {{ptx, kAtomicsPerTrip, true}},
                      {{sass, kAtomicsPerTrip, false}}});
-      out.push_back({"atomics",
+      out.push_back({std::string(kFamily.name),
                      stream_kernel_name(shared, cas),
                      kAtomicThroughput,
                      {{ptx, kAtomicsPerTrip, false}},
@@ -52,7 +52,7 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(atomics_expectations);
 // A global chain that stepped over lines (newer rows say how many, and how far apart)
 // averages over near and far L2 slices; older rows were of one word, one slice.
 std::string lines_text(const Observation& o) {
-  const double lines = o.param("lines"), stride = o.param("line_stride_bytes");
+  const double lines = o.param(kLinesColumn), stride = o.param(kLineStrideColumn);
   if (!(lines > 1)) return "";
   return "; each step on the next of " + analysis::num(lines) + " lines " + analysis::num(stride, 4) +
          " B apart (every active lane on the same line): the mean over their L2 slices, near and far";
@@ -70,7 +70,7 @@ const std::string kRunToRunWhy = "what runs in a row moved (the lines' L2 slices
 
 std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
-  const std::string evidence = analysis::evidence_file(obs, "atomics");
+  const std::string evidence = analysis::evidence_file(obs, std::string(kFamily.name));
   const auto lat = analysis::finite_rows(obs, kAtomicLatency, "cycles");
   const auto tput = analysis::finite_rows(obs, kAtomicThroughput, kPerClockPerSm);
   // Each memory space's parameters: the three chains, then the stream.
@@ -98,16 +98,18 @@ std::vector<Parameter> analyze_atomics(const std::vector<Observation>& obs, cons
          "one lane, dependent atomicCAS chain (compare = previous result)"},
     };
     for (const auto& wnt : wants)
-      if (const Observation* o = analysis::find_row(lat, {{"space", space},
-                                                          {"op", wnt.op},
-                                                          {"lanes", wnt.lanes},
-                                                          {"addresses", wnt.addresses}})) {
+      if (const Observation* o = analysis::find_row(lat, {{kSpaceColumn, space},
+                                                          {kOpColumn, wnt.op},
+                                                          {kLanesColumn, wnt.lanes},
+                                                          {kAddressesColumn, wnt.addresses}})) {
         out.push_back(analysis::measured(wnt.name, *o, wnt.how + lines_text(*o), evidence));
         if (space == "global")
           analysis::widen_to_repeat(out.back(), kGlobalLatencyRunToRun, kRunToRunWhy);
       }
-    if (const Observation* o = analysis::find_row(
-            tput, {{"space", space}, {"op", "add"}, {"lanes", "32"}, {"addresses", "32"}})) {
+    if (const Observation* o = analysis::find_row(tput, {{kSpaceColumn, space},
+                                                         {kOpColumn, "add"},
+                                                         {kLanesColumn, "32"},
+                                                         {kAddressesColumn, "32"}})) {
       out.push_back(analysis::measured(
           sp.throughput, *o,
           "atomicAdd, 32 lanes on 32 words per warp, all warps, " +

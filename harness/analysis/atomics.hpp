@@ -15,6 +15,19 @@ using analysis::kWarpLanes;
 constexpr const char* kAtomicLatency = "latency";        // cycles per atomic, one warp
 constexpr const char* kAtomicThroughput = "throughput";  // atomics/clk/SM
 constexpr const char* kPerClockPerSm = "atomics/clk/SM";
+// Columns of atomics.csv; the global latency chains add kLinesColumn and kLineStrideColumn.
+constexpr const char* kSpaceColumn = "space";                   // shared or global
+constexpr const char* kOpColumn = "op";                         // add or cas
+constexpr const char* kLanesColumn = "lanes";                   // active lanes of each warp
+constexpr const char* kAddressesColumn = "addresses";           // distinct words they hit
+constexpr const char* kLinesColumn = "lines";                   // lines a global chain steps over
+constexpr const char* kLineStrideColumn = "line_stride_bytes";  // bytes between those lines
+constexpr const char* kWarpsPerSmColumn = "warps_per_sm";       // the throughput probe's warps
+
+// This family's name as a word of another format, defined here because it spells the name:
+// the roofline model's kind of an atomics-per-second ceiling (Ceiling::what of
+// analysis/roofline_model.hpp, the `what` column of `gpuprobe roofline`'s ceilings).
+constexpr const char* kRooflineCeilingKind = "atomics";
 
 // Atomics per loop trip of the timed loops, and the kernels' names as the code checks
 // (base/code_check.hpp) know them.

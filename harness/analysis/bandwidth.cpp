@@ -8,7 +8,9 @@
 #include <optional>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/common/memory_chase.hpp"
 #include "analysis/common/util.hpp"
+#include "analysis/dram_read_order.hpp"
 #include "base/csv.hpp"
 #include "base/parameter_names.hpp"
 
@@ -37,12 +39,12 @@ std::optional<Observation> best_of(const std::vector<Observation>& rows) {
 
 // "16 B ld.global.cg, ILP 4" (", warp slices" for the read_slices layout)
 std::string describe(const Observation& o) {
-  if (o.param_text("op") == "cp.async.bulk")
-    return o.param_text("width_bytes") + " B cp.async.bulk chunks, " + o.param_text("ilp") +
+  if (o.param_text(kOpColumn) == "cp.async.bulk")
+    return o.param_text(kWidthColumn) + " B cp.async.bulk chunks, " + o.param_text(kIlpColumn) +
            " in flight per block";
-  std::string s = o.param_text("width_bytes") + " B " + o.param_text("op");
-  if (!o.param_text("ilp").empty()) s += ", ILP " + o.param_text("ilp");
-  if (o.probe == "read_slices") s += ", warp slices";
+  std::string s = o.param_text(kWidthColumn) + " B " + o.param_text(kOpColumn);
+  if (!o.param_text(kIlpColumn).empty()) s += ", ILP " + o.param_text(kIlpColumn);
+  if (o.probe == kReadSlicesProbe) s += ", warp slices";
   return s;
 }
 
@@ -84,9 +86,9 @@ void against_theoretical(Parameter& p, double theoretical) {
 // is not the L2 delivering.
 std::function<bool(const Observation&)> l2_fraction_in(double lo, double hi) {
   return [lo, hi](const Observation& o) {
-    const double f = o.param("l2_fraction");
-    const double round = o.param("round_bytes");
-    return f > lo && f <= hi && !(o.param("footprint_bytes") < round);
+    const double f = o.param(kL2FractionColumn);
+    const double round = o.param(kRoundColumn);
+    return f > lo && f <= hi && !(o.param(memory_chase::kFootprintColumn) < round);
   };
 }
 
@@ -114,10 +116,10 @@ double shelf_start(const std::vector<Observation>& rows, const std::string& key,
 // by merging requests is not known; the L2's own rate is the shelf the largest footprints up to
 // half of L2 reach. The rows returned are those footprints' rows.
 std::vector<Observation> l2_shelf(const std::vector<Observation>& rows) {
-  const double lowest = shelf_start(rows, "footprint_bytes", 0);
+  const double lowest = shelf_start(rows, memory_chase::kFootprintColumn, 0);
   std::vector<Observation> out;
   for (const auto& o : rows)
-    if (o.param("footprint_bytes") >= lowest) out.push_back(o);
+    if (o.param(memory_chase::kFootprintColumn) >= lowest) out.push_back(o);
   return out;
 }
 
@@ -127,19 +129,21 @@ std::vector<Observation> l2_shelf(const std::vector<Observation>& rows) {
 // faster than DRAM can deliver.
 constexpr double kDramMinFraction = 8;
 std::vector<Observation> dram_rows(const std::vector<Observation>& obs, const std::string& probe) {
-  const double lowest = shelf_start(select(obs, probe, "GB/s"), "l2_fraction", kDramMinFraction);
+  const double lowest =
+      shelf_start(select(obs, probe, "GB/s"), kL2FractionColumn, kDramMinFraction);
   if (!std::isfinite(lowest)) return {};
-  return rows_where(obs, probe, "GB/s",
-                    [lowest](const Observation& o) { return o.param("l2_fraction") >= lowest; });
+  return rows_where(obs, probe, "GB/s", [lowest](const Observation& o) {
+    return o.param(kL2FractionColumn) >= lowest;
+  });
 }
 
-const std::string kEvidence = "bandwidth.csv";
+const std::string kEvidence = std::string(kFamily.name) + ".csv";
 
 // dram_read_bandwidth: the grid sweeping the buffer together, each warp streaming its own
 // slice, and the bulk-copy engine, best of all.
 std::optional<Parameter> dram_read(const std::vector<Observation>& obs, double theoretical) {
-  auto dram = dram_rows(obs, "read");
-  for (const std::string probe : {"read_slices", "read_bulk"})
+  auto dram = dram_rows(obs, kReadProbe);
+  for (const char* probe : {kReadSlicesProbe, kReadBulkProbe})
     for (const auto& o : dram_rows(obs, probe)) dram.push_back(o);
   auto b = best_of(dram);
   if (!b) return std::nullopt;
@@ -147,8 +151,8 @@ std::optional<Parameter> dram_read(const std::vector<Observation>& obs, double t
       param::dram_read_bandwidth, *b, "GB/s",
       "best of " + std::to_string(dram.size()) +
           " streaming reads (width, ILP, cache operator and hints, layout, bulk copies) " +
-          "at full occupancy over " + mib(b->param("footprint_bytes")) + " (" +
-          format_printf("%.0f", b->param("l2_fraction")) + "x L2), events, median of " +
+          "at full occupancy over " + mib(b->param(memory_chase::kFootprintColumn)) + " (" +
+          format_printf("%.0f", b->param(kL2FractionColumn)) + "x L2), events, median of " +
           std::to_string(b->reps) + ": " + describe(*b),
       kEvidence);
   against_theoretical(p, theoretical);
@@ -160,20 +164,22 @@ std::optional<Parameter> dram_read(const std::vector<Observation>& obs, double t
 std::optional<Parameter> dram_store(const std::vector<Observation>& obs, const std::string& probe,
                                     const char* name, double theoretical) {
   auto rows = dram_rows(obs, probe);
-  if (probe == "write")
-    for (const auto& o : dram_rows(obs, "write_bulk")) rows.push_back(o);
+  if (probe == kWriteProbe)
+    for (const auto& o : dram_rows(obs, kWriteBulkProbe)) rows.push_back(o);
   auto b = best_of(rows);
   if (!b) return std::nullopt;
-  std::string method = std::string(probe == "copy" ? "load + store over two buffers, bytes read "
-                                                     "and written both counted; "
-                                                   : "streaming stores; ") +
-                       "best of " + std::to_string(rows.size()) + " over " +
-                       mib(b->param("footprint_bytes")) + ": " + describe(*b);
+  std::string method =
+      std::string(probe == kCopyProbe ? "load + store over two buffers, bytes read "
+                                        "and written both counted; "
+                                      : "streaming stores; ") +
+      "best of " + std::to_string(rows.size()) + " over " +
+      mib(b->param(memory_chase::kFootprintColumn)) + ": " + describe(*b);
   std::vector<Observation> others;
   for (const auto& o : rows)
-    if (o.param_text("op") != b->param_text("op")) others.push_back(o);
+    if (o.param_text(kOpColumn) != b->param_text(kOpColumn)) others.push_back(o);
   if (auto other = best_of(others))
-    method += " won (" + other->param_text("op") + " best " + format_printf("%.0f", other->p50) + " GB/s)";
+    method += " won (" + other->param_text(kOpColumn) + " best " +
+              format_printf("%.0f", other->p50) + " GB/s)";
   Parameter p = peak_parameter(name, *b, "GB/s", method, kEvidence);
   against_theoretical(p, theoretical);
   return p;
@@ -182,9 +188,9 @@ std::optional<Parameter> dram_store(const std::vector<Observation>& obs, const s
 // l2_read_bandwidth: reads through L2 only up to half of L2, from one round of the grid's reads
 // (or, without round_bytes, the shelf the largest of them reach).
 std::optional<Parameter> l2_read(const std::vector<Observation>& obs) {
-  auto near = rows_where(obs, "read", "GB/s", l2_fraction_in(0, 0.5));
+  auto near = rows_where(obs, kReadProbe, "GB/s", l2_fraction_in(0, 0.5));
   const bool rounds_known = std::any_of(near.begin(), near.end(), [](const Observation& o) {
-    return std::isfinite(o.param("round_bytes"));
+    return std::isfinite(o.param(kRoundColumn));
   });
   if (!rounds_known) near = l2_shelf(near);
   auto b = best_of(near);
@@ -199,12 +205,12 @@ std::optional<Parameter> l2_read(const std::vector<Observation>& obs) {
                                  "5 % of the largest one's (smaller ones may be inflated by merged "
                                  "requests), best of ") +
           std::to_string(near.size()) + ": " + describe(*b) + " at " +
-          mib(b->param("footprint_bytes")),
+          mib(b->param(memory_chase::kFootprintColumn)),
       kEvidence);
   if (near.size() < 2) p.confidence = std::min(p.confidence, kOneFootprintCap);
   // without the round, a shelf of inflated rows could pass for the L2's
   if (!rounds_known) p.confidence = std::min(p.confidence, kNoRoundCap);
-  if (auto both = best_of(rows_where(obs, "read", "GB/s", l2_fraction_in(0.5, 0.9))))
+  if (auto both = best_of(rows_where(obs, kReadProbe, "GB/s", l2_fraction_in(0.5, 0.9))))
     p.method += "; across both partitions (0.5-0.9x L2) " + format_printf("%.0f", both->p50) + " GB/s";
   analysis::widen_to_repeat(p, kL2ReadRunToRun, "what runs in a row moved it");
   return p;
@@ -212,12 +218,12 @@ std::optional<Parameter> l2_read(const std::vector<Observation>& obs) {
 
 // l1_bandwidth_per_sm: each block rereading its own slice through L1.
 std::optional<Parameter> l1_read(const std::vector<Observation>& obs) {
-  auto l1 = select(obs, "l1_read", "B/clk/SM");
+  auto l1 = select(obs, kL1ReadProbe, "B/clk/SM");
   auto b = best_of(l1);
   if (!b) return std::nullopt;
   return peak_parameter(param::l1_bandwidth_per_sm, *b, "B/clk/SM",
                         "each block rereads its own 16 KiB slice through L1, " +
-                            b->param_text("threads_per_sm") +
+                            b->param_text(kThreadsPerSmColumn) +
                             " threads/SM; clock64 window per SM (blocks grouped by %smid), median "
                             "over SMs; best of " +
                             std::to_string(l1.size()) + ": " + describe(*b),
@@ -229,11 +235,12 @@ std::optional<Parameter> l1_read(const std::vector<Observation>& obs) {
 std::vector<Parameter> analyze_bandwidth(const std::vector<Observation>& obs, const Metadata&) {
   using namespace bandwidth;
   double theoretical = std::nan("");
-  if (auto t = best_of(select(obs, "dram_theoretical", "GB/s"))) theoretical = t->p50;
+  if (auto t = best_of(select(obs, dram_read_order::kTheoreticalProbe, "GB/s")))
+    theoretical = t->p50;
   std::vector<Parameter> out;
   for (auto p : {dram_read(obs, theoretical),
-                 dram_store(obs, "write", param::dram_write_bandwidth, theoretical),
-                 dram_store(obs, "copy", param::dram_copy_bandwidth, theoretical), l2_read(obs),
+                 dram_store(obs, kWriteProbe, param::dram_write_bandwidth, theoretical),
+                 dram_store(obs, kCopyProbe, param::dram_copy_bandwidth, theoretical), l2_read(obs),
                  l1_read(obs)})
     if (p) out.push_back(*p);
   return out;

@@ -78,12 +78,12 @@ std::vector<Parameter> analyze_bytes_in_flight(const std::vector<Observation>& o
     const char* probe;  // and the level's name in the littles_law rows
     const char* name;
   };
-  for (const Level& lv : {Level{"dram", param::dram_bytes_in_flight_90pct},
-                          Level{"l2", param::l2_bytes_in_flight_90pct}}) {
+  for (const Level& lv : {Level{kDramProbe, param::dram_bytes_in_flight_90pct},
+                          Level{kL2Probe, param::l2_bytes_in_flight_90pct}}) {
     const std::string level = lv.probe;
     std::vector<CurvePoint> curve;
     for (const auto& o : select(obs, level, "GB/s"))
-      curve.push_back({o.param("bytes_in_flight_per_sm"), o.p50});
+      curve.push_back({o.param(kInFlightColumn), o.p50});
     auto s = saturation_point(curve, 0.9);
     if (!s) continue;
     std::string method =
@@ -94,14 +94,15 @@ std::vector<Parameter> analyze_bytes_in_flight(const std::vector<Observation>& o
         "between " +
         format_printf("%.0f", s->low) + " and " + format_printf("%.0f", s->high) + " B";
     if (!s->plateau) method += "; the curve was still rising at the largest point";
-    for (const auto& l : select(obs, "littles_law", "B/SM"))
-      if (l.param_text("level") == level)
-        method += "; Little's law: " + format_printf("%.0f", l.param("latency_ns")) + " ns unloaded x " +
-                  format_printf("%.0f", l.param("peak_gbs")) + " GB/s = " + format_printf("%.0f", l.p50) +
+    for (const auto& l : select(obs, kLittlesLawProbe, "B/SM"))
+      if (l.param_text(kLevelColumn) == level)
+        method += "; Little's law: " + format_printf("%.0f", l.param(kLatencyColumn)) +
+                  " ns unloaded x " + format_printf("%.0f", l.param(kPeakColumn)) +
+                  " GB/s = " + format_printf("%.0f", l.p50) +
                   " B/SM for the full peak (measured 90 % point / prediction = " +
                   format_printf("%.2f", s->x / l.p50) + ")";
-    out.push_back(
-        {lv.name, s->x, "bytes", s->low, s->high, s->confidence, method, "bytes_in_flight.csv"});
+    out.push_back({lv.name, s->x, "bytes", s->low, s->high, s->confidence, method,
+                   std::string(kFamily.name) + ".csv"});
   }
   return out;
 }

@@ -12,6 +12,22 @@ namespace gpuprobe::bytes_in_flight {
 
 using segmentation::CurvePoint;  // x: bytes in flight per SM, y: the rate they reach
 
+// The names of bytes_in_flight.csv, written by the driver and read by the analyzer and the
+// tests; the footprint column is memory_chase::kFootprintColumn (analysis/common/). A level's
+// probe is also its name in the level column of the chase and Little's law rows.
+constexpr const char* kDramProbe = "dram";    // GB/s from DRAM against bytes in flight per SM
+constexpr const char* kL2Probe = "l2";        // GB/s from L2 against bytes in flight per SM
+constexpr const char* kChaseProbe = "chase";  // cycles per step of one thread's unloaded chase
+constexpr const char* kLittlesLawProbe = "littles_law";  // B/SM that latency x peak asks for
+constexpr const char* kWarpsPerSmColumn = "warps_per_sm";
+constexpr const char* kIlpColumn = "ilp";                          // accesses in flight per thread
+constexpr const char* kWidthColumn = "width_bytes";                // bytes per access
+constexpr const char* kInFlightColumn = "bytes_in_flight_per_sm";  // warps x 32 x ILP x width
+constexpr const char* kLevelColumn = "level";         // the chase's or Little's law's level
+constexpr const char* kStepsColumn = "steps";         // the chase's steps per repetition
+constexpr const char* kLatencyColumn = "latency_ns";  // Little's law: the chase's latency
+constexpr const char* kPeakColumn = "peak_gbs";       // Little's law: the sweep's best GB/s
+
 struct Saturation {
   double x = 0, low = 0, high = 0;
   double peak = 0, peak_x = 0;

@@ -18,10 +18,13 @@ const std::vector<PairInfo>& pairs() {
   // int32 is the logic op: integer adds go half to the FMA pipe (IMAD.IADD), which would
   // make fp32 + int32 look like a shared pipe for the compiler's reasons, not the SM's.
   static const std::vector<PairInfo> all = {
-      {"fp32_int32", "fp32_fma", "int32_logic"}, {"fp32_fp64", "fp32_fma", "fp64_fma"},
-      {"fp32_sfu", "fp32_fma", "sfu_ex2"},       {"fp32_ldst", "fp32_fma", "ld_global"},
-      {"fp32_shared", "fp32_fma", "ldst"},       {"fp16_fp32", "fp16x2_fma", "fp32_fma"},
-      {"fp32_tensor", "fp32_fma", "tensor_mma_f16"},
+      {kFp32Int32Pair, pipes::kFp32FmaProbe, pipes::kInt32LogicProbe},
+      {kFp32Fp64Pair, pipes::kFp32FmaProbe, pipes::kFp64FmaProbe},
+      {kFp32SfuPair, pipes::kFp32FmaProbe, pipes::kSfuEx2Probe},
+      {kFp32LdstPair, pipes::kFp32FmaProbe, pipes::kLdGlobalProbe},
+      {kFp32SharedPair, pipes::kFp32FmaProbe, pipes::kLdstProbe},
+      {kFp16Fp32Pair, pipes::kFp16x2FmaProbe, pipes::kFp32FmaProbe},
+      {kFp32TensorPair, pipes::kFp32FmaProbe, pipes::kTensorMmaF16Probe},
   };
   return all;
 }
@@ -138,15 +141,15 @@ constexpr double kGainNamed = dual_issue::kCoIssueMargin;
 std::optional<Parameter> dual_issue_gain(const std::vector<Observation>& obs) {
   const Observation *solo = nullptr, *pair = nullptr;
   for (const auto& o : obs) {
-    const std::string s = o.param_text("stream");
+    const std::string s = o.param_text(kStreamColumn);
     if ((s == "a" || s == "b") && (!solo || o.value > solo->value)) solo = &o;
     if (s == "pair" && (!pair || o.value > pair->value)) pair = &o;
   }
   if (!solo || !pair || !(solo->value > 0) || !(pair->value > 0)) return std::nullopt;
-  const std::string ev = "dual_issue.csv";
+  const std::string ev = std::string(kFamily.name) + ".csv";
   Parameter p = analysis::ratio_of(param::dual_issue_gain, analysis::measured("", *pair, "", ev),
                                    analysis::measured("", *solo, "", ev), "", ev);
-  std::string solo_op = solo->param_text("stream");
+  std::string solo_op = solo->param_text(kStreamColumn);
   for (const auto& pi : dual_issue::pairs())
     if (solo->probe == pi.name) solo_op = solo_op == "a" ? pi.a : pi.b;
   char buf[512];
@@ -168,18 +171,19 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
   std::vector<Parameter> out;
   double issue = 0;
   for (const auto& o : obs)
-    if (o.param_text("stream") == "a" || o.param_text("stream") == "b") issue = std::max(issue, o.value);
+    if (o.param_text(kStreamColumn) == "a" || o.param_text(kStreamColumn) == "b")
+      issue = std::max(issue, o.value);
   for (const auto& pair : dual_issue::pairs()) {
     const Observation *a = nullptr, *b = nullptr, *p = nullptr;
     for (const auto& o : obs) {
       if (o.probe != pair.name) continue;
-      std::string s = o.param_text("stream");
+      std::string s = o.param_text(kStreamColumn);
       if (s == "a") a = &o;
       if (s == "b") b = &o;
       if (s == "pair") p = &o;
     }
     if (!a || !b || !p) continue;
-    double na = p->param("a_per_round"), nb = p->param("b_per_round");
+    double na = p->param(kAPerRoundColumn), nb = p->param(kBPerRoundColumn);
     auto v = dual_issue::judge(a->value, b->value, na, nb, p->value, issue);
     if (v.verdict.empty()) continue;
     Parameter out_p;
@@ -212,7 +216,7 @@ std::vector<Parameter> analyze_dual_issue(const std::vector<Observation>& obs, c
     }
     out_p.method += "; interval: the paired row's p05..p95 over the faster solo's p95..p05, at least +-" +
                     analysis::num(100 * dual_issue::kWindowCost) + " % (the windows' fixed costs)";
-    out_p.evidence = "dual_issue.csv";
+    out_p.evidence = std::string(kFamily.name) + ".csv";
     out.push_back(out_p);
   }
   if (auto gain = dual_issue_gain(obs)) out.push_back(*gain);

@@ -22,6 +22,20 @@
 
 namespace gpuprobe::dual_issue {
 
+// The names of dual_issue.csv, written by the driver and read by the analyzer, the tests and the
+// model GPUs. Each pair's probe, dual_issue_<pair> its parameter (the ops are pipes' probes):
+constexpr const char* kFp32Int32Pair = "fp32_int32";    // fp32 FMA with int32 logic
+constexpr const char* kFp32Fp64Pair = "fp32_fp64";      // fp32 FMA with fp64 FMA
+constexpr const char* kFp32SfuPair = "fp32_sfu";        // fp32 FMA with ex2 (SFU)
+constexpr const char* kFp32LdstPair = "fp32_ldst";      // fp32 FMA with global loads (L1 hits)
+constexpr const char* kFp32SharedPair = "fp32_shared";  // fp32 FMA with shared loads
+constexpr const char* kFp16Fp32Pair = "fp16_fp32";      // fp16x2 FMA with fp32 FMA
+constexpr const char* kFp32TensorPair = "fp32_tensor";  // fp32 FMA with mma.sync f16
+// A row's stream: "a" or "b" alone, or "pair", both interleaved at a_per_round:b_per_round.
+constexpr const char* kStreamColumn = "stream";
+constexpr const char* kAPerRoundColumn = "a_per_round";  // instructions of A per round
+constexpr const char* kBPerRoundColumn = "b_per_round";  // instructions of B per round
+
 // Rounds per loop trip; each round issues `a` steps of stream A and `b` of stream B, one
 // step per independent chain.
 constexpr int kRounds = 32;

@@ -24,48 +24,55 @@ const std::vector<OpInfo>& ops() {
   // SASS patterns name what ptxas must emit. Integer adds: ptxas spreads them over IADD3
   // (integer pipe) and IMAD.IADD (FMA pipe); both count, the loop counter (an immediate) not.
   static const std::vector<OpInfo> all = {
-      {"fp32_fma", "Fp32Fma", R"(^fma\.rn\.f32 )", 1, R"(^FFMA R)", 1, "fma.rn.f32 (FFMA)"},
-      {"fp32_add", "Fp32Add", R"(^add\.rn\.f32 )", 1, R"(^FADD R)", 1, "add.rn.f32 (FADD)"},
-      {"fp32_mul", "Fp32Mul", R"(^mul\.rn\.f32 )", 1, R"(^FMUL R)", 1, "mul.rn.f32 (FMUL)"},
-      {"fp64_fma", "Fp64Fma", R"(^fma\.rn\.f64 )", 1, R"(^DFMA R)", 1, "fma.rn.f64 (DFMA)"},
-      {"fp16x2_fma", "Fp16x2Fma", R"(^fma\.rn\.f16x2 )", 1, R"(^HFMA2(\.MMA)? R)", 1,
+      {kFp32FmaProbe, "Fp32Fma", R"(^fma\.rn\.f32 )", 1, R"(^FFMA R)", 1, "fma.rn.f32 (FFMA)"},
+      {kFp32AddProbe, "Fp32Add", R"(^add\.rn\.f32 )", 1, R"(^FADD R)", 1, "add.rn.f32 (FADD)"},
+      {kFp32MulProbe, "Fp32Mul", R"(^mul\.rn\.f32 )", 1, R"(^FMUL R)", 1, "mul.rn.f32 (FMUL)"},
+      {kFp64FmaProbe, "Fp64Fma", R"(^fma\.rn\.f64 )", 1, R"(^DFMA R)", 1, "fma.rn.f64 (DFMA)"},
+      {kFp16x2FmaProbe, "Fp16x2Fma", R"(^fma\.rn\.f16x2 )", 1, R"(^HFMA2(\.MMA)? R)", 1,
        "fma.rn.f16x2 (HFMA2; 2 results per lane)", 53},
-      {"bf16x2_fma", "Bf16x2Fma", R"(^fma\.rn\.bf16x2 )", 1, R"(^HFMA2(\.MMA)?\.BF16_V2 R)", 1,
+      {kBf16x2FmaProbe, "Bf16x2Fma", R"(^fma\.rn\.bf16x2 )", 1, R"(^HFMA2(\.MMA)?\.BF16_V2 R)", 1,
        "fma.rn.bf16x2 (HFMA2.BF16_V2; 2 results per lane)", 80},
-      {"int32_add", "Int32Add", R"(^add\.u32 )", 2,
+      {kInt32AddProbe, "Int32Add", R"(^add\.u32 )", 2,
        R"(^(IADD3 R\d+, -?R\d+, -?R\d+, RZ|IMAD\.IADD R\d+, R\d+, 0x1, R\d+))", 2,
        "add.u32 pairs feeding each other (ptxas: IADD3 and IMAD.IADD)"},
-      {"int32_mad", "Int32Mad", R"(^mad\.lo\.u32 )", 1, R"(^IMAD R)", 1, "mad.lo.u32 (IMAD)"},
-      {"int32_logic", "Int32Logic", R"(^lop3\.b32 )", 2, R"(^LOP3\.LUT R)", 2,
+      {kInt32MadProbe, "Int32Mad", R"(^mad\.lo\.u32 )", 1, R"(^IMAD R)", 1, "mad.lo.u32 (IMAD)"},
+      {kInt32LogicProbe, "Int32Logic", R"(^lop3\.b32 )", 2, R"(^LOP3\.LUT R)", 2,
        "lop3.b32 majority pairs (LOP3.LUT)", 50},
-      {"sfu_sin", "SfuSin", R"(^sin\.approx\.ftz\.f32 )", 1, R"(^MUFU\.SIN )", 1,
+      {kSfuSinProbe, "SfuSin", R"(^sin\.approx\.ftz\.f32 )", 1, R"(^MUFU\.SIN )", 1,
        "sin.approx.ftz.f32 (FMUL.RZ + MUFU.SIN)"},
-      {"sfu_ex2", "SfuEx2", R"(^ex2\.approx\.ftz\.f32 )", 1, R"(^MUFU\.EX2 )", 1,
+      {kSfuEx2Probe, "SfuEx2", R"(^ex2\.approx\.ftz\.f32 )", 1, R"(^MUFU\.EX2 )", 1,
        "ex2.approx.ftz.f32 (MUFU.EX2)"},
-      {"sfu_rsqrt", "SfuRsqrt", R"(^rsqrt\.approx\.ftz\.f32 )", 1, R"(^MUFU\.RSQ )", 1,
+      {kSfuRsqrtProbe, "SfuRsqrt", R"(^rsqrt\.approx\.ftz\.f32 )", 1, R"(^MUFU\.RSQ )", 1,
        "rsqrt.approx.ftz.f32 (MUFU.RSQ)"},
-      {"sfu_rcp", "SfuRcp", R"(^rcp\.approx\.ftz\.f32 )", 1, R"(^MUFU\.RCP )", 1,
+      {kSfuRcpProbe, "SfuRcp", R"(^rcp\.approx\.ftz\.f32 )", 1, R"(^MUFU\.RCP )", 1,
        "rcp.approx.ftz.f32 (MUFU.RCP)"},
-      {"conversion", "Conversion", R"(^cvt\.rzi\.s32\.f32 )", 1, R"(^F2I(\.[A-Z0-9]+)* R)", 1,
+      {kConversionProbe, "Conversion", R"(^cvt\.rzi\.s32\.f32 )", 1, R"(^F2I(\.[A-Z0-9]+)* R)", 1,
        "cvt.rzi.s32.f32 (F2I)"},
-      {"shuffle", "Shuffle", R"(^shfl\.sync\.bfly\.b32 )", 1, R"(^SHFL\.BFLY )", 1,
+      {kShuffleProbe, "Shuffle", R"(^shfl\.sync\.bfly\.b32 )", 1, R"(^SHFL\.BFLY )", 1,
        "shfl.sync.bfly.b32 (SHFL.BFLY)", 30},
-      {"ldst", "LdShared", R"(^ld\.shared\.u32 )", 1, R"(^LDS(\.[A-Z0-9]+)* R)", 1,
+      {kLdstProbe, "LdShared", R"(^ld\.shared\.u32 )", 1, R"(^LDS(\.[A-Z0-9]+)* R)", 1,
        "ld.shared.u32, conflict-free (LDS): load/store issue rate"},
-      {"ld_global", "LdGlobal", R"(^ld\.global\.ca\.u64 )", 1, R"(^LDG\.E\.64(\.[A-Z0-9]+)* R)", 1,
-       "ld.global.ca.u64 pointer chase per chain, L1 hits (LDG)"},
-      {"tensor_mma_f16", "MmaF16", R"(^mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32 )",
-       1, R"(^HMMA\.16816\.F32 )", 1, "mma.sync m16n8k16 f16 -> f32 (HMMA); result = multiply-add", 80},
-      {"tensor_mma_bf16", "MmaBf16",
+      {kLdGlobalProbe, "LdGlobal", R"(^ld\.global\.ca\.u64 )", 1, R"(^LDG\.E\.64(\.[A-Z0-9]+)* R)",
+       1, "ld.global.ca.u64 pointer chase per chain, L1 hits (LDG)"},
+      {kTensorMmaF16Probe, "MmaF16",
+       R"(^mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32 )", 1,
+       R"(^HMMA\.16816\.F32 )", 1, "mma.sync m16n8k16 f16 -> f32 (HMMA); result = multiply-add",
+       80},
+      {kTensorMmaBf16Probe, "MmaBf16",
        R"(^mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.bf16\.bf16\.f32 )", 1,
-       R"(^HMMA\.16816\.F32\.BF16 )", 1, "mma.sync m16n8k16 bf16 -> f32 (HMMA); result = multiply-add", 80},
-      {"tensor_mma_tf32", "MmaTf32",
+       R"(^HMMA\.16816\.F32\.BF16 )", 1,
+       "mma.sync m16n8k16 bf16 -> f32 (HMMA); result = multiply-add", 80},
+      {kTensorMmaTf32Probe, "MmaTf32",
        R"(^mma\.sync\.aligned\.m16n8k8\.row\.col\.f32\.tf32\.tf32\.f32 )", 1,
-       R"(^HMMA\.1688\.F32\.TF32 )", 1, "mma.sync m16n8k8 tf32 -> f32 (HMMA); result = multiply-add", 80},
-      {"tensor_mma_int8", "MmaInt8", R"(^mma\.sync\.aligned\.m16n8k32\.row\.col\.s32\.s8\.s8\.s32 )",
-       1, R"(^IMMA\.16832\.S8\.S8 )", 1, "mma.sync m16n8k32 s8 -> s32 (IMMA); result = multiply-add", 80},
-      {"tensor_mma_fp64", "MmaFp64", R"(^mma\.sync\.aligned\.m8n8k4\.row\.col\.f64\.f64\.f64\.f64 )",
-       1, R"(^DMMA\.8x8x4 )", 1, "mma.sync m8n8k4 f64 (DMMA); result = multiply-add", 80},
+       R"(^HMMA\.1688\.F32\.TF32 )", 1,
+       "mma.sync m16n8k8 tf32 -> f32 (HMMA); result = multiply-add", 80},
+      {kTensorMmaInt8Probe, "MmaInt8",
+       R"(^mma\.sync\.aligned\.m16n8k32\.row\.col\.s32\.s8\.s8\.s32 )", 1,
+       R"(^IMMA\.16832\.S8\.S8 )", 1, "mma.sync m16n8k32 s8 -> s32 (IMMA); result = multiply-add",
+       80},
+      {kTensorMmaFp64Probe, "MmaFp64",
+       R"(^mma\.sync\.aligned\.m8n8k4\.row\.col\.f64\.f64\.f64\.f64 )", 1, R"(^DMMA\.8x8x4 )", 1,
+       "mma.sync m8n8k4 f64 (DMMA); result = multiply-add", 80},
   };
   return all;
 }
@@ -85,18 +92,20 @@ const std::vector<WgmmaInfo>& wgmma_ops() {
   // HGMMA takes 16-bit and tf32 inputs, QGMMA fp8, IGMMA 8-bit integers. A result is one
   // multiply-add: 64 * 256 * K per wgmma.
   static const std::vector<WgmmaInfo> all = {
-      {"tensor_wgmma_f16", "WgmmaF16", R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16 )",
+      {kTensorWgmmaF16Probe, "WgmmaF16",
+       R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16 )",
        R"(^HGMMA\.64x256x16\.F32 )", "wgmma.mma_async m64n256k16 f16 -> f32 (HGMMA)"},
-      {"tensor_wgmma_bf16", "WgmmaBf16",
+      {kTensorWgmmaBf16Probe, "WgmmaBf16",
        R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.bf16\.bf16 )",
        R"(^HGMMA\.64x256x16\.F32\.BF16 )", "wgmma.mma_async m64n256k16 bf16 -> f32 (HGMMA)"},
-      {"tensor_wgmma_tf32", "WgmmaTf32",
+      {kTensorWgmmaTf32Probe, "WgmmaTf32",
        R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k8\.f32\.tf32\.tf32 )",
        R"(^HGMMA\.64x256x8\.F32\.TF32 )", "wgmma.mma_async m64n256k8 tf32 -> f32 (HGMMA)"},
-      {"tensor_wgmma_fp8_e4m3", "WgmmaFp8E4m3",
+      {kTensorWgmmaFp8E4m3Probe, "WgmmaFp8E4m3",
        R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k32\.f32\.e4m3\.e4m3 )",
        R"(^QGMMA\.64x256x32\.F32\.E4M3\.E4M3 )", "wgmma.mma_async m64n256k32 e4m3 -> f32 (QGMMA)"},
-      {"tensor_wgmma_int8", "WgmmaInt8", R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k32\.s32\.s8\.s8 )",
+      {kTensorWgmmaInt8Probe, "WgmmaInt8",
+       R"(^wgmma\.mma_async\.sync\.aligned\.m64n256k32\.s32\.s8\.s8 )",
        R"(^IGMMA\.64x256x32\.S8\.S8 )", "wgmma.mma_async m64n256k32 s8 -> s32 (IGMMA)"},
   };
   return all;
@@ -162,7 +171,8 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(wgmma_expectations);
 const Observation* find_row(const std::vector<Observation>& rows, const std::string& mode,
                             const std::string& timing, const std::string& unit) {
   for (const auto& o : rows)
-    if (o.param_text("mode") == mode && o.param_text("timing") == timing && o.unit == unit)
+    if (o.param_text(kModeColumn) == mode && o.param_text(kTimingColumn) == timing &&
+        o.unit == unit)
       return &o;
   return nullptr;
 }
@@ -172,6 +182,8 @@ const Observation* find_row(const std::vector<Observation>& rows, const std::str
 namespace {
 
 using analysis::meta_number;
+
+const std::string kEvidence = std::string(kFamily.name) + ".csv";
 
 // events/cycles further from 1 than this is named in the method text: a clock change during
 // the probe larger than the ~1 % the two timers differ by on their own.
@@ -202,7 +214,7 @@ std::optional<Parameter> fp64_fp32_ratio(const std::vector<Parameter>& rates) {
   const Parameter* f64 = find_param(rates, param::fp64_fma_throughput_per_sm);
   const Parameter* f32 = find_param(rates, param::fp32_fma_throughput_per_sm);
   if (!f64 || !f32 || !(f64->value > 0) || !(f32->value > 0)) return std::nullopt;
-  Parameter p = analysis::ratio_of(param::fp64_fp32_throughput_ratio, *f64, *f32, "", "pipes.csv");
+  Parameter p = analysis::ratio_of(param::fp64_fp32_throughput_ratio, *f64, *f32, "", kEvidence);
   const double n = std::max(1.0, std::round(1 / p.value));
   char buf[256];
   std::snprintf(buf, sizeof buf,
@@ -228,7 +240,7 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
     if (!op && !wgmma) continue;  // no op of this build: its name would not be the catalog's
     const std::string what = op ? op->what : wgmma->what;
     if (const Observation* c = pipes::find_row(rows, "throughput", "cycles", "results/clk/SM")) {
-      Parameter p = analysis::measured(param::pipe_throughput_per_sm(probe), *c, "", "pipes.csv");
+      Parameter p = analysis::measured(param::pipe_throughput_per_sm(probe), *c, "", kEvidence);
       if (wgmma)
         p.method = what + "; result = multiply-add; A and B in shared memory, " +
                    std::to_string(pipes::kWgmmaUnroll) +
@@ -264,7 +276,7 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
       out.push_back(p);
     }
     if (const Observation* l = pipes::find_row(rows, "latency", "", "cycles")) {
-      Parameter p = analysis::measured(param::pipe_latency(probe), *l, "", "pipes.csv");
+      Parameter p = analysis::measured(param::pipe_latency(probe), *l, "", kEvidence);
       if (wgmma)
         p.method = what + "; one warpgroup, each wgmma committed and waited for (wait_group 0) "
                           "before the next: issue until the accumulator can be read, the full "

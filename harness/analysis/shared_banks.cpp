@@ -9,6 +9,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
+#include "base/catalog.hpp"
 #include "base/code_check.hpp"
 #include "base/csv.hpp"
 #include "base/parameter_names.hpp"
@@ -168,7 +169,7 @@ std::optional<BankFit> fit_bank_geometry(const std::vector<Observation>& obs,
   std::vector<int> access, stride;
   std::vector<double> y;
   for (const auto& o : analysis::finite_rows(obs, probe, unit)) {
-    double a = o.param("access_bytes"), s = o.param("stride");
+    double a = o.param(kAccessBytesColumn), s = o.param(kStrideColumn);
     // Stride 0 is the broadcast: not a bank test. Widths and strides beyond any the probe
     // sweeps are no rows of it (and would not fit an int).
     if (!(a >= 1 && a <= kMaxAccessBytes && s >= 1 && s <= kMaxStride && o.value > 0)) continue;
@@ -259,7 +260,8 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
     const double q = bank_fit_quality(*fit);
     // A quantity the curve cannot tell apart from its alternative is left out, not guessed.
     if (fit->banks_separation >= kMinSeparation && q > kMinFitQuality)
-      out.push_back({param::shared_bank_count, static_cast<double>(fit->model.banks), "banks",
+      out.push_back({param::shared_bank_count, static_cast<double>(fit->model.banks),
+                     find_parameter(param::shared_bank_count)->unit,  // "banks", the catalog's
                      static_cast<double>(fit->model.banks), static_cast<double>(fit->model.banks),
                      q * fit->banks_separation, how + ", next " + model_text(fit->banks_runner_up),
                      evidence});
@@ -275,8 +277,9 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
     auto peak = *std::max_element(
         bw.begin(), bw.end(),
         [](const Observation& a, const Observation& b) { return a.value < b.value; });
-    std::string how = "ld.shared " + peak.param_text("access_bytes") + " B/lane, " +
-                      peak.param_text("warps_per_sm") + " warps/SM, conflict-free, clock64 per SM";
+    std::string how = "ld.shared " + peak.param_text(kAccessBytesColumn) + " B/lane, " +
+                      peak.param_text(kWarpsPerSmColumn) +
+                      " warps/SM, conflict-free, clock64 per SM";
     if (fit)
       how += "; banks x width = " + std::to_string(fit->model.banks * fit->model.width) + " B/clk";
     out.push_back(analysis::measured(param::shared_bandwidth_per_sm, peak, how, evidence));
@@ -285,8 +288,8 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
   // The conflict ladder: one warp, N lanes per bank on N distinct rows, one lane per word.
   std::vector<double> ways, lat, ones;
   for (const auto& o : analysis::finite_rows(obs, kConflictLatency, "cycles"))
-    if (o.param("lanes_per_word") == 1 && o.param("ways") >= 1) {
-      ways.push_back(o.param("ways"));
+    if (o.param(kLanesPerWordColumn) == 1 && o.param(kWaysColumn) >= 1) {
+      ways.push_back(o.param(kWaysColumn));
       lat.push_back(o.value);
       ones.push_back(1.0);
     }
@@ -298,8 +301,8 @@ std::vector<Parameter> analyze_shared_banks(const std::vector<Observation>& obs,
         ".." + format_number(*distinct.rbegin()) + ": slope of latency vs N";
     std::vector<double> tw, tput, tones;
     for (const auto& o : analysis::finite_rows(obs, kConflictThroughput, kPerRequest))
-      if (o.param("lanes_per_word") == 1) {
-        tw.push_back(o.param("ways"));
+      if (o.param(kLanesPerWordColumn) == 1) {
+        tw.push_back(o.param(kWaysColumn));
         tput.push_back(o.value);
         tones.push_back(1.0);
       }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/bandwidth.hpp"
 #include "analysis/common/util.hpp"
 #include "base/family.hpp"
 #include "base/observation.hpp"
@@ -21,8 +22,16 @@ constexpr const char* kStrideLatency = "stride_latency";        // cycles, one w
 constexpr const char* kStrideThroughput = "stride_throughput";  // cycles/request, all warps
 constexpr const char* kConflictLatency = "conflict_latency";
 constexpr const char* kConflictThroughput = "conflict_throughput";
-constexpr const char* kBandwidth = "bandwidth";  // B/clk/SM
+constexpr const char* kBandwidth = bandwidth::kSharedBanksProbe;  // B/clk/SM
 constexpr const char* kPerRequest = "cycles/request";
+// Columns of shared_banks.csv.
+constexpr const char* kAccessBytesColumn = "access_bytes";     // bytes each lane loads
+constexpr const char* kStrideColumn = "stride";                // lane t loads element stride * t
+constexpr const char* kWarpsPerSmColumn = "warps_per_sm";      // the throughput probes' warps
+constexpr const char* kWaysColumn = "ways";                    // distinct words per bank used
+constexpr const char* kLanesPerWordColumn = "lanes_per_word";  // lanes reading each word
+constexpr const char* kBanksColumn = "banks";  // the bank model the conflict patterns are built on
+constexpr const char* kBankWidthColumn = "bank_width";  // its bank width (bytes)
 
 // ld.shared per loop trip of the timed loops, and the kernels' names as the code checks
 // (base/code_check.hpp) know them.

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "analysis/bandwidth.hpp"
 #include "analysis/roofline.hpp"
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
@@ -62,7 +63,8 @@ std::string roofline_ert_json(const Model& m) {
     if (c.kind != roofline::kTime) continue;
     if (c.what == "compute" && c.unit == "GFLOP/s")
       gflops.push_back({c.name + " GFLOPs", json_number(c.value)});
-    else if (c.what == "bandwidth") gbytes.push_back({c.name, json_number(c.value)});
+    else if (c.what == bandwidth::kRooflineCeilingKind)
+      gbytes.push_back({c.name, json_number(c.value)});
   }
   Json meta = {{"ERT_VERSION", "gpuprobe " + std::string(gpuprobe_version())},
                {"GPU", m.gpu},

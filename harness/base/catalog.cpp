@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "base/parameters/families.hpp"
+
 namespace gpuprobe {
 
 namespace {
@@ -17,7 +19,7 @@ namespace vocabulary {
 }  // namespace vocabulary
 
 // The units, methods and tolerance of a pipes op's two parameters.
-constexpr char kPipes[] = "pipes";
+using catalog_family::kPipes;
 constexpr char kPipeTolerance[] = "3 %";
 
 Catalog build() {
@@ -93,7 +95,7 @@ std::string param::pipe_latency(std::string_view op) {
 }
 
 std::string param::dual_issue_pair(std::string_view pair) {
-  return checked("dual_issue_" + std::string(pair), "dual_issue");
+  return checked("dual_issue_" + std::string(pair), catalog_family::kDualIssue);
 }
 
 std::string param::p2p_bandwidth(std::string_view mode) {

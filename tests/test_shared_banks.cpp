@@ -1,8 +1,7 @@
-// Shared memory analysis: the bank model against documented bank behaviour, the inference
-// of banks and bank width on synthetic 4-byte (Maxwell/Volta) and 8-byte (Kepler) machines
-// with noise, the conflict, bandwidth, atomics and transpose analyzers, and the same
-// analyzers on the curves recorded on an H100 (tests/data/h100_<family>.csv), and the code
-// checks of the timed loops on the PTX.
+// Shared memory banks: the bank model against documented bank behaviour, the inference of
+// banks and bank width on synthetic 4-byte (Maxwell/Volta) and 8-byte (Kepler) machines with
+// noise, the conflict and bandwidth analysis, the curves recorded on an H100
+// (tests/data/h100_shared_banks.csv), and the code checks of the timed loops on the PTX.
 #include <gtest/gtest.h>
 
 #include "parameter_checks.hpp"
@@ -10,7 +9,6 @@
 #include "recorded.hpp"
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <numeric>
@@ -30,8 +28,6 @@
 
 using namespace gpuprobe;
 using namespace gpuprobe::shared_banks;
-using gpuprobe::atomics::analyze_atomics;
-using gpuprobe::transpose::analyze_transpose;
 
 namespace {
 
@@ -44,10 +40,8 @@ std::vector<int> all_strides() {
   return s;
 }
 
-Observation row(const std::string& family, const std::string& probe, Params params, double value,
-                const std::string& unit, double spread = 0.02) {
-  return make_row(family, probe, std::move(params), value, unit, spread);
-}
+const RowMaker row{0.02};
+const std::string kFamilyName(kFamily.name);
 
 // Documented 32 banks x 4 B (Maxwell, Volta; CUDA Programming Guide H.4.3), written out in
 // closed form: a warp request of stride s is gcd(s, 32)-way for 4 B; 8 B accesses are served
@@ -66,12 +60,14 @@ std::vector<Observation> sweep(const std::function<int(int, int)>& cost,
   std::mt19937 rng(seed);
   std::normal_distribution<double> n(0.0, noise);
   std::vector<Observation> out;
-  const std::string unit = probe == shared_banks::kStrideThroughput ? shared_banks::kPerRequest : "cycles";
+  const std::string unit =
+      probe == shared_banks::kStrideThroughput ? shared_banks::kPerRequest : "cycles";
   for (int w : widths)
     for (int s : strides)
-      out.push_back(row("shared_banks", probe,
-                        {{"access_bytes", std::to_string(w)}, {"stride", std::to_string(s)}},
-                        (offset + slope * cost(w, s)) * (1 + n(rng)), unit));
+      out.push_back(
+          row(kFamilyName, probe,
+              {{kAccessBytesColumn, std::to_string(w)}, {kStrideColumn, std::to_string(s)}},
+              (offset + slope * cost(w, s)) * (1 + n(rng)), unit));
   return out;
 }
 
@@ -145,7 +141,7 @@ TEST(BankFit, ReadsFourByteBanks) {
   EXPECT_EQ(find(ps, param::shared_bank_width)->unit, "bytes");
   EXPECT_GT(find(ps, param::shared_bank_count)->confidence, 0.6);
   EXPECT_GT(find(ps, param::shared_bank_width)->confidence, 0.6);
-  EXPECT_EQ(find(ps, param::shared_bank_count)->evidence, "shared_banks.csv");
+  EXPECT_EQ(find(ps, param::shared_bank_count)->evidence, kFamilyName + ".csv");
 }
 
 TEST(BankFit, ReadsKeplerEightByteBanks) {
@@ -199,8 +195,8 @@ TEST(BankFit, TwoPassFloorIsAmbiguousUnlessLatencySettlesIt) {
   EXPECT_FALSE(find(ps, param::shared_bank_count));
   EXPECT_FALSE(find(ps, param::shared_bank_width));
   // ... until one warp's latency, which has no such floor, is there too.
-  auto lat = sweep(four_byte_bank_cost, {4, 8, 16}, all_strides(), 0.02, 14, shared_banks::kStrideLatency,
-                   24.0, 2.0);
+  auto lat = sweep(four_byte_bank_cost, {4, 8, 16}, all_strides(), 0.02, 14,
+                   shared_banks::kStrideLatency, 24.0, 2.0);
   obs.insert(obs.end(), lat.begin(), lat.end());
   ps = analyze_shared_banks(obs, {});
   ASSERT_TRUE(find(ps, param::shared_bank_count));
@@ -212,8 +208,8 @@ TEST(BankFit, TwoPassFloorIsAmbiguousUnlessLatencySettlesIt) {
 
 TEST(BankFit, FallsBackToLatency) {
   // One warp's latency: a base plus a few cycles per extra pass.
-  auto obs = sweep(four_byte_bank_cost, {4, 8, 16}, all_strides(), 0.02, 7, shared_banks::kStrideLatency,
-                   24.0, 2.0);
+  auto obs = sweep(four_byte_bank_cost, {4, 8, 16}, all_strides(), 0.02, 7,
+                   shared_banks::kStrideLatency, 24.0, 2.0);
   auto fit = fit_bank_geometry(obs);
   ASSERT_TRUE(fit);
   EXPECT_EQ(fit->probe, shared_banks::kStrideLatency);
@@ -250,26 +246,26 @@ std::vector<Observation> ladder_and_bandwidth(unsigned seed) {
   std::normal_distribution<double> n(0.0, 0.01);
   auto obs = sweep(four_byte_bank_cost, {4, 8, 16}, kQuickStrides, 0.02, seed);
   for (int ways = 1; ways <= 32; ++ways) {
-    Params p = {{"ways", std::to_string(ways)},
-                {"lanes_per_word", "1"},
-                {"banks", "32"},
-                {"bank_width", "4"}};
-    obs.push_back(row("shared_banks", shared_banks::kConflictLatency, p,
+    Params p = {{kWaysColumn, std::to_string(ways)},
+                {kLanesPerWordColumn, "1"},
+                {kBanksColumn, "32"},
+                {kBankWidthColumn, "4"}};
+    obs.push_back(row(kFamilyName, shared_banks::kConflictLatency, p,
                       (30 + 2.0 * (ways - 1)) * (1 + n(rng)), "cycles"));
     obs.push_back(
-        row("shared_banks", shared_banks::kConflictLatency, p, (30 + 2.0 * (ways - 1)) / 1.7, "ns"));
-    obs.push_back(row("shared_banks", shared_banks::kConflictThroughput, p, ways * (1 + n(rng)),
+        row(kFamilyName, shared_banks::kConflictLatency, p, (30 + 2.0 * (ways - 1)) / 1.7, "ns"));
+    obs.push_back(row(kFamilyName, shared_banks::kConflictThroughput, p, ways * (1 + n(rng)),
                       shared_banks::kPerRequest));
   }
   // Multicast rows must not enter the ladder fit.
-  obs.push_back(row("shared_banks", shared_banks::kConflictLatency,
-                    {{"ways", "1"}, {"lanes_per_word", "32"}}, 500, "cycles"));
+  obs.push_back(row(kFamilyName, shared_banks::kConflictLatency,
+                    {{kWaysColumn, "1"}, {kLanesPerWordColumn, "32"}}, 500, "cycles"));
   for (auto [bytes, warps, v] :
        {std::tuple{4, 64, 120.0}, {8, 64, 124.0}, {16, 32, 126.5}, {16, 64, 126.0}})
-    obs.push_back(
-        row("shared_banks", shared_banks::kBandwidth,
-            {{"access_bytes", std::to_string(bytes)}, {"warps_per_sm", std::to_string(warps)}}, v,
-            "B/clk/SM", 0.005));
+    obs.push_back(row(
+        kFamilyName, shared_banks::kBandwidth,
+        {{kAccessBytesColumn, std::to_string(bytes)}, {kWarpsPerSmColumn, std::to_string(warps)}},
+        v, "B/clk/SM", 0.005));
   return obs;
 }
 
@@ -302,91 +298,24 @@ TEST(SharedAnalyzer, ConflictPenaltyAndBandwidth) {
 TEST(SharedAnalyzer, RegisteredAndReproducibleFromCsv) {
   auto obs = ladder_and_bandwidth(12);
   std::string text = format_observations({{"gpu", "synthetic"}}, obs);
-  auto back = observations_from_table(parse_csv(text, "shared_banks.csv"));
+  auto back = observations_from_table(parse_csv(text, kFamilyName + ".csv"));
   auto direct = analyze_shared_banks(obs, {});
-  auto via_registry = analyze("shared_banks", back);
+  auto via_registry = analyze(kFamilyName, back);
   ASSERT_EQ(direct.size(), via_registry.size());
   for (size_t i = 0; i < direct.size(); ++i) {
     EXPECT_EQ(direct[i].name, via_registry[i].name);
     EXPECT_NEAR(direct[i].value, via_registry[i].value, 1e-9 * std::abs(direct[i].value));
   }
-  EXPECT_FALSE(analyze("atomics", {}).size());
+  EXPECT_FALSE(analyze(std::string(atomics::kFamily.name), {}).size());
   EXPECT_FALSE(analyze(std::string(transpose::kFamily.name), {}).size());
-}
-
-TEST(AtomicsAnalyzer, PicksTheDocumentedCases) {
-  std::vector<Observation> obs;
-  for (std::string space : {"shared", "global"})
-    for (std::string op : {"add", "cas"}) {
-      double base = space == "shared" ? 8 : 600;
-      for (int lanes : {1, 2, 4, 8, 16, 32}) {
-        Params p = {
-            {"space", space}, {"op", op}, {"lanes", std::to_string(lanes)}, {"addresses", "1"}};
-        obs.push_back(row("atomics", atomics::kAtomicLatency, p, base + 2.0 * lanes, "cycles"));
-        obs.push_back(
-            row("atomics", atomics::kAtomicThroughput, p, 32.0 / lanes, atomics::kPerClockPerSm));
-      }
-      Params p = {{"space", space}, {"op", op}, {"lanes", "32"}, {"addresses", "32"}};
-      obs.push_back(row("atomics", atomics::kAtomicLatency, p, base, "cycles"));
-      obs.push_back(row("atomics", atomics::kAtomicThroughput, p, space == "shared" ? 30.0 : 4.0,
-                        atomics::kPerClockPerSm));
-    }
-  auto ps = analyze("atomics", obs);
-  ASSERT_TRUE(find(ps, param::atomic_shared_latency_nocontention));
-  EXPECT_DOUBLE_EQ(find(ps, param::atomic_shared_latency_nocontention)->value, 10);
-  EXPECT_DOUBLE_EQ(find(ps, param::atomic_shared_latency_32way)->value, 72);
-  EXPECT_DOUBLE_EQ(find(ps, param::atomic_global_latency_nocontention)->value, 602);
-  EXPECT_DOUBLE_EQ(find(ps, param::atomic_global_latency_32way)->value, 664);
-  EXPECT_DOUBLE_EQ(find(ps, param::atomic_shared_cas_latency_nocontention)->value, 10);
-  EXPECT_DOUBLE_EQ(find(ps, param::atomic_shared_throughput_per_sm)->value, 30);
-  EXPECT_DOUBLE_EQ(find(ps, param::atomic_global_throughput_per_sm)->value, 4);
-  EXPECT_EQ(find(ps, param::atomic_global_throughput_per_sm)->unit, atomics::kPerClockPerSm);
-  EXPECT_EQ(find(ps, param::atomic_global_latency_32way)->evidence, "atomics.csv");
-  EXPECT_GT(find(ps, param::atomic_shared_latency_32way)->confidence, 0.6);
-  EXPECT_EQ(ps.size(), 8u);
-}
-
-TEST(TransposeAnalyzer, RatioWithBounds) {
-  std::vector<Observation> obs = {
-      row(std::string(transpose::kFamily.name), transpose::kTransposeProbe,
-          {{transpose::kTypeColumn, "float"},
-           {transpose::kPaddingColumn, "0"},
-           {transpose::kSideColumn, "7040"}},
-          300, "us"),
-      row(std::string(transpose::kFamily.name), transpose::kTransposeProbe,
-          {{transpose::kTypeColumn, "float"},
-           {transpose::kPaddingColumn, "1"},
-           {transpose::kSideColumn, "7040"}},
-          150, "us"),
-      row(std::string(transpose::kFamily.name), transpose::kTransposeProbe,
-          {{transpose::kTypeColumn, "double"},
-           {transpose::kPaddingColumn, "0"},
-           {transpose::kSideColumn, "4992"}},
-          200, "us")};
-  auto ps = analyze(std::string(transpose::kFamily.name), obs);
-  ASSERT_EQ(ps.size(), 1u);  // double has no padded time: nothing to compare
-  EXPECT_EQ(ps[0].name, param::transpose_padding_speedup_float);
-  EXPECT_DOUBLE_EQ(ps[0].value, 2.0);
-  EXPECT_LT(ps[0].low, 2.0);
-  EXPECT_GT(ps[0].high, 2.0);
 }
 
 // ---- Curves recorded on an H100 (committed by the lead after the GPU run) ----
 
-namespace {
-
-std::vector<Observation> recorded(const std::string& family) {
-  std::string path = std::string(GPUPROBE_TEST_DATA) + "/h100_" + family + ".csv";
-  if (!std::filesystem::exists(path)) return {};
-  return read_observations(path);
-}
-
-}  // namespace
-
 TEST(RecordedH100, SharedBanks) {
-  auto obs = recorded("shared_banks");
+  auto obs = recorded_observations(kFamilyName);
   REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_shared_banks.csv";
-  auto ps = analyze("shared_banks", obs);
+  auto ps = analyze(kFamilyName, obs);
   const Parameter* banks = find(ps, param::shared_bank_count);
   const Parameter* width = find(ps, param::shared_bank_width);
   ASSERT_TRUE(banks && width) << "bank geometry not inferred from the H100 curve";
@@ -402,66 +331,26 @@ TEST(RecordedH100, SharedBanks) {
   EXPECT_GT(pen->value, 0.3);
   EXPECT_LT(pen->value, 20);
   for (const auto& o : select(obs, shared_banks::kStrideLatency, "cycles"))
-    if (o.param("access_bytes") == 4 && o.param("stride") == 1) {
+    if (o.param(kAccessBytesColumn) == 4 && o.param(kStrideColumn) == 1) {
       EXPECT_GT(o.value, 10);  // Volta: 19 cycles; nothing on chip answers faster
       EXPECT_LT(o.value, 60);
     }
   // Broadcast and multicast cost no more than a conflict-free request (within 15 %).
   double free_cost = 0;
   for (const auto& o : select(obs, shared_banks::kConflictThroughput, shared_banks::kPerRequest))
-    if (o.param("ways") == 1 && o.param("lanes_per_word") == 1) free_cost = o.value;
+    if (o.param(kWaysColumn) == 1 && o.param(kLanesPerWordColumn) == 1) free_cost = o.value;
   ASSERT_GT(free_cost, 0);
   for (const auto& o : select(obs, shared_banks::kConflictThroughput, shared_banks::kPerRequest))
-    if (o.param("ways") == 1) {
-      EXPECT_LT(o.value, 1.15 * free_cost) << o.param_text("lanes_per_word");
+    if (o.param(kWaysColumn) == 1) {
+      EXPECT_LT(o.value, 1.15 * free_cost) << o.param_text(kLanesPerWordColumn);
     }
-}
-
-TEST(RecordedH100, Atomics) {
-  auto obs = recorded("atomics");
-  REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_atomics.csv";
-  auto ps = analyze("atomics", obs);
-  auto get = [&](const std::string& n) {
-    const Parameter* p = find(ps, n);
-    EXPECT_TRUE(p) << n;
-    return p ? p->value : std::nan("");
-  };
-  double sh = get(param::atomic_shared_latency_nocontention),
-         sh32 = get(param::atomic_shared_latency_32way);
-  double gl = get(param::atomic_global_latency_nocontention),
-         gl32 = get(param::atomic_global_latency_32way);
-  EXPECT_GT(sh, 2);
-  EXPECT_LT(sh, 300);
-  EXPECT_GE(sh32, sh);
-  EXPECT_GT(gl, 100);  // performed at L2: hundreds of cycles
-  EXPECT_LT(gl, 3000);
-  EXPECT_GE(gl32, 0.9 * gl);
-  EXPECT_GT(gl, sh);
-  EXPECT_GT(get(param::atomic_shared_throughput_per_sm), 1);
-  EXPECT_GT(get(param::atomic_global_throughput_per_sm), 0.01);
-}
-
-TEST(RecordedH100, Transpose) {
-  auto obs = recorded(std::string(transpose::kFamily.name));
-  REQUIRE_RECORDED(!obs.empty()) << "tests/data/h100_transpose.csv";
-  auto ps = analyze(std::string(transpose::kFamily.name), obs);
-  // Float: the unpadded tile's 32-way conflicts cost more shared-memory passes than the DRAM
-  // time of a tile, so padding shows. Double: a tile moves twice the bytes for about the same
-  // passes, so a DRAM-bound transpose may hide the conflicts; padding must not hurt.
-  const Parameter* f = find(ps, param::transpose_padding_speedup_float);
-  const Parameter* d = find(ps, param::transpose_padding_speedup_double);
-  ASSERT_TRUE(f && d);
-  EXPECT_GT(f->value, 1.2);
-  EXPECT_LT(f->value, 40);
-  EXPECT_GT(d->value, 0.95);
-  EXPECT_LT(d->value, 40);
 }
 
 // ---- The timed loops hold the intended instructions (PTX, built in CI without a GPU) ----
 
 TEST(SharedCodeChecks, PtxHoldsWhatIsTimed) {
   int checked = 0;
-  for (const char* source : {"shared_banks", "atomics"}) {
+  for (const std::string& source : {kFamilyName, std::string(atomics::kFamily.name)}) {
     std::ifstream f(test::newest_ptx_path(source));
     ASSERT_TRUE(f) << "no " << source << ".ptx in " << GPUPROBE_PTX_DIR << "/sm_<arch>";
     std::stringstream text;
