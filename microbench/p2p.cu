@@ -272,7 +272,8 @@ class P2pFamily : public ProbeFamily {
   std::vector<ProbeInfo> probes() const override {
     std::vector<ProbeInfo> out;
     for (const auto& m : modes()) out.push_back({m.probe, m.what});
-    out.push_back({"latency", "device's thread chasing pointers in the peer's memory, ns (and cycles)"});
+    out.push_back(
+        {kLatencyProbe, "device's thread chasing pointers in the peer's memory, ns (and cycles)"});
     out.push_back({"link", "the link NVML reports between device and peer"});
     return out;
   }
@@ -302,7 +303,8 @@ class P2pFamily : public ProbeFamily {
       else
         for (int d = 0; d < node.size(); ++d) fan(ctx, node, m, d);
     }
-    if (ctx.enabled("latency") && sass_allows(ctx, "latency", {"host_link::host_chase"})) latencies(ctx, node);
+    if (ctx.enabled(kLatencyProbe) && sass_allows(ctx, kLatencyProbe, {"host_link::host_chase"}))
+      latencies(ctx, node);
   }
 
  private:
@@ -407,7 +409,7 @@ class P2pFamily : public ProbeFamily {
         const cudaStream_t s = node.gpu(d).streams.front();
         const Params pp = {
             {"device", std::to_string(d)}, {"peer", std::to_string(p)}, {"clock_mhz", format_printf("%.1f", mhz)}};
-        Observation ns = ctx.measure({"latency", pp, "ns", reps(ctx)}, [&] {
+        Observation ns = ctx.measure({kLatencyProbe, pp, "ns", reps(ctx)}, [&] {
           CUDA_CHECK(cudaSetDevice(d));
           const double secs = time_seconds(
               [&] { host_link::host_chase<<<1, 1, 0, s>>>(chain, cur.get(), kChaseLines, cycles.get()); }, s);

@@ -410,8 +410,9 @@ std::vector<Observation> generate_pipes(const Gpu& g, unsigned seed, Metadata* m
     out.push_back(make_row("pipes", op.probe, thr, rate, "results/clk/SM", spread));
     out.push_back(make_row("pipes", op.probe, {{"mode", "throughput"}, {"timing", "events"}},
                            rate * rn.clock_ratio, "results/clk/SM", spread));
-    out.push_back(make_row("pipes", op.probe, {{"mode", "latency"}, {"timing", ""}}, op.latency, "cycles", 0));
-    out.push_back(make_row("pipes", op.probe, {{"mode", "latency"}, {"timing", ""}},
+    out.push_back(make_row("pipes", op.probe, {{"mode", pipes::kLatencyMode}, {"timing", ""}},
+                           op.latency, "cycles", 0));
+    out.push_back(make_row("pipes", op.probe, {{"mode", pipes::kLatencyMode}, {"timing", ""}},
                            op.latency / g.sm_clock_mhz.value * 1e3, "ns", 0));
   }
   // Warpgroup MMA (microbench/tensor_wgmma.cu): sm_90a code, compute capability 9.0 only; its

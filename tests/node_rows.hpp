@@ -70,8 +70,8 @@ inline std::vector<Observation> node_rows(int gpus, double pair_gbs, double fan_
     for (int p = 0; p < gpus; ++p)
       if (d != p) {
         Params pp = {{"device", std::to_string(d)}, {"peer", std::to_string(p)}, {"clock_mhz", "1980.0"}};
-        row("latency", pp, 860, "ns");
-        row("latency", pp, 860 * 1.98, "cycles");
+        row(p2p::kLatencyProbe, pp, 860, "ns");
+        row(p2p::kLatencyProbe, pp, 860 * 1.98, "cycles");
       }
   return obs;
 }

@@ -20,6 +20,7 @@
 #include "analysis/granularity.hpp"
 #include "analysis/ilp_occupancy.hpp"
 #include "analysis/index_chase.hpp"
+#include "analysis/latency.hpp"
 #include "analysis/loaded_latency.hpp"
 #include "base/catalog.hpp"
 #include "base/data_paths.hpp"
@@ -100,10 +101,11 @@ TEST(SharedRender, H100Report) {
 }
 
 TEST_F(FigureMarks, LatencyMarksPlateausKneesAndDocumentedTicks) {
-  expect_marks("latency", {fmt("L1 %.0f", value(param::l1_hit_latency)),
-                           fmt("DRAM %.0f", value(param::dram_latency)),
-                           fmt("L1 %.0f KiB", value(param::l1_size) / 1024),
-                           fmt("L2 %.0f MiB", value(param::l2_size) / 1048576), "K = K80"});
+  expect_marks(
+      std::string(latency::kFamily.name),
+      {fmt("L1 %.0f", value(param::l1_hit_latency)), fmt("DRAM %.0f", value(param::dram_latency)),
+       fmt("L1 %.0f KiB", value(param::l1_size) / 1024),
+       fmt("L2 %.0f MiB", value(param::l2_size) / 1048576), "K = K80"});
 }
 
 TEST_F(FigureMarks, IlpOccupancyMarksKneesAndCeilings) {

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/latency.hpp"
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
 #include "base/observation.hpp"
@@ -53,7 +54,7 @@ bool right(const Truth& t, const Parameter& p) {
 
 std::vector<Answer> bench(const Gpu& g, unsigned seed) {
   const Run run = generate(g, seed);
-  auto params = analyze("latency", run.latency, run.meta);
+  auto params = analyze(std::string(latency::kFamily.name), run.latency, run.meta);
   for (const auto& p : analyze("bandwidth", run.bandwidth, run.meta)) params.push_back(p);
   for (const auto& p : analyze("shared_banks", run.shared_banks, run.meta)) params.push_back(p);
   std::map<std::string, Parameter> got;
@@ -274,7 +275,8 @@ TEST(ModelGpus, CommittedHopperRunsReanalyseWithinOnePercent) {
     const std::string d = committed_run(run);
     std::map<std::string, Parameter> committed;
     for (const auto& p : read_parameters(d + "/parameters.csv")) committed[p.name] = p;
-    for (const std::string family : {"latency", "bandwidth"}) {
+    for (const std::string family :
+         {std::string(latency::kFamily.name), std::string("bandwidth")}) {
       if (!std::filesystem::exists(d + "/" + family + ".csv")) continue;
       Metadata meta;
       const auto obs = read_observations(d + "/" + family + ".csv", &meta);
@@ -311,7 +313,7 @@ TEST(ModelGpus, RecordedH100RunWithTheTailKeepsItsLadder) {
   Metadata meta;
   const auto obs = read_observations(path, &meta);
   std::map<std::string, Parameter> p;
-  for (const auto& q : analyze("latency", obs, meta)) p[q.name] = q;
+  for (const auto& q : analyze(std::string(latency::kFamily.name), obs, meta)) p[q.name] = q;
   for (const char* name : {param::llc_hit_latency, param::llc_size, param::mid_cache_hit_latency,
                            param::l2_hit_latency})
     EXPECT_EQ(p.count(name), 0u) << name;
@@ -435,7 +437,7 @@ TEST(ModelGpus, CoarseAndGappySweepsNameTheNearSegmentAndNeverAConfidentWrongSiz
     const Gpu& g = model_named(c.model);
     for (unsigned seed = 1; seed <= kSeeds; ++seed) {
       const model::Run run = generate_on_grid(g, seed, c.grid);
-      const auto ps = analyze("latency", run.latency, run.meta);
+      const auto ps = analyze(std::string(latency::kFamily.name), run.latency, run.meta);
       for (const auto& [name, why] : sparse_failures(g, ps))
         failures.push_back({c.model, name, seed,
                             c.model + " seed " + std::to_string(seed) + ": " + name + " " + why});

@@ -588,7 +588,7 @@ TEST(NodeExport, JsonHoldsTheGpusLinksAndMatrices) {
   EXPECT_EQ(w[2][3], 393);
   EXPECT_EQ(node["p2p"]["all_to_one_read_ce"]["per_device"].size(), 4u);
   EXPECT_EQ(node["p2p"]["all_pairs_write_ce"]["total"], 1760);
-  EXPECT_EQ(node["p2p"]["latency"]["unit"], "ns");
+  EXPECT_EQ(node["p2p"][p2p::kLatencyProbe]["unit"], "ns");
   // A run of one GPU before node_*: an empty node, the key still there.
   const json old = json::parse(export_json(load(committed_run(kH100Run))));
   EXPECT_TRUE(old.at("node").at("gpus").empty());

@@ -52,10 +52,12 @@ TEST(PerSmRates, SharedResourceOverTheLongestSpan) {
 
 std::vector<Observation> pipes_rows(const std::string& op, double tput, double events, double latency,
                                     double spread = 0.002) {
-  return {row("pipes", op, {{"mode", "throughput"}, {"timing", "cycles"}}, tput, "results/clk/SM", spread),
-          row("pipes", op, {{"mode", "throughput"}, {"timing", "events"}}, events, "results/clk/SM", spread),
-          row("pipes", op, {{"mode", "latency"}}, latency, "cycles", spread),
-          row("pipes", op, {{"mode", "latency"}}, latency / 1.8, "ns", spread)};
+  return {row("pipes", op, {{"mode", "throughput"}, {"timing", "cycles"}}, tput, "results/clk/SM",
+              spread),
+          row("pipes", op, {{"mode", "throughput"}, {"timing", "events"}}, events, "results/clk/SM",
+              spread),
+          row("pipes", op, {{"mode", pipes::kLatencyMode}}, latency, "cycles", spread),
+          row("pipes", op, {{"mode", pipes::kLatencyMode}}, latency / 1.8, "ns", spread)};
 }
 
 TEST(Pipes, ThroughputAndLatencyPerOp) {
@@ -106,7 +108,8 @@ TEST(Pipes, ClockChangeDuringTheProbeIsReportedNotPenalised) {
 }
 
 TEST(Pipes, MissingRowsLeaveParametersOut) {
-  std::vector<Observation> only_latency = {row("pipes", "shuffle", {{"mode", "latency"}}, 23, "cycles")};
+  std::vector<Observation> only_latency = {
+      row("pipes", "shuffle", {{"mode", pipes::kLatencyMode}}, 23, "cycles")};
   auto ps = pipes::analyze_pipes(only_latency, {});
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_EQ(ps[0].name, param::shuffle_latency);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analysis/common/util.hpp"
+#include "analysis/latency.hpp"
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
@@ -12,7 +13,7 @@ namespace gpuprobe::atomics {
 
 using analysis::kWarpLanes;
 
-constexpr const char* kAtomicLatency = "latency";        // cycles per atomic, one warp
+constexpr const char* kAtomicLatency = latency::kLatencyWord;  // cycles per atomic, one warp
 constexpr const char* kAtomicThroughput = "throughput";  // atomics/clk/SM
 constexpr const char* kPerClockPerSm = "atomics/clk/SM";
 

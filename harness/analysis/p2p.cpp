@@ -308,7 +308,7 @@ std::vector<Parameter> analyze_p2p(const std::vector<Observation>& obs, const Me
   }
   std::vector<double> lat;
   double conf = 1;
-  for (const auto& o : select(obs, "latency", "ns")) {
+  for (const auto& o : select(obs, p2p::kLatencyProbe, "ns")) {
     if (!(o.value > 0)) continue;
     lat.push_back(o.value);
     conf = std::min(conf, analysis::spread_confidence(o));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/latency.hpp"
 #include "base/family.hpp"
 #include "base/node.hpp"
 #include "base/observation.hpp"
@@ -17,6 +18,9 @@
 namespace gpuprobe {
 
 namespace p2p {
+
+// A device's thread chasing pointers through a peer's memory, ns (and cycles).
+constexpr const char* kLatencyProbe = latency::kLatencyWord;
 
 // Who moves the data: copies issued to a copy engine (cudaMemcpyPeerAsync), or a grid-stride
 // kernel of 16 B loads and stores.

@@ -5,10 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "analysis/latency.hpp"
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
 namespace gpuprobe::pipes {
+
+// The mode of an op's dependent chain (cycles per result), beside its throughput modes.
+constexpr const char* kLatencyMode = latency::kLatencyWord;
 
 // Throughput: 8 independent chains, each step unrolled 64 times per loop trip, so that the
 // loop's own 3 instructions cost < 1 % of the issue slots. Latency: one chain, 128 steps.

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "analysis/common/util.hpp"
+#include "analysis/latency.hpp"
 #include "analysis/p2p.hpp"
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
@@ -90,8 +91,8 @@ Json p2p_json(const RunData& run) {
     if (j.size() > 1) out[mode.probe] = j;
   }
   Json lat = {{"unit", "ns"}};
-  matrix("latency", "ns", lat);
-  if (lat.size() > 1) out["latency"] = lat;
+  matrix(p2p::kLatencyProbe, "ns", lat);
+  if (lat.size() > 1) out[p2p::kLatencyProbe] = lat;
   return out;
 }
 
@@ -392,7 +393,7 @@ std::string export_mt4g(const RunData& run) {
   // {"size", "unit", "confidence", "method"} for sizes; its device attributes {"unit", "value"}.
   auto latency = [&](Json& at, const std::string& param) {
     if (const Parameter* p = find(run, param)) {
-      Json& j = at["latency"];
+      Json& j = at[latency::kLatencyWord];
       j["mean"] = num(p->value);
       j["p50"] = num(p->value);
       j["method"] = "p-chase";

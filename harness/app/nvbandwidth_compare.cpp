@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "analysis/latency.hpp"
 #include "app/nvbandwidth_json.hpp"
 #include "app/report.hpp"
 #include "base/json.hpp"
@@ -76,7 +77,7 @@ std::string nvbandwidth_side_by_side(const std::string& run_dir, const std::stri
       continue;
     }
     const Cells theirs = sum_rows(their_matrix(tc["bandwidth_matrix"]));
-    const std::string unit = name.find("latency") != std::string::npos ? "ns" : "GB/s";
+    const std::string unit = name.find(latency::kLatencyWord) != std::string::npos ? "ns" : "GB/s";
     std::vector<double> a, b, ratio;
     for (size_t r = 0; r < theirs.size() && r < mine->second.size(); ++r)
       for (size_t c = 0; c < theirs[r].size() && c < mine->second[r].size(); ++c) {

@@ -110,7 +110,7 @@ void peer_cases(const std::vector<Observation>& rows, int gpus, bool bidir_sums,
     out.push_back({m.nvbandwidth_name, m.nvbandwidth_description, {v}});
   }
   p2p::Matrix lat;
-  if (p2p::matrix(rows, "latency", "ns", &lat))
+  if (p2p::matrix(rows, p2p::kLatencyProbe, "ns", &lat))
     out.push_back({"device_to_device_latency_sm", "Device to Device Latency SM GPU(row) <-> GPU(column) (ns)",
                    square(lat.value, gpus)});
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/latency.hpp"
 
 using namespace gpuprobe;
 
@@ -68,14 +69,15 @@ std::vector<Observation> latency_rows(size_t rows) {
   std::vector<Observation> obs;
   obs.reserve(rows);
   const size_t per = rows / 3;
-  for (const std::string probe : {"ld_global", "ld_cg", "ld_nc"})
+  for (const std::string probe :
+       {latency::kLdGlobalProbe, latency::kLdCgProbe, latency::kLdNcProbe})
     for (size_t i = 0; i < per; ++i) {
       const double octaves = 20.0 * (static_cast<double>(i) + 0.5) / static_cast<double>(per);
       const double f = std::round(KiB * std::exp2(octaves) / 128) * 128;
-      const double y = cycles(f, probe != "ld_cg") * (1 + noise(rng));
-      const Params p = {{"footprint_bytes", std::to_string(static_cast<long long>(f))},
-                        {"stride_bytes", "128"}};
-      obs.push_back({"latency", probe, p, y, "cycles", y, y, y, 9});
+      const double y = cycles(f, probe != latency::kLdCgProbe) * (1 + noise(rng));
+      const Params p = {{memory_chase::kFootprintColumn, std::to_string(static_cast<long long>(f))},
+                        {latency::kStrideColumn, "128"}};
+      obs.push_back({std::string(latency::kFamily.name), probe, p, y, "cycles", y, y, y, 9});
     }
   return obs;
 }
@@ -83,7 +85,8 @@ std::vector<Observation> latency_rows(size_t rows) {
 void BM_AnalyzeLatency(benchmark::State& state) {
   const auto obs = latency_rows(static_cast<size_t>(state.range(0)));
   const Metadata meta = {{"l2_bytes", "52428800"}, {"shared_per_sm_bytes", "233472"}};
-  for (auto _ : state) benchmark::DoNotOptimize(analyze_checked("latency", obs, meta));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(analyze_checked(std::string(latency::kFamily.name), obs, meta));
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
 }
 BENCHMARK(BM_AnalyzeLatency)->Arg(24400)->Arg(244000)->Unit(benchmark::kMillisecond)->Iterations(3);
