@@ -22,6 +22,7 @@
 #include "analysis/index_chase.hpp"
 #include "analysis/latency.hpp"
 #include "analysis/loaded_latency.hpp"
+#include "analysis/tlb.hpp"
 #include "base/catalog.hpp"
 #include "base/data_paths.hpp"
 #include "base/observation.hpp"
@@ -197,7 +198,8 @@ TEST_F(FigureMarks, FiguresMarkedBeforeThisSessionKeepTheirMarks) {
                {fmt("at most %.0f kernels at once", value(param::max_concurrent_kernels))});
   expect_marks("littles_law",
                {"90 % of DRAM peak: " + size_text(value(param::dram_bytes_in_flight_90pct))});
-  expect_marks("tlb", {"L1 TLB " + size_text(value(param::tlb_l1_coverage))});
+  expect_marks(std::string(tlb::kFamily.name),
+               {"L1 TLB " + size_text(value(param::tlb_l1_coverage))});
   expect_marks(std::string(index_chase::kFamily.name),
                {fmt("%.1f", value(param::dram_latency_index_chase))});
   if (has(param::l1_size_no_miss))  // runs analysed before the carve-out's own name have none

@@ -12,6 +12,7 @@
 #include "analysis/carveout.hpp"
 #include "analysis/fine_grained.hpp"
 #include "analysis/granularity.hpp"
+#include "analysis/tlb.hpp"
 #include "memory_chase_checks.hpp"
 #include "parameter_checks.hpp"
 #include "recorded.hpp"
@@ -189,7 +190,7 @@ TEST(FineGrained, NothingFromNothing) {
   EXPECT_TRUE(analyze("fine_grained", {}).empty());
   EXPECT_TRUE(analyze(std::string(granularity::kFamily.name), {}).empty());
   EXPECT_TRUE(analyze(std::string(carveout::kFamily.name), {}).empty());
-  EXPECT_TRUE(analyze("tlb", {}).empty());
+  EXPECT_TRUE(analyze(std::string(tlb::kFamily.name), {}).empty());
 }
 
 // ---------------------------------------------------------------------------------------
