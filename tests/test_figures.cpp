@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "committed_runs.hpp"
+#include "analysis/associativity.hpp"
 #include "analysis/carveout.hpp"
 #include "analysis/concurrency.hpp"
 #include "analysis/divergence.hpp"
@@ -169,7 +170,7 @@ TEST_F(FigureMarks, CacheGeometryFromTheFineGrainedFamilies) {
                 fmt("constant L1.5 line %g B", value(param::constant_l15_line_size))});
   if (has(param::l1_sets) && has(param::l1_ways))
     expect_marks(
-        "associativity",
+        std::string(associativity::kFamily.name),
         {fmt("fitted: %.0f sets x %.0f ways", value(param::l1_sets), value(param::l1_ways))},
         false);
 }
