@@ -18,6 +18,7 @@
 #include "analysis/carveout.hpp"
 #include "analysis/concurrency.hpp"
 #include "analysis/divergence.hpp"
+#include "analysis/fine_grained.hpp"
 #include "analysis/granularity.hpp"
 #include "analysis/ilp_occupancy.hpp"
 #include "analysis/index_chase.hpp"
@@ -165,7 +166,7 @@ TEST_F(FigureMarks, SharedBanksWritesTheGeometry) {
 }
 
 TEST_F(FigureMarks, CacheGeometryFromTheFineGrainedFamilies) {
-  expect_marks("fine_grained",
+  expect_marks(std::string(fine_grained::kFamily.name),
                {fmt("L1 line %g B", value(param::l1_line_size)),
                 fmt("constant L1.5 line %g B", value(param::constant_l15_line_size))});
   if (has(param::l1_sets) && has(param::l1_ways))
