@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/l2_topology.hpp"
 #include "committed_runs.hpp"
 #include "base/catalog.hpp"
 #include "base/code_check.hpp"
@@ -50,7 +51,7 @@ const std::map<std::string, std::string> kOtherSources = {
 const std::map<std::string, std::string> kOtherNamespace = {
     {"clusters", "analyze_clusters is at gpuprobe:: scope; clusters.cpp is being reworked"},
     {"host_link", "analyze_host_link is at gpuprobe:: scope; host_link.cpp is being reworked"},
-    {"l2_topology",
+    {std::string(l2_topology::kFamily.name),
      "analyze_l2_topology and its helpers are at gpuprobe:: scope; l2_topology.cpp "
      "is being reworked"},
     {"p2p", "analyze_p2p and its helpers are at gpuprobe:: scope; p2p.cpp is being reworked"},

@@ -23,6 +23,7 @@
 #include "analysis/ilp_occupancy.hpp"
 #include "analysis/index_chase.hpp"
 #include "analysis/latency.hpp"
+#include "analysis/l2_topology.hpp"
 #include "analysis/loaded_latency.hpp"
 #include "analysis/tlb.hpp"
 #include "base/catalog.hpp"
@@ -182,8 +183,8 @@ TEST_F(FigureMarks, ClustersHostLinkAndL2Topology) {
   expect_marks("host_link",
                {fmt("pinned H2D %.1f, D2H %.1f, both %.1f GB/s", value(param::h2d_bandwidth_pinned),
                     value(param::d2h_bandwidth_pinned), value(param::bidir_bandwidth_pinned))});
-  expect_marks("l2_topology", {fmt("H100: %.0f L2 partitions, ", value(param::l2_partitions))},
-               false);
+  expect_marks(std::string(l2_topology::kFamily.name),
+               {fmt("H100: %.0f L2 partitions, ", value(param::l2_partitions))}, false);
 }
 
 // plots/style.gp's size_text.

@@ -81,22 +81,24 @@ TEST(L2Topology, AnalyzerFromRows) {
   std::vector<Observation> obs;
   for (size_t i = 0; i < m.sms.size(); ++i)
     for (size_t j = 0; j < m.lat[i].size(); ++j)
-      obs.push_back(make_row("l2_topology", "first_read",
-                             {{"sm", std::to_string(m.sms[i])}, {"line", std::to_string(j)}},
+      obs.push_back(make_row(std::string(l2_topology::kFamily.name), l2_topology::kFirstReadProbe,
+                             {{l2_topology::kSmColumn, std::to_string(m.sms[i])},
+                              {l2_topology::kLineColumn, std::to_string(j)}},
                              m.lat[i][j], "cycles", 0));
   // Two GPCs of 10 SMs, bridged by clusters of 4 and 2.
   int launch = 0;
   for (int base : {0, 20}) {
     for (int k = 0; k < 10; k += 2, ++launch)
       for (int r = 0; r < 4; ++r)
-        obs.push_back(make_row("l2_topology", "cluster_placement",
-                               {{"launch", std::to_string(launch)},
-                                {"cluster_size", "4"},
-                                {"cluster", "0"},
-                                {"rank", std::to_string(r)}},
-                               base + (k + r) % 10 * 2, "sm", 0));
+        obs.push_back(make_row(std::string(l2_topology::kFamily.name),
+                               l2_topology::kClusterPlacementProbe,
+                               {{l2_topology::kLaunchColumn, std::to_string(launch)},
+                                {l2_topology::kClusterSizeColumn, "4"},
+                                {l2_topology::kClusterColumn, "0"},
+                                {l2_topology::kRankColumn, std::to_string(r)}},
+                               base + (k + r) % 10 * 2, l2_topology::kSmUnit, 0));
   }
-  auto ps = analyze("l2_topology", obs);
+  auto ps = analyze(std::string(l2_topology::kFamily.name), obs);
   expect_well_formed(ps);
   EXPECT_DOUBLE_EQ(find(ps, param::l2_partitions)->value, 2);
   EXPECT_DOUBLE_EQ(find(ps, "l2_near_sm_count_0")->value + find(ps, "l2_near_sm_count_1")->value,
@@ -164,7 +166,7 @@ TEST(L2Topology, ModelChipsOverSeeds) {
 }
 
 TEST(L2Topology, RecordedH100) {
-  auto ps = recorded_parameters("l2_topology");
+  auto ps = recorded_parameters(std::string(l2_topology::kFamily.name));
   expect_well_formed(ps);
   EXPECT_DOUBLE_EQ(find(ps, param::l2_partitions)->value, 2);
   EXPECT_GE(find(ps, param::l2_partitions)->confidence, 0.8);
@@ -398,7 +400,7 @@ TEST(Gpcs, TpcUnitFromPairs) {
 }
 
 TEST(Gpcs, RecordedH100PlacementsGiveEightAndSixtySixTpcs) {
-  auto ps = recorded_parameters("l2_topology");
+  auto ps = recorded_parameters(std::string(l2_topology::kFamily.name));
   const Parameter* gpc = find(ps, param::gpc_count);
   ASSERT_NE(gpc, nullptr);
   // The run has no contention probe: eight, as a guess, with the lone TPCs' twelve above.
@@ -418,9 +420,11 @@ std::vector<Observation> level_rows(int sms) {
   for (int s = 0; s < sms; ++s) {
     for (const char* level : {"near", "far"}) {
       const double v = std::string(level) == "near" ? 280 + s % 7 : 480 + s % 11;
-      Observation o = make_row("l2_topology", "sm_level",
-                               {{"sm", std::to_string(s)}, {"level", level}, {"writer", "0"}}, v,
-                               "cycles", 0.02);
+      Observation o = make_row(std::string(l2_topology::kFamily.name), l2_topology::kSmLevelProbe,
+                               {{l2_topology::kSmColumn, std::to_string(s)},
+                                {l2_topology::kLevelColumn, level},
+                                {l2_topology::kWriterColumn, "0"}},
+                               v, "cycles", 0.02);
       o.reps = 500;
       obs.push_back(o);
     }
@@ -434,11 +438,12 @@ TEST(L2Map, SpreadsFromEverySmsLevels) {
   for (int s = 0; s < 132; ++s)
     for (int j = 0; j < l2_topology::kLines; ++j) {
       const bool near = (j < 32) == (s < 66);
-      obs.push_back(make_row("l2_topology", "first_read",
-                             {{"sm", std::to_string(s)}, {"line", std::to_string(j)}},
+      obs.push_back(make_row(std::string(l2_topology::kFamily.name), l2_topology::kFirstReadProbe,
+                             {{l2_topology::kSmColumn, std::to_string(s)},
+                              {l2_topology::kLineColumn, std::to_string(j)}},
                              near ? 280 + s % 7 : 480 + s % 11, "cycles", 0));
     }
-  auto ps = analyze("l2_topology", obs, {});
+  auto ps = analyze(std::string(l2_topology::kFamily.name), obs, {});
   expect_well_formed(ps);
   EXPECT_EQ(find(ps, param::l2_partitions)->value, 2);
   EXPECT_EQ(find(ps, "l2_near_sm_count_0")->value, 66);
