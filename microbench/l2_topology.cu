@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/clusters.hpp"
 #include "analysis/l2_topology.hpp"
 #include "base/stats.hpp"
 #include "cluster_launch.cuh"
@@ -149,12 +150,6 @@ std::vector<double> line_medians(const std::vector<SmPass>& passes) {
     out[j] = median(v);
   }
   return out;
-}
-
-// A row of `probe`: the median and 5-95 % of `reads`, in cycles (the runner fills in the family).
-Observation cycles_row(const std::string& probe, Params params, const std::vector<double>& reads) {
-  const Summary s = summarize(reads);
-  return {"", probe, std::move(params), s.p50, "cycles", s.p05, s.p50, s.p95, s.n};
 }
 
 // The gap between an SM's two levels on one side (0: one level, or no reads).
@@ -326,12 +321,12 @@ class L2TopologyFamily : public ProbeFamily {
         const size_t j = line_at[b];
         std::vector<double> cell;
         for (const auto& p : *chosen[index[r]]) cell.push_back(p.first[j]);
-        ctx.record(cycles_row(kFirstReadProbe,
-                              {{kSmColumn, std::to_string(m.sms[r])},
-                               {kLineColumn, std::to_string(j)},
-                               {kSmOrderColumn, std::to_string(a)},
-                               {kLineOrderColumn, std::to_string(b)}},
-                              cell));
+        ctx.record(summary_row(kFirstReadProbe,
+                               {{kSmColumn, std::to_string(m.sms[r])},
+                                {kLineColumn, std::to_string(j)},
+                                {kSmOrderColumn, std::to_string(a)},
+                                {kLineOrderColumn, std::to_string(b)}},
+                               summarize(cell), "cycles"));
       }
     }
   }
@@ -347,15 +342,15 @@ class L2TopologyFamily : public ProbeFamily {
       const std::string sm = std::to_string(sms[i]), writer = std::to_string(writer_of[i]);
       for (const auto* level : {&near, &far}) {
         if (level->empty()) continue;
-        ctx.record(cycles_row(kSmLevelProbe,
-                              {{kSmColumn, sm},
-                               {kLevelColumn, level == &near ? "near" : "far"},
-                               {kWriterColumn, writer}},
-                              *level));
+        ctx.record(summary_row(kSmLevelProbe,
+                               {{kSmColumn, sm},
+                                {kLevelColumn, level == &near ? "near" : "far"},
+                                {kWriterColumn, writer}},
+                               summarize(*level), "cycles"));
       }
       std::vector<double> again;
       for (const auto& p : *chosen[i]) again.insert(again.end(), p.again.begin(), p.again.end());
-      ctx.record(cycles_row(kRereadProbe, {{kSmColumn, sm}}, again));
+      ctx.record(summary_row(kRereadProbe, {{kSmColumn, sm}}, summarize(again), "cycles"));
     }
   }
 
@@ -373,7 +368,7 @@ class L2TopologyFamily : public ProbeFamily {
                   kClusterCapacityProbe,
                   {{kClusterSizeColumn, std::to_string(size)}},
                   double(clusters),
-                  "clusters",
+                  clusters::kClustersUnit,
                   double(clusters),
                   double(clusters),
                   double(clusters),

@@ -17,23 +17,30 @@ namespace {
 TEST(Clusters, SmallestAndLargestClusterAndOwnSm) {
   std::vector<Observation> obs;
   for (int s = 2; s <= 16; ++s) {
-    obs.push_back(make_row("clusters", param::dsm_latency,
-                           {{"cluster_size", std::to_string(s)}, {"target", "other_sm"}}, 190 + s,
+    obs.push_back(make_row(
+        std::string(clusters::kFamily.name), clusters::kDsmLatencyProbe,
+        {{clusters::kClusterSizeColumn, std::to_string(s)}, {clusters::kTargetColumn, "other_sm"}},
+        190 + s, "cycles", 0.01));
+    obs.push_back(make_row(
+        std::string(clusters::kFamily.name), clusters::kDsmLatencyProbe,
+        {{clusters::kClusterSizeColumn, std::to_string(s)}, {clusters::kTargetColumn, "own_sm"}},
+        59, "cycles", 0.01));
+    obs.push_back(make_row(std::string(clusters::kFamily.name), clusters::kClusterSyncProbe,
+                           {{clusters::kClusterSizeColumn, std::to_string(s)}}, 770 + 10 * s,
                            "cycles", 0.01));
-    obs.push_back(make_row("clusters", param::dsm_latency,
-                           {{"cluster_size", std::to_string(s)}, {"target", "own_sm"}}, 59,
-                           "cycles", 0.01));
-    obs.push_back(make_row("clusters", "cluster_sync", {{"cluster_size", std::to_string(s)}},
-                           770 + 10 * s, "cycles", 0.01));
   }
   for (int s : {2, 4, 8, 16})
-    obs.push_back(make_row("clusters", "dsm_bandwidth",
-                           {{"cluster_size", std::to_string(s)}, {"clusters", "8"}},
-                           s == 4 ? 17 : 14, "B/clk/SM", 0.02));
-  obs.push_back(make_row("clusters", param::cluster_size_max, {}, 16, "blocks", 0));
-  obs.push_back(make_row("clusters", param::dsm_latency,
-                         {{"cluster_size", "999"}, {"target", "other_sm"}}, 1, "cycles", 0));
-  auto ps = analyze("clusters", obs);
+    obs.push_back(make_row(
+        std::string(clusters::kFamily.name), clusters::kDsmBandwidthProbe,
+        {{clusters::kClusterSizeColumn, std::to_string(s)}, {clusters::kClustersColumn, "8"}},
+        s == 4 ? 17 : 14, "B/clk/SM", 0.02));
+  obs.push_back(make_row(std::string(clusters::kFamily.name), clusters::kClusterSizeMaxProbe, {},
+                         16, "blocks", 0));
+  obs.push_back(
+      make_row(std::string(clusters::kFamily.name), clusters::kDsmLatencyProbe,
+               {{clusters::kClusterSizeColumn, "999"}, {clusters::kTargetColumn, "other_sm"}}, 1,
+               "cycles", 0));
+  auto ps = analyze(std::string(clusters::kFamily.name), obs);
   expect_well_formed(ps);
   EXPECT_DOUBLE_EQ(find(ps, param::dsm_latency)->value, 192);
   EXPECT_DOUBLE_EQ(find(ps, param::dsm_latency_largest_cluster)->value, 206);
@@ -42,11 +49,11 @@ TEST(Clusters, SmallestAndLargestClusterAndOwnSm) {
   EXPECT_DOUBLE_EQ(find(ps, param::cluster_sync_latency)->value, 790);
   EXPECT_DOUBLE_EQ(find(ps, param::cluster_sync_latency_largest_cluster)->value, 930);
   EXPECT_DOUBLE_EQ(find(ps, param::cluster_size_max)->value, 16);
-  EXPECT_TRUE(analyze("clusters", {}).empty());
+  EXPECT_TRUE(analyze(std::string(clusters::kFamily.name), {}).empty());
 }
 
 TEST(Clusters, RecordedH100) {
-  auto ps = recorded_parameters("clusters");
+  auto ps = recorded_parameters(std::string(clusters::kFamily.name));
   expect_well_formed(ps);
   EXPECT_NEAR(find(ps, param::dsm_latency)->value, 196, 10);  // Jin et al.: about 200 cycles
   EXPECT_GT(find(ps, param::dsm_latency_largest_cluster)->value,
@@ -62,13 +69,14 @@ TEST(ClusterSync, MedianOverPlacesAndTheRelaxedBarrier) {
   std::vector<Observation> obs;
   for (int s : {2, 4, 16})
     for (const char* b : {"release", "relaxed"}) {
-      Observation o = make_row("clusters", "cluster_sync",
-                               {{"cluster_size", std::to_string(s)}, {"barrier", b}},
-                               (std::string(b) == "release" ? 780 : 190) + s, "cycles", 0.03);
+      Observation o = make_row(
+          std::string(clusters::kFamily.name), clusters::kClusterSyncProbe,
+          {{clusters::kClusterSizeColumn, std::to_string(s)}, {clusters::kBarrierColumn, b}},
+          (std::string(b) == "release" ? 780 : 190) + s, "cycles", 0.03);
       o.reps = 66;
       obs.push_back(o);
     }
-  auto ps = analyze("clusters", obs, {});
+  auto ps = analyze(std::string(clusters::kFamily.name), obs, {});
   expect_well_formed(ps);
   EXPECT_DOUBLE_EQ(find(ps, param::cluster_sync_latency)->value, 782);
   EXPECT_DOUBLE_EQ(find(ps, param::cluster_sync_latency_largest_cluster)->value, 796);
@@ -78,8 +86,9 @@ TEST(ClusterSync, MedianOverPlacesAndTheRelaxedBarrier) {
 
 TEST(ClusterSync, RunsBeforeTheBarrierKindsReadAsRelease) {
   std::vector<Observation> obs = {
-      make_row("clusters", "cluster_sync", {{"cluster_size", "2"}}, 790, "cycles", 0.001)};
-  auto ps = analyze("clusters", obs, {});
+      make_row(std::string(clusters::kFamily.name), clusters::kClusterSyncProbe,
+               {{clusters::kClusterSizeColumn, "2"}}, 790, "cycles", 0.001)};
+  auto ps = analyze(std::string(clusters::kFamily.name), obs, {});
   EXPECT_DOUBLE_EQ(find(ps, param::cluster_sync_latency)->value, 790);
   EXPECT_EQ(find(ps, param::cluster_sync_relaxed_latency), nullptr);
 }

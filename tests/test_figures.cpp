@@ -16,6 +16,7 @@
 #include "committed_runs.hpp"
 #include "analysis/associativity.hpp"
 #include "analysis/carveout.hpp"
+#include "analysis/clusters.hpp"
 #include "analysis/concurrency.hpp"
 #include "analysis/divergence.hpp"
 #include "analysis/fine_grained.hpp"
@@ -178,8 +179,9 @@ TEST_F(FigureMarks, CacheGeometryFromTheFineGrainedFamilies) {
 }
 
 TEST_F(FigureMarks, ClustersHostLinkAndL2Topology) {
-  expect_marks("clusters", {fmt("%.0f", value(param::dsm_latency)),
-                            fmt("%.0f", value(param::cluster_sync_latency_largest_cluster))});
+  expect_marks(std::string(clusters::kFamily.name),
+               {fmt("%.0f", value(param::dsm_latency)),
+                fmt("%.0f", value(param::cluster_sync_latency_largest_cluster))});
   expect_marks("host_link",
                {fmt("pinned H2D %.1f, D2H %.1f, both %.1f GB/s", value(param::h2d_bandwidth_pinned),
                     value(param::d2h_bandwidth_pinned), value(param::bidir_bandwidth_pinned))});

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/clusters.hpp"
 #include "analysis/common/util.hpp"
 #include "analysis/gpcs.hpp"
 #include "base/catalog.hpp"
@@ -472,7 +473,7 @@ Placements read_placements(const std::vector<Observation>& obs) {
   }
   // c(k): the occupancy rows where the run has them, else the clusters one launch held (the
   // probe launches as many as the occupancy calculator allows).
-  for (const auto& o : select(obs, l2_topology::kClusterCapacityProbe, "clusters"))
+  for (const auto& o : select(obs, l2_topology::kClusterCapacityProbe, clusters::kClustersUnit))
     if (o.param(l2_topology::kClusterSizeColumn) >= 1 && o.value >= 0)
       p.capacity[int(o.param(l2_topology::kClusterSizeColumn))] = int(o.value);
   if (p.capacity.empty())
