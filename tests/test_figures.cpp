@@ -22,6 +22,7 @@
 #include "analysis/fine_grained.hpp"
 #include "analysis/granularity.hpp"
 #include "analysis/ilp_occupancy.hpp"
+#include "analysis/host_link.hpp"
 #include "analysis/index_chase.hpp"
 #include "analysis/latency.hpp"
 #include "analysis/l2_topology.hpp"
@@ -182,7 +183,7 @@ TEST_F(FigureMarks, ClustersHostLinkAndL2Topology) {
   expect_marks(std::string(clusters::kFamily.name),
                {fmt("%.0f", value(param::dsm_latency)),
                 fmt("%.0f", value(param::cluster_sync_latency_largest_cluster))});
-  expect_marks("host_link",
+  expect_marks(std::string(host_link::kFamily.name),
                {fmt("pinned H2D %.1f, D2H %.1f, both %.1f GB/s", value(param::h2d_bandwidth_pinned),
                     value(param::d2h_bandwidth_pinned), value(param::bidir_bandwidth_pinned))});
   expect_marks(std::string(l2_topology::kFamily.name),

@@ -22,7 +22,8 @@ std::vector<Observation> link_rows(const std::string& probe, double peak_gbs, do
   std::vector<Observation> out;
   for (long long b : host_link::transfer_sizes(false)) {
     const double gbs = double(b) / (overhead_us * 1e-6 + double(b) / (peak_gbs * 1e9)) / 1e9;
-    out.push_back(make_row("host_link", probe, {{"bytes", std::to_string(b)}}, gbs, "GB/s", 0.01));
+    out.push_back(make_row(std::string(host_link::kFamily.name), probe,
+                           {{host_link::kBytesColumn, std::to_string(b)}}, gbs, "GB/s", 0.01));
   }
   return out;
 }
@@ -35,7 +36,7 @@ TEST(HostLink, SizesFrom4KiBTo1GiB) {
 }
 
 TEST(HostLink, PlateauIgnoresSmallCopies) {
-  auto rows = link_rows("ce_h2d_pinned", 54, 5);
+  auto rows = link_rows(host_link::kCeH2dPinnedProbe, 54, 5);
   host_link::Plateau p;
   ASSERT_TRUE(host_link::plateau(rows, &p));
   EXPECT_NEAR(p.value, 54, 2);
@@ -48,19 +49,19 @@ TEST(HostLink, PlateauIgnoresSmallCopies) {
 // there, its best is one point at the largest size, less sure and said to be so.
 TEST(HostLink, ABestAtTheLargestSizeMayStillRise) {
   std::vector<Observation> rows;
-  for (const auto& o : link_rows("ce_d2h_pageable", 17, 3000))
-    if (o.param("bytes") <= 64 * 1048576.0) rows.push_back(o);
+  for (const auto& o : link_rows(host_link::kCeD2hPageableProbe, 17, 3000))
+    if (o.param(host_link::kBytesColumn) <= 64 * 1048576.0) rows.push_back(o);
   host_link::Plateau p;
   ASSERT_TRUE(host_link::plateau(rows, &p));
   EXPECT_TRUE(p.at_largest);
   EXPECT_LT(p.confidence, 0.65);
-  const auto ps = analyze("host_link", rows);
+  const auto ps = analyze(std::string(host_link::kFamily.name), rows);
   EXPECT_EQ(find(ps, param::d2h_bandwidth_pageable),
             nullptr);  // no size reaches the sustained range
   const Parameter* d2h = find(ps, param::d2h_bandwidth_pageable_peak);
   ASSERT_NE(d2h, nullptr);
   EXPECT_NE(d2h->method.find("may still rise"), std::string::npos) << d2h->method;
-  ASSERT_TRUE(host_link::plateau(link_rows("ce_d2h_pageable", 17, 5), &p));
+  ASSERT_TRUE(host_link::plateau(link_rows(host_link::kCeD2hPageableProbe, 17, 5), &p));
   EXPECT_FALSE(p.at_largest);
 }
 
@@ -72,7 +73,7 @@ TEST(HostLink, PlateauOverModelLinksAndSeeds) {
       for (unsigned seed = 0; seed < 10; ++seed, ++trials) {
         std::mt19937 rng(seed);
         std::normal_distribution<double> noise(0, 0.03);
-        auto rows = link_rows("ce_h2d_pinned", peak, overhead);
+        auto rows = link_rows(host_link::kCeH2dPinnedProbe, peak, overhead);
         for (auto& o : rows) o.value = o.p50 = o.value * (1 + noise(rng));
         host_link::Plateau p;
         right += host_link::plateau(rows, &p) && std::fabs(p.value / peak - 1) < 0.05;
@@ -82,18 +83,19 @@ TEST(HostLink, PlateauOverModelLinksAndSeeds) {
 
 TEST(HostLink, AnalyzerNamesEveryLink) {
   std::vector<Observation> obs;
-  for (auto [probe, peak] : {std::pair<const char*, double>{"ce_h2d_pinned", 54},
-                             {"ce_d2h_pinned", 55},
-                             {"ce_bidir_pinned", 92},
-                             {"ce_h2d_pageable", 14},
-                             {"sm_h2d", 51},
-                             {"sm_d2h", 52}}) {
+  for (auto [probe, peak] : {std::pair<const char*, double>{host_link::kCeH2dPinnedProbe, 54},
+                             {host_link::kCeD2hPinnedProbe, 55},
+                             {host_link::kCeBidirPinnedProbe, 92},
+                             {host_link::kCeH2dPageableProbe, 14},
+                             {host_link::kSmH2dProbe, 51},
+                             {host_link::kSmD2hProbe, 52}}) {
     auto r = link_rows(probe, peak, 4);
     obs.insert(obs.end(), r.begin(), r.end());
   }
-  obs.push_back(make_row("host_link", "mapped_latency", {{"hops", "256"}, {"stride_bytes", "4096"}},
+  obs.push_back(make_row(std::string(host_link::kFamily.name), host_link::kMappedLatencyProbe,
+                         {{host_link::kHopsColumn, "256"}, {host_link::kStrideColumn, "4096"}},
                          1207, "ns", 0.01));
-  auto ps = analyze("host_link", obs);
+  auto ps = analyze(std::string(host_link::kFamily.name), obs);
   expect_well_formed(ps);
   for (const char* n :
        {param::h2d_bandwidth_pinned, param::d2h_bandwidth_pinned, param::bidir_bandwidth_pinned,
@@ -141,10 +143,12 @@ TEST(HostLink, SizeToRepeatWithinPassesAndBudget) {
 TEST(HostLink, PassesOfASizeMerge) {
   std::vector<Observation> rows;
   for (auto [pass, v] : {std::pair<int, double>{1, 49}, {2, 97}, {3, 99}})
-    rows.push_back(make_row("host_link", "ce_bidir_pinned",
-                            {{"bytes", "67108864"}, {"pass", std::to_string(pass)}}, v, "GB/s",
-                            0.01));
-  rows.push_back(make_row("host_link", "ce_bidir_pinned", {{"bytes", "16777216"}, {"pass", "1"}},
+    rows.push_back(make_row(
+        std::string(host_link::kFamily.name), host_link::kCeBidirPinnedProbe,
+        {{host_link::kBytesColumn, "67108864"}, {host_link::kPassColumn, std::to_string(pass)}}, v,
+        "GB/s", 0.01));
+  rows.push_back(make_row(std::string(host_link::kFamily.name), host_link::kCeBidirPinnedProbe,
+                          {{host_link::kBytesColumn, "16777216"}, {host_link::kPassColumn, "1"}},
                           95, "GB/s", 0.01));
   const auto sizes = host_link::size_rates(rows);
   ASSERT_EQ(sizes.size(), 2u);
@@ -154,7 +158,7 @@ TEST(HostLink, PassesOfASizeMerge) {
   EXPECT_DOUBLE_EQ(sizes[1].low, 49 * 0.99);
   EXPECT_DOUBLE_EQ(sizes[1].high, 99 * 1.01);
   EXPECT_LT(sizes[1].confidence, 0.2);  // the passes disagree: a wide spread
-  const auto ps = analyze("host_link", rows);
+  const auto ps = analyze(std::string(host_link::kFamily.name), rows);
   const Parameter* bidir = find(ps, param::bidir_bandwidth_pinned);
   ASSERT_NE(bidir, nullptr);
   EXPECT_NEAR(bidir->value, 96, 1.01);
@@ -169,17 +173,18 @@ TEST(HostLink, PageableHeadlineIsTheSustainedRate) {
   const double rates[] = {1.8, 6.7, 11.1, 16.1, 19.6, 16.9, 16.9, 16.7, 11.3, 10.7};
   const auto sizes = host_link::transfer_sizes(false);
   for (size_t i = 0; i < sizes.size(); ++i)
-    rows.push_back(make_row("host_link", "ce_h2d_pageable", {{"bytes", std::to_string(sizes[i])}},
-                            rates[i], "GB/s", 0.01));
+    rows.push_back(make_row(std::string(host_link::kFamily.name), host_link::kCeH2dPageableProbe,
+                            {{host_link::kBytesColumn, std::to_string(sizes[i])}}, rates[i], "GB/s",
+                            0.01));
   host_link::Sustained s;
   ASSERT_TRUE(host_link::sustained(rows, &s));
   EXPECT_EQ(s.sizes, 2);
   EXPECT_DOUBLE_EQ(s.value, 11);
   EXPECT_DOUBLE_EQ(s.low, 10.7 * 0.99);
   EXPECT_DOUBLE_EQ(s.high, 11.3 * 1.01);
-  rows.push_back(
-      make_row("host_link", "host_memcpy", {{"bytes", "268435456"}}, 12.5, "GB/s", 0.02));
-  const auto ps = analyze("host_link", rows);
+  rows.push_back(make_row(std::string(host_link::kFamily.name), host_link::kHostMemcpyProbe,
+                          {{host_link::kBytesColumn, "268435456"}}, 12.5, "GB/s", 0.02));
+  const auto ps = analyze(std::string(host_link::kFamily.name), rows);
   const Parameter* h2d = find(ps, param::h2d_bandwidth_pageable);
   const Parameter* peak = find(ps, param::h2d_bandwidth_pageable_peak);
   ASSERT_NE(h2d, nullptr);
@@ -200,10 +205,11 @@ TEST(HostLink, PcieRateAfterTheLineCode) {
   EXPECT_LT(node::pcie_line_gbs(9, 16), 0);
   EXPECT_LT(node::pcie_line_gbs(5, 0), 0);
   // The share of it a copy reaches is in the method text.
-  auto rows = link_rows("ce_h2d_pinned", 55, 5);
-  rows.push_back(make_row("host_link", "pcie_link", {{"generation", "5"}, {"lanes", "16"}},
+  auto rows = link_rows(host_link::kCeH2dPinnedProbe, 55, 5);
+  rows.push_back(make_row(std::string(host_link::kFamily.name), host_link::kPcieLinkProbe,
+                          {{host_link::kGenerationColumn, "5"}, {host_link::kLanesColumn, "16"}},
                           node::pcie_line_gbs(5, 16), "GB/s", 0));
-  const auto ps = analyze("host_link", rows);
+  const auto ps = analyze(std::string(host_link::kFamily.name), rows);
   const Parameter* h2d = find(ps, param::h2d_bandwidth_pinned);
   ASSERT_NE(h2d, nullptr);
   EXPECT_NE(h2d->method.find("% of the link's raw rate, PCIe gen 5 x16"), std::string::npos)
@@ -215,10 +221,12 @@ TEST(HostLink, MappedLatencyOverPlaces) {
   std::vector<Observation> rows;
   for (auto [offset, ns] :
        {std::pair<const char*, double>{"0", 1140}, {"268435456", 1152}, {"536870912", 1146}})
-    rows.push_back(make_row("host_link", "mapped_latency",
-                            {{"hops", "256"}, {"stride_bytes", "4096"}, {"offset_bytes", offset}},
+    rows.push_back(make_row(std::string(host_link::kFamily.name), host_link::kMappedLatencyProbe,
+                            {{host_link::kHopsColumn, "256"},
+                             {host_link::kStrideColumn, "4096"},
+                             {host_link::kOffsetColumn, offset}},
                             ns, "ns", 0.002));
-  const auto ps = analyze("host_link", rows);
+  const auto ps = analyze(std::string(host_link::kFamily.name), rows);
   const Parameter* p = find(ps, param::host_mapped_latency);
   ASSERT_NE(p, nullptr);
   EXPECT_DOUBLE_EQ(p->value, 1146);
@@ -228,7 +236,7 @@ TEST(HostLink, MappedLatencyOverPlaces) {
 }
 
 TEST(HostLink, RecordedH100) {
-  auto ps = recorded_parameters("host_link");
+  auto ps = recorded_parameters(std::string(host_link::kFamily.name));
   expect_well_formed(ps);
   // PCIe 5.0 x16: ~64 GB/s raw, ~55 usable each way; both ways well above one way.
   EXPECT_NEAR(find(ps, param::h2d_bandwidth_pinned)->value, 54, 3);
