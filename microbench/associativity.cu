@@ -138,17 +138,19 @@ class AssociativityFamily : public ProbeFamily {
            "(works for a hashed set index)";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"eviction", "fraction of trials whose r-th reload of the target missed after N "
-                         "random lines"},
-            {"disagreement", "fraction of trials whose repeats in place ended differently"},
-            {"replay", "fraction of trials ending otherwise when rerun on the same lines"},
-            {"calibration", "hit and miss latency of the target, and the split between them"},
-            {"model", "eviction probability of the best-fit cache model (derived)"}};
+    return {{kEvictionProbe,
+             "fraction of trials whose r-th reload of the target missed after N "
+             "random lines"},
+            {kDisagreementProbe, "fraction of trials whose repeats in place ended differently"},
+            {kReplayProbe, "fraction of trials ending otherwise when rerun on the same lines"},
+            {memory_chase::kCalibrationProbe,
+             "hit and miss latency of the target, and the split between them"},
+            {kModelProbe, "eviction probability of the best-fit cache model (derived)"}};
   }
 
   void run(RunContext& ctx) override {
-    if (!ctx.enabled("eviction")) return;
-    if (!sass_allows(ctx, "eviction", associativity::kernels())) return;
+    if (!ctx.enabled(kEvictionProbe)) return;
+    if (!sass_allows(ctx, kEvictionProbe, associativity::kernels())) return;
     ctx_ = &ctx;
     tallies_.clear();
     setup(ctx.device());
@@ -291,7 +293,7 @@ class AssociativityFamily : public ProbeFamily {
         for (uint32_t r = 1; r <= kRepeats; ++r) hits.push_back(l.at(t, r));
       }
     }
-    if (hits.empty()) throw std::runtime_error("associativity: no trial ran");
+    if (hits.empty()) throw std::runtime_error(name() + ": no trial ran");
     const double hit = median(hits), miss_low = percentile(misses, 0.05);
     threshold_ = std::sqrt(hit * miss_low);
     using Level = std::tuple<std::string, double, size_t>;
@@ -300,8 +302,7 @@ class AssociativityFamily : public ProbeFamily {
                                                          {"threshold", threshold_, misses.size()}})
       ctx_->record(calibration_row(name(), level, v, static_cast<int>(n)));
     if (!(miss_low > 2 * hit))
-      throw std::runtime_error("associativity: a reload of the target (" +
-                               format_printf("%.0f", hit) +
+      throw std::runtime_error(name() + ": a reload of the target (" + format_printf("%.0f", hit) +
                                " cycles) is not clearly faster than its first load (" +
                                format_printf("%.0f", miss_low) +
                                " cycles, 5th percentile): ld.global is not cached in L1 here");
@@ -368,11 +369,11 @@ class AssociativityFamily : public ProbeFamily {
       const double n = std::round(double(n_max_) * i / kPoints);
       Observation o;
       o.family = name();
-      o.probe = "model";
-      o.params = {{"lines", format_number(n)},
-                  {"model", replacement_name(m.model)},
-                  {"sets", format_number(m.sets)},
-                  {"ways", format_number(m.ways)}};
+      o.probe = kModelProbe;
+      o.params = {{kLinesColumn, format_number(n)},
+                  {kModelColumn, replacement_name(m.model)},
+                  {kSetsColumn, format_number(m.sets)},
+                  {kWaysColumn, format_number(m.ways)}};
       o.value = o.p05 = o.p50 = o.p95 = eviction_probability(m.model, n, m.sets, m.ways);
       o.unit = "fraction";
       o.reps = 1;

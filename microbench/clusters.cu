@@ -120,7 +120,10 @@ constexpr int kSyncReps = 3;  // launches per place: the median of three
 void check_ran(const DeviceBuffer<int>& ran) {
   int r = 0;
   CUDA_CHECK(cudaMemcpy(&r, ran.get(), sizeof r, cudaMemcpyDeviceToHost));
-  if (r != 1) throw std::runtime_error("clusters: the kernels ran without their sm_90 code (built for an older target?)");
+  if (r != 1)
+    throw std::runtime_error(
+        std::string(kFamily.name) +
+        ": the kernels ran without their sm_90 code (built for an older target?)");
   CUDA_CHECK(cudaMemset(ran.get(), 0, sizeof(int)));
 }
 
@@ -155,8 +158,8 @@ class ClustersFamily : public ProbeFamily {
   std::vector<ProbeInfo> probes() const override {
     return {{clusters::kDsmLatencyProbe,
              "rank 0 chasing through each rank's shared memory, cycles per load"},
-            {"dsm_bandwidth", "every block reading the next rank's shared memory, B/clk/SM"},
-            {"cluster_sync", "one cluster-wide barrier at every place a cluster lands, cycles"}};
+            {kDsmBandwidthProbe, "every block reading the next rank's shared memory, B/clk/SM"},
+            {kClusterSyncProbe, "one cluster-wide barrier at every place a cluster lands, cycles"}};
   }
   bool supported(const DeviceInfo& dev, std::string* why) const override {
     if (dev.cc_major >= 9) return true;
@@ -168,7 +171,8 @@ class ClustersFamily : public ProbeFamily {
     const DeviceInfo& dev = ctx.device();
     // All the shared memory a block may have: one block per SM.
     smem_ = size_t(dev.shared_per_block_optin);
-    if (smem_ < size_t(kRegionBytes)) throw std::runtime_error("clusters: too little shared memory per block");
+    if (smem_ < size_t(kRegionBytes))
+      throw std::runtime_error(std::string(kFamily.name) + ": too little shared memory per block");
     ran_ = DeviceBuffer<int>(1);
     CUDA_CHECK(cudaMemset(ran_.get(), 0, sizeof(int)));
     prepare_cluster_kernel(dsm_chase, smem_);
@@ -179,10 +183,12 @@ class ClustersFamily : public ProbeFamily {
     std::vector<int> sizes;
     for (int s = 2; s <= largest; ++s)
       if (max_active_clusters(dsm_chase, s, kChaseThreads, smem_) > 0) sizes.push_back(s);
-    if (sizes.empty()) throw std::runtime_error("clusters: no cluster of 2 blocks with one block per SM fits");
+    if (sizes.empty())
+      throw std::runtime_error(std::string(kFamily.name) +
+                               ": no cluster of 2 blocks with one block per SM fits");
     ctx.record({"",
                 clusters::kClusterSizeMaxProbe,
-                {{"shared_bytes_per_block", std::to_string(smem_)}},
+                {{kSharedPerBlockColumn, std::to_string(smem_)}},
                 double(sizes.back()),
                 "blocks",
                 double(sizes.back()),
@@ -193,10 +199,12 @@ class ClustersFamily : public ProbeFamily {
     if (ctx.enabled(clusters::kDsmLatencyProbe) &&
         sass_allows(ctx, clusters::kDsmLatencyProbe, {latency_kernel()}))
       for (int s : sizes) latency(ctx, s);
-    if (ctx.enabled("dsm_bandwidth") && sass_allows(ctx, "dsm_bandwidth", {bandwidth_kernel()}))
+    if (ctx.enabled(kDsmBandwidthProbe) &&
+        sass_allows(ctx, kDsmBandwidthProbe, {bandwidth_kernel()}))
       for (int s : sizes)
         if (s == 2 || s == 4 || s == 8 || s == sizes.back()) bandwidth(ctx, s);
-    if (ctx.enabled("cluster_sync") && sass_allows(ctx, "cluster_sync", {sync_kernel(false), sync_kernel(true)}))
+    if (ctx.enabled(kClusterSyncProbe) &&
+        sass_allows(ctx, kClusterSyncProbe, {sync_kernel(false), sync_kernel(true)}))
       for (int s : sizes) {
         ctx.progress("cluster.sync(), clusters of " + std::to_string(s));
         sync<false>(ctx, s);
@@ -219,7 +227,8 @@ class ClustersFamily : public ProbeFamily {
       });
       check_ran(ran_);
       if (!distinct_sms(fetch32(smids, size), size))
-        throw std::runtime_error("clusters: two blocks of a cluster shared an SM");
+        throw std::runtime_error(std::string(kFamily.name) +
+                                 ": two blocks of a cluster shared an SM");
       auto c = fetch64(cycles, size);
       if (own) return Sample{double(c[0]) / kChainEntries, s};
       std::vector<double> others(c.begin() + 1, c.end());
@@ -227,12 +236,12 @@ class ClustersFamily : public ProbeFamily {
     };
     const int reps = ctx.quick() ? 3 : 5;
     ctx.measure({clusters::kDsmLatencyProbe,
-                 {{"cluster_size", std::to_string(size)}, {"target", "other_sm"}},
+                 {{kClusterSizeColumn, std::to_string(size)}, {kTargetColumn, "other_sm"}},
                  "cycles",
                  reps},
                 [&] { return once(false); });
     ctx.measure({clusters::kDsmLatencyProbe,
-                 {{"cluster_size", std::to_string(size)}, {"target", "own_sm"}},
+                 {{kClusterSizeColumn, std::to_string(size)}, {kTargetColumn, "own_sm"}},
                  "cycles",
                  reps},
                 [&] { return once(true); });
@@ -245,8 +254,12 @@ class ClustersFamily : public ProbeFamily {
     DeviceBuffer<uint64_t> cycles{size_t(grid)};
     DeviceBuffer<uint32_t> smids{size_t(grid)}, sink(1);
     const double bytes = double(kReadIters) * kBandwidthUnroll * kReadThreads * 16;
-    ctx.measure({"dsm_bandwidth", {{"cluster_size", std::to_string(size)}, {"clusters", std::to_string(clusters)}},
-                 "B/clk/SM", ctx.quick() ? 3 : 5, bytes * grid},
+    ctx.measure({kDsmBandwidthProbe,
+                 {{kClusterSizeColumn, std::to_string(size)},
+                  {kClustersColumn, std::to_string(clusters)}},
+                 "B/clk/SM",
+                 ctx.quick() ? 3 : 5,
+                 bytes * grid},
                 [&] {
                   double s = time_seconds([&] {
                     launch_clusters(dsm_read, grid, size, kReadThreads, smem_, kReadIters, cycles.get(),
@@ -254,9 +267,11 @@ class ClustersFamily : public ProbeFamily {
                   });
                   check_ran(ran_);
                   if (!distinct_sms(fetch32(smids, size_t(grid)), size))
-                    throw std::runtime_error("clusters: two blocks of a cluster shared an SM");
+                    throw std::runtime_error(std::string(kFamily.name) +
+                                             ": two blocks of a cluster shared an SM");
                   std::vector<double> rate;
-                  for (uint64_t c : fetch64(cycles, size_t(grid))) rate.push_back(bytes / double(c));
+                  for (uint64_t c : fetch64(cycles, size_t(grid)))
+                    rate.push_back(bytes / double(c));
                   return Sample{median(rate), s};
                 });
   }
@@ -280,17 +295,22 @@ class ClustersFamily : public ProbeFamily {
         reps.push_back(double(fetch64(cycles, 1)[0]) / kSyncIterations);
       }
       const auto sm = fetch32(smids, size_t(size));
-      if (!distinct_sms(sm, size)) throw std::runtime_error("clusters: two blocks of a cluster shared an SM");
+      if (!distinct_sms(sm, size))
+        throw std::runtime_error(std::string(kFamily.name) +
+                                 ": two blocks of a cluster shared an SM");
       const Summary s = summarize(reps);
-      ctx.record({"", "cluster_sync_at",
-                  {{"cluster_size", std::to_string(size)}, {"barrier", barrier}, {"cluster", std::to_string(c)},
-                   {"sm", std::to_string(sm[0])}},
-                  s.p50, "cycles", s.p05, s.p50, s.p95, s.n});
+      ctx.record(summary_row(kClusterSyncAtProbe,
+                             {{kClusterSizeColumn, std::to_string(size)},
+                              {kBarrierColumn, barrier},
+                              {kClusterColumn, std::to_string(c)},
+                              {kSmColumn, std::to_string(sm[0])}},
+                             s, "cycles"));
       per_place.push_back(s.p50);
     }
     const Summary s = summarize(per_place);
-    ctx.record({"", "cluster_sync", {{"cluster_size", std::to_string(size)}, {"barrier", barrier}}, s.p50, "cycles",
-                s.p05, s.p50, s.p95, s.n});
+    ctx.record(summary_row(kClusterSyncProbe,
+                           {{kClusterSizeColumn, std::to_string(size)}, {kBarrierColumn, barrier}},
+                           s, "cycles"));
   }
 
   size_t smem_ = 0;

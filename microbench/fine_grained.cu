@@ -20,6 +20,8 @@ GPUPROBE_CONSTANT_CHAIN(gpuprobe_fine_grained_chain, FineGrainedConstLoader, 102
 namespace gpuprobe {
 namespace {
 
+using namespace fine_grained;
+
 constexpr uint32_t kConstWords = 1024;
 using ConstLoader = FineGrainedConstLoader;
 
@@ -47,12 +49,15 @@ class FineGrainedFamily : public ProbeFamily {
            "constant cache levels";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"calibration", "hit and miss latency of a short chase, and the split between them"},
-            {"capacity", "misses per pass of K lines at a stride (series line: odd strides; "
-                         "sets: powers of two)"},
-            {"replacement", "fraction of accesses that miss over ways+1 lines of one set"},
-            {"resident_lines", "lines that stay resident at each stride (derived)"},
-            {"trace", "latency of every access: cold L1 sectors, a set conflict, constant levels"}};
+    return {
+        {memory_chase::kCalibrationProbe,
+         "hit and miss latency of a short chase, and the split between them"},
+        {kCapacityProbe,
+         "misses per pass of K lines at a stride (series line: odd strides; "
+         "sets: powers of two)"},
+        {kReplacementProbe, "fraction of accesses that miss over ways+1 lines of one set"},
+        {kResidentLinesProbe, "lines that stay resident at each stride (derived)"},
+        {kTraceProbe, "latency of every access: cold L1 sectors, a set conflict, constant levels"}};
   }
 
   void run(RunContext& ctx) override {
@@ -71,7 +76,7 @@ class FineGrainedFamily : public ProbeFamily {
     auto allowed = [&](const std::string& probe) {
       return ctx.enabled(probe) && sass_allows(ctx, probe, fine_grained::kernels(probe));
     };
-    if (allowed("capacity")) {
+    if (allowed(kCapacityProbe)) {
       calibrate();  // the hit/miss split that classifies every later access
       const auto& strides = ctx.quick() ? kLineStridesQuick : kLineStrides;
       for (double s : strides) capacity_sweep("line", s);
@@ -88,9 +93,9 @@ class FineGrainedFamily : public ProbeFamily {
       record_resident_lines();
       // Which line is evicted is only defined where lines map to sets.
       auto sf = fine_grained::fit_sets(fine_grained::capacity_by_stride(rows_, "sets"));
-      if (sf && sf->halving_before && allowed("replacement")) replacement(*sf);
+      if (sf && sf->halving_before && allowed(kReplacementProbe)) replacement(*sf);
     }
-    if (allowed("trace")) {
+    if (allowed(kTraceProbe)) {
       trace_l1_cold();
       trace_constant_cold();
     }
@@ -125,11 +130,11 @@ class FineGrainedFamily : public ProbeFamily {
     for (size_t i = 0; i < lat.size(); ++i) {
       Observation o;
       o.family = name();
-      o.probe = "trace";
-      o.params = {{"trace", trace},
-                  {"pass", std::to_string(i / c.length())},
-                  {"index", std::to_string(i)},
-                  {"offset_bytes", std::to_string(c.offset(0, i % c.length()))}};
+      o.probe = kTraceProbe;
+      o.params = {{kTraceColumn, trace},
+                  {kPassColumn, std::to_string(i / c.length())},
+                  {kIndexColumn, std::to_string(i)},
+                  {kOffsetColumn, std::to_string(c.offset(0, i % c.length()))}};
       o.value = o.p05 = o.p50 = o.p95 = lat[i];
       o.unit = "cycles";
       o.reps = 1;
@@ -145,11 +150,11 @@ class FineGrainedFamily : public ProbeFamily {
       for (const auto& c : fine_grained::capacity_by_stride(rows_, series)) {
         Observation o;
         o.family = name();
-        o.probe = "resident_lines";
-        o.params = {{"series", series}, {"stride_bytes", format_number(c.stride)}};
+        o.probe = kResidentLinesProbe;
+        o.params = {{kSeriesColumn, series}, {kStrideColumn, format_number(c.stride)}};
         o.value = o.p05 = o.p50 = c.lines;
         o.p95 = c.miss_lines;  // the capacity lies in [lines, miss_lines)
-        o.unit = "lines";
+        o.unit = kLinesUnit;
         o.reps = 1;
         ctx_->record(o);
       }
@@ -165,7 +170,7 @@ class FineGrainedFamily : public ProbeFamily {
     std::vector<double> lat(r.trace.begin(), r.trace.end());
     const double split = split_threshold(lat);
     if (!std::isfinite(split))
-      throw std::runtime_error("fine_grained: no hit/miss split in the calibration chase");
+      throw std::runtime_error(name() + ": no hit/miss split in the calibration chase");
     threshold_ = static_cast<uint32_t>(split);
     std::vector<double> hits, misses;
     for (double l : lat) (l > split ? misses : hits).push_back(l);
@@ -179,11 +184,12 @@ class FineGrainedFamily : public ProbeFamily {
     build_chain<uint64_t>(buf_.get(), c);
     // Pass 1 fills, pass 2 settles the replacement state, passes 3-4 are counted.
     const ChaseArgs a = args(c.n, 4, 2);
-    Point pt{"capacity",
-             {{"series", series},
-              {"stride_bytes", format_number(stride)},
-              {"lines", format_number(lines)}},
-             "misses", ctx_->quick() ? 1 : 3};
+    Point pt{kCapacityProbe,
+             {{kSeriesColumn, series},
+              {kStrideColumn, format_number(stride)},
+              {kLinesColumn, format_number(lines)}},
+             "misses",
+             ctx_->quick() ? 1 : 3};
     Observation o = ctx_->measure(pt, [&] {
       ChaseResult r = runner_->run<true>(L1Load{buf_.get()}, a);
       return Sample{r.misses_per_pass, r.seconds};
@@ -209,9 +215,10 @@ class FineGrainedFamily : public ProbeFamily {
     const ChainLayout c = lines_at(stride, lines);
     build_chain<uint64_t>(buf_.get(), c);
     const ChaseArgs a = args(c.n, 10, 2);
-    Point pt{"replacement",
-             {{"stride_bytes", format_number(stride)}, {"lines", format_number(lines)}},
-             "fraction", ctx_->quick() ? 1 : 3};
+    Point pt{kReplacementProbe,
+             {{kStrideColumn, format_number(stride)}, {kLinesColumn, format_number(lines)}},
+             "fraction",
+             ctx_->quick() ? 1 : 3};
     ctx_->measure(pt, [&] {
       ChaseResult r = runner_->run<true>(L1Load{buf_.get()}, a);
       return Sample{r.misses_per_pass / lines, r.seconds};

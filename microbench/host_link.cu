@@ -105,17 +105,18 @@ class HostLinkFamily : public ProbeFamily {
            "pageable, the latency of mapped host memory, the PCIe link and the host's memcpy";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"ce_h2d_pinned", "cudaMemcpyAsync pinned host -> device, GB/s"},
-            {"ce_d2h_pinned", "cudaMemcpyAsync device -> pinned host, GB/s"},
-            {"ce_bidir_pinned", "both directions at once on two streams, GB/s of both together"},
-            {"ce_h2d_pageable", "cudaMemcpyAsync pageable host -> device, GB/s"},
-            {"ce_d2h_pageable", "cudaMemcpyAsync device -> pageable host, GB/s"},
-            {"host_memcpy", "the host's memcpy between pageable buffers, GB/s (pageable copies' CPU share)"},
-            {"sm_h2d", "SM kernel reading mapped pinned host memory into device memory, GB/s"},
-            {"sm_d2h", "SM kernel writing device memory into mapped pinned host memory, GB/s"},
-            {"mapped_latency", "one thread chasing pointers in mapped host memory, cycles"},
-            {"pcie_link", "PCIe generation and width (NVML, during a copy), raw GB/s each way"},
-            {"pcie_link_max", "the most PCIe generation and width the device supports (NVML)"}};
+    return {{kCeH2dPinnedProbe, "cudaMemcpyAsync pinned host -> device, GB/s"},
+            {kCeD2hPinnedProbe, "cudaMemcpyAsync device -> pinned host, GB/s"},
+            {kCeBidirPinnedProbe, "both directions at once on two streams, GB/s of both together"},
+            {kCeH2dPageableProbe, "cudaMemcpyAsync pageable host -> device, GB/s"},
+            {kCeD2hPageableProbe, "cudaMemcpyAsync device -> pageable host, GB/s"},
+            {kHostMemcpyProbe,
+             "the host's memcpy between pageable buffers, GB/s (pageable copies' CPU share)"},
+            {kSmH2dProbe, "SM kernel reading mapped pinned host memory into device memory, GB/s"},
+            {kSmD2hProbe, "SM kernel writing device memory into mapped pinned host memory, GB/s"},
+            {kMappedLatencyProbe, "one thread chasing pointers in mapped host memory, cycles"},
+            {kPcieLinkProbe, "PCIe generation and width (NVML, during a copy), raw GB/s each way"},
+            {kPcieLinkMaxProbe, "the most PCIe generation and width the device supports (NVML)"}};
   }
 
   void run(RunContext& ctx) override {
@@ -130,21 +131,37 @@ class HostLinkFamily : public ProbeFamily {
     Stream s1, s2;
     stream_ = s1.get();
 
-    if (ctx.enabled("pcie_link") || ctx.enabled("pcie_link_max")) read_link(ctx, d1.get(), h1.get(), max_bytes);
-    sweep(ctx, "ce_h2d_pinned", [&](size_t n, cudaStream_t s) {
-      CUDA_CHECK(cudaMemcpyAsync(d1.get(), h1.get(), n, cudaMemcpyHostToDevice, s));
-    }, 1);
-    sweep(ctx, "ce_d2h_pinned", [&](size_t n, cudaStream_t s) {
-      CUDA_CHECK(cudaMemcpyAsync(h1.get(), d1.get(), n, cudaMemcpyDeviceToHost, s));
-    }, 1);
-    if (ctx.enabled("ce_bidir_pinned")) {
+    if (ctx.enabled(kPcieLinkProbe) || ctx.enabled(kPcieLinkMaxProbe))
+      read_link(ctx, d1.get(), h1.get(), max_bytes);
+    sweep(
+        ctx, kCeH2dPinnedProbe,
+        [&](size_t n, cudaStream_t s) {
+          CUDA_CHECK(cudaMemcpyAsync(d1.get(), h1.get(), n, cudaMemcpyHostToDevice, s));
+        },
+        1);
+    sweep(
+        ctx, kCeD2hPinnedProbe,
+        [&](size_t n, cudaStream_t s) {
+          CUDA_CHECK(cudaMemcpyAsync(h1.get(), d1.get(), n, cudaMemcpyDeviceToHost, s));
+        },
+        1);
+    if (ctx.enabled(kCeBidirPinnedProbe)) {
       PinnedBuffer h2(max_bytes);
       // Both directions at once, the D2H copy on a second stream inside the timed one's span.
-      sweep(ctx, "ce_bidir_pinned", [&](size_t n, cudaStream_t s) {
-        fork_join(s, dev.ordinal, s2.get(), dev.ordinal,
-                  [&] { CUDA_CHECK(cudaMemcpyAsync(d1.get(), h1.get(), n, cudaMemcpyHostToDevice, s)); },
-                  [&] { CUDA_CHECK(cudaMemcpyAsync(h2.get(), d2.get(), n, cudaMemcpyDeviceToHost, s2.get())); });
-      }, 2);
+      sweep(
+          ctx, kCeBidirPinnedProbe,
+          [&](size_t n, cudaStream_t s) {
+            fork_join(
+                s, dev.ordinal, s2.get(), dev.ordinal,
+                [&] {
+                  CUDA_CHECK(cudaMemcpyAsync(d1.get(), h1.get(), n, cudaMemcpyHostToDevice, s));
+                },
+                [&] {
+                  CUDA_CHECK(
+                      cudaMemcpyAsync(h2.get(), d2.get(), n, cudaMemcpyDeviceToHost, s2.get()));
+                });
+          },
+          2);
     }
     pageable(ctx, d1.get(), max_bytes);
 
@@ -158,10 +175,11 @@ class HostLinkFamily : public ProbeFamily {
                                               reinterpret_cast<uint4*>(dst), words);
       }, 1);
     };
-    sm_sweep("sm_h2d", h1.device_ptr(), d1.get());
-    sm_sweep("sm_d2h", d1.get(), h1.device_ptr());
+    sm_sweep(kSmH2dProbe, h1.device_ptr(), d1.get());
+    sm_sweep(kSmD2hProbe, d1.get(), h1.device_ptr());
 
-    if (ctx.enabled("mapped_latency") && sass_allows(ctx, "mapped_latency", {"host_link::host_chase"}))
+    if (ctx.enabled(kMappedLatencyProbe) &&
+        sass_allows(ctx, kMappedLatencyProbe, {"host_link::host_chase"}))
       chase(ctx, h1);
   }
 
@@ -171,8 +189,11 @@ class HostLinkFamily : public ProbeFamily {
                       long long bytes, int pass, double* seconds) {
     const int copies = copies_per_rep(bytes);
     const double moved = double(bytes) * copies * directions;
-    Point pt{probe, {{"bytes", std::to_string(bytes)}, {"pass", std::to_string(pass)}}, "GB/s",
-             reps_for(bytes, ctx.quick()), moved};
+    Point pt{probe,
+             {{kBytesColumn, std::to_string(bytes)}, {kPassColumn, std::to_string(pass)}},
+             "GB/s",
+             reps_for(bytes, ctx.quick()),
+             moved};
     const auto t0 = std::chrono::steady_clock::now();
     const Observation o = ctx.measure(pt, [&] {
       double s = time_seconds([&] { for (int c = 0; c < copies; ++c) copy(size_t(bytes), stream_); }, stream_);
@@ -200,19 +221,27 @@ class HostLinkFamily : public ProbeFamily {
 
   // Pageable copies both ways, and the host's own memcpy of a size past the host's caches.
   void pageable(RunContext& ctx, char* device, size_t max_bytes) {
-    const bool memcpy_too = ctx.enabled("host_memcpy") && max_bytes >= 2 * size_t(kSustainedFrom);
-    if (!ctx.enabled("ce_h2d_pageable") && !ctx.enabled("ce_d2h_pageable") && !memcpy_too) return;
+    const bool memcpy_too =
+        ctx.enabled(kHostMemcpyProbe) && max_bytes >= 2 * size_t(kSustainedFrom);
+    if (!ctx.enabled(kCeH2dPageableProbe) && !ctx.enabled(kCeD2hPageableProbe) && !memcpy_too)
+      return;
     std::unique_ptr<char[]> host(new char[max_bytes]);
     std::memset(host.get(), 1, max_bytes);  // touched: no first-fault inside the timing
-    sweep(ctx, "ce_h2d_pageable", [&](size_t n, cudaStream_t s) {
-      CUDA_CHECK(cudaMemcpyAsync(device, host.get(), n, cudaMemcpyHostToDevice, s));
-    }, 1);
-    sweep(ctx, "ce_d2h_pageable", [&](size_t n, cudaStream_t s) {
-      CUDA_CHECK(cudaMemcpyAsync(host.get(), device, n, cudaMemcpyDeviceToHost, s));
-    }, 1);
+    sweep(
+        ctx, kCeH2dPageableProbe,
+        [&](size_t n, cudaStream_t s) {
+          CUDA_CHECK(cudaMemcpyAsync(device, host.get(), n, cudaMemcpyHostToDevice, s));
+        },
+        1);
+    sweep(
+        ctx, kCeD2hPageableProbe,
+        [&](size_t n, cudaStream_t s) {
+          CUDA_CHECK(cudaMemcpyAsync(host.get(), device, n, cudaMemcpyDeviceToHost, s));
+        },
+        1);
     if (!memcpy_too) return;
     const size_t n = size_t(kSustainedFrom);
-    Point pt{"host_memcpy", {{"bytes", std::to_string(n)}}, "GB/s", kMemcpyReps, double(n)};
+    Point pt{kHostMemcpyProbe, {{kBytesColumn, std::to_string(n)}}, "GB/s", kMemcpyReps, double(n)};
     ctx.measure(pt, [&] {
       const auto t0 = std::chrono::steady_clock::now();
       std::memcpy(host.get() + max_bytes - n, host.get(), n);
@@ -237,18 +266,25 @@ class HostLinkFamily : public ProbeFamily {
         ctx.skip(probe, "NVML gives no PCIe link generation and width here");
         return;
       }
-      Observation o{std::string(kFamily.name), probe,
-                    {{"generation", std::to_string(gen)}, {"lanes", std::to_string(lanes)}},
-                    gbs, "GB/s", gbs, gbs, gbs, 1};
+      Observation o{
+          std::string(kFamily.name),
+          probe,
+          {{kGenerationColumn, std::to_string(gen)}, {kLanesColumn, std::to_string(lanes)}},
+          gbs,
+          "GB/s",
+          gbs,
+          gbs,
+          gbs,
+          1};
       ctx.record(o);
     };
-    row("pcie_link", g.pcie_gen, g.pcie_width);
-    row("pcie_link_max", g.pcie_max_gen, g.pcie_max_width);
+    row(kPcieLinkProbe, g.pcie_gen, g.pcie_width);
+    row(kPcieLinkMaxProbe, g.pcie_max_gen, g.pcie_max_width);
   }
 
   void chase(RunContext& ctx, PinnedBuffer& host) {
     const size_t span = kChaseLines * kChaseStride;
-    if (host.bytes() < span) throw std::runtime_error("host_link: chase buffer too small");
+    if (host.bytes() < span) throw std::runtime_error(name() + ": chase buffer too small");
     DeviceBuffer<uint64_t> cur(1), cycles(1);
     // The same chain in several places of the buffer (other physical pages, DRAM channels or
     // NUMA nodes of the host): the interval spans where the host's memory answers from.
@@ -261,10 +297,12 @@ class HostLinkFamily : public ProbeFamily {
         *reinterpret_cast<uint64_t*>(host.get() + offset + i * kChaseStride) = uint64_t(next[i]) * kChaseStride;
       CUDA_CHECK(cudaMemset(cur.get(), 0, sizeof(uint64_t)));
       const char* base = host.device_ptr() + offset;
-      Point pt{"mapped_latency",
-               {{"hops", std::to_string(kChaseLines)}, {"stride_bytes", std::to_string(kChaseStride)},
-                {"offset_bytes", std::to_string(offset)}},
-               "cycles", ctx.quick() ? 3 : 7};
+      Point pt{kMappedLatencyProbe,
+               {{kHopsColumn, std::to_string(kChaseLines)},
+                {kStrideColumn, std::to_string(kChaseStride)},
+                {kOffsetColumn, std::to_string(offset)}},
+               "cycles",
+               ctx.quick() ? 3 : 7};
       ctx.measure(pt, [&] {
         double s = time_seconds([&] { host_chase<<<1, 1>>>(base, cur.get(), kChaseLines, cycles.get()); });
         uint64_t c = 0;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/clusters.hpp"
 #include "analysis/l2_topology.hpp"
 #include "base/stats.hpp"
 #include "cluster_launch.cuh"
@@ -166,9 +167,9 @@ class L2TopologyFamily : public ProbeFamily {
            "far latency, GPCs from cluster placement and L2 contention";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"first_read", "cycles of each SM's first read of each written line"},
-            {"cluster_placement", "clusters of each size that fit, and the SM of each block"},
-            {"gpc_contention", "L2 chase on one SM while one group of SMs streams from L2"}};
+    return {{kFirstReadProbe, "cycles of each SM's first read of each written line"},
+            {kClusterPlacementProbe, "clusters of each size that fit, and the SM of each block"},
+            {kGpcContentionProbe, "L2 chase on one SM while one group of SMs streams from L2"}};
   }
 
   void run(RunContext& ctx) override {
@@ -178,14 +179,16 @@ class L2TopologyFamily : public ProbeFamily {
     for (const void* k : {(const void*)line_latency, (const void*)touch_lines, (const void*)placement,
                           (const void*)gpc_contention})
       CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
-    if (ctx.enabled("first_read") &&
-        sass_allows(ctx, "first_read", {"l2_topology::line_latency", "l2_topology::touch_lines"}))
+    if (ctx.enabled(kFirstReadProbe) &&
+        sass_allows(ctx, kFirstReadProbe,
+                    {"l2_topology::line_latency", "l2_topology::touch_lines"}))
       latency_map(ctx, dev);
-    if (dev.cc_major < 9 || !ctx.enabled("cluster_placement") ||
-        !sass_allows(ctx, "cluster_placement", {"l2_topology::placement"}))
+    if (dev.cc_major < 9 || !ctx.enabled(kClusterPlacementProbe) ||
+        !sass_allows(ctx, kClusterPlacementProbe, {"l2_topology::placement"}))
       return;
     const auto clusters = placements(ctx, dev);
-    if (ctx.enabled("gpc_contention") && sass_allows(ctx, "gpc_contention", {"l2_topology::gpc_contention"}))
+    if (ctx.enabled(kGpcContentionProbe) &&
+        sass_allows(ctx, kGpcContentionProbe, {"l2_topology::gpc_contention"}))
       contention(ctx, dev, clusters);
   }
 
@@ -318,11 +321,12 @@ class L2TopologyFamily : public ProbeFamily {
         const size_t j = line_at[b];
         std::vector<double> cell;
         for (const auto& p : *chosen[index[r]]) cell.push_back(p.first[j]);
-        const auto s = summarize(cell);
-        ctx.record({"", "first_read",
-                    {{"sm", std::to_string(m.sms[r])}, {"line", std::to_string(j)},
-                     {"sm_order", std::to_string(a)}, {"line_order", std::to_string(b)}},
-                    s.p50, "cycles", s.p05, s.p50, s.p95, s.n});
+        ctx.record(summary_row(kFirstReadProbe,
+                               {{kSmColumn, std::to_string(m.sms[r])},
+                                {kLineColumn, std::to_string(j)},
+                                {kSmOrderColumn, std::to_string(a)},
+                                {kLineOrderColumn, std::to_string(b)}},
+                               summarize(cell), "cycles"));
       }
     }
   }
@@ -338,14 +342,15 @@ class L2TopologyFamily : public ProbeFamily {
       const std::string sm = std::to_string(sms[i]), writer = std::to_string(writer_of[i]);
       for (const auto* level : {&near, &far}) {
         if (level->empty()) continue;
-        const auto s = summarize(*level);
-        ctx.record({"", "sm_level", {{"sm", sm}, {"level", level == &near ? "near" : "far"}, {"writer", writer}},
-                    s.p50, "cycles", s.p05, s.p50, s.p95, s.n});
+        ctx.record(summary_row(kSmLevelProbe,
+                               {{kSmColumn, sm},
+                                {kLevelColumn, level == &near ? "near" : "far"},
+                                {kWriterColumn, writer}},
+                               summarize(*level), "cycles"));
       }
       std::vector<double> again;
       for (const auto& p : *chosen[i]) again.insert(again.end(), p.again.begin(), p.again.end());
-      const auto r = summarize(again);
-      ctx.record({"", "reread", {{"sm", sm}}, r.p50, "cycles", r.p05, r.p50, r.p95, r.n});
+      ctx.record(summary_row(kRereadProbe, {{kSmColumn, sm}}, summarize(again), "cycles"));
     }
   }
 
@@ -359,25 +364,41 @@ class L2TopologyFamily : public ProbeFamily {
     std::vector<std::pair<int, std::vector<int>>> out;
     for (int size = 1; size <= largest; ++size) {
       const int clusters = max_active_clusters(placement, size, 32, smem_);
-      ctx.record({"", "cluster_capacity", {{"cluster_size", std::to_string(size)}}, double(clusters), "clusters",
-                  double(clusters), double(clusters), double(clusters), 1});
+      ctx.record({"",
+                  kClusterCapacityProbe,
+                  {{kClusterSizeColumn, std::to_string(size)}},
+                  double(clusters),
+                  clusters::kClustersUnit,
+                  double(clusters),
+                  double(clusters),
+                  double(clusters),
+                  1});
       if (size < 2 || clusters < 1) continue;
       const int grid = std::min(clusters * size, dev.sm_count - dev.sm_count % size);
       CUDA_CHECK(cudaMemset(ran.get(), 0, sizeof(int)));
       launch_clusters(placement, grid, size, 32, smem_, ids.get(), ran.get());
       int r = 0;
       CUDA_CHECK(cudaMemcpy(&r, ran.get(), sizeof r, cudaMemcpyDeviceToHost));
-      if (r != 1) throw std::runtime_error("l2_topology: the placement kernel ran without its sm_90 code");
+      if (r != 1)
+        throw std::runtime_error(name() + ": the placement kernel ran without its sm_90 code");
       std::vector<uint32_t> v(static_cast<size_t>(grid));
       CUDA_CHECK(cudaMemcpy(v.data(), ids.get(), v.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost));
       for (int b = 0; b < grid; ++b) {
         if (b % size == 0) out.emplace_back(size, std::vector<int>{});
         out.back().second.push_back(int(v[size_t(b)]));
         const double sm = double(v[size_t(b)]);
-        ctx.record({"", "cluster_placement",
-                    {{"launch", std::to_string(size)}, {"cluster_size", std::to_string(size)},
-                     {"cluster", std::to_string(b / size)}, {"rank", std::to_string(b % size)}},
-                    sm, "sm", sm, sm, sm, 1});
+        ctx.record({"",
+                    kClusterPlacementProbe,
+                    {{kLaunchColumn, std::to_string(size)},
+                     {kClusterSizeColumn, std::to_string(size)},
+                     {kClusterColumn, std::to_string(b / size)},
+                     {kRankColumn, std::to_string(b % size)}},
+                    sm,
+                    kSmUnit,
+                    sm,
+                    sm,
+                    sm,
+                    1});
       }
     }
     return out;
@@ -434,8 +455,12 @@ class L2TopologyFamily : public ProbeFamily {
         for (int sm : hogs) roles_of[size_t(sm)] = kHog;
         CUDA_CHECK(cudaMemcpy(role.get(), roles_of.data(), roles_of.size(), cudaMemcpyHostToDevice));
         const std::string hog = h == groups.size() ? "-1" : std::to_string(groups[h].front());
-        ctx.measure({"gpc_contention", {{"probe_sm", std::to_string(probe)}, {"hog_sm", hog},
-                                        {"hog_sms", std::to_string(hogs.size())}}, "cycles", ctx.quick() ? 2 : 3},
+        ctx.measure({kGpcContentionProbe,
+                     {{kProbeSmColumn, std::to_string(probe)},
+                      {kHogSmColumn, hog},
+                      {kHogSmsColumn, std::to_string(hogs.size())}},
+                     "cycles",
+                     ctx.quick() ? 2 : 3},
                     [&] {
                       const double s = time_seconds([&] {
                         gpc_contention<<<dev.sm_count, kHogThreads, smem_>>>(

@@ -223,7 +223,7 @@ class Pin {
       CUDA_CHECK(cudaMemcpy(&cycles, cycles_.get(), sizeof cycles, cudaMemcpyDeviceToHost));
     }
     if (cycles < 0)
-      throw std::runtime_error("latency: none of " + std::to_string(blocks_) +
+      throw std::runtime_error(std::string(kFamily.name) + ": none of " + std::to_string(blocks_) +
                                " blocks ran on SM " + std::to_string(sm_));
     return {double(cycles) / steps, seconds};
   }
@@ -245,9 +245,9 @@ void sweep(RunContext& ctx, const Budget& b, const Pin& pin, const Sweep& s,
   auto measure = [&](const std::string& probe, uint64_t f) {
     Point pt;
     pt.probe = probe;
-    pt.params = {{"footprint_bytes", std::to_string(f)},
-                 {"stride_bytes", std::to_string(s.stride)},
-                 {"sm", std::to_string(pin.sm())}};
+    pt.params = {{memory_chase::kFootprintColumn, std::to_string(f)},
+                 {kStrideColumn, std::to_string(s.stride)},
+                 {kSmColumn, std::to_string(pin.sm())}};
     pt.unit = "cycles";
     pt.reps = b.reps;
     Observation o = ctx.measure(pt, [&] { return rep(probe, f); });
@@ -302,7 +302,7 @@ struct Cycle {
 };
 
 void run_global(RunContext& ctx, const Budget& b, Pin& pin) {
-  const auto probes = runnable(ctx, {"ld_global", "ld_cg", "ld_nc"});
+  const auto probes = runnable(ctx, {kLdGlobalProbe, kLdCgProbe, kLdNcProbe});
   if (probes.empty()) return;
   const DeviceInfo& dev = ctx.device();
   const auto range =
@@ -337,8 +337,8 @@ void run_global(RunContext& ctx, const Budget& b, Pin& pin) {
                                           pin.args(kWarmLoads, b.steps));
       };
     };
-    if (probe == "ld_global") return pin.run(launch(chase_global<LoadDefault>), b.steps);
-    if (probe == "ld_cg") return pin.run(launch(chase_global<LoadCg>), b.steps);
+    if (probe == kLdGlobalProbe) return pin.run(launch(chase_global<LoadDefault>), b.steps);
+    if (probe == kLdCgProbe) return pin.run(launch(chase_global<LoadCg>), b.steps);
     return pin.run(launch(chase_global<LoadNc>), b.steps);
   };
   sweep(ctx, b, pin, {1024, range.max_bytes, kLineBytes, b.ratio, range.tail_bytes}, probes,
@@ -346,7 +346,7 @@ void run_global(RunContext& ctx, const Budget& b, Pin& pin) {
 }
 
 void run_shared(RunContext& ctx, const Budget& b, Pin& pin) {
-  const auto probes = runnable(ctx, {"shared"});
+  const auto probes = runnable(ctx, {kSharedProbe});
   if (probes.empty()) return;
   // The opt-in limit, less what the kernel declares statically.
   cudaFuncAttributes attr{};
@@ -375,7 +375,7 @@ void run_shared(RunContext& ctx, const Budget& b, Pin& pin) {
 }
 
 void run_constant(RunContext& ctx, const Budget& b, Pin& pin) {
-  const auto probes = runnable(ctx, {"constant"});
+  const auto probes = runnable(ctx, {kConstantProbe});
   if (probes.empty()) return;
   const uint64_t max_bytes =
       std::min<uint64_t>(uint64_t(ctx.device().const_bytes), kConstantBytes) / kConstantLine *
@@ -409,12 +409,14 @@ class LatencyFamily : public ProbeFamily {
            "read-only path; cache sizes from the knees";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"ld_global",
-             "default ld.global chase (L1-cached, largest L1 carve-out), 1 KiB to 4.5x L2, then 4x steps to 1 GiB"},
-            {"ld_cg", "ld.global.cg chase (L2 only), 1 KiB to 4.5x L2, then 4x steps to 1 GiB"},
-            {"ld_nc", "ld.global.nc chase (read-only path), 1 KiB to 4.5x L2, then 4x steps to 1 GiB"},
-            {"shared", "ld.shared chase, 1 KiB to the opt-in shared memory per block"},
-            {"constant", "ld.const chase, 256 B to the 64 KiB constant bank"}};
+    return {
+        {kLdGlobalProbe,
+         "default ld.global chase (L1-cached, largest L1 carve-out), 1 KiB to 4.5x L2, then 4x steps to 1 GiB"},
+        {kLdCgProbe, "ld.global.cg chase (L2 only), 1 KiB to 4.5x L2, then 4x steps to 1 GiB"},
+        {kLdNcProbe,
+         "ld.global.nc chase (read-only path), 1 KiB to 4.5x L2, then 4x steps to 1 GiB"},
+        {kSharedProbe, "ld.shared chase, 1 KiB to the opt-in shared memory per block"},
+        {kConstantProbe, "ld.const chase, 256 B to the 64 KiB constant bank"}};
   }
   void run(RunContext& ctx) override {
     const Budget& b = ctx.quick() ? kQuick : kFull;

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "analysis/common/memory_chase.hpp"
 #include "gpu/cuda.cuh"
 #include "base/observation.hpp"
 
@@ -209,13 +210,13 @@ __global__ void chase(Loader ld, ChaseArgs a) {
 }  // namespace memory_chase
 
 // One level of a hit/miss calibration (hit, miss, the threshold between them) as a row of
-// probe "calibration", from `reps` timed accesses.
+// memory_chase::kCalibrationProbe, from `reps` timed accesses.
 inline Observation calibration_row(const std::string& family, const std::string& level,
                                    double cycles, int reps) {
   Observation o;
   o.family = family;
-  o.probe = "calibration";
-  o.params = {{"level", level}};
+  o.probe = memory_chase::kCalibrationProbe;
+  o.params = {{memory_chase::kLevelColumn, level}};
   o.value = o.p05 = o.p50 = o.p95 = cycles;
   o.unit = "cycles";
   o.reps = reps;

@@ -323,7 +323,7 @@ void measure_step_latency(RunContext& ctx, const std::string& probe, Launch& lau
   int iters = calibrate_iterations([&](int n) { return launch.seconds(n); },
                                    ctx.quick() ? 0.1e-3 : 0.3e-3);
   double steps = double(iters) * steps_per_trip;
-  Point p{probe, {{kModeColumn, "latency"}}, "cycles", ctx.quick() ? 3 : 11};
+  Point p{probe, {{kModeColumn, kLatencyMode}}, "cycles", ctx.quick() ? 3 : 11};
   ctx.measure(p, [&] {
     double s = launch.seconds(iters);
     return Sample{median_sm_cycles(launch.spans()) / steps, s};

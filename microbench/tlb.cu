@@ -135,8 +135,8 @@ class TlbFamily : public ProbeFamily {
     return "TLB reach and page-entry size from strided ld.global.cg chases";
   }
   std::vector<ProbeInfo> probes() const override {
-    return {{"chase", "cycles per access against footprint, one access per stride"},
-            {"chase_aliased",
+    return {{tlb::kChaseProbe, "cycles per access against footprint, one access per stride"},
+            {tlb::kChaseAliasedProbe,
              "the same against virtual footprint (up to 1 TiB), one physical chunk mapped "
              "over and over"}};
   }
@@ -147,9 +147,10 @@ class TlbFamily : public ProbeFamily {
     rows_.clear();
     runner_ = std::make_unique<ChaseRunner>();
     std::optional<tlb::PageEntryFit> pe;
-    if (ctx.enabled("chase") && sass_allows(ctx, "chase", tlb::kernels("chase"))) {
+    if (ctx.enabled(tlb::kChaseProbe) &&
+        sass_allows(ctx, tlb::kChaseProbe, tlb::kernels(tlb::kChaseProbe))) {
       allocate();
-      space_ = {buf_.get(), bytes_, 0, "chase"};
+      space_ = {buf_.get(), bytes_, 0, tlb::kChaseProbe};
       const std::vector<double> strides = tlb::entry_strides(ctx.quick());
       for (double s : strides) sweep(s, true);
       // Coverage at the largest stride still below the entry size, so that it is the
@@ -159,13 +160,13 @@ class TlbFamily : public ProbeFamily {
       sweep(pe ? std::max(pe->sweep_stride, tlb::kMinCoverageStride) : strides[strides.size() / 2], false);
       buf_ = DeviceBuffer<char>();
     }
-    if (ctx.enabled("chase_aliased") && !ctx.quick() &&
-        sass_allows(ctx, "chase_aliased", tlb::kernels("chase"))) {
+    if (ctx.enabled(tlb::kChaseAliasedProbe) && !ctx.quick() &&
+        sass_allows(ctx, tlb::kChaseAliasedProbe, tlb::kernels(tlb::kChaseProbe))) {
       // From the L1 TLB's entry size up, by doubling: while the stride is within an L2 TLB
       // entry the step stays at entries x entry size, above it it grows with the stride.
       ctx.progress("mapping " + format_number(tlb::kAliasSpace / kGiB) + " GiB of aliases");
       AliasedSpace alias(tlb::kAliasChunk, tlb::kAliasSpace);
-      space_ = {alias.base(), alias.bytes(), alias.chunk(), "chase_aliased"};
+      space_ = {alias.base(), alias.bytes(), alias.chunk(), tlb::kChaseAliasedProbe};
       const double entry = pe && pe->entry_size > 0 ? pe->entry_size : 2 * kMiB;
       for (double s : {entry, 2 * entry, 4 * entry}) sweep(s, false);
     }
@@ -213,9 +214,10 @@ class TlbFamily : public ProbeFamily {
     a.passes = 2;  // the first pass fills L2 and the TLBs; the second is timed
     a.warm = 1;
     Point pt{space_.probe,
-             {{"stride_bytes", format_number(stride)},
-              {"footprint_bytes", format_number(n * stride)}},
-             "cycles", ctx_->quick() ? 1 : 3};
+             {{tlb::kStrideColumn, format_number(stride)},
+              {memory_chase::kFootprintColumn, format_number(n * stride)}},
+             "cycles",
+             ctx_->quick() ? 1 : 3};
     Observation o = ctx_->measure(pt, [&] {
       ChaseResult r = runner_->run<false>(CgLoad{space_.base}, a);
       return Sample{r.cycles_per_access, r.seconds};

@@ -409,7 +409,7 @@ std::vector<Observation> generate_pipes(const Gpu& g, unsigned seed, Metadata* m
     }
     const std::string family(pipes::kFamily.name);
     const Params thr = {{pipes::kModeColumn, "throughput"}, {pipes::kTimingColumn, "cycles"}};
-    const Params lat = {{pipes::kModeColumn, "latency"}, {pipes::kTimingColumn, ""}};
+    const Params lat = {{pipes::kModeColumn, pipes::kLatencyMode}, {pipes::kTimingColumn, ""}};
     out.push_back(make_row(family, op.probe, thr, rate, "results/clk/SM", spread));
     out.push_back(make_row(family, op.probe,
                            {{pipes::kModeColumn, "throughput"}, {pipes::kTimingColumn, "events"}},

@@ -602,10 +602,10 @@ double noisy_chase(const Gpu& g, const Noise& n, Draws& d, double f, bool skip_l
 }
 
 Observation chase_row(const std::string& probe, double f, double y, const Noise& n) {
-  return make_row(
-      "latency", probe,
-      {{"footprint_bytes", format_printf("%.0f", f)}, {"stride_bytes", std::to_string(kLine)}}, y,
-      "cycles", 2 * n.jitter);
+  return make_row(std::string(latency::kFamily.name), probe,
+                  {{memory_chase::kFootprintColumn, format_printf("%.0f", f)},
+                   {latency::kStrideColumn, std::to_string(kLine)}},
+                  y, "cycles", 2 * n.jitter);
 }
 
 // The latency family's chase curves (ld_global, and ld_cg where the run has it); returns the L2
@@ -615,8 +615,8 @@ double latency_rows(const Gpu& g, const Noise& n, Draws& d, Run& run) {
   const double l2_seen = g.l2_bytes_meta > 0 ? g.l2_bytes_meta : g.levels.back().size.value;
   const auto range = latency::global_sweep(l2_seen, 64.0 * 1024 * MiB, kLine);
   const auto coarse = latency::coarse_footprints(1024, range.max_bytes, kLine, kFineRatio, range.tail_bytes);
-  for (const std::string probe : {"ld_global", "ld_cg"}) {
-    const bool skip_l1 = probe == "ld_cg";
+  for (const std::string probe : {latency::kLdGlobalProbe, latency::kLdCgProbe}) {
+    const bool skip_l1 = probe == latency::kLdCgProbe;
     if (skip_l1 && !g.cg_probe) continue;
     auto measure = [&](double f) { return noisy_chase(g, n, d, f, skip_l1); };
     for (const auto& q :
@@ -666,7 +666,7 @@ Run generate(const Gpu& g, unsigned seed) {
   const Noise n = noise_for(g, seed);
   Draws d{std::mt19937_64(0xabcdefULL + seed * 104729ULL + std::hash<std::string>{}(g.key))};
   Run run;
-  run.meta = metadata(g, "latency");
+  run.meta = metadata(g, std::string(latency::kFamily.name));
   const double l2_seen = latency_rows(g, n, d, run);
   bandwidth_rows(g, n, l2_seen, d, run);
   // the banks' own generator, so that the rows above stay as they were
@@ -682,14 +682,14 @@ Run generate_on_grid(const Gpu& g, unsigned seed, const Grid& grid) {
   for (double& w : n.wobble) w *= grid.noise;
   Draws d{std::mt19937_64(0x9e1dULL + seed * 104729ULL + std::hash<std::string>{}(g.key))};
   Run run;
-  run.meta = metadata(g, "latency");
+  run.meta = metadata(g, std::string(latency::kFamily.name));
   auto in_gap = [&](double f) {
     return std::any_of(
         grid.gaps.begin(), grid.gaps.end(),
         [&](const std::pair<double, double>& gap) { return f > gap.first && f < gap.second; });
   };
-  for (const std::string probe : {"ld_global", "ld_cg"}) {
-    const bool skip_l1 = probe == "ld_cg";
+  for (const std::string probe : {latency::kLdGlobalProbe, latency::kLdCgProbe}) {
+    const bool skip_l1 = probe == latency::kLdCgProbe;
     if (skip_l1 && !(grid.cg && g.cg_probe)) continue;
     for (double f = grid.min_bytes; f <= grid.max_bytes * (1 + 1e-9); f *= grid.ratio) {
       const double at = double(latency::round_to_lines(f, kLine));

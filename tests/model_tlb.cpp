@@ -33,7 +33,7 @@ constexpr double kTlbSharpness = 100;
 // (microbench/tlb.cu: the plain chase's rounds through further lines of each page; the aliased
 // chase's one line of the chunk per access).
 double data_bytes(const std::string& probe, double stride, double count) {
-  if (probe == "chase_aliased") return count * kLine;
+  if (probe == tlb::kChaseAliasedProbe) return count * kLine;
   const double rounds = std::max(1.0, std::min(std::ceil(tlb::kMinAccesses / count), std::floor(stride / kLine)));
   return count * rounds * kLine;
 }
@@ -77,10 +77,11 @@ struct Sweeper {
       r.push_back(y);
     }
     std::sort(r.begin(), r.end());
-    rows.push_back(make_row("tlb", probe,
-                            {{"stride_bytes", format_printf("%.0f", stride)},
-                             {"footprint_bytes", format_printf("%.0f", count * stride)}},
-                            r[kRepeats / 2], "cycles", n.jitter));
+    rows.push_back(
+        make_row(std::string(tlb::kFamily.name), probe,
+                 {{tlb::kStrideColumn, format_printf("%.0f", stride)},
+                  {memory_chase::kFootprintColumn, format_printf("%.0f", count * stride)}},
+                 r[kRepeats / 2], "cycles", n.jitter));
     measured.insert({probe, stride, count});
   }
 
@@ -137,7 +138,8 @@ std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* met
   const Noise n = noise_for(g, seed);
   Sweeper s{g, n, std::mt19937_64(0x71bULL + seed * 2654435761ULL + std::hash<std::string>{}(g.key)), {}, {}};
   if (meta) {
-    *meta = {{"gpu", g.name}, {"compute_capability", g.cc}, {"family", "tlb"}};
+    *meta = {
+        {"gpu", g.name}, {"compute_capability", g.cc}, {"family", std::string(tlb::kFamily.name)}};
     // every CSV of a run carries the L2 size the runtime reports; tlb.csv is only ever written
     // by a run (a model without l2_bytes_meta stands for a converted latency curve)
     meta->push_back({"l2_bytes", format_printf("%.0f", l2_reported(g))});
@@ -145,13 +147,16 @@ std::vector<Observation> generate_tlb(const Gpu& g, unsigned seed, Metadata* met
   const double bytes = chase_bytes(g);
   const std::vector<double> strides = tlb::entry_strides(false);
   for (double st : strides)
-    s.sweep("chase", st, bytes, true, std::max(tlb::kFirstStepSlots, std::floor(tlb::kFirstStepBytes / st)), 1);
+    s.sweep(tlb::kChaseProbe, st, bytes, true,
+            std::max(tlb::kFirstStepSlots, std::floor(tlb::kFirstStepBytes / st)), 1);
   const auto pe = tlb::fit_page_entry(tlb::first_tlb_steps(s.rows));
-  s.sweep("chase", pe ? std::max(pe->sweep_stride, tlb::kMinCoverageStride) : strides[strides.size() / 2], bytes,
-          false, bytes, 1);
+  s.sweep(tlb::kChaseProbe,
+          pe ? std::max(pe->sweep_stride, tlb::kMinCoverageStride) : strides[strides.size() / 2],
+          bytes, false, bytes, 1);
   const double entry = pe && pe->entry_size > 0 ? pe->entry_size : 2 * MiB;
   for (double st : {entry, 2 * entry, 4 * entry})
-    s.sweep("chase_aliased", st, kAliasSpace, false, std::floor(kAliasChunk / kLine), tlb::kAliasMinAccesses);
+    s.sweep(tlb::kChaseAliasedProbe, st, kAliasSpace, false, std::floor(kAliasChunk / kLine),
+            tlb::kAliasMinAccesses);
   return s.rows;
 }
 

@@ -169,7 +169,7 @@ std::vector<EvictionTally> sweep(const CacheConfig& c, double unified_lines, int
 
 // Through the rows and the analyzer, as `gpuprobe analyze` sees them.
 std::vector<Parameter> analyze_tallies(const std::vector<EvictionTally>& t) {
-  return analyze("associativity", eviction_rows(t, kSpacing));
+  return analyze(std::string(kFamily.name), eviction_rows(t, kSpacing));
 }
 
 void expect_sane(const std::vector<Parameter>& ps) {
@@ -178,7 +178,7 @@ void expect_sane(const std::vector<Parameter>& ps) {
     EXPECT_LE(p.confidence, 1.0) << p.name;
     EXPECT_LE(p.low, p.value) << p.name;
     EXPECT_GE(p.high, p.value) << p.name;
-    EXPECT_EQ(p.evidence, "associativity.csv") << p.name;
+    EXPECT_EQ(p.evidence, std::string(kFamily.name) + ".csv") << p.name;
     EXPECT_FALSE(p.method.empty()) << p.name;
   }
 }
@@ -280,7 +280,7 @@ TEST(AssociativityRows, NoCurveNoParameters) {
   EXPECT_TRUE(analyze_tallies(flat).empty());
   for (auto& t : flat) t.evicted = {264, 264, 264};
   EXPECT_TRUE(analyze_tallies(flat).empty());
-  EXPECT_TRUE(analyze("associativity", {}).empty());
+  EXPECT_TRUE(analyze(std::string(kFamily.name), {}).empty());
 }
 
 // ---- Fits on simulated caches ----
@@ -360,7 +360,7 @@ TEST(AssociativityFit, CapacityAtEachSharedMemorySetting) {
   auto rows = eviction_rows(sweep({64, 16, true}, kUnified, kSms, 9), kSpacing, 0);
   for (const auto& o : eviction_rows(sweep({64, 18, true}, kUnified, 33, 10), kSpacing, 4096))
     rows.push_back(o);
-  auto ps = analyze("associativity", rows);
+  auto ps = analyze(std::string(kFamily.name), rows);
   expect_sane(ps);
   ASSERT_NE(find(ps, param::l1_ways), nullptr);
   EXPECT_EQ(find(ps, param::l1_ways)->value, 16);
@@ -440,7 +440,7 @@ TEST(AssociativityH100, SensibleSetsWaysAndCapacity) {
   auto obs = read_observations(path, &meta);
   auto tallies = eviction_tallies(obs);
   ASSERT_GE(tallies.size(), 8u);
-  auto ps = analyze("associativity", obs, meta);
+  auto ps = analyze(std::string(kFamily.name), obs, meta);
   expect_sane(ps);
   const Parameter* c = find(ps, param::l1_size);
   ASSERT_NE(c, nullptr);
@@ -468,7 +468,7 @@ TEST(AssociativityH100, RepeatedRunsAgree) {
   for (const char* f : {"/h100_associativity.csv", "/h100_associativity_repeat.csv"}) {
     Metadata meta;
     auto obs = read_observations(dir + f, &meta);
-    fits.push_back(analyze("associativity", obs, meta));
+    fits.push_back(analyze(std::string(kFamily.name), obs, meta));
   }
   for (const char* name : {param::l1_ways, param::l1_sets, param::l1_size}) {
     const Parameter* a = find(fits[0], name);

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/latency.hpp"
 #include "app/cli.hpp"
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
@@ -82,16 +83,24 @@ TEST(Csv, NumbersRoundTripExactly) {
 
 TEST(Observations, TidyColumnsAndRoundTrip) {
   std::vector<Observation> obs = {
-      {"latency",
-       "ld_global",
-       {{"footprint_bytes", "1024"}, {"stride_bytes", "128"}},
+      {std::string(latency::kFamily.name),
+       latency::kLdGlobalProbe,
+       {{memory_chase::kFootprintColumn, "1024"}, {latency::kStrideColumn, "128"}},
        33,
        "cycles",
        32.5,
        33,
        34,
        11},
-      {"latency", "shared", {{"footprint_bytes", "2048"}}, 29, "cycles", 29, 29, 29.5, 11},
+      {std::string(latency::kFamily.name),
+       latency::kSharedProbe,
+       {{memory_chase::kFootprintColumn, "2048"}},
+       29,
+       "cycles",
+       29,
+       29,
+       29.5,
+       11},
   };
   Metadata meta = {{"gpu", "Test GPU"}, {"run_id", "20260101T000000Z"}};
   std::string text = format_observations(meta, obs);
@@ -102,8 +111,8 @@ TEST(Observations, TidyColumnsAndRoundTrip) {
   EXPECT_EQ(t.meta_value("gpu"), "Test GPU");
   auto back = observations_from_table(t);
   ASSERT_EQ(back.size(), 2u);
-  EXPECT_EQ(back[1].param("footprint_bytes"), 2048);
-  EXPECT_TRUE(std::isnan(back[1].param("stride_bytes")));
+  EXPECT_EQ(back[1].param(memory_chase::kFootprintColumn), 2048);
+  EXPECT_TRUE(std::isnan(back[1].param(latency::kStrideColumn)));
   EXPECT_EQ(back[0].p95, 34);
   EXPECT_EQ(back[0].reps, 11);
   EXPECT_EQ(select(back, "shared").size(), 1u);
@@ -364,8 +373,15 @@ TEST(FuzzCorpus, EveryInputHoldsTheInvariants) {
 }
 
 TEST(Observation, ScaledConvertsValueAndPercentilesKeepingTheRest) {
-  gpuprobe::Observation o{"latency", "chase", {{"footprint_bytes", "4096"}}, 30, "cycles", 29, 30,
-                          33,        11};
+  gpuprobe::Observation o{std::string(gpuprobe::latency::kFamily.name),
+                          "chase",
+                          {{gpuprobe::memory_chase::kFootprintColumn, "4096"}},
+                          30,
+                          "cycles",
+                          29,
+                          30,
+                          33,
+                          11};
   gpuprobe::Observation ns = o.scaled(0.5, "ns");
   EXPECT_EQ(ns.unit, "ns");
   EXPECT_DOUBLE_EQ(ns.value, 15);

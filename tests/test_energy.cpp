@@ -12,6 +12,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/energy.hpp"
+#include "analysis/latency.hpp"
 #include "analysis/pipes.hpp"
 #include "analysis/roofline.hpp"
 #include "analysis/transpose.hpp"
@@ -343,7 +344,8 @@ TEST(EnergyReport, SaysWhatRanThrottledAndHowTheHeldOutKernelsCameOut) {
   const auto trace =
       trace_from_table(read_csv(std::string(GPUPROBE_TEST_DATA) + "/synthetic_power_trace.csv"));
   std::vector<std::vector<std::string>> fams;
-  for (const char* f : {"latency", pipes::kFamily.name.data()}) {
+  for (const std::string& f :
+       {std::string(latency::kFamily.name), std::string(pipes::kFamily.name)}) {
     fams.push_back({f, "ok", "1.0", "1980.0", "10", ""});
     for (const auto& c : operating_point_cells(summarize_family(trace, f)))
       fams.back().push_back(c);
@@ -361,7 +363,7 @@ TEST(EnergyReport, SaysWhatRanThrottledAndHowTheHeldOutKernelsCameOut) {
   ASSERT_NE(op, std::string::npos);
   const std::string section = md.substr(op, next - op);
   EXPECT_NE(section.find("| pipes | sw_power_cap | 40 % | "), std::string::npos) << section;
-  EXPECT_EQ(section.find("latency"), std::string::npos) << section;
+  EXPECT_EQ(section.find(latency::kFamily.name), std::string::npos) << section;
   EXPECT_NE(md.find("### Energy check"), std::string::npos);
   EXPECT_NE(md.find("| triad | "), std::string::npos);
   EXPECT_NE(md.find("| gemm | "), std::string::npos);

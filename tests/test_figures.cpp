@@ -14,18 +14,25 @@
 #include <vector>
 
 #include "committed_runs.hpp"
+#include "analysis/associativity.hpp"
 #include "analysis/atomics.hpp"
 #include "analysis/bandwidth.hpp"
 #include "analysis/carveout.hpp"
+#include "analysis/clusters.hpp"
 #include "analysis/concurrency.hpp"
 #include "analysis/divergence.hpp"
 #include "analysis/dual_issue.hpp"
+#include "analysis/fine_grained.hpp"
 #include "analysis/granularity.hpp"
 #include "analysis/ilp_occupancy.hpp"
+#include "analysis/host_link.hpp"
 #include "analysis/index_chase.hpp"
+#include "analysis/latency.hpp"
+#include "analysis/l2_topology.hpp"
 #include "analysis/loaded_latency.hpp"
 #include "analysis/pipes.hpp"
 #include "analysis/shared_banks.hpp"
+#include "analysis/tlb.hpp"
 #include "base/catalog.hpp"
 #include "base/data_paths.hpp"
 #include "base/observation.hpp"
@@ -105,10 +112,11 @@ TEST(SharedRender, H100Report) {
 }
 
 TEST_F(FigureMarks, LatencyMarksPlateausKneesAndDocumentedTicks) {
-  expect_marks("latency", {fmt("L1 %.0f", value(param::l1_hit_latency)),
-                           fmt("DRAM %.0f", value(param::dram_latency)),
-                           fmt("L1 %.0f KiB", value(param::l1_size) / 1024),
-                           fmt("L2 %.0f MiB", value(param::l2_size) / 1048576), "K = K80"});
+  expect_marks(
+      std::string(latency::kFamily.name),
+      {fmt("L1 %.0f", value(param::l1_hit_latency)), fmt("DRAM %.0f", value(param::dram_latency)),
+       fmt("L1 %.0f KiB", value(param::l1_size) / 1024),
+       fmt("L2 %.0f MiB", value(param::l2_size) / 1048576), "K = K80"});
 }
 
 TEST_F(FigureMarks, IlpOccupancyMarksKneesAndCeilings) {
@@ -170,24 +178,25 @@ TEST_F(FigureMarks, SharedBanksWritesTheGeometry) {
 }
 
 TEST_F(FigureMarks, CacheGeometryFromTheFineGrainedFamilies) {
-  expect_marks("fine_grained",
+  expect_marks(std::string(fine_grained::kFamily.name),
                {fmt("L1 line %g B", value(param::l1_line_size)),
                 fmt("constant L1.5 line %g B", value(param::constant_l15_line_size))});
   if (has(param::l1_sets) && has(param::l1_ways))
     expect_marks(
-        "associativity",
+        std::string(associativity::kFamily.name),
         {fmt("fitted: %.0f sets x %.0f ways", value(param::l1_sets), value(param::l1_ways))},
         false);
 }
 
 TEST_F(FigureMarks, ClustersHostLinkAndL2Topology) {
-  expect_marks("clusters", {fmt("%.0f", value(param::dsm_latency)),
-                            fmt("%.0f", value(param::cluster_sync_latency_largest_cluster))});
-  expect_marks("host_link",
+  expect_marks(std::string(clusters::kFamily.name),
+               {fmt("%.0f", value(param::dsm_latency)),
+                fmt("%.0f", value(param::cluster_sync_latency_largest_cluster))});
+  expect_marks(std::string(host_link::kFamily.name),
                {fmt("pinned H2D %.1f, D2H %.1f, both %.1f GB/s", value(param::h2d_bandwidth_pinned),
                     value(param::d2h_bandwidth_pinned), value(param::bidir_bandwidth_pinned))});
-  expect_marks("l2_topology", {fmt("H100: %.0f L2 partitions, ", value(param::l2_partitions))},
-               false);
+  expect_marks(std::string(l2_topology::kFamily.name),
+               {fmt("H100: %.0f L2 partitions, ", value(param::l2_partitions))}, false);
 }
 
 // plots/style.gp's size_text.
@@ -205,7 +214,8 @@ TEST_F(FigureMarks, FiguresMarkedBeforeThisSessionKeepTheirMarks) {
                {fmt("at most %.0f kernels at once", value(param::max_concurrent_kernels))});
   expect_marks("littles_law",
                {"90 % of DRAM peak: " + size_text(value(param::dram_bytes_in_flight_90pct))});
-  expect_marks("tlb", {"L1 TLB " + size_text(value(param::tlb_l1_coverage))});
+  expect_marks(std::string(tlb::kFamily.name),
+               {"L1 TLB " + size_text(value(param::tlb_l1_coverage))});
   expect_marks(std::string(index_chase::kFamily.name),
                {fmt("%.1f", value(param::dram_latency_index_chase))});
   if (has(param::l1_size_no_miss))  // runs analysed before the carve-out's own name have none

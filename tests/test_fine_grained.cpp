@@ -12,6 +12,7 @@
 #include "analysis/carveout.hpp"
 #include "analysis/fine_grained.hpp"
 #include "analysis/granularity.hpp"
+#include "analysis/tlb.hpp"
 #include "memory_chase_checks.hpp"
 #include "parameter_checks.hpp"
 #include "recorded.hpp"
@@ -71,9 +72,10 @@ std::vector<Observation> fine_grained_rows(Cache c) {
     BoundarySearch s(64, 1, 65536, 2.0, 1, 0.01);
     search(s, [&](double k) {
       double m = c.misses_per_pass(stride, k);
-      out.push_back(row("fine_grained", "capacity",
-                        {{"series", series}, {"stride_bytes", num(stride)}, {"lines", num(k)}}, m,
-                        "misses"));
+      out.push_back(
+          row(std::string(kFamily.name), kCapacityProbe,
+              {{kSeriesColumn, series}, {kStrideColumn, num(stride)}, {kLinesColumn, num(k)}}, m,
+              "misses"));
       return m <= kMissesPerPassLimit;
     });
   };
@@ -86,7 +88,8 @@ std::vector<Observation> fine_grained_rows(Cache c) {
   auto sf = fit_sets(capacity_by_stride(out, "sets"));
   if (sf && sf->halving_before) {
     double k = sf->ways + 1;
-    out.push_back(row("fine_grained", "replacement", {{"stride_bytes", "65536"}, {"lines", num(k)}},
+    out.push_back(row(std::string(kFamily.name), kReplacementProbe,
+                      {{kStrideColumn, "65536"}, {kLinesColumn, num(k)}},
                       c.misses_per_pass(65536, k) / k, "fraction"));
   }
   return out;
@@ -101,7 +104,7 @@ namespace {
 std::vector<Parameter> expect_structure(Cache c, const std::string& replacement) {
   const int sets = c.sets, ways = c.ways;
   const double line = c.line;
-  auto ps = analyze("fine_grained", fine_grained_rows(std::move(c)));
+  auto ps = analyze(std::string(kFamily.name), fine_grained_rows(std::move(c)));
   const Parameter* found[] = {find(ps, param::l1_line_size), find(ps, param::l1_sets),
                               find(ps, param::l1_ways)};
   for (const auto* p : found) {
@@ -131,7 +134,7 @@ TEST(FineGrained, RandomReplacementWithManySets) {
 
 TEST(FineGrained, FullyAssociativeShowsNoConflicts) {
   auto obs = fine_grained_rows(Cache{1, 192, 128, true});
-  auto ps = analyze("fine_grained", obs);
+  auto ps = analyze(std::string(kFamily.name), obs);
   // Fully associative and hashed look the same: no sets or ways, said in the line's method.
   EXPECT_FALSE(find(ps, param::l1_sets));
   EXPECT_FALSE(find(ps, param::l1_ways));
@@ -140,7 +143,7 @@ TEST(FineGrained, FullyAssociativeShowsNoConflicts) {
   EXPECT_EQ(line->value, 128);
   EXPECT_NE(line->method.find("hashed"), std::string::npos) << line->method;
   EXPECT_NE(line->method.find("192 lines"), std::string::npos) << line->method;
-  EXPECT_EQ(line->method.find("replacement"), std::string::npos) << line->method;
+  EXPECT_EQ(line->method.find("; replacement"), std::string::npos) << line->method;
 }
 
 // Resident bytes per stride as the H100 showed them: a hashed index that odd strides load
@@ -173,12 +176,14 @@ TEST(FineGrained, ConstantLevelsFromTheColdTrace) {
   std::vector<Observation> obs;
   for (int i = 0; i < 1024; ++i) {
     double l = i % 64 == 0 ? 245 : i % 16 == 0 ? 89 : 27;
-    obs.push_back(row("fine_grained", "trace",
-                      {{"trace", "constant_cold"}, {"pass", "0"}, {"index", std::to_string(i)},
-                       {"offset_bytes", num(4.0 * i)}},
+    obs.push_back(row(std::string(kFamily.name), kTraceProbe,
+                      {{kTraceColumn, "constant_cold"},
+                       {kPassColumn, "0"},
+                       {kIndexColumn, std::to_string(i)},
+                       {kOffsetColumn, num(4.0 * i)}},
                       l + (i % 3), "cycles"));
   }
-  auto ps = analyze("fine_grained", obs);
+  auto ps = analyze(std::string(kFamily.name), obs);
   ASSERT_TRUE(find(ps, param::constant_line_size));
   EXPECT_EQ(find(ps, param::constant_line_size)->value, 64);
   ASSERT_TRUE(find(ps, param::constant_l15_line_size));
@@ -186,10 +191,10 @@ TEST(FineGrained, ConstantLevelsFromTheColdTrace) {
 }
 
 TEST(FineGrained, NothingFromNothing) {
-  EXPECT_TRUE(analyze("fine_grained", {}).empty());
+  EXPECT_TRUE(analyze(std::string(kFamily.name), {}).empty());
   EXPECT_TRUE(analyze(std::string(granularity::kFamily.name), {}).empty());
   EXPECT_TRUE(analyze(std::string(carveout::kFamily.name), {}).empty());
-  EXPECT_TRUE(analyze("tlb", {}).empty());
+  EXPECT_TRUE(analyze(std::string(tlb::kFamily.name), {}).empty());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -207,7 +212,8 @@ TEST(FineGrained, AnalysisIsTheSameFromTheWrittenFile) {
   Metadata meta;
   auto back = read_observations(path, &meta);
   ASSERT_EQ(back.size(), obs.size());
-  auto a = analyze("fine_grained", obs), b = analyze("fine_grained", back, meta);
+  auto a = analyze(std::string(kFamily.name), obs),
+       b = analyze(std::string(kFamily.name), back, meta);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].name, b[i].name);
@@ -218,8 +224,8 @@ TEST(FineGrained, AnalysisIsTheSameFromTheWrittenFile) {
 }
 
 TEST(H100, FineGrained) {
-  REQUIRE_RECORDED(have("fine_grained")) << "tests/data/h100_fine_grained.csv";
-  auto ps = h100("fine_grained");
+  REQUIRE_RECORDED(have(std::string(kFamily.name))) << "tests/data/h100_fine_grained.csv";
+  auto ps = h100(std::string(kFamily.name));
   // 128 B lines of 32 B sectors, as documented since Volta: 96 B strides keep the 32 B
   // stride's bytes resident and 256 B strides twice as many.
   const Parameter* line = find(ps, param::l1_line_size);

@@ -74,10 +74,10 @@ std::vector<Observation> to_observations(const std::string& probe,
   std::vector<Observation> out;
   for (const auto& p : pts) {
     Observation o;
-    o.family = "latency";
+    o.family = std::string(kFamily.name);
     o.probe = probe;
-    o.params = {{"footprint_bytes", std::to_string(static_cast<long long>(p.x))},
-                {"stride_bytes", "128"}};
+    o.params = {{memory_chase::kFootprintColumn, std::to_string(static_cast<long long>(p.x))},
+                {kStrideColumn, "128"}};
     o.value = o.p05 = o.p50 = o.p95 = p.y;
     o.unit = "cycles";
     o.reps = 9;
@@ -127,11 +127,12 @@ struct H100Like {
   std::vector<Observation> observations(double noise, unsigned seed = 7) {
     for (Model* m : {&global, &cg, &nc, &shared, &constant}) m->noise = noise;
     std::vector<Observation> obs;
-    append(obs, to_observations("ld_global", sweep(global, 1 * KiB, 225 * MiB, seed)));
-    append(obs, to_observations("ld_cg", sweep(cg, 1 * KiB, 225 * MiB, seed + 1)));
-    append(obs, to_observations("ld_nc", sweep(nc, 1 * KiB, 225 * MiB, seed + 2)));
-    append(obs, to_observations("shared", sweep(shared, 1 * KiB, 227 * KiB, seed + 3, 1, 1.414)));
-    append(obs, to_observations("constant", sweep(constant, 256, 64 * KiB, seed + 4)));
+    append(obs, to_observations(kLdGlobalProbe, sweep(global, 1 * KiB, 225 * MiB, seed)));
+    append(obs, to_observations(kLdCgProbe, sweep(cg, 1 * KiB, 225 * MiB, seed + 1)));
+    append(obs, to_observations(kLdNcProbe, sweep(nc, 1 * KiB, 225 * MiB, seed + 2)));
+    append(obs,
+           to_observations(kSharedProbe, sweep(shared, 1 * KiB, 227 * KiB, seed + 3, 1, 1.414)));
+    append(obs, to_observations(kConstantProbe, sweep(constant, 256, 64 * KiB, seed + 4)));
     return obs;
   }
 };
@@ -145,7 +146,7 @@ void expect_near(const std::map<std::string, Parameter>& p, const std::string& n
   EXPECT_GE(it->second.high, it->second.value) << name;
   EXPECT_GT(it->second.confidence, 0.0) << name;
   EXPECT_LE(it->second.confidence, 1.0) << name;
-  EXPECT_EQ(it->second.evidence, "latency.csv") << name;
+  EXPECT_EQ(it->second.evidence, std::string(kFamily.name) + ".csv") << name;
 }
 
 // A size is right when the true capacity lies between the sweep points that bracket the knee
@@ -320,8 +321,8 @@ TEST(LatencyLadder, UnsplitL2HasNoFarLevel) {
   Model g{{{28, 128 * KiB}, {193, 6 * MiB}, {375, 0}}};
   Model cg{{{185, 6 * MiB}, {370, 0}}};
   std::vector<Observation> obs;
-  append(obs, to_observations("ld_global", sweep(g, 1 * KiB, 27 * MiB)));
-  append(obs, to_observations("ld_cg", sweep(cg, 1 * KiB, 27 * MiB, 2)));
+  append(obs, to_observations(kLdGlobalProbe, sweep(g, 1 * KiB, 27 * MiB)));
+  append(obs, to_observations(kLdCgProbe, sweep(cg, 1 * KiB, 27 * MiB, 2)));
   auto p = by_name(infer_latency(obs, {{"l2_bytes", "6291456"}, {"shared_per_sm_bytes", "98304"}}));
   expect_near(p, param::l1_hit_latency, 28, 0.02);
   expect_bracket(p, param::l1_size, 128 * KiB, 1.06);
@@ -341,10 +342,10 @@ TEST(LatencyLadder, KeplerLikeValuesWithoutMetadata) {
   Model sh{{{26, 0}}};
   Model cn{{{30, 2 * KiB}, {92, 32 * KiB}, {220, 0}}};
   std::vector<Observation> obs;
-  append(obs, to_observations("ld_global", sweep(g, 1 * KiB, 7 * MiB)));
-  append(obs, to_observations("ld_cg", sweep(cg, 1 * KiB, 7 * MiB, 3)));
-  append(obs, to_observations("shared", sweep(sh, 1 * KiB, 48 * KiB, 4, 1, 1.414)));
-  append(obs, to_observations("constant", sweep(cn, 256, 64 * KiB, 5)));
+  append(obs, to_observations(kLdGlobalProbe, sweep(g, 1 * KiB, 7 * MiB)));
+  append(obs, to_observations(kLdCgProbe, sweep(cg, 1 * KiB, 7 * MiB, 3)));
+  append(obs, to_observations(kSharedProbe, sweep(sh, 1 * KiB, 48 * KiB, 4, 1, 1.414)));
+  append(obs, to_observations(kConstantProbe, sweep(cn, 256, 64 * KiB, 5)));
   auto p = by_name(infer_latency(obs, {}));
   expect_near(p, param::l1_hit_latency, 35, 0.02);
   expect_bracket(p, param::l1_size, 16 * KiB, 1.05);
@@ -360,8 +361,8 @@ TEST(LatencyLadder, LoadsThatSkipL1GiveNoL1) {
   // Kepler's default: global loads not cached in L1, so ld.global looks like ld.cg.
   Model g{{{200, 1.5 * MiB}, {450, 0}}};
   std::vector<Observation> obs;
-  append(obs, to_observations("ld_global", sweep(g, 1 * KiB, 7 * MiB)));
-  append(obs, to_observations("ld_cg", sweep(g, 1 * KiB, 7 * MiB, 9)));
+  append(obs, to_observations(kLdGlobalProbe, sweep(g, 1 * KiB, 7 * MiB)));
+  append(obs, to_observations(kLdCgProbe, sweep(g, 1 * KiB, 7 * MiB, 9)));
   auto p = by_name(infer_latency(obs, {{"l2_bytes", "1572864"}}));
   EXPECT_EQ(p.count(param::l1_hit_latency), 0u);
   EXPECT_EQ(p.count(param::l1_size), 0u);
@@ -373,7 +374,7 @@ TEST(LatencyLadder, WithoutLdCgTheL2ComesFromLdGlobal) {
   H100Like h;
   std::vector<Observation> obs;
   for (const auto& o : h.observations(0.005))
-    if (o.probe == "ld_global") obs.push_back(o);
+    if (o.probe == kLdGlobalProbe) obs.push_back(o);
   auto p = by_name(infer_latency(obs, kH100Meta));
   expect_near(p, param::l1_hit_latency, 33, 0.02);
   expect_near(p, param::l2_near_hit_latency, 262, 0.02);
@@ -384,7 +385,7 @@ TEST(LatencyLadder, WithoutLdCgTheL2ComesFromLdGlobal) {
 
 TEST(LatencyLadder, SweepThatStopsInL2InventsNoDram) {
   Model cg{{{250, 25 * MiB}, {460, 50 * MiB}, {770, 0}}};
-  auto obs = to_observations("ld_cg", sweep(cg, 1 * KiB, 20 * MiB));
+  auto obs = to_observations(kLdCgProbe, sweep(cg, 1 * KiB, 20 * MiB));
   auto p = by_name(infer_latency(obs, kH100Meta));
   EXPECT_EQ(p.count(param::dram_latency), 0u);
   EXPECT_EQ(p.count(param::l2_size), 0u);
@@ -393,7 +394,7 @@ TEST(LatencyLadder, SweepThatStopsInL2InventsNoDram) {
 TEST(LatencyLadder, TlbStepPastDramIsNotTakenForDram) {
   // A step past the L2 (TLB reach) must not turn DRAM into a "far L2".
   Model cg{{{250, 25 * MiB}, {460, 50 * MiB}, {770, 120 * MiB}, {950, 0}}};
-  auto obs = to_observations("ld_cg", sweep(cg, 1 * KiB, 400 * MiB));
+  auto obs = to_observations(kLdCgProbe, sweep(cg, 1 * KiB, 400 * MiB));
   auto p = by_name(infer_latency(obs, kH100Meta));
   expect_near(p, param::l2_far_hit_latency, 460, 0.03);
   expect_bracket(p, param::l2_size, 50 * MiB, 1.05);
@@ -404,7 +405,7 @@ TEST(LatencyLadder, QuickSweepStillSplitsTheL2) {
   // --quick: coarse steps of 2^(1/2), two rounds of refinement.
   H100Like h;
   for (unsigned seed : {1u, 2u, 3u}) {
-    auto obs = to_observations("ld_cg", sweep(h.cg, 1 * KiB, 225 * MiB, seed, 2, 1.414213562));
+    auto obs = to_observations(kLdCgProbe, sweep(h.cg, 1 * KiB, 225 * MiB, seed, 2, 1.414213562));
     auto p = by_name(infer_latency(obs, kH100Meta));
     expect_near(p, param::l2_near_hit_latency, 250, 0.02);
     expect_near(p, param::l2_far_hit_latency, 460, 0.03);
@@ -417,7 +418,7 @@ TEST(LatencyLadder, QuickSweepStillSplitsTheL2) {
 TEST(LatencyLadder, StepInsideTheNearL2IsNotTakenForTheFarPartition) {
   // A small step inside the near partition (TLB reach, say) before the real split at 25 MiB.
   Model cg{{{250, 8 * MiB}, {290, 25 * MiB}, {460, 50 * MiB}, {770, 0}}};
-  auto obs = to_observations("ld_cg", sweep(cg, 1 * KiB, 225 * MiB));
+  auto obs = to_observations(kLdCgProbe, sweep(cg, 1 * KiB, 225 * MiB));
   auto p = by_name(infer_latency(obs, kH100Meta));
   expect_near(p, param::l2_near_hit_latency, 250, 0.02);
   expect_bracket(p, param::l2_segment_size, 25 * MiB, 1.05);
@@ -432,8 +433,8 @@ TEST(LatencyLadder, CreepBeforeTheCliffDoesNotMoveTheSize) {
   auto obs = h.observations(0.002);
   auto crept = obs;
   for (auto& o : crept)
-    if (o.probe == "ld_global" && o.param("footprint_bytes") > 0.93 * h.l1 &&
-        o.param("footprint_bytes") <= h.l1)
+    if (o.probe == kLdGlobalProbe && o.param(memory_chase::kFootprintColumn) > 0.93 * h.l1 &&
+        o.param(memory_chase::kFootprintColumn) <= h.l1)
       o.value *= 1.04;
   auto a = by_name(infer_latency(obs, kH100Meta));
   auto b = by_name(infer_latency(crept, kH100Meta));
@@ -449,7 +450,8 @@ TEST(LatencyLadder, FewLineFootprintsDoNotBiasTheL2Level) {
   for (double bias : {1.03, 0.97}) {
     auto obs = h.observations(0.002);
     for (auto& o : obs)
-      if (o.probe == "ld_cg" && o.param("footprint_bytes") < 128 * KiB) o.value *= bias;
+      if (o.probe == kLdCgProbe && o.param(memory_chase::kFootprintColumn) < 128 * KiB)
+        o.value *= bias;
     auto p = by_name(infer_latency(obs, kH100Meta));
     expect_near(p, param::l2_near_hit_latency, 250, 0.003);
     EXPECT_GT(p[param::l2_near_hit_latency].confidence, 0.9);
@@ -462,7 +464,7 @@ TEST(LatencyLadder, ShelfBetweenThePartitionsIsNotTheFarLevel) {
   // 494 cycles, 30-31 MiB, in one run only): the far level is the one the L2 size ends.
   Model cg{{{250, 25 * MiB}, {400, 34 * MiB}, {460, 50 * MiB}, {770, 0}}};
   auto p =
-      by_name(infer_latency(to_observations("ld_cg", sweep(cg, 1 * KiB, 225 * MiB)), kH100Meta));
+      by_name(infer_latency(to_observations(kLdCgProbe, sweep(cg, 1 * KiB, 225 * MiB)), kH100Meta));
   expect_near(p, param::l2_near_hit_latency, 250, 0.02);
   expect_bracket(p, param::l2_segment_size, 25 * MiB, 1.05);
   expect_near(p, param::l2_far_hit_latency, 460, 0.03);
@@ -483,7 +485,7 @@ TEST(LatencyLadder, RoundTripsThroughTheObservationsFile) {
   auto back = read_observations(path.string(), &read_meta);
   std::filesystem::remove(path);
   auto direct = infer_latency(obs, meta);
-  auto via_file = analyze("latency", back, read_meta);  // the registered analyzer
+  auto via_file = analyze(std::string(kFamily.name), back, read_meta);  // the registered analyzer
   ASSERT_EQ(direct.size(), via_file.size());
   for (size_t i = 0; i < direct.size(); ++i) {
     EXPECT_EQ(direct[i].name, via_file[i].name);
@@ -497,8 +499,8 @@ TEST(LatencyLadder, RefinedSweepIsShortAndRepeatable) {
   auto a = sweep(h.cg, 1 * KiB, 225 * MiB, 21);
   auto b = sweep(h.cg, 1 * KiB, 225 * MiB, 22);
   EXPECT_LT(a.size(), 110u);
-  auto pa = by_name(infer_latency(to_observations("ld_cg", a), kH100Meta));
-  auto pb = by_name(infer_latency(to_observations("ld_cg", b), kH100Meta));
+  auto pa = by_name(infer_latency(to_observations(kLdCgProbe, a), kH100Meta));
+  auto pb = by_name(infer_latency(to_observations(kLdCgProbe, b), kH100Meta));
   for (const char* name :
        {param::l2_near_hit_latency, param::l2_far_hit_latency, param::dram_latency})
     EXPECT_NEAR(pa[name].value, pb[name].value, 0.01 * pa[name].value) << name;
@@ -591,7 +593,7 @@ TEST(LatencyLadder, RepeatedRowsAreOnePointEach) {
   const auto obs = read_observations(path, &meta);
   std::vector<Observation> thrice;
   for (int k = 0; k < 3; ++k) append(thrice, obs);
-  EXPECT_EQ(latency_curve(thrice, "ld_cg").size(), latency_curve(obs, "ld_cg").size());
+  EXPECT_EQ(latency_curve(thrice, kLdCgProbe).size(), latency_curve(obs, kLdCgProbe).size());
   const auto once = infer_latency(obs, meta), again = infer_latency(thrice, meta);
   ASSERT_EQ(once.size(), again.size());
   for (size_t i = 0; i < once.size(); ++i) {
@@ -623,12 +625,12 @@ TEST(LatencyLadder, L1IntervalStaysWithinTheUnifiedArray) {
   // an L1 read past the bound (a model of 300 KiB) is cut to it, below confidence 0.5
   Model big = h.global;
   big.levels[0] = {33, 300 * KiB};
-  auto b =
-      by_name(infer_latency(to_observations("ld_global", sweep(big, KiB, 225 * MiB)), kH100Meta));
+  auto b = by_name(
+      infer_latency(to_observations(kLdGlobalProbe, sweep(big, KiB, 225 * MiB)), kH100Meta));
   EXPECT_EQ(b[param::l1_size].value, most);
   EXPECT_LT(b[param::l1_size].confidence, 0.5);
   // without the attribute nothing is cut
-  auto free = by_name(infer_latency(to_observations("ld_global", sweep(big, KiB, 225 * MiB)),
+  auto free = by_name(infer_latency(to_observations(kLdGlobalProbe, sweep(big, KiB, 225 * MiB)),
                                     {{"l2_bytes", "52428800"}}));
   EXPECT_GT(free[param::l1_size].value, most);
 }
@@ -640,7 +642,7 @@ namespace {
 // The chase another vendor's GPU gives (a public curve converted: ld_global's alone), over the
 // family's own sweep (1 KiB to 1 GiB).
 std::vector<Observation> one_chase(const Model& m, unsigned seed) {
-  return to_observations("ld_global", sweep(m, KiB, 1024 * MiB, seed));
+  return to_observations(kLdGlobalProbe, sweep(m, KiB, 1024 * MiB, seed));
 }
 
 }  // namespace
@@ -711,7 +713,7 @@ TEST(LatencyLadder, SecondDiesL2HalfIsTheFarL2) {
   const Metadata meta = {{"l2_bytes", "132120576"}, {"shared_per_sm_bytes", "233472"}};
   for (unsigned seed : {1u, 2u, 3u}) {
     std::vector<Observation> obs = one_chase(g, seed);
-    append(obs, to_observations("ld_cg", sweep(cg, KiB, 1024 * MiB, seed + 10)));
+    append(obs, to_observations(kLdCgProbe, sweep(cg, KiB, 1024 * MiB, seed + 10)));
     auto p = by_name(infer_latency(obs, meta));
     expect_near(p, param::l2_near_hit_latency, 330, 0.03);
     expect_near(p, param::l2_far_hit_latency, 675, 0.03);

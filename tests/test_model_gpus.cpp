@@ -19,6 +19,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/bandwidth.hpp"
+#include "analysis/latency.hpp"
 #include "analysis/shared_banks.hpp"
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
@@ -55,7 +56,7 @@ bool right(const Truth& t, const Parameter& p) {
 
 std::vector<Answer> bench(const Gpu& g, unsigned seed) {
   const Run run = generate(g, seed);
-  auto params = analyze("latency", run.latency, run.meta);
+  auto params = analyze(std::string(latency::kFamily.name), run.latency, run.meta);
   for (const auto& p : analyze(std::string(bandwidth::kFamily.name), run.bandwidth, run.meta))
     params.push_back(p);
   for (const auto& p : analyze(std::string(shared_banks::kFamily.name), run.shared_banks, run.meta))
@@ -279,7 +280,7 @@ TEST(ModelGpus, CommittedHopperRunsReanalyseWithinOnePercent) {
     std::map<std::string, Parameter> committed;
     for (const auto& p : read_parameters(d + "/parameters.csv")) committed[p.name] = p;
     for (const std::string& family :
-         {std::string("latency"), std::string(bandwidth::kFamily.name)}) {
+         {std::string(latency::kFamily.name), std::string(bandwidth::kFamily.name)}) {
       if (!std::filesystem::exists(d + "/" + family + ".csv")) continue;
       Metadata meta;
       const auto obs = read_observations(d + "/" + family + ".csv", &meta);
@@ -316,7 +317,7 @@ TEST(ModelGpus, RecordedH100RunWithTheTailKeepsItsLadder) {
   Metadata meta;
   const auto obs = read_observations(path, &meta);
   std::map<std::string, Parameter> p;
-  for (const auto& q : analyze("latency", obs, meta)) p[q.name] = q;
+  for (const auto& q : analyze(std::string(latency::kFamily.name), obs, meta)) p[q.name] = q;
   for (const char* name : {param::llc_hit_latency, param::llc_size, param::mid_cache_hit_latency,
                            param::l2_hit_latency})
     EXPECT_EQ(p.count(name), 0u) << name;
@@ -440,7 +441,7 @@ TEST(ModelGpus, CoarseAndGappySweepsNameTheNearSegmentAndNeverAConfidentWrongSiz
     const Gpu& g = model_named(c.model);
     for (unsigned seed = 1; seed <= kSeeds; ++seed) {
       const model::Run run = generate_on_grid(g, seed, c.grid);
-      const auto ps = analyze("latency", run.latency, run.meta);
+      const auto ps = analyze(std::string(latency::kFamily.name), run.latency, run.meta);
       for (const auto& [name, why] : sparse_failures(g, ps))
         failures.push_back({c.model, name, seed,
                             c.model + " seed " + std::to_string(seed) + ": " + name + " " + why});

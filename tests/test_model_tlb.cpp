@@ -13,6 +13,7 @@
 #include <set>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/tlb.hpp"
 #include "model_bench.hpp"
 #include "model_gpu.hpp"
 #include "base/parameter_names.hpp"
@@ -49,7 +50,7 @@ std::vector<TlbAnswer> tlb_answers(unsigned first_seed, unsigned end_seed) {
       Metadata meta;
       const auto rows = generate_tlb(g, seed, &meta);
       std::map<std::string, Parameter> got;
-      for (const auto& p : analyze("tlb", rows, meta)) got[p.name] = p;
+      for (const auto& p : analyze(std::string(tlb::kFamily.name), rows, meta)) got[p.name] = p;
       for (const auto& t : tlb_truths(g)) {
         TlbAnswer a{g.key, t.name, seed, t.value};
         auto it = got.find(t.name);
@@ -107,9 +108,10 @@ TEST(ModelGpuTlb, RowsAreTheFamilysShape) {
   for (const auto& o : rows) {
     probes.insert(o.probe);
     EXPECT_EQ(o.unit, "cycles");
-    EXPECT_TRUE(std::isfinite(o.param("stride_bytes")) && std::isfinite(o.param("footprint_bytes")));
+    EXPECT_TRUE(std::isfinite(o.param(tlb::kStrideColumn)) &&
+                std::isfinite(o.param(memory_chase::kFootprintColumn)));
   }
-  EXPECT_EQ(probes, (std::set<std::string>{"chase", "chase_aliased"}));
+  EXPECT_EQ(probes, (std::set<std::string>{tlb::kChaseProbe, tlb::kChaseAliasedProbe}));
   const auto again = generate_tlb(g, 0, nullptr);
   ASSERT_EQ(rows.size(), again.size());
   for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].value, again[i].value);

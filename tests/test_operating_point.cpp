@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/latency.hpp"
 #include "analysis/pipes.hpp"
 #include "app/report.hpp"
 #include "base/operating_point.hpp"
@@ -47,7 +48,7 @@ TEST(OperatingPoint, TraceRoundTripsAndSummarisesEachFamily) {
   // The counter's steps: about the samples' 320 W (it steps every 100 ms at the power then).
   EXPECT_NEAR(pipes.power_w, 320, 10);
   EXPECT_GE(pipes.power_max_w, 320);
-  const OperatingPoint latency = summarize_family(trace, "latency");
+  const OperatingPoint latency = summarize_family(trace, std::string(latency::kFamily.name));
   EXPECT_EQ(latency.limited_fraction, 0);
   EXPECT_EQ(throttle_reason_text(latency.reasons), "none");
   EXPECT_EQ(summarize_family(trace, "nope").samples, 0);
@@ -83,7 +84,7 @@ TEST(OperatingPoint, ARecordedThrottledFamilyMarksTheValuesItTouched) {
   }
 
   Metadata calm = meta;
-  add_operating_point_metadata(calm, summarize_family(trace, "latency"));
+  add_operating_point_metadata(calm, summarize_family(trace, std::string(latency::kFamily.name)));
   const auto unmarked = analyze(kPipes, obs, calm);
   for (size_t i = 0; i < unmarked.size(); ++i) {
     EXPECT_EQ(unmarked[i].confidence, plain[i].confidence);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/host_link.hpp"
 #include "analysis/p2p.hpp"
 #include "app/cli.hpp"
 #include "app/compare.hpp"
@@ -454,7 +455,8 @@ TEST(NvbandwidthJson, CommittedTwoGpuRunListsBothDevices) {
 TEST(NvbandwidthJson, RecordedHostLinkUnderNvbandwidthNames) {
   Metadata meta;
   std::map<std::string, std::vector<Observation>> fam;
-  fam["host_link"] = read_observations(data_file("h100_host_link.csv"), &meta);
+  fam[std::string(host_link::kFamily.name)] =
+      read_observations(data_file("h100_" + std::string(host_link::kFamily.name) + ".csv"), &meta);
   const json root = json::parse(format_nvbandwidth_json(meta, nvbandwidth_cases(fam)));
   expect_nvbandwidth_layout(root, 1);
   const json* h2d = find_case(root, "host_to_device_memcpy_ce");

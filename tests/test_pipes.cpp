@@ -59,8 +59,8 @@ std::vector<Observation> pipes_rows(const std::string& op, double tput, double e
               "results/clk/SM", spread),
           row(family, op, {{kModeColumn, "throughput"}, {kTimingColumn, "events"}}, events,
               "results/clk/SM", spread),
-          row(family, op, {{kModeColumn, "latency"}}, latency, "cycles", spread),
-          row(family, op, {{kModeColumn, "latency"}}, latency / 1.8, "ns", spread)};
+          row(family, op, {{kModeColumn, pipes::kLatencyMode}}, latency, "cycles", spread),
+          row(family, op, {{kModeColumn, pipes::kLatencyMode}}, latency / 1.8, "ns", spread)};
 }
 
 TEST(Pipes, ThroughputAndLatencyPerOp) {
@@ -111,9 +111,9 @@ TEST(Pipes, ClockChangeDuringTheProbeIsReportedNotPenalised) {
 }
 
 TEST(Pipes, MissingRowsLeaveParametersOut) {
-  std::vector<Observation> only_latency = {row(std::string(pipes::kFamily.name),
-                                               pipes::kShuffleProbe,
-                                               {{pipes::kModeColumn, "latency"}}, 23, "cycles")};
+  std::vector<Observation> only_latency = {
+      row(std::string(pipes::kFamily.name), pipes::kShuffleProbe,
+          {{pipes::kModeColumn, pipes::kLatencyMode}}, 23, "cycles")};
   auto ps = pipes::analyze_pipes(only_latency, {});
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_EQ(ps[0].name, param::shuffle_latency);

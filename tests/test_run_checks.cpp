@@ -15,6 +15,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/bandwidth.hpp"
+#include "analysis/fine_grained.hpp"
 #include "app/run_analysis.hpp"
 #include "base/catalog.hpp"
 #include "base/csv.hpp"
@@ -458,14 +459,16 @@ TEST(RunChecks, AReportCleansWhatAKilledOneLeftInTheTemporaryFolder) {
 // the latencies are dropped, said, and no line size comes from them (the H100's is 128 B).
 TEST(RunChecks, FineGrainedLatenciesOfZeroGiveNoLineSize) {
   Metadata meta;
-  const auto obs =
-      read_observations((fs::path(committed_run(kH100Run)) / "fine_grained.csv").string(), &meta);
+  const auto obs = read_observations(
+      (fs::path(committed_run(kH100Run)) / (std::string(fine_grained::kFamily.name) + ".csv"))
+          .string(),
+      &meta);
   for (double v : {0.0, -1.0}) {
     std::vector<Observation> bad = obs;
     for (auto& o : bad)
       if (o.unit == "cycles" || o.unit == "ns") o.value = o.p05 = o.p50 = o.p95 = v;
     // The impossible rows are dropped and said; what the real miss counts give stands.
-    const Analysis a = analyze_checked("fine_grained", bad, meta);
+    const Analysis a = analyze_checked(std::string(fine_grained::kFamily.name), bad, meta);
     bool said = false;
     for (const auto& w : a.warnings)
       said = said || w.find("no GPU can produce") != std::string::npos;

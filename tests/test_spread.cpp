@@ -61,9 +61,9 @@ TEST(Spread, FlagsAParameterThatMovesMoreThanItsInterval) {
 }
 
 TEST(Spread, LastDigitsOfAValueWithNoIntervalAreNoSpread) {
-  const auto rows = spread_of({{param("latency", 4.0558, 0)}, {param("latency", 4.05581, 0)}});
+  const auto rows = spread_of({{param("digits", 4.0558, 0)}, {param("digits", 4.05581, 0)}});
   EXPECT_FALSE(rows.front().exceeds);
-  const auto moved = spread_of({{param("latency", 4.0, 0)}, {param("latency", 4.1, 0)}});
+  const auto moved = spread_of({{param("digits", 4.0, 0)}, {param("digits", 4.1, 0)}});
   EXPECT_TRUE(moved.front().exceeds);
 }
 

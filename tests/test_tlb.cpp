@@ -42,9 +42,10 @@ std::vector<Observation> tlb_rows(double entry, double e1, double e2, double max
       double n = std::round(std::exp2(k / 4));
       double pages = stride < entry ? std::ceil(n * stride / entry) : n;
       double y = 290 + (pages > e1 ? l1_miss : 0) + (pages > e2 ? 520 : 0) + noise(rng);
-      out.push_back(row("tlb", "chase",
-                        {{"stride_bytes", num(stride)}, {"footprint_bytes", num(n * stride)}}, y,
-                        "cycles"));
+      out.push_back(
+          row(std::string(kFamily.name), kChaseProbe,
+              {{kStrideColumn, num(stride)}, {memory_chase::kFootprintColumn, num(n * stride)}}, y,
+              "cycles"));
     }
   };
   for (double s : strides) sweep(s, std::min(max_bytes, e1 * std::max(s, entry) * 4));
@@ -56,7 +57,7 @@ std::vector<Observation> tlb_rows(double entry, double e1, double e2, double max
 
 TEST(Tlb, PageEntryCoverageAndMissLatency) {
   auto obs = tlb_rows(2 * kMiB, 16, 2048, 64 * kGiB);
-  auto ps = analyze("tlb", obs);
+  auto ps = analyze(std::string(kFamily.name), obs);
   const Parameter* entry = find(ps, param::tlb_page_entry_size);
   const Parameter* l1 = find(ps, param::tlb_l1_coverage);
   const Parameter* l2 = find(ps, param::tlb_l2_coverage);
@@ -70,7 +71,7 @@ TEST(Tlb, PageEntryCoverageAndMissLatency) {
 }
 
 TEST(Tlb, SmallFirstStepOnANoisyCurve) {
-  const auto ps = analyze("tlb", tlb_rows(2 * kMiB, 32, 4096, 64 * kGiB, 25));
+  const auto ps = analyze(std::string(kFamily.name), tlb_rows(2 * kMiB, 32, 4096, 64 * kGiB, 25));
   const Parameter *entry = find(ps, param::tlb_page_entry_size),
                   *l1 = find(ps, param::tlb_l1_coverage), *l2 = find(ps, param::tlb_l2_coverage);
   ASSERT_TRUE(entry && l1 && l2);
@@ -81,7 +82,7 @@ TEST(Tlb, SmallFirstStepOnANoisyCurve) {
 
 TEST(Tlb, SecondLevelBeyondTheSweep) {
   auto obs = tlb_rows(2 * kMiB, 16, 1e9, 8 * kGiB);
-  auto ps = analyze("tlb", obs);
+  auto ps = analyze(std::string(kFamily.name), obs);
   ASSERT_TRUE(find(ps, param::tlb_l1_coverage));
   EXPECT_FALSE(find(ps, param::tlb_l2_coverage));
   ASSERT_TRUE(find(ps, param::tlb_miss_latency));
@@ -93,7 +94,7 @@ TEST(Tlb, SecondLevelBeyondTheSweep) {
 // points repeating to 0.5 cycles.
 TEST(Tlb, TenCycleStepOfLargeEntries) {
   auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 10, 0.5);
-  auto ps = analyze("tlb", obs);
+  auto ps = analyze(std::string(kFamily.name), obs);
   const Parameter* entry = find(ps, param::tlb_page_entry_size);
   const Parameter* l1 = find(ps, param::tlb_l1_coverage);
   const Parameter* miss = find(ps, param::tlb_miss_latency);
@@ -119,12 +120,13 @@ TEST(Tlb, SecondLevelInTheAliasedSpace) {
       const double fp = n * stride;
       double y = 294 + (fp > 256 * kMiB ? 10 : 0) + (fp > entries2 * stride ? 90 : 0) +
                  (fp > 256 * kGiB ? 750 : 0) + noise(rng);
-      obs.push_back(row("tlb", "chase_aliased",
-                        {{"stride_bytes", num(stride)}, {"footprint_bytes", num(n * stride)}}, y,
-                        "cycles"));
+      obs.push_back(
+          row(std::string(kFamily.name), kChaseAliasedProbe,
+              {{kStrideColumn, num(stride)}, {memory_chase::kFootprintColumn, num(n * stride)}}, y,
+              "cycles"));
     }
   }
-  auto ps = analyze("tlb", obs);
+  auto ps = analyze(std::string(kFamily.name), obs);
   const Parameter* l1 = find(ps, param::tlb_l1_coverage);
   const Parameter* l2 = find(ps, param::tlb_l2_coverage);
   const Parameter* miss = find(ps, param::tlb_miss_latency);
@@ -143,7 +145,8 @@ TEST(Tlb, SecondLevelInTheAliasedSpace) {
 // Kepler's and Maxwell's L1 TLB: 16 entries of 128 KiB (Jia et al. 2018). The sweep from 64 KiB
 // sees the step stay put at 64 and 128 KiB.
 TEST(Tlb, SmallEntriesSeenFromTheSmallestStrides) {
-  const auto ps = analyze("tlb", tlb_rows(128 * kKiB, 16, 1024, 8 * kGiB, 20, 1, entry_strides(false)));
+  const auto ps = analyze(std::string(kFamily.name),
+                          tlb_rows(128 * kKiB, 16, 1024, 8 * kGiB, 20, 1, entry_strides(false)));
   const Parameter *entry = find(ps, param::tlb_page_entry_size),
                   *l1 = find(ps, param::tlb_l1_coverage);
   ASSERT_TRUE(entry && l1);
@@ -156,7 +159,8 @@ TEST(Tlb, SmallEntriesSeenFromTheSmallestStrides) {
 // with every stride, so the reach read is only an upper bound: said so, with low confidence and
 // an interval down to what the smallest pages would give.
 TEST(Tlb, EntryBelowEveryStrideIsAnUpperBound) {
-  const auto ps = analyze("tlb", tlb_rows(128 * kKiB, 16, 1024, 8 * kGiB, 20, 1));
+  const auto ps =
+      analyze(std::string(kFamily.name), tlb_rows(128 * kKiB, 16, 1024, 8 * kGiB, 20, 1));
   const Parameter *entry = find(ps, param::tlb_page_entry_size),
                   *l1 = find(ps, param::tlb_l1_coverage);
   ASSERT_TRUE(entry && l1);
@@ -174,7 +178,7 @@ TEST(Tlb, EntryBelowEveryStrideIsAnUpperBound) {
 // read past it.
 TEST(Tlb, StepPastAnL1TlbsSizeIsInDoubt) {
   auto obs = tlb_rows(2 * kMiB, 16, 4096, 64 * kGiB, 1, 3);
-  const auto ps = analyze("tlb", obs);
+  const auto ps = analyze(std::string(kFamily.name), obs);
   const Parameter* l1 = find(ps, param::tlb_l1_coverage);
   ASSERT_TRUE(l1);
   EXPECT_GT(l1->value, 1 * kGiB);  // the 4096-entry level's step
@@ -213,10 +217,11 @@ TEST(Tlb, NoPlainStepLeavesTheL1ReachOut) {
     for (double k = 12; std::round(std::exp2(k / 2)) * stride <= 1024 * kGiB; ++k) {
       const double n = std::round(std::exp2(k / 2)), fp = n * stride;
       const double y = 294 + (fp > 4096 * stride ? 90 : 0) + (fp > 256 * kGiB ? 750 : 0) + noise(rng);
-      obs.push_back(row("tlb", "chase_aliased", {{"stride_bytes", num(stride)}, {"footprint_bytes", num(fp)}}, y,
-                        "cycles"));
+      obs.push_back(row(std::string(kFamily.name), kChaseAliasedProbe,
+                        {{kStrideColumn, num(stride)}, {memory_chase::kFootprintColumn, num(fp)}},
+                        y, "cycles"));
     }
-  const auto ps = analyze("tlb", obs);
+  const auto ps = analyze(std::string(kFamily.name), obs);
   EXPECT_FALSE(find(ps, param::tlb_l1_coverage));
   const Parameter *l2 = find(ps, param::tlb_l2_coverage), *miss = find(ps, param::tlb_miss_latency);
   ASSERT_TRUE(l2 && miss);
@@ -234,10 +239,11 @@ TEST(Tlb, AnArtefactAtTheSmallStridesIsOutvoted) {
   for (double stride : {64 * kKiB, 128 * kKiB})
     for (double k = 0; std::round(std::exp2(k / 4)) * stride <= 512 * kMiB; ++k) {
       const double fp = std::round(std::exp2(k / 4)) * stride;
-      obs.push_back(row("tlb", "chase", {{"stride_bytes", num(stride)}, {"footprint_bytes", num(fp)}},
+      obs.push_back(row(std::string(kFamily.name), kChaseProbe,
+                        {{kStrideColumn, num(stride)}, {memory_chase::kFootprintColumn, num(fp)}},
                         290 + (fp > 128 * kMiB ? 10 : 0) + (fp > 256 * kMiB ? 10 : 0), "cycles"));
     }
-  const auto ps = analyze("tlb", obs);
+  const auto ps = analyze(std::string(kFamily.name), obs);
   const Parameter* l1 = find(ps, param::tlb_l1_coverage);
   ASSERT_TRUE(l1);
   EXPECT_EQ(l1->value, 256 * kMiB);
@@ -283,15 +289,16 @@ TEST(Tlb, DataPastTheL2IsNotATlbStep) {
       const double n = std::round(std::exp2(k / 4)), fp = n * stride;
       // the L2 TLB's 2048 entries, and past the L2 the data's misses
       const double y = 310 + (n > 2048 ? 60 : 0) + (n * kChaseLine > l2 / 2 ? 150 : 0);
-      obs.push_back(row("tlb", "chase_aliased", {{"stride_bytes", num(stride)}, {"footprint_bytes", num(fp)}}, y,
-                        "cycles"));
+      obs.push_back(row(std::string(kFamily.name), kChaseAliasedProbe,
+                        {{kStrideColumn, num(stride)}, {memory_chase::kFootprintColumn, num(fp)}},
+                        y, "cycles"));
     }
-  const auto with = analyze("tlb", obs, {{"l2_bytes", num(l2)}});
+  const auto with = analyze(std::string(kFamily.name), obs, {{"l2_bytes", num(l2)}});
   const Parameter* miss = find(with, param::tlb_miss_latency);
   ASSERT_TRUE(miss);
   EXPECT_NEAR(miss->value, 80, 1) << miss->method;
   // without the L2's size every point is read, and the data's misses with them
-  const auto without = analyze("tlb", obs);
+  const auto without = analyze(std::string(kFamily.name), obs);
   const Parameter* blind = find(without, param::tlb_miss_latency);
   ASSERT_TRUE(blind);
   EXPECT_GT(blind->value, 200);
@@ -301,7 +308,8 @@ TEST(Tlb, DataPastTheL2IsNotATlbStep) {
 // not known to its 3 %, and says so, in its confidence and its interval.
 TEST(Tlb, ASmallMissBetweenNoisyPlateausIsLessSure) {
   auto miss = [](double sigma) {
-    const auto ps = analyze("tlb", tlb_rows(2 * kMiB, 16, 2048, 64 * kGiB, 20, sigma));
+    const auto ps =
+        analyze(std::string(kFamily.name), tlb_rows(2 * kMiB, 16, 2048, 64 * kGiB, 20, sigma));
     const Parameter* m = find(ps, param::tlb_miss_latency);
     return m ? *m : Parameter{};
   };
@@ -323,11 +331,11 @@ TEST(Tlb, AContestedFitIsInDoubt) {
   auto obs = tlb_rows(16 * kMiB, 16, 1e9, 64 * kGiB, 10, 0.3, {1 * kMiB, 8 * kMiB, 16 * kMiB, 32 * kMiB});
   // the 1 MiB stride's step misread at 512 MiB, the 16 MiB one's lost: only a later rise
   for (auto& o : obs) {
-    const double stride = o.param("stride_bytes"), fp = o.param("footprint_bytes");
+    const double stride = o.param(kStrideColumn), fp = o.param(memory_chase::kFootprintColumn);
     if (stride == 1 * kMiB) o.value = 290 + (fp > 512 * kMiB ? 10 : 0);
     if (stride == 16 * kMiB && fp <= 60 * kGiB) o.value = 290;
   }
-  const auto ps = analyze("tlb", obs);
+  const auto ps = analyze(std::string(kFamily.name), obs);
   const Parameter* l1 = find(ps, param::tlb_l1_coverage);
   ASSERT_TRUE(l1);
   EXPECT_LT(l1->confidence, 0.5) << l1->method;
@@ -348,8 +356,8 @@ TEST(Tlb, PageEntryFit) {
 }
 
 TEST(H100, Tlb) {
-  REQUIRE_RECORDED(have("tlb")) << "tests/data/h100_tlb.csv";
-  auto ps = h100("tlb");
+  REQUIRE_RECORDED(have(std::string(kFamily.name))) << "tests/data/h100_tlb.csv";
+  auto ps = h100(std::string(kFamily.name));
   // First step: a reach of a few hundred MiB (256 MiB on the first run) at every stride up
   // to the entry size (16 MiB), growing with the stride above it; a 10-cycle step.
   const Parameter* l1 = find(ps, param::tlb_l1_coverage);
@@ -375,8 +383,9 @@ TEST(H100, Tlb) {
 // Two runs a minute apart (tests/data/h100_tlb.csv and h100_tlb_repeat.csv): the aliased
 // chase finds the same L2 TLB reach (64 GiB: 2048 entries of 32 MiB) and a page walk beyond.
 TEST(H100, TlbLastLevelsRepeat) {
-  REQUIRE_RECORDED(have("tlb") && have("tlb_repeat")) << "no repeated H100 tlb run committed";
-  auto a = h100("tlb"), b = h100("tlb", "_repeat");
+  REQUIRE_RECORDED(have(std::string(kFamily.name)) && have("tlb_repeat"))
+      << "no repeated H100 tlb run committed";
+  auto a = h100(std::string(kFamily.name)), b = h100(std::string(kFamily.name), "_repeat");
   const Parameter* l2a = find(a, param::tlb_l2_coverage);
   const Parameter* l2b = find(b, param::tlb_l2_coverage);
   const Parameter* ma = find(a, param::tlb_miss_latency);

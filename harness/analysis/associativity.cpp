@@ -9,6 +9,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/common/util.hpp"
+#include "base/catalog.hpp"
 #include "base/code_check.hpp"
 #include "base/parameter_names.hpp"
 
@@ -16,8 +17,6 @@ namespace gpuprobe::associativity {
 
 namespace {
 
-const std::string kFamily = "associativity";
-const std::string kEvidence = "associativity.csv";
 
 // A trial that misreads its timing (an interrupt on a hit) or loses its target to something
 // else: each outcome is flipped with this probability, so that one stray trial cannot rule a
@@ -52,7 +51,7 @@ std::string pct(double fraction) { return num(100 * fraction, 2) + " %"; }
 
 Observation fraction_row(const std::string& probe, Params params, double k, double n) {
   Observation o;
-  o.family = kFamily;
+  o.family = std::string(kFamily.name);
   o.probe = probe;
   o.params = std::move(params);
   o.value = o.p50 = n > 0 ? k / n : 0.0;
@@ -68,7 +67,7 @@ double count_of(const Observation& o) { return std::round(o.value * o.reps); }
 
 // Dynamic shared memory the trial's block held; rows that name none held none.
 double shared_of(const Observation& o) {
-  const double s = o.param("shared_bytes");
+  const double s = o.param(kSharedColumn);
   return std::isfinite(s) ? s : 0.0;
 }
 
@@ -181,9 +180,18 @@ std::string model_formula(Replacement m) {
   return "";
 }
 
+// A parameter's unit as the catalog gives it (l1_ways' and l1_sets' are the model rows' columns).
+std::string unit_of(const std::string& name) {
+  const CatalogEntry* e = find_parameter(name);
+  return e ? e->unit : "";
+}
+
 Parameter make_parameter(const std::string& name, double value, const std::string& unit, double low,
                          double high, double confidence, const std::string& method) {
-  return {name, value, unit, low, high, clamp01(confidence), method, kEvidence};
+  return {name,   value,
+          unit,   low,
+          high,   clamp01(confidence),
+          method, std::string(kFamily.name) + ".csv"};
 }
 
 }  // namespace
@@ -203,16 +211,17 @@ std::vector<Observation> eviction_rows(const std::vector<EvictionTally>& tallies
                                        double spacing, double shared) {
   std::vector<Observation> rows;
   for (const auto& t : tallies) {
-    const Params at = {{"lines", format_number(t.lines)},
-                       {"spacing_bytes", format_number(spacing)},
-                       {"shared_bytes", format_number(shared)}};
+    const Params at = {{kLinesColumn, format_number(t.lines)},
+                       {kSpacingColumn, format_number(spacing)},
+                       {kSharedColumn, format_number(shared)}};
     for (size_t r = 0; r < t.evicted.size(); ++r) {
       Params p = at;
-      p.emplace_back("repeat", std::to_string(r + 1));
-      rows.push_back(fraction_row("eviction", p, t.evicted[r], t.trials));
+      p.emplace_back(kRepeatColumn, std::to_string(r + 1));
+      rows.push_back(fraction_row(kEvictionProbe, p, t.evicted[r], t.trials));
     }
-    rows.push_back(fraction_row("disagreement", at, t.disagreed, t.trials));
-    if (t.replayed > 0) rows.push_back(fraction_row("replay", at, t.replay_differs, t.replayed));
+    rows.push_back(fraction_row(kDisagreementProbe, at, t.disagreed, t.trials));
+    if (t.replayed > 0)
+      rows.push_back(fraction_row(kReplayProbe, at, t.replay_differs, t.replayed));
   }
   return rows;
 }
@@ -220,15 +229,15 @@ std::vector<Observation> eviction_rows(const std::vector<EvictionTally>& tallies
 std::vector<EvictionTally> eviction_tallies(const std::vector<Observation>& obs, double shared) {
   std::map<double, EvictionTally> by_lines;
   auto at = [&](const Observation& o) -> EvictionTally* {
-    const double n = o.param("lines");
+    const double n = o.param(kLinesColumn);
     if (!std::isfinite(n) || o.reps <= 0 || !std::isfinite(o.value) || shared_of(o) != shared)
       return nullptr;
     EvictionTally& t = by_lines[n];
     t.lines = n;
     return &t;
   };
-  for (const auto& o : select(obs, "eviction", "fraction")) {
-    const double r = o.param("repeat");
+  for (const auto& o : select(obs, kEvictionProbe, "fraction")) {
+    const double r = o.param(kRepeatColumn);
     EvictionTally* t = at(o);
     if (!t || !(r >= 1)) continue;
     const auto i = static_cast<size_t>(r) - 1;
@@ -236,9 +245,9 @@ std::vector<EvictionTally> eviction_tallies(const std::vector<Observation>& obs,
     t->evicted[i] += count_of(o);
     if (i == 0) t->trials += o.reps;
   }
-  for (const auto& o : select(obs, "disagreement", "fraction"))
+  for (const auto& o : select(obs, kDisagreementProbe, "fraction"))
     if (EvictionTally* t = at(o)) t->disagreed += count_of(o);
-  for (const auto& o : select(obs, "replay", "fraction"))
+  for (const auto& o : select(obs, kReplayProbe, "fraction"))
     if (EvictionTally* t = at(o)) {
       t->replayed += o.reps;
       t->replay_differs += count_of(o);
@@ -251,15 +260,15 @@ std::vector<EvictionTally> eviction_tallies(const std::vector<Observation>& obs,
 
 std::vector<double> shared_settings(const std::vector<Observation>& obs) {
   std::vector<double> out;
-  for (const auto& o : select(obs, "eviction", "fraction"))
+  for (const auto& o : select(obs, kEvictionProbe, "fraction"))
     if (std::find(out.begin(), out.end(), shared_of(o)) == out.end()) out.push_back(shared_of(o));
   std::sort(out.begin(), out.end());
   return out;
 }
 
 double spacing_bytes(const std::vector<Observation>& obs) {
-  for (const auto& o : select(obs, "eviction", "fraction")) {
-    const double s = o.param("spacing_bytes");
+  for (const auto& o : select(obs, kEvictionProbe, "fraction")) {
+    const double s = o.param(kSpacingColumn);
     if (std::isfinite(s) && s > 0) return s;
   }
   return std::numeric_limits<double>::quiet_NaN();
@@ -591,8 +600,9 @@ std::vector<Parameter> ways_and_sets(const AssociativityFit& fit, const Associat
   method += "; deviance/dof " + num(fit.deviance_per_dof, 3) + text.others + "; " + fit.verdict.text();
   // A set count is whole: its interval the whole counts around the fit's range (two H200 runs
   // fitted 312.8-313 and 312-312.2 sets, one count apart, each interval a fifth of one).
-  return {make_parameter(param::l1_ways, b.ways, "ways", fit.ways_low, fit.ways_high, conf, method),
-          make_parameter(param::l1_sets, std::round(sets), "sets",
+  return {make_parameter(param::l1_ways, b.ways, unit_of(param::l1_ways), fit.ways_low,
+                         fit.ways_high, conf, method),
+          make_parameter(param::l1_sets, std::round(sets), unit_of(param::l1_sets),
                          std::floor(std::min(sets_low, std::round(sets))),
                          std::ceil(std::max(sets_high, std::round(sets))), conf, method)};
 }
@@ -681,16 +691,16 @@ namespace {
 
 std::vector<CodeExpectation> associativity_expectations() {
   CodeExpectation trials;
-  trials.source = kFamily;
+  trials.source = std::string(kFamily.name);
   trials.kernel = "associativity::eviction_trials";
-  trials.probe = "eviction";
+  trials.probe = kEvictionProbe;
   // Between the clock reads: the default (L1-allocating) 8-byte load, one dependent chain.
   trials.ptx = {{R"(^ld\.global\.u64 )", -1, true}};
   trials.sass = {{R"(^LDG\.E\.64(\.SYS)? )", -1, false}};
   CodeExpectation link;
-  link.source = kFamily;
+  link.source = std::string(kFamily.name);
   link.kernel = "associativity::link_chains";
-  link.probe = "eviction";
+  link.probe = kEvictionProbe;
   link.ptx = {{R"(^st\.global\.u64 )", -1, false}};
   link.sass = {{R"(^STG\.E\.64)", -1, false}};
   return {trials, link};

@@ -18,6 +18,20 @@
 
 namespace gpuprobe::associativity {
 
+// The names of associativity.csv, written by the driver and read by the analyzer and the
+// tests; the hit/miss calibration rows are memory_chase::kCalibrationProbe's.
+constexpr const char* kEvictionProbe = "eviction";  // trials whose r-th reload missed, a fraction
+constexpr const char* kDisagreementProbe = "disagreement";  // trials whose repeats ended unlike
+constexpr const char* kReplayProbe = "replay";  // trials ending otherwise when run again
+constexpr const char* kModelProbe = "model";    // the best fit's eviction probability (derived)
+constexpr const char* kLinesColumn = "lines";   // N: random lines walked between the loads
+constexpr const char* kSpacingColumn = "spacing_bytes";  // bytes between the lines
+constexpr const char* kSharedColumn = "shared_bytes";    // dynamic shared memory the block held
+constexpr const char* kRepeatColumn = "repeat";          // which reload in place: 1, 2, ...
+constexpr const char* kModelColumn = "model";            // the fit's replacement model
+constexpr const char* kSetsColumn = "sets";              // the fit's sets
+constexpr const char* kWaysColumn = "ways";              // the fit's ways
+
 // What the trials at one line count came to.
 struct EvictionTally {
   double lines = 0;             // N: random lines walked between the loads of the target

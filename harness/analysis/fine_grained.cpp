@@ -102,8 +102,8 @@ std::vector<LatencyLevel> latency_levels(const std::vector<double>& offsets,
 std::vector<StrideCapacity> capacity_by_stride(const std::vector<Observation>& obs,
                                                const std::string& series) {
   std::vector<StrideCapacity> out;
-  for (const auto& [stride, pts] :
-       grouped(obs, "capacity", "misses", {{"series", series}}, "stride_bytes", "lines")) {
+  for (const auto& [stride, pts] : grouped(obs, kCapacityProbe, "misses", {{kSeriesColumn, series}},
+                                           kStrideColumn, kLinesColumn)) {
     auto b = first_miss_bracket(pts, kMissesPerPassLimit);
     if (b) out.push_back({stride, b->fit, b->miss});
   }
@@ -163,7 +163,7 @@ namespace {
 
 // l1_line_size, and l1_sets and l1_ways where the strides show a set structure.
 void l1_line_sets_ways(const std::vector<Observation>& obs, std::vector<Parameter>& out) {
-  const std::string ev = "fine_grained.csv";
+  const std::string ev = std::string(kFamily.name) + ".csv";
   // The family runs at preference 0 with 4 KiB of dynamic shared memory: the smallest
   // carve-out the driver offers for it, i.e. the largest L1.
   const std::string where = "one-thread ld.global chase at the largest L1 (carve-out preference "
@@ -206,7 +206,7 @@ void l1_line_sets_ways(const std::vector<Observation>& obs, std::vector<Paramete
     bool consistent = std::fabs(sets * sf->ways * line / capacity - 1.0) < kCapacityAgrees;
     double sconf = consistent ? kConsistentConf : kInconsistentConf;
     std::string replacement;
-    auto rep = select(obs, "replacement", "fraction");
+    auto rep = select(obs, kReplacementProbe, "fraction");
     if (!rep.empty()) {
       double f = rep.front().value;
       replacement = f >= kLruShare ? "; replacement LRU-like: " + num(100 * f) +
@@ -229,15 +229,15 @@ void l1_line_sets_ways(const std::vector<Observation>& obs, std::vector<Paramete
 
 std::vector<Parameter> analyze_fine_grained(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
-  const std::string ev = "fine_grained.csv";
+  const std::string ev = std::string(kFamily.name) + ".csv";
   l1_line_sets_ways(obs, out);
 
   // Constant cache levels from one cold sequential pass: each slower level recurs at the
   // line size of the level in front of it.
   std::vector<double> offs, lats;
-  for (const auto& o : select(obs, "trace", "cycles"))
-    if (o.param_text("trace") == "constant_cold" && o.param("pass") == 0) {
-      offs.push_back(o.param("offset_bytes"));
+  for (const auto& o : select(obs, kTraceProbe, "cycles"))
+    if (o.param_text(kTraceColumn) == "constant_cold" && o.param(kPassColumn) == 0) {
+      offs.push_back(o.param(kOffsetColumn));
       lats.push_back(o.value);
     }
   auto levels = latency_levels(offs, lats);
@@ -262,25 +262,25 @@ namespace {
 
 std::vector<CodeExpectation> expectations() {
   std::vector<CodeExpectation> out;
-  out.push_back(expectation(std::string(kFamily.name), chase_kernel(true, loader(kL1, 8)), "capacity",
-                            ptx_load(kL1, 8, true), sass_load(kL1)));
-  out.push_back(expectation(std::string(kFamily.name), chase_kernel(true, loader(kL1, 4)), "trace",
-                            ptx_load(kL1, 4, true), sass_load(kL1)));
-  out.push_back(expectation(std::string(kFamily.name), kConstChase, "trace", {R"(^ld\.const\.u32 )", -1, true},
-                            {"^LDC", -1, false}));
+  out.push_back(expectation(std::string(kFamily.name), chase_kernel(true, loader(kL1, 8)),
+                            kCapacityProbe, ptx_load(kL1, 8, true), sass_load(kL1)));
+  out.push_back(expectation(std::string(kFamily.name), chase_kernel(true, loader(kL1, 4)),
+                            kTraceProbe, ptx_load(kL1, 4, true), sass_load(kL1)));
+  out.push_back(expectation(std::string(kFamily.name), kConstChase, kTraceProbe,
+                            {R"(^ld\.const\.u32 )", -1, true}, {"^LDC", -1, false}));
   // Chain layout: stores of the next element's offset.
-  out.push_back(expectation(std::string(kFamily.name), kWriteChain32, "trace", {R"(^st\.global\.u32 )", -1, false},
-                            {R"(^STG\.E)", -1, false}));
+  out.push_back(expectation(std::string(kFamily.name), kWriteChain32, kTraceProbe,
+                            {R"(^st\.global\.u32 )", -1, false}, {R"(^STG\.E)", -1, false}));
   return out;
 }
 
 }  // namespace
 
 std::vector<std::string> kernels(const std::string& probe) {
-  if (probe == "trace")
+  if (probe == kTraceProbe)
     return {chase_kernel(true, loader(kL1, 8)), chase_kernel(true, loader(kL1, 4)), kConstChase,
             kWriteChain64, kWriteChain32};
-  if (probe == "calibration" || probe == "capacity" || probe == "replacement")
+  if (probe == kCalibrationProbe || probe == kCapacityProbe || probe == kReplacementProbe)
     return {chase_kernel(true, loader(kL1, 8)), kWriteChain64};
   return {};
 }

@@ -12,6 +12,21 @@
 
 namespace gpuprobe::fine_grained {
 
+// The names of fine_grained.csv, written by the driver and read by the analyzer and the tests;
+// the hit/miss calibration rows are memory_chase::kCalibrationProbe's.
+constexpr const char* kCapacityProbe = "capacity";        // misses per pass of K lines
+constexpr const char* kReplacementProbe = "replacement";  // misses per access over ways+1 lines
+constexpr const char* kResidentLinesProbe = "resident_lines";  // lines held per stride (derived)
+constexpr const char* kTraceProbe = "trace";           // the latency of every access of a chase
+constexpr const char* kSeriesColumn = "series";        // line (odd strides) or sets (powers of 2)
+constexpr const char* kStrideColumn = "stride_bytes";  // bytes between the lines
+constexpr const char* kLinesColumn = "lines";          // K: lines chased
+constexpr const char* kTraceColumn = "trace";          // which trace: l1_cold, set_conflict, ...
+constexpr const char* kPassColumn = "pass";            // a trace's pass over its chain
+constexpr const char* kIndexColumn = "index";          // an access's place in the trace
+constexpr const char* kOffsetColumn = "offset_bytes";  // the accessed byte's offset
+constexpr const char* kLinesUnit = "lines";            // resident_lines' unit
+
 // Latency levels seen in a fine-grained trace, fastest first, each with the address period at
 // which accesses at least that slow recur (the line or sector of the level above it).
 struct LatencyLevel {

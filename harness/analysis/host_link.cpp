@@ -57,7 +57,7 @@ int size_to_repeat(const std::vector<std::vector<double>>& passes, const std::ve
 std::vector<SizeRate> size_rates(const std::vector<Observation>& rows) {
   std::map<long long, std::vector<const Observation*>> by_size;
   for (const auto& o : rows) {
-    const double b = o.param("bytes");
+    const double b = o.param(host_link::kBytesColumn);
     if (std::isfinite(b) && b > 0 && std::isfinite(o.value)) by_size[static_cast<long long>(b)].push_back(&o);
   }
   std::vector<SizeRate> out;
@@ -147,13 +147,13 @@ std::vector<CodeExpectation> host_link_expectations() {
   CodeExpectation copy;
   copy.source = std::string(kFamily.name);
   copy.kernel = "host_link::sm_copy";
-  copy.probe = "sm_h2d";
+  copy.probe = host_link::kSmH2dProbe;
   copy.ptx = {{R"(^ld\.global(\.nc)?\.v4\.u32 )", -1, false}, {R"(^st\.global\.v4\.u32 )", -1, false}};
   copy.sass = {{R"(^LDG\.E\.128)", -1, false}, {R"(^STG\.E\.128)", -1, false}};
   CodeExpectation chase;
   chase.source = std::string(kFamily.name);
   chase.kernel = "host_link::host_chase";
-  chase.probe = "mapped_latency";
+  chase.probe = host_link::kMappedLatencyProbe;
   // System-scope loads: the host's memory answers every one, no GPU cache may.
   chase.ptx = {{R"(^ld\.(relaxed\.sys|volatile)\.global\.u64 )", 1, false}};  // volatile before sm_70
   chase.sass = {{R"(^LDG\.E\.64)", 1, false}};  // the .sys scope is checked in the PTX
@@ -186,13 +186,14 @@ struct Context {
 Context read_context(const std::vector<Observation>& obs) {
   Context c;
   for (const auto& o : obs) {
-    if (o.probe == "pcie_link" && o.value > 0) {
+    if (o.probe == host_link::kPcieLinkProbe && o.value > 0) {
       c.link_gbs = o.value;
-      c.link_text = "PCIe gen " + analysis::num(o.param("generation"), 2) + " x" +
-                    analysis::num(o.param("lanes"), 3) + " (NVML, during a copy): " +
-                    analysis::num(o.value) + " GB/s raw each way";
+      c.link_text = "PCIe gen " + analysis::num(o.param(host_link::kGenerationColumn), 2) + " x" +
+                    analysis::num(o.param(host_link::kLanesColumn), 3) +
+                    " (NVML, during a copy): " + analysis::num(o.value) + " GB/s raw each way";
     }
-    if (o.probe == "host_memcpy" && o.unit == "GB/s" && o.value > 0) c.memcpy_gbs = o.value;
+    if (o.probe == host_link::kHostMemcpyProbe && o.unit == "GB/s" && o.value > 0)
+      c.memcpy_gbs = o.value;
   }
   return c;
 }
@@ -270,7 +271,7 @@ void mapped_latency(const std::vector<Observation>& rows, std::vector<Parameter>
   std::snprintf(buf, sizeof buf,
                 "pointer_chase: one thread, ld.relaxed.sys over %.0f lines %.0f B apart in mapped "
                 "pinned host memory; clock64 cycles per load at the measured SM clock",
-                rows[0].param("hops"), rows[0].param("stride_bytes"));
+                rows[0].param(host_link::kHopsColumn), rows[0].param(host_link::kStrideColumn));
   if (rows.size() == 1) {
     out->push_back(analysis::measured(param::host_mapped_latency, rows[0], buf, "host_link.csv"));
     return;
@@ -295,21 +296,21 @@ void mapped_latency(const std::vector<Observation>& rows, std::vector<Parameter>
 std::vector<Parameter> analyze_host_link(const std::vector<Observation>& obs, const Metadata&) {
   std::vector<Parameter> out;
   const Link links[] = {
-      {"ce_h2d_pinned", param::h2d_bandwidth_pinned,
+      {host_link::kCeH2dPinnedProbe, param::h2d_bandwidth_pinned,
        "copy_engine: cudaMemcpyAsync pinned host -> device", 1},
-      {"ce_d2h_pinned", param::d2h_bandwidth_pinned,
+      {host_link::kCeD2hPinnedProbe, param::d2h_bandwidth_pinned,
        "copy_engine: cudaMemcpyAsync device -> pinned host", 1},
-      {"ce_bidir_pinned", param::bidir_bandwidth_pinned,
+      {host_link::kCeBidirPinnedProbe, param::bidir_bandwidth_pinned,
        "copy_engine: H2D and D2H at once on two streams, bytes of both over the time of both", 2},
-      {"ce_h2d_pageable", param::h2d_bandwidth_pageable,
+      {host_link::kCeH2dPageableProbe, param::h2d_bandwidth_pageable,
        "copy_engine: cudaMemcpyAsync pageable host -> device", 1,
        param::h2d_bandwidth_pageable_peak},
-      {"ce_d2h_pageable", param::d2h_bandwidth_pageable,
+      {host_link::kCeD2hPageableProbe, param::d2h_bandwidth_pageable,
        "copy_engine: cudaMemcpyAsync device -> pageable host", 1,
        param::d2h_bandwidth_pageable_peak},
-      {"sm_h2d", param::h2d_bandwidth_sm,
+      {host_link::kSmH2dProbe, param::h2d_bandwidth_sm,
        "sm_copy: kernel loads from mapped pinned host memory, 16 B per thread", 1},
-      {"sm_d2h", param::d2h_bandwidth_sm,
+      {host_link::kSmD2hProbe, param::d2h_bandwidth_sm,
        "sm_copy: kernel stores to mapped pinned host memory, 16 B per thread", 1},
   };
   const Context c = read_context(obs);
@@ -323,7 +324,7 @@ std::vector<Parameter> analyze_host_link(const std::vector<Observation>& obs, co
     if (host_link::plateau(rows, &p))
       out.push_back(plateau_parameter(l, l.name, p, repeats_text(rows) + link_share(c, p.value, l.directions)));
   }
-  mapped_latency(select(obs, "mapped_latency", "ns"), &out);
+  mapped_latency(select(obs, host_link::kMappedLatencyProbe, "ns"), &out);
   return out;
 }
 

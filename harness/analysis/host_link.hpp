@@ -12,6 +12,28 @@ namespace gpuprobe {
 
 namespace host_link {
 
+// The names of host_link.csv, written by the driver and read by the analyzer and the tests.
+// Copies (GB/s) by copy engine, pinned or pageable, by SM kernels on mapped host memory, and
+// by the host's memcpy:
+constexpr const char* kCeH2dPinnedProbe = "ce_h2d_pinned";
+constexpr const char* kCeD2hPinnedProbe = "ce_d2h_pinned";
+constexpr const char* kCeBidirPinnedProbe = "ce_bidir_pinned";  // both ways at once
+constexpr const char* kCeH2dPageableProbe = "ce_h2d_pageable";
+constexpr const char* kCeD2hPageableProbe = "ce_d2h_pageable";
+constexpr const char* kHostMemcpyProbe = "host_memcpy";
+constexpr const char* kSmH2dProbe = "sm_h2d";
+constexpr const char* kSmD2hProbe = "sm_d2h";
+constexpr const char* kMappedLatencyProbe = "mapped_latency";  // a chase in mapped host memory
+constexpr const char* kPcieLinkProbe = "pcie_link";            // the link during a copy (NVML)
+constexpr const char* kPcieLinkMaxProbe = "pcie_link_max";     // the most the device supports
+constexpr const char* kBytesColumn = "bytes";                  // bytes per copy
+constexpr const char* kPassColumn = "pass";                    // a size measured again: 1, 2, ...
+constexpr const char* kHopsColumn = "hops";                    // loads of the chase
+constexpr const char* kStrideColumn = "stride_bytes";          // bytes between its lines
+constexpr const char* kOffsetColumn = "offset_bytes";          // where in the buffer it runs
+constexpr const char* kGenerationColumn = "generation";        // PCIe generation
+constexpr const char* kLanesColumn = "lanes";                  // PCIe lanes
+
 // Transfer sizes in bytes: 4 KiB to 1 GiB in steps of 4 (to 64 MiB with --quick).
 std::vector<long long> transfer_sizes(bool quick);
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/clusters.hpp"
 #include "analysis/common/util.hpp"
 #include "analysis/gpcs.hpp"
 #include "base/catalog.hpp"
@@ -209,8 +210,8 @@ bool infer(const LatencyMap& m, Topology* out) {
 
 bool latency_map(const std::vector<Observation>& obs, LatencyMap* out) {
   std::map<int, std::map<int, double>> cells;
-  for (const auto& o : select(obs, "first_read", "cycles")) {
-    const double sm = o.param("sm"), line = o.param("line");
+  for (const auto& o : select(obs, kFirstReadProbe, "cycles")) {
+    const double sm = o.param(kSmColumn), line = o.param(kLineColumn);
     if (!(sm >= 0 && sm < 1e6 && line >= 0 && line < 1e6)) continue;
     cells[int(sm)][int(line)] = o.value;
   }
@@ -278,18 +279,22 @@ std::vector<std::vector<int>> co_scheduled_groups(const std::vector<std::vector<
 namespace {
 
 std::vector<CodeExpectation> l2_topology_expectations() {
-  CodeExpectation lat{std::string(kFamily.name), "l2_topology::line_latency", "first_read", {}, {}};
+  CodeExpectation lat{
+      std::string(kFamily.name), "l2_topology::line_latency", kFirstReadProbe, {}, {}};
   // Each line read twice (first, again), L2 only, each read timed alone.
   lat.ptx = {{R"(^ld\.global\.cg\.u32 )", 2, false}};
   lat.sass = {{R"(^LDG\.E\.STRONG\.GPU|^LDG\.E)", -1, false}};
-  CodeExpectation touch{std::string(kFamily.name), "l2_topology::touch_lines", "first_read", {}, {}};
+  CodeExpectation touch{
+      std::string(kFamily.name), "l2_topology::touch_lines", kFirstReadProbe, {}, {}};
   touch.ptx = {{R"(^st\.global\.cg\.u32 )", 1, false}};
   touch.sass = {{R"(^STG)", -1, false}};
-  CodeExpectation place{std::string(kFamily.name), "l2_topology::placement", "cluster_placement", {}, {}};
+  CodeExpectation place{
+      std::string(kFamily.name), "l2_topology::placement", kClusterPlacementProbe, {}, {}};
   place.ptx = {{R"(%smid)", -1, false}};
   place.sass = {{R"(SR_VIRTUALSMID|SR_SMID|S2R|S2UR)", -1, false}};
   // The timed chase: L2-only loads, one at a time (the streams around it are load, not timed).
-  CodeExpectation contend{std::string(kFamily.name), "l2_topology::gpc_contention", "gpc_contention", {}, {}};
+  CodeExpectation contend{
+      std::string(kFamily.name), "l2_topology::gpc_contention", kGpcContentionProbe, {}, {}};
   contend.ptx = {{R"(^ld\.global\.cg\.u32 )", -1, false}};
   contend.sass = {{R"(^LDG\.E)", -1, false}};
   return {lat, touch, place, contend};
@@ -341,7 +346,7 @@ void partition_parameters(const l2_topology::LatencyMap& m, const l2_topology::T
                 "levels, smallest gap %.0f cycles)",
                 t.line_group.size(), m.sms.size(), t.split_sms, t.gap_min);
   out.push_back({param::l2_partitions, double(t.partitions), "partitions", double(t.partitions),
-                 double(t.partitions), conf, buf, "l2_topology.csv"});
+                 double(t.partitions), conf, buf, std::string(l2_topology::kFamily.name) + ".csv"});
   if (t.partitions < 2) return;
   for (int g = 0; g < t.partitions; ++g) {
     const double n = double(std::count(t.sm_group.begin(), t.sm_group.end(), g));
@@ -349,7 +354,7 @@ void partition_parameters(const l2_topology::LatencyMap& m, const l2_topology::T
                    "stride_sweep: SMs near line group " + std::to_string(g) +
                        " (those that saw two levels: the faster group; the rest: the group the "
                        "others find far)",
-                   "l2_topology.csv"});
+                   std::string(l2_topology::kFamily.name) + ".csv"});
   }
 }
 
@@ -363,12 +368,13 @@ struct SmLevels {
 // threshold); false when the run has none (runs before them: the map's medians serve).
 bool sm_levels(const std::vector<Observation>& obs, SmLevels* out) {
   // Named: by_sm points into it past the loop.
-  const std::vector<Observation> rows = select(obs, "sm_level", "cycles");
+  const std::vector<Observation> rows = select(obs, l2_topology::kSmLevelProbe, "cycles");
   std::map<int, std::pair<const Observation*, const Observation*>> by_sm;
   for (const auto& o : rows) {
-    const double sm = o.param("sm");
+    const double sm = o.param(l2_topology::kSmColumn);
     if (!(sm >= 0) || o.reps < kMinLevelLines) continue;
-    (o.param_text("level") == "far" ? by_sm[int(sm)].second : by_sm[int(sm)].first) = &o;
+    (o.param_text(l2_topology::kLevelColumn) == "far" ? by_sm[int(sm)].second
+                                                      : by_sm[int(sm)].first) = &o;
   }
   if (by_sm.empty()) return false;
   SmLevels l;
@@ -405,10 +411,11 @@ void sm_spread(const std::vector<double>& v, const std::vector<double>& se, cons
   const double p05 = percentile(f, 0.05), p95 = percentile(f, 0.95);
   out.push_back({name, *hi - *lo, "cycles", p95 - p05, *hi - *lo + kSpreadSeMargin * worst_se,
                  kSmSpreadConfidence,
-                 "stride_sweep: max - min over " + std::to_string(f.size()) + " SMs of each SM's median "
-                     "first-read latency of " + what + " (low: 5-95 % range of SMs; high: plus twice "
-                     "the largest median's standard error)",
-                 "l2_topology.csv"});
+                 "stride_sweep: max - min over " + std::to_string(f.size()) +
+                     " SMs of each SM's median first-read latency of " + what +
+                     " (low: 5-95 % range of SMs; high: plus twice the largest median's "
+                     "standard error)",
+                 std::string(l2_topology::kFamily.name) + ".csv"});
 }
 
 void spread_parameters(const std::vector<Observation>& obs, const l2_topology::Topology& t,
@@ -446,9 +453,11 @@ Placements read_placements(const std::vector<Observation>& obs) {
   Placements p;
   std::map<std::pair<int, int>, std::map<int, int>> by_cluster;  // (launch, cluster) -> rank -> SM
   std::map<std::pair<int, int>, int> size_of;
-  for (const auto& o : select(obs, "cluster_placement", "sm")) {
-    const double launch = o.param("launch"), c = o.param("cluster"), size = o.param("cluster_size");
-    const double rank = o.param("rank");
+  for (const auto& o : select(obs, l2_topology::kClusterPlacementProbe, l2_topology::kSmUnit)) {
+    const double launch = o.param(l2_topology::kLaunchColumn),
+                 c = o.param(l2_topology::kClusterColumn),
+                 size = o.param(l2_topology::kClusterSizeColumn);
+    const double rank = o.param(l2_topology::kRankColumn);
     if (!(launch >= 0 && c >= 0 && size >= 1 && rank >= 0 && o.value >= 0)) continue;
     by_cluster[{int(launch), int(c)}][int(rank)] = int(o.value);
     size_of[{int(launch), int(c)}] = int(size);
@@ -464,8 +473,9 @@ Placements read_placements(const std::vector<Observation>& obs) {
   }
   // c(k): the occupancy rows where the run has them, else the clusters one launch held (the
   // probe launches as many as the occupancy calculator allows).
-  for (const auto& o : select(obs, "cluster_capacity", "clusters"))
-    if (o.param("cluster_size") >= 1 && o.value >= 0) p.capacity[int(o.param("cluster_size"))] = int(o.value);
+  for (const auto& o : select(obs, l2_topology::kClusterCapacityProbe, clusters::kClustersUnit))
+    if (o.param(l2_topology::kClusterSizeColumn) >= 1 && o.value >= 0)
+      p.capacity[int(o.param(l2_topology::kClusterSizeColumn))] = int(o.value);
   if (p.capacity.empty())
     for (const auto& [key, n] : per_launch) p.capacity[key.second] = std::max(p.capacity[key.second], n);
   return p;
@@ -473,8 +483,9 @@ Placements read_placements(const std::vector<Observation>& obs) {
 
 std::vector<l2_topology::ContentionCell> contention_cells(const std::vector<Observation>& obs) {
   std::vector<l2_topology::ContentionCell> cells;
-  for (const auto& o : select(obs, "gpc_contention", "cycles")) {
-    const double probe = o.param("probe_sm"), hog = o.param("hog_sm");
+  for (const auto& o : select(obs, l2_topology::kGpcContentionProbe, "cycles")) {
+    const double probe = o.param(l2_topology::kProbeSmColumn),
+                 hog = o.param(l2_topology::kHogSmColumn);
     if (probe >= 0 && std::isfinite(hog)) cells.push_back({int(probe), int(hog), o.value});
   }
   return cells;
@@ -504,13 +515,13 @@ void gpc_parameters(const std::vector<Observation>& obs, const Metadata& meta, s
            std::to_string(p.largest) + ", and where " + std::to_string(p.clusters.size()) +
            " launched clusters landed; " + e->reading +
            (e->contention_used ? "; SMs per GPC " : "; SMs of the domains read as GPCs ") + sizes,
-       "l2_topology.csv"});
+       std::string(l2_topology::kFamily.name) + ".csv"});
   if (in.unit == 2) {
     const double tpcs = in.sm_count / 2.0;
     out.push_back({param::tpc_count, tpcs, "TPCs", tpcs, tpcs, kTpcConfidence,
                    "cluster_launch: SM pairs that every cluster of 2 blocks (one per SM) takes, "
                    "c(2) = SMs / 2, and of which every even cluster is built (ranks 2i, 2i+1)",
-                   "l2_topology.csv"});
+                   std::string(l2_topology::kFamily.name) + ".csv"});
   }
 }
 

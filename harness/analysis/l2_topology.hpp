@@ -15,6 +15,28 @@ namespace gpuprobe {
 
 namespace l2_topology {
 
+// The names of l2_topology.csv, written by the driver and read by the analyzer and the tests.
+constexpr const char* kFirstReadProbe = "first_read";  // cycles of an SM's first read of a line
+constexpr const char* kSmLevelProbe = "sm_level";      // an SM's near or far median
+constexpr const char* kRereadProbe = "reread";         // an SM's second reads, median
+constexpr const char* kClusterCapacityProbe = "cluster_capacity";    // c(k): clusters that fit
+constexpr const char* kClusterPlacementProbe = "cluster_placement";  // the SM of each block
+constexpr const char* kGpcContentionProbe = "gpc_contention";        // an L2 chase while SMs stream
+constexpr const char* kSmColumn = "sm";                              // the SM that reads
+constexpr const char* kLineColumn = "line";                          // the line it reads
+constexpr const char* kSmOrderColumn = "sm_order";                   // the heat map's row
+constexpr const char* kLineOrderColumn = "line_order";               // the heat map's column
+constexpr const char* kLevelColumn = "level";                        // near or far
+constexpr const char* kWriterColumn = "writer";                      // the SM that wrote the lines
+constexpr const char* kLaunchColumn = "launch";                      // one launch of clusters
+constexpr const char* kClusterSizeColumn = "cluster_size";           // blocks per cluster
+constexpr const char* kClusterColumn = "cluster";                    // a cluster of the launch
+constexpr const char* kRankColumn = "rank";         // a block's rank in its cluster
+constexpr const char* kProbeSmColumn = "probe_sm";  // the SM that chases
+constexpr const char* kHogSmColumn = "hog_sm";      // the lowest SM of the group streaming
+constexpr const char* kHogSmsColumn = "hog_sms";    // how many SMs stream
+constexpr const char* kSmUnit = "sm";               // a placement row's value: an SM id
+
 // The map: the first kLines of the lines each SM reads, kept per SM x line (what the figure
 // draws and the line groups are found in). Each SM's near and far latency is the median over
 // all kLevelLines it reads, which a map row of kLines would leave to a few dozen lines.

@@ -102,7 +102,7 @@ std::vector<CurvePoint> latency_curve(const std::vector<Observation>& obs,
   std::vector<CurvePoint> all;
   for (const auto& o : obs) {
     if (o.probe != probe || o.unit != "cycles") continue;
-    CurvePoint q{o.param("footprint_bytes"), o.value};
+    CurvePoint q{o.param(memory_chase::kFootprintColumn), o.value};
     if (std::isfinite(q.x) && std::isfinite(q.y) && q.x > 0 && q.y > 0) all.push_back(q);
   }
   std::sort(all.begin(), all.end(),
@@ -124,10 +124,10 @@ namespace {
 
 // How each probe's loads are made, for the method column.
 std::string load_text(const std::string& probe) {
-  if (probe == "ld_global") return "default ld.global, L1-cached, 8 B pointers";
-  if (probe == "ld_cg") return "ld.global.cg, 8 B pointers";
-  if (probe == "ld_nc") return "ld.global.nc, 8 B pointers";
-  if (probe == "shared") return "ld.shared, 4 B offsets";
+  if (probe == kLdGlobalProbe) return "default ld.global, L1-cached, 8 B pointers";
+  if (probe == kLdCgProbe) return "ld.global.cg, 8 B pointers";
+  if (probe == kLdNcProbe) return "ld.global.nc, 8 B pointers";
+  if (probe == kSharedProbe) return "ld.shared, 4 B offsets";
   return "ld.const, 4 B offsets";
 }
 
@@ -135,21 +135,24 @@ std::string method_text(const std::vector<Observation>& obs, const std::string& 
                         const std::string& what) {
   std::string spacing;
   for (const auto& o : obs) {
-    if (o.probe == probe && o.unit == "cycles") spacing = o.param_text("stride_bytes");
+    if (o.probe == probe && o.unit == "cycles") spacing = o.param_text(kStrideColumn);
     if (!spacing.empty()) break;
   }
   return "pointer chase (" + load_text(probe) +
          (spacing.empty() ? "" : ", " + spacing + " B spacing") + ", random single cycle): " + what;
 }
 
+// The file every parameter of the family is read from.
+std::string evidence() { return std::string(kFamily.name) + ".csv"; }
+
 Parameter level_param(const std::string& name, const Plateau& p, double confidence,
                       const std::string& method) {
-  return {name, p.level, "cycles", p.min, p.max, clamp01(confidence), method, "latency.csv"};
+  return {name, p.level, "cycles", p.min, p.max, clamp01(confidence), method, evidence()};
 }
 
 Parameter size_param(const std::string& name, const Knee& k, double confidence,
                      const std::string& method) {
-  return {name, k.x, "bytes", k.low, k.high, clamp01(confidence), method, "latency.csv"};
+  return {name, k.x, "bytes", k.low, k.high, clamp01(confidence), method, evidence()};
 }
 
 // ld.cg's L2 levels are read from footprints of at least L2 size / this (see segment_probes).
@@ -496,16 +499,16 @@ Curves segment_probes(const std::vector<Observation>& obs, const Metadata& meta)
     opt.shelf_levels = true;
     return segment_curve(curve, opt);
   };
-  v.g = segment("ld_global", 0);
-  v.cg = segment("ld_cg", v.l2_known ? v.l2_bytes / kL2LevelFraction : 0);
+  v.g = segment(kLdGlobalProbe, 0);
+  v.cg = segment(kLdCgProbe, v.l2_known ? v.l2_bytes / kL2LevelFraction : 0);
   for (auto* s : {&v.g, &v.cg})
     if (*s) {
       close_end(**s);
       reveal_far_level(**s, v.l2_bytes);
     }
-  v.nc = segment("ld_nc", 0);
-  v.sh = segment("shared", 0);
-  v.cn = segment("constant", 0);
+  v.nc = segment(kLdNcProbe, 0);
+  v.sh = segment(kSharedProbe, 0);
+  v.cn = segment(kConstantProbe, 0);
   if (v.cg && !v.cg->plateaus.empty()) v.l2_level = v.cg->plateaus[0].level;
   return v;
 }
@@ -606,24 +609,25 @@ void add_inner_levels(const Curves& v, const Inner& in, std::vector<Parameter>& 
   if (in.count > 0) {
     const Plateau& p0 = g.plateaus[0];
     out.push_back(level_param(param::l1_hit_latency, p0, p0.confidence,
-                              v.method("ld_global", "first plateau")));
+                              v.method(kLdGlobalProbe, "first plateau")));
     if (!g.knees.empty()) {
       const Knee k = capacity_knee(g, g.knees[0]);
       out.push_back(size_param(
           param::l1_size, k, k.confidence,
-          v.method("ld_global", "footprint where the first plateau ends" + kCapacityText +
-                                    " (largest L1: carve-out preference 0)")));
+          v.method(kLdGlobalProbe, "footprint where the first plateau ends" + kCapacityText +
+                                       " (largest L1: carve-out preference 0)")));
       bound_l1(v, out.back());
     }
   }
   if (in.count > 1 && g.knees.size() > 1) {
     const Plateau& p1 = g.plateaus[1];
     const Knee k = capacity_knee(g, g.knees[1]);
-    out.push_back(level_param(param::mid_cache_hit_latency, p1, p1.confidence * in.doubt,
-                              v.method("ld_global", "second plateau, before the L2's" + in.note)));
+    out.push_back(
+        level_param(param::mid_cache_hit_latency, p1, p1.confidence * in.doubt,
+                    v.method(kLdGlobalProbe, "second plateau, before the L2's" + in.note)));
     out.push_back(size_param(param::mid_cache_size, k, k.confidence * in.doubt,
-                             v.method("ld_global", "footprint where the second plateau ends" +
-                                                       kCapacityText + in.note)));
+                             v.method(kLdGlobalProbe, "footprint where the second plateau ends" +
+                                                          kCapacityText + in.note)));
   }
 }
 
@@ -638,7 +642,7 @@ void add_l2(const Curves& v, const Ladder& l, const std::string& probe, double a
   const Segmentation& s = *l.seg;
   const Plateau& near = s.plateaus[l.near];
   const Knee l2_step = capacity_knee(s, s.knees[l.l2_end], l.past_l2);
-  const std::string from = probe == "ld_cg" && v.l2_known ? ", footprints from L2/64" : "";
+  const std::string from = probe == kLdCgProbe && v.l2_known ? ", footprints from L2/64" : "";
   const bool split = l.far.has_value();
   auto method = [&](const std::string& what) { return v.method(probe, what + in.note); };
   // an L2 step far from the device's L2 size (a far partition missed?) leaves its name in doubt
@@ -716,7 +720,7 @@ void add_past_l2(const Curves& v, const Ladder& l, const std::string& probe, con
                           "plateaus below DRAM: L1-class levels of ld.global, the L2 "
                           "(partitions count once) and any last-level cache" +
                               note),
-                 "latency.csv"});
+                 evidence()});
 }
 
 // Where a ladder's L2 ends, in bytes.
@@ -734,7 +738,7 @@ void add_ladder(const Curves& v, const Inner& in, std::vector<Parameter>& out) {
   const std::optional<Ladder>& ladder = use_cg ? cg : g;
   const std::optional<Ladder>& other = use_cg ? g : cg;
   if (!ladder) return;
-  const std::string probe = use_cg ? "ld_cg" : "ld_global";
+  const std::string probe = use_cg ? kLdCgProbe : kLdGlobalProbe;
   // two curves that both saw the L2 step should agree on where it is
   const double agree = other && std::fabs(std::log(l2_end_bytes(*other) / l2_end_bytes(*ladder))) >
                                     std::log(kStepsAgree)
@@ -754,13 +758,15 @@ std::vector<Parameter> infer_latency(const std::vector<Observation>& obs, const 
   add_ladder(v, inner, out);
   if (v.nc && inner_levels(v, *v.nc).count > 0)
     out.push_back(level_param(param::readonly_hit_latency, v.nc->plateaus[0],
-                              v.nc->plateaus[0].confidence, v.method("ld_nc", "first plateau")));
+                              v.nc->plateaus[0].confidence, v.method(kLdNcProbe, "first plateau")));
   if (v.sh && !v.sh->plateaus.empty())
     out.push_back(level_param(param::shared_latency, v.sh->plateaus[0],
-                              v.sh->plateaus[0].confidence, v.method("shared", "first plateau")));
+                              v.sh->plateaus[0].confidence,
+                              v.method(kSharedProbe, "first plateau")));
   if (v.cn && !v.cn->plateaus.empty())
     out.push_back(level_param(param::constant_hit_latency, v.cn->plateaus[0],
-                              v.cn->plateaus[0].confidence, v.method("constant", "first plateau")));
+                              v.cn->plateaus[0].confidence,
+                              v.method(kConstantProbe, "first plateau")));
   return out;
 }
 
@@ -777,14 +783,14 @@ struct ChaseCode {
   const char* sass;
 };
 const ChaseCode kChaseCode[] = {
-    {"ld_global", "latency::chase_global<latency::LoadDefault>", R"(^ld\.global\.u64 )",
+    {kLdGlobalProbe, "latency::chase_global<latency::LoadDefault>", R"(^ld\.global\.u64 )",
      R"(^LDG\.E\.64(\.SYS)? )"},
-    {"ld_cg", "latency::chase_global<latency::LoadCg>", R"(^ld\.global\.cg\.u64 )",
+    {kLdCgProbe, "latency::chase_global<latency::LoadCg>", R"(^ld\.global\.cg\.u64 )",
      R"(^LDG\.E\.64\.STRONG\.GPU )"},
-    {"ld_nc", "latency::chase_global<latency::LoadNc>", R"(^ld\.global\.nc\.u64 )",
+    {kLdNcProbe, "latency::chase_global<latency::LoadNc>", R"(^ld\.global\.nc\.u64 )",
      R"(^LDG\.E\.64\.CONSTANT(\.SYS)? )"},
-    {"shared", "latency::chase_shared", R"(^ld\.shared\.u32 )", R"(^LDS(\.U)?(\.32)? )"},
-    {"constant", "latency::chase_constant", R"(^ld\.const\.u32 )", R"(^LDC R[0-9]+, c\[0x3\])"},
+    {kSharedProbe, "latency::chase_shared", R"(^ld\.shared\.u32 )", R"(^LDS(\.U)?(\.32)? )"},
+    {kConstantProbe, "latency::chase_constant", R"(^ld\.const\.u32 )", R"(^LDC R[0-9]+, c\[0x3\])"},
 };
 // Write the global chain once per footprint, for the three global probes; find the SM every
 // chase runs on (once per run).
@@ -797,7 +803,7 @@ std::vector<CodeExpectation> latency_expectations() {
   std::vector<CodeExpectation> out;
   for (const auto& c : kChaseCode) {
     CodeExpectation e;
-    e.source = "latency";
+    e.source = std::string(kFamily.name);
     e.kernel = c.kernel;
     e.probe = c.probe;
     e.ptx = {{c.ptx, -1, true}};
@@ -805,16 +811,16 @@ std::vector<CodeExpectation> latency_expectations() {
     out.push_back(e);
   }
   CodeExpectation link;
-  link.source = "latency";
+  link.source = std::string(kFamily.name);
   link.kernel = kLinkKernel;
-  link.probe = "ld_global";
+  link.probe = kLdGlobalProbe;
   link.ptx = {{R"(^st\.global\.u64 )", 1, false}};
   link.sass = {{R"(^STG\.E\.64(\.SYS)? )", 1, false}};
   out.push_back(link);
   CodeExpectation sm;
-  sm.source = "latency";
+  sm.source = std::string(kFamily.name);
   sm.kernel = kLowestSmKernel;
-  sm.probe = "ld_global";
+  sm.probe = kLdGlobalProbe;
   sm.ptx = {{R"(^atom\.global\.min\.u32 )", 1, false}};
   sm.sass = {{R"(^REDG?\.E\.MIN)", 1, false}};
   out.push_back(sm);

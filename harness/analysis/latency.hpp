@@ -7,12 +7,24 @@
 #include <string>
 #include <vector>
 
+#include "analysis/common/memory_chase.hpp"
 #include "analysis/common/segmentation.hpp"
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
 namespace gpuprobe {
 namespace latency {
+
+// The names of latency.csv, written by the driver and read by the analyzer, the tests and the
+// model GPUs; the footprint column is memory_chase::kFootprintColumn. Every row is cycles per
+// load of one chase.
+constexpr const char* kLdGlobalProbe = "ld_global";    // default ld.global: L1, then L2, DRAM
+constexpr const char* kLdCgProbe = "ld_cg";            // ld.global.cg: L1 bypassed
+constexpr const char* kLdNcProbe = "ld_nc";            // ld.global.nc: the read-only path
+constexpr const char* kSharedProbe = "shared";         // ld.shared
+constexpr const char* kConstantProbe = "constant";     // ld.const: the constant caches
+constexpr const char* kStrideColumn = "stride_bytes";  // bytes between the chain's pointers
+constexpr const char* kSmColumn = "sm";                // the one SM that chases
 
 // `bytes` rounded to a whole number of `stride`-byte lines, at least two.
 uint64_t round_to_lines(double bytes, uint32_t stride);

@@ -275,7 +275,7 @@ std::vector<Parameter> analyze_pipes(const std::vector<Observation>& obs, const 
       }
       out.push_back(p);
     }
-    if (const Observation* l = pipes::find_row(rows, "latency", "", "cycles")) {
+    if (const Observation* l = pipes::find_row(rows, kLatencyMode, "", "cycles")) {
       Parameter p = analysis::measured(param::pipe_latency(probe), *l, "", kEvidence);
       if (wgmma)
         p.method = what + "; one warpgroup, each wgmma committed and waited for (wait_group 0) "

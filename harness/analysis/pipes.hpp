@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/latency.hpp"
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
@@ -14,7 +15,8 @@ namespace gpuprobe::pipes {
 // tensor_wgmma.cu) and read by the analyzer, dual_issue's pairs and the tests. A throughput row's
 // mode is "throughput" and its timing "cycles" (clock64 per SM) or "events"; a latency row's
 // mode is "latency".
-constexpr const char* kModeColumn = "mode";      // throughput or latency
+constexpr const char* kModeColumn = "mode";      // throughput or kLatencyMode
+constexpr const char* kLatencyMode = "latency";  // a dependent chain's mode: cycles per result
 constexpr const char* kTimingColumn = "timing";  // a throughput row's timer
 // Each op's probe, the prefix of its two parameters (results per clock per SM and cycles per
 // dependent step) in the catalog:

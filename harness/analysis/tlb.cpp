@@ -119,7 +119,7 @@ std::map<double, std::vector<segmentation::CurvePoint>> tlb_curves(
   std::map<double, std::vector<segmentation::CurvePoint>> out;
   for (const auto& o : obs) {
     if (o.probe != probe || o.unit != "cycles") continue;
-    const double stride = o.param("stride_bytes"), x = o.param("footprint_bytes");
+    const double stride = o.param(kStrideColumn), x = o.param(kFootprintColumn);
     if (std::isfinite(stride) && std::isfinite(x) && std::isfinite(o.value) && x <= max_accesses * stride)
       out[stride].push_back({x, o.value});
   }
@@ -162,7 +162,7 @@ std::vector<segmentation::CurvePoint> tlb_curve(const std::vector<Observation>& 
 }
 
 std::vector<std::pair<double, double>> first_tlb_steps(const std::vector<Observation>& obs) {
-  return first_tlb_steps_of(tlb_curves(obs, "chase"));
+  return first_tlb_steps_of(tlb_curves(obs, kChaseProbe));
 }
 
 std::vector<double> entry_strides(bool quick) {
@@ -496,7 +496,7 @@ std::optional<Beyond> clearest_step_beyond(const std::vector<Observation>& obs, 
                                            double l1_reach, std::string* others,
                                            std::optional<Beyond>* deepest, std::vector<Beyond>* within_sweeps) {
   std::vector<Beyond> aliased;
-  for (const auto& [stride, pts] : tlb_curves(obs, "chase_aliased", max_accesses))
+  for (const auto& [stride, pts] : tlb_curves(obs, kChaseAliasedProbe, max_accesses))
     if (auto bd = step_beyond(stride, pts, l1_reach)) aliased.push_back(std::move(*bd));
   std::string entries_text;
   const size_t within = strides_within_entry(aliased, &entries_text);
@@ -613,7 +613,7 @@ std::vector<Parameter> analyze_tlb(const std::vector<Observation>& obs, const Me
   std::vector<Parameter> out;
   const std::string ev = "tlb.csv";
   const double max_accesses = max_accesses_in_l2(analysis::meta_number(meta, "l2_bytes"));
-  const auto curves = tlb_curves(obs, "chase", max_accesses);
+  const auto curves = tlb_curves(obs, kChaseProbe, max_accesses);
   if (curves.empty()) return out;
   const XY steps = first_tlb_steps_of(curves);
   auto pe = fit_page_entry(steps);
@@ -669,15 +669,15 @@ namespace {
 
 std::vector<CodeExpectation> expectations() {
   std::vector<CodeExpectation> out;
-  out.push_back(expectation(std::string(kFamily.name), chase_kernel(false, loader(kL2, 8)), "chase", ptx_load(kL2, 8, true),
-                            sass_load(kL2)));
+  out.push_back(expectation(std::string(kFamily.name), chase_kernel(false, loader(kL2, 8)),
+                            kChaseProbe, ptx_load(kL2, 8, true), sass_load(kL2)));
   return out;
 }
 
 }  // namespace
 
 std::vector<std::string> kernels(const std::string& probe) {
-  if (probe == "chase") return {chase_kernel(false, loader(kL2, 8)), kWriteChain64};
+  if (probe == kChaseProbe) return {chase_kernel(false, loader(kL2, 8)), kWriteChain64};
   return {};
 }
 

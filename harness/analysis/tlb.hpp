@@ -13,6 +13,12 @@
 
 namespace gpuprobe::tlb {
 
+// The names of tlb.csv, written by the driver and read by the analyzer, the tests and the
+// model GPUs; the footprint column is memory_chase::kFootprintColumn. Rows are cycles per access.
+constexpr const char* kChaseProbe = "chase";                 // a buffer in device memory
+constexpr const char* kChaseAliasedProbe = "chase_aliased";  // one chunk mapped over and over
+constexpr const char* kStrideColumn = "stride_bytes";        // bytes between accesses
+
 // microbench/tlb.cu looks for the first step (an L1 TLB running out) at each stride up to
 // kFirstStepSlots pages, or kFirstStepBytes at the small strides (what 2048 pages of the
 // 256 KiB stride reach, past the H100's 256 MiB first step), whichever is more. A first step
@@ -51,10 +57,10 @@ double max_accesses_in_l2(double l2_bytes);
 // TLB curves are cut into plateaus and knees by the shared segmentation (as latency curves); a TLB
 // step may be as small as 2 % of an L2 hit.
 segmentation::SegmentOptions tlb_segment_options();
-// One stride's chase: footprint_bytes against cycles per access, of probe "chase" (a buffer
-// in device memory) or "chase_aliased" (one physical chunk mapped over a large virtual range).
+// One stride's chase: footprint_bytes against cycles per access, of kChaseProbe (a buffer in
+// device memory) or kChaseAliasedProbe (one physical chunk mapped over a large virtual range).
 std::vector<segmentation::CurvePoint> tlb_curve(const std::vector<Observation>& obs, double stride,
-                                          const std::string& probe = "chase");
+                                                const std::string& probe = kChaseProbe);
 
 // The first TLB knee at each stride: (stride, largest footprint still on the first plateau).
 std::vector<std::pair<double, double>> first_tlb_steps(const std::vector<Observation>& obs);

@@ -379,6 +379,9 @@ std::string export_accelwattch(const RunData& run) {
          " -->\n";
 }
 
+// The key of MT4G's JSON that holds a measured latency: its word, not the latency family's name.
+constexpr const char* kMt4gLatencyKey = "latency";
+
 std::string export_mt4g(const RunData& run) {
   Json root;
   std::string name = run.gpu;
@@ -393,7 +396,7 @@ std::string export_mt4g(const RunData& run) {
   // {"size", "unit", "confidence", "method"} for sizes; its device attributes {"unit", "value"}.
   auto latency = [&](Json& at, const std::string& param) {
     if (const Parameter* p = find(run, param)) {
-      Json& j = at["latency"];
+      Json& j = at[kMt4gLatencyKey];
       j["mean"] = num(p->value);
       j["p50"] = num(p->value);
       j["method"] = "p-chase";

@@ -14,6 +14,9 @@ namespace gpuprobe {
 
 namespace {
 
+// The word nvbandwidth's latency test cases carry in their names (device_to_device_latency_sm).
+constexpr const char* kNvbLatencyWord = "latency";
+
 using Cells = std::vector<std::vector<double>>;
 
 // nvbandwidth's matrix of one test case: its strings as numbers, "N/A" as NaN.
@@ -76,7 +79,7 @@ std::string nvbandwidth_side_by_side(const std::string& run_dir, const std::stri
       continue;
     }
     const Cells theirs = sum_rows(their_matrix(tc["bandwidth_matrix"]));
-    const std::string unit = name.find("latency") != std::string::npos ? "ns" : "GB/s";
+    const std::string unit = name.find(kNvbLatencyWord) != std::string::npos ? "ns" : "GB/s";
     std::vector<double> a, b, ratio;
     for (size_t r = 0; r < theirs.size() && r < mine->second.size(); ++r)
       for (size_t c = 0; c < theirs[r].size() && c < mine->second[r].size(); ++c) {

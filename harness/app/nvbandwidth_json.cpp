@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "analysis/host_link.hpp"
 #include "analysis/p2p.hpp"
 #include "base/csv.hpp"
 #include "base/json.hpp"
@@ -152,7 +153,8 @@ std::vector<std::string> nvbandwidth_devices(const Metadata& meta) {
 std::vector<NvbandwidthCase> nvbandwidth_cases(const std::map<std::string, std::vector<Observation>>& families,
                                                int gpus, int device, bool bidir_sums) {
   std::vector<NvbandwidthCase> out;
-  if (auto host = families.find("host_link"); host != families.end()) host_cases(host->second, gpus, device, out);
+  if (auto host = families.find(std::string(host_link::kFamily.name)); host != families.end())
+    host_cases(host->second, gpus, device, out);
   if (auto peer = families.find(std::string(p2p::kFamily.name)); peer != families.end())
     peer_cases(peer->second, gpus, bidir_sums, out);
   return out;
@@ -212,13 +214,14 @@ NvbandwidthRun read_nvbandwidth_run(const std::string& run_dir) {
   if (folder_kind(run_dir) != FolderKind::run)
     throw std::runtime_error(run_dir + " is " + folder_kind_name(folder_kind(run_dir)) + ", not a run folder");
   NvbandwidthRun r;
-  for (const char* file : {"host_link.csv", "p2p.csv", "families.csv", "parameters.csv"}) {
+  const std::string host = std::string(host_link::kFamily.name);
+  for (const std::string& file : {host + ".csv", std::string("p2p.csv"),
+                                  std::string("families.csv"), std::string("parameters.csv")}) {
     const std::string f = run_dir + "/" + file;
     if (!fs::exists(f)) continue;
     Metadata m;
     const std::string stem = fs::path(file).stem().string();
-    if (stem == "host_link" || stem == p2p::kFamily.name)
-      r.families[stem] = read_observations(f, &m);
+    if (stem == host || stem == p2p::kFamily.name) r.families[stem] = read_observations(f, &m);
     else
       m = read_csv(f).meta;
     if (r.meta.empty()) r.meta = m;

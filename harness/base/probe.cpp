@@ -9,4 +9,9 @@ std::vector<std::unique_ptr<ProbeFamily>>& probe_families() {
   return families;
 }
 
+Observation summary_row(const std::string& probe, Params params, const Summary& s,
+                        const std::string& unit) {
+  return {"", probe, std::move(params), s.p50, unit, s.p05, s.p50, s.p95, s.n};
+}
+
 }  // namespace gpuprobe

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/observation.hpp"
+#include "base/stats.hpp"
 
 namespace gpuprobe {
 
@@ -56,6 +57,11 @@ struct Point {
   int reps = 11;
   double bytes_per_rep = 0;  // bytes moved per repetition, shown as Google Benchmark's rate
 };
+
+// A row for RunContext::record of `probe` at `params` from the summary of its samples: the
+// median, and p05/p95 as its spread (the runner fills in the family).
+Observation summary_row(const std::string& probe, Params params, const Summary& s,
+                        const std::string& unit);
 
 class RunContext {
  public:

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/latency.hpp"
+#include "analysis/tlb.hpp"
 
 using namespace gpuprobe;
 
@@ -24,26 +26,37 @@ std::vector<Observation> tlb_rows(size_t rows) {
   std::vector<Observation> obs;
   obs.reserve(rows);
   const std::vector<std::pair<std::string, double>> curves = {
-      {"chase", 262144},   {"chase", 524288},   {"chase", 1 << 20}, {"chase", 2 << 20},
-      {"chase", 4 << 20},  {"chase", 8 << 20},  {"chase", 16 << 20}, {"chase", 32 << 20},
-      {"chase", 64 << 20}, {"chase", 128 << 20}, {"chase_aliased", 16 << 20},
-      {"chase_aliased", 32 << 20}, {"chase_aliased", 64 << 20}};
+      {tlb::kChaseProbe, 262144},          {tlb::kChaseProbe, 524288},
+      {tlb::kChaseProbe, 1 << 20},         {tlb::kChaseProbe, 2 << 20},
+      {tlb::kChaseProbe, 4 << 20},         {tlb::kChaseProbe, 8 << 20},
+      {tlb::kChaseProbe, 16 << 20},        {tlb::kChaseProbe, 32 << 20},
+      {tlb::kChaseProbe, 64 << 20},        {tlb::kChaseProbe, 128 << 20},
+      {tlb::kChaseAliasedProbe, 16 << 20}, {tlb::kChaseAliasedProbe, 32 << 20},
+      {tlb::kChaseAliasedProbe, 64 << 20}};
   const size_t per = rows / curves.size();
   for (const auto& [probe, stride] : curves)
     for (size_t i = 0; i < per; ++i) {
       const double fp = stride * std::exp2(14.0 * static_cast<double>(i) / static_cast<double>(per));
       const double reach = 32.0 * (1 << 20) * std::fmax(1.0, stride / (2 << 20));
       const double cyc = fp <= reach ? 280 : fp <= 4.0 * (1u << 30) ? 300 : 600;
-      obs.push_back({"tlb", probe, {{"stride_bytes", std::to_string(static_cast<long long>(stride))},
-                                    {"footprint_bytes", std::to_string(static_cast<long long>(fp))}},
-                     cyc, "cycles", cyc, cyc, cyc, 3});
+      obs.push_back({std::string(tlb::kFamily.name),
+                     probe,
+                     {{tlb::kStrideColumn, std::to_string(static_cast<long long>(stride))},
+                      {memory_chase::kFootprintColumn, std::to_string(static_cast<long long>(fp))}},
+                     cyc,
+                     "cycles",
+                     cyc,
+                     cyc,
+                     cyc,
+                     3});
     }
   return obs;
 }
 
 void BM_AnalyzeTlb(benchmark::State& state) {
   const auto obs = tlb_rows(static_cast<size_t>(state.range(0)));
-  for (auto _ : state) benchmark::DoNotOptimize(analyze_checked("tlb", obs));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(analyze_checked(std::string(tlb::kFamily.name), obs));
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
 }
 BENCHMARK(BM_AnalyzeTlb)->Arg(250000)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
@@ -68,14 +81,15 @@ std::vector<Observation> latency_rows(size_t rows) {
   std::vector<Observation> obs;
   obs.reserve(rows);
   const size_t per = rows / 3;
-  for (const std::string probe : {"ld_global", "ld_cg", "ld_nc"})
+  for (const std::string probe :
+       {latency::kLdGlobalProbe, latency::kLdCgProbe, latency::kLdNcProbe})
     for (size_t i = 0; i < per; ++i) {
       const double octaves = 20.0 * (static_cast<double>(i) + 0.5) / static_cast<double>(per);
       const double f = std::round(KiB * std::exp2(octaves) / 128) * 128;
-      const double y = cycles(f, probe != "ld_cg") * (1 + noise(rng));
-      const Params p = {{"footprint_bytes", std::to_string(static_cast<long long>(f))},
-                        {"stride_bytes", "128"}};
-      obs.push_back({"latency", probe, p, y, "cycles", y, y, y, 9});
+      const double y = cycles(f, probe != latency::kLdCgProbe) * (1 + noise(rng));
+      const Params p = {{memory_chase::kFootprintColumn, std::to_string(static_cast<long long>(f))},
+                        {latency::kStrideColumn, "128"}};
+      obs.push_back({std::string(latency::kFamily.name), probe, p, y, "cycles", y, y, y, 9});
     }
   return obs;
 }
@@ -83,7 +97,8 @@ std::vector<Observation> latency_rows(size_t rows) {
 void BM_AnalyzeLatency(benchmark::State& state) {
   const auto obs = latency_rows(static_cast<size_t>(state.range(0)));
   const Metadata meta = {{"l2_bytes", "52428800"}, {"shared_per_sm_bytes", "233472"}};
-  for (auto _ : state) benchmark::DoNotOptimize(analyze_checked("latency", obs, meta));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(analyze_checked(std::string(latency::kFamily.name), obs, meta));
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
 }
 BENCHMARK(BM_AnalyzeLatency)->Arg(24400)->Arg(244000)->Unit(benchmark::kMillisecond)->Iterations(3);

@@ -77,6 +77,10 @@ std::string loader(int path, int width);
 std::string chase_kernel(bool per_access, const std::string& ld);
 // The column of every chase's rows: the bytes the chain spans.
 constexpr const char* kFootprintColumn = "footprint_bytes";
+// The hit/miss calibration of a chase (microbench/memory_chase.cuh: calibration_row): cycles
+// of each level, hit, miss and the threshold between them.
+constexpr const char* kCalibrationProbe = "calibration";
+constexpr const char* kLevelColumn = "level";
 
 constexpr const char* kWriteChain64 = "memory_chase::write_chain<unsigned long>";
 constexpr const char* kWriteChain32 = "memory_chase::write_chain<unsigned int>";
