@@ -21,9 +21,6 @@
 #include <vector>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/clusters.hpp"
-#include "analysis/host_link.hpp"
-#include "analysis/l2_topology.hpp"
 #include "committed_runs.hpp"
 #include "base/catalog.hpp"
 #include "base/code_check.hpp"
@@ -46,18 +43,6 @@ const std::map<std::string, std::string> kHarnessFamilies = {
 const std::map<std::string, std::string> kOtherSources = {
     {"tensor_wgmma_sm90a", "the pipes family's wgmma kernels, compiled for sm_90a alone "
                            "(microbench/tensor_wgmma.cu; their PTX is ptx/sm_90a/)"},
-};
-
-// Families whose analysis files still hold code outside namespace gpuprobe::<family>, with the
-// reason. Temporary: each is being reworked by another branch, which moves it in.
-const std::map<std::string, std::string> kOtherNamespace = {
-    {std::string(clusters::kFamily.name),
-     "analyze_clusters is at gpuprobe:: scope; clusters.cpp is being reworked"},
-    {std::string(host_link::kFamily.name),
-     "analyze_host_link is at gpuprobe:: scope; host_link.cpp is being reworked"},
-    {std::string(l2_topology::kFamily.name),
-     "analyze_l2_topology and its helpers are at gpuprobe:: scope; l2_topology.cpp "
-     "is being reworked"},
 };
 
 std::string read_text(const fs::path& p) {
@@ -278,6 +263,19 @@ TEST(Families, EveryFamilyHasAnAnalyzerAndAFigureOrSaysWhyNot) {
   }
 }
 
+// Where a newcomer looks for a family's tests: tests/test_<family>.cpp, which includes the
+// family's header. Tests that hold several families are named for what they
+// hold.
+TEST(Families, EachFamilyHasATestFileNamedAfterIt) {
+  for (const auto& [family, d] : described()) {
+    const fs::path file = kSource / "tests" / ("test_" + family + ".cpp");
+    ASSERT_TRUE(fs::exists(file)) << family << ": no tests/" << file.filename().string();
+    EXPECT_NE(read_text(file).find("#include \"analysis/" + family + ".hpp\""), std::string::npos)
+        << "tests/" << file.filename().string() << " does not include analysis/" << family
+        << ".hpp";
+  }
+}
+
 TEST(Families, TheTableNamesDescribedFamiliesWithAnalyzers) {
   const auto families = described();
   for (const auto& [name, entry] : catalog().params)
@@ -306,11 +304,8 @@ TEST(Families, EachAnalyzerLivesInAFileNamedAfterItsFamilyAndItsNamespace) {
           outside.empty() && !o.empty())
         outside = family + ext + ": " + o;
     }
-    const bool listed = kOtherNamespace.count(family) > 0;
-    EXPECT_TRUE(outside.empty() || listed)
-        << "code outside namespace gpuprobe::" << family << ", in " << outside;
-    EXPECT_FALSE(outside.empty() && listed)
-        << family << " is in its own namespace now: take it off kOtherNamespace";
+    EXPECT_TRUE(outside.empty()) << "code outside namespace gpuprobe::" << family << ", in "
+                                 << outside;
   }
 }
 

@@ -49,8 +49,6 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(clusters_expectations);
 
 }  // namespace
 
-}  // namespace clusters
-
 namespace {
 // cluster_size_max is a launch that succeeded, not a timing: near-certain, short of 1 because
 // the occupancy API may offer less than the hardware allows.
@@ -163,4 +161,5 @@ std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, con
 
 GPUPROBE_REGISTER_ANALYZER(clusters::kFamily, analyze_clusters);
 
+}  // namespace clusters
 }  // namespace gpuprobe

@@ -42,11 +42,10 @@ std::string sync_kernel(bool relaxed);
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"clusters", "clusters.gp"};
 
-}  // namespace clusters
-
 // dsm_latency (other SM, the smallest cluster), dsm_latency_own_sm, dsm_latency_largest_cluster,
 // dsm_bandwidth_per_sm, cluster_sync_latency (smallest cluster), cluster_sync_latency_largest_cluster,
 // cluster_sync_relaxed_latency, cluster_size_max.
 std::vector<Parameter> analyze_clusters(const std::vector<Observation>& obs, const Metadata& meta);
 
+}  // namespace clusters
 }  // namespace gpuprobe

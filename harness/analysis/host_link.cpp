@@ -164,8 +164,6 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(host_link_expectations);
 
 }  // namespace
 
-}  // namespace host_link
-
 namespace {
 
 struct Link {
@@ -330,4 +328,5 @@ std::vector<Parameter> analyze_host_link(const std::vector<Observation>& obs, co
 
 GPUPROBE_REGISTER_ANALYZER(host_link::kFamily, analyze_host_link);
 
+}  // namespace host_link
 }  // namespace gpuprobe

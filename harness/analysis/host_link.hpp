@@ -93,10 +93,9 @@ bool sustained(const std::vector<Observation>& rows, Sustained* out);
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"host_link", "host_link.gp"};
 
-}  // namespace host_link
-
 // h2d/d2h/bidir_bandwidth_pinned, h2d/d2h_bandwidth_pageable (sustained) and their _peak,
 // h2d/d2h_bandwidth_sm (GB/s), host_mapped_latency (ns).
 std::vector<Parameter> analyze_host_link(const std::vector<Observation>& obs, const Metadata& meta);
 
+}  // namespace host_link
 }  // namespace gpuprobe

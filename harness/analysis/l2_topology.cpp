@@ -304,8 +304,6 @@ GPUPROBE_REGISTER_CODE_EXPECTATIONS(l2_topology_expectations);
 
 }  // namespace
 
-}  // namespace l2_topology
-
 namespace {
 // l2_partitions: two levels seen by kSplitShareSure of the SMs is a clear split; fewer leave it
 // in doubt; one level everywhere may be one partition or near copies hiding the far one.
@@ -541,4 +539,5 @@ std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, 
 
 GPUPROBE_REGISTER_ANALYZER(l2_topology::kFamily, analyze_l2_topology);
 
+}  // namespace l2_topology
 }  // namespace gpuprobe

@@ -97,10 +97,9 @@ std::vector<std::vector<int>> co_scheduled_groups(const std::vector<std::vector<
 // The family, declared once (base/family.hpp).
 inline constexpr FamilyDescriptor kFamily{"l2_topology", "l2_topology.gp"};
 
-}  // namespace l2_topology
-
 // l2_partitions, l2_near_hit_latency_sm_spread, l2_far_hit_latency_sm_spread,
 // l2_near_sm_count_<g>, gpc_count, tpc_count.
 std::vector<Parameter> analyze_l2_topology(const std::vector<Observation>& obs, const Metadata& meta);
 
+}  // namespace l2_topology
 }  // namespace gpuprobe
