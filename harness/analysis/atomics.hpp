@@ -24,11 +24,6 @@ constexpr const char* kLinesColumn = "lines";                   // lines a globa
 constexpr const char* kLineStrideColumn = "line_stride_bytes";  // bytes between those lines
 constexpr const char* kWarpsPerSmColumn = "warps_per_sm";       // the throughput probe's warps
 
-// This family's name as a word of another format, defined here because it spells the name:
-// the roofline model's kind of an atomics-per-second ceiling (Ceiling::what of
-// analysis/roofline_model.hpp, the `what` column of `gpuprobe roofline`'s ceilings).
-constexpr const char* kRooflineCeilingKind = "atomics";
-
 // Atomics per loop trip of the timed loops, and the kernels' names as the code checks
 // (base/code_check.hpp) know them.
 constexpr int kAtomicsPerTrip = 8;                     // in chain_kernel and stream_kernel

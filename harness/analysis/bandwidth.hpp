@@ -28,13 +28,6 @@ constexpr const char* kBlocksPerSmColumn = "blocks_per_sm";  // a bulk copy's bl
 constexpr const char* kFootprintPerSmColumn = "footprint_per_sm_bytes";  // L1 reads: per SM
 constexpr const char* kThreadsPerSmColumn = "threads_per_sm";            // L1 reads: per SM
 
-// This family's name as a word of two other formats, defined here because it spells the name:
-// the roofline model's kind of a bytes-per-second ceiling (Ceiling::what of
-// analysis/roofline_model.hpp, the `what` column of `gpuprobe roofline`'s ceilings), and
-// shared_banks.csv's probe of conflict-free ld.shared bytes per clock (shared_banks::kBandwidth).
-constexpr const char* kRooflineCeilingKind = "bandwidth";
-constexpr const char* kSharedBanksProbe = "bandwidth";
-
 // dram_read_bandwidth, dram_write_bandwidth, dram_copy_bandwidth, l2_read_bandwidth (GB/s),
 // l1_bandwidth_per_sm (B/clk/SM), each the best configuration measured; the DRAM ones quote
 // their fraction of the theoretical peak (row dram_theoretical) in the method.

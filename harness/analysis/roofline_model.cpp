@@ -4,8 +4,6 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/atomics.hpp"
-#include "analysis/bandwidth.hpp"
 #include "analysis/energy.hpp"
 #include "analysis/roofline.hpp"
 #include "base/csv.hpp"
@@ -87,29 +85,28 @@ void add_bandwidth(Model& m, const std::vector<Parameter>& params, const std::st
     m.missing.push_back({name, std::string("no ") + param_name});
     return;
   }
-  m.ceilings.push_back({name, kTime, bandwidth::kRooflineCeilingKind, p->value, p->low, p->high,
-                        "GB/s", param_name});
+  m.ceilings.push_back(
+      {name, kTime, kBandwidthCeiling, p->value, p->low, p->high, "GB/s", param_name});
 }
 
 void add_time_roofs(Model& m, const std::vector<Parameter>& params, const Parameter& clock) {
   add_bandwidth(m, params, kDram, param::dram_read_bandwidth);
   add_bandwidth(m, params, "dram_copy", param::dram_copy_bandwidth);
   add_bandwidth(m, params, kL2, param::l2_read_bandwidth);
-  add_per_sm(m, params, clock, kL1, bandwidth::kRooflineCeilingKind, param::l1_bandwidth_per_sm, 1,
+  add_per_sm(m, params, clock, kL1, kBandwidthCeiling, param::l1_bandwidth_per_sm, 1, "GB/s");
+  add_per_sm(m, params, clock, kShared, kBandwidthCeiling, param::shared_bandwidth_per_sm, 1,
              "GB/s");
-  add_per_sm(m, params, clock, kShared, bandwidth::kRooflineCeilingKind,
-             param::shared_bandwidth_per_sm, 1, "GB/s");
   for (const auto& p : pipes()) {
     const std::string name = param::pipe_throughput_per_sm(p.op);
     if (!find_param(params, name)) {
       m.missing.push_back({p.roof, "no " + name});
       continue;
     }
-    add_per_sm(m, params, clock, p.roof, "compute", name.c_str(), kFlopsPerFma,
+    add_per_sm(m, params, clock, p.roof, kComputeCeiling, name.c_str(), kFlopsPerFma,
                p.flops ? "GFLOP/s" : "GOP/s");
   }
-  add_per_sm(m, params, clock, kAtomics, atomics::kRooflineCeilingKind,
-             param::atomic_global_throughput_per_sm, 1, "Gatomic/s");
+  add_per_sm(m, params, clock, kAtomics, kAtomicsCeiling, param::atomic_global_throughput_per_sm, 1,
+             "Gatomic/s");
 }
 
 void add_energy(Model& m, const std::vector<Parameter>& params, const std::string& name,

@@ -30,6 +30,11 @@ struct ModelError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A time ceiling's kind (Ceiling::what, the `what` column of `gpuprobe roofline`'s ceilings).
+constexpr const char* kBandwidthCeiling = "bandwidth";  // bytes per second of a level
+constexpr const char* kComputeCeiling = "compute";      // operations per second of a pipe
+constexpr const char* kAtomicsCeiling = "atomics";      // atomics per second
+
 struct Ceiling {
   std::string name;  // "dram", "l2", "fp32", "tensor_wgmma_bf16", "static_power", ...
   std::string kind;  // kTime or kEnergy: what it bounds

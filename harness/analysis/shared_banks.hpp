@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "analysis/bandwidth.hpp"
 #include "analysis/common/util.hpp"
 #include "base/family.hpp"
 #include "base/observation.hpp"
@@ -22,7 +21,7 @@ constexpr const char* kStrideLatency = "stride_latency";        // cycles, one w
 constexpr const char* kStrideThroughput = "stride_throughput";  // cycles/request, all warps
 constexpr const char* kConflictLatency = "conflict_latency";
 constexpr const char* kConflictThroughput = "conflict_throughput";
-constexpr const char* kBandwidth = bandwidth::kSharedBanksProbe;  // B/clk/SM
+constexpr const char* kBandwidth = "bandwidth";  // B/clk/SM
 constexpr const char* kPerRequest = "cycles/request";
 // Columns of shared_banks.csv.
 constexpr const char* kAccessBytesColumn = "access_bytes";     // bytes each lane loads

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "analysis/bandwidth.hpp"
 #include "analysis/roofline.hpp"
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
@@ -61,9 +60,9 @@ std::string roofline_ert_json(const Model& m) {
   Json gflops = Json::array(), gbytes = Json::array();
   for (const auto& c : m.ceilings) {
     if (c.kind != roofline::kTime) continue;
-    if (c.what == "compute" && c.unit == "GFLOP/s")
+    if (c.what == roofline::kComputeCeiling && c.unit == "GFLOP/s")
       gflops.push_back({c.name + " GFLOPs", json_number(c.value)});
-    else if (c.what == bandwidth::kRooflineCeilingKind)
+    else if (c.what == roofline::kBandwidthCeiling)
       gbytes.push_back({c.name, json_number(c.value)});
   }
   Json meta = {{"ERT_VERSION", "gpuprobe " + std::string(gpuprobe_version())},

@@ -95,7 +95,7 @@ std::string param::pipe_latency(std::string_view op) {
 }
 
 std::string param::dual_issue_pair(std::string_view pair) {
-  return checked("dual_issue_" + std::string(pair), catalog_family::kDualIssue);
+  return checked_beside("dual_issue_" + std::string(pair), param::dual_issue_fp32_int32);
 }
 
 std::string param::p2p_bandwidth(std::string_view mode) {
