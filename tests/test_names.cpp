@@ -82,6 +82,31 @@ std::vector<fs::path> sources() {
   return out;
 }
 
+// The names several families share, declared in harness/analysis/common/.
+std::set<std::string> common_names() {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(kSource / "harness/analysis/common"))
+    if (e.path().extension() == ".hpp") {
+      const auto names = declared_names(slurp(e.path()));
+      out.insert(names.begin(), names.end());
+    }
+  return out;
+}
+
+// The names declared by the analysis headers (harness/analysis/<x>.hpp) that `text` includes:
+// names a family takes from another (energy measures the pipes' ops under their probe names).
+std::set<std::string> included_names(const std::string& text) {
+  static const std::regex kInclude(R"re(#include "analysis/([a-z0-9_]+)\.hpp")re");
+  std::set<std::string> out;
+  for (std::sregex_iterator it(text.begin(), text.end(), kInclude), end; it != end; ++it) {
+    const fs::path other = kSource / "harness/analysis" / ((*it)[1].str() + ".hpp");
+    if (!fs::exists(other)) continue;
+    const auto names = declared_names(slurp(other));
+    out.insert(names.begin(), names.end());
+  }
+  return out;
+}
+
 // The family's figure scripts (the second string of its kFamily), under plots/.
 std::vector<fs::path> figures_of_header(const std::string& text) {
   static const std::regex kFigures(
@@ -153,16 +178,14 @@ TEST(Names, EveryFamilyIsFound) {
 
 TEST(Names, AFamilysProbesAndColumnsAreNeverTyped) {
   const auto headers = family_headers();
-  std::set<std::string> shared;
-  for (const auto& e : fs::directory_iterator(kSource / "harness/analysis/common"))
-    if (e.path().extension() == ".hpp") {
-      const auto names = declared_names(slurp(e.path()));
-      shared.insert(names.begin(), names.end());
-    }
+  const std::set<std::string> shared = common_names();
   for (const auto& [family, path] : headers) {
-    auto names = declared_names(slurp(path));
+    const std::string header = slurp(path);
+    auto names = declared_names(header);
     EXPECT_FALSE(names.empty()) << family << ": its header declares no name";
     names.insert(shared.begin(), shared.end());
+    const auto taken = included_names(header);
+    names.insert(taken.begin(), taken.end());
     for (const fs::path& p : {kSource / "microbench" / (family + ".cu"),
                               kSource / "harness/analysis" / (family + ".cpp"),
                               kSource / "tests" / ("test_" + family + ".cpp")}) {
@@ -170,7 +193,7 @@ TEST(Names, AFamilysProbesAndColumnsAreNeverTyped) {
       for (const auto& [line, text] : literals(p))
         EXPECT_FALSE(names.count(text))
             << where(p, line) << ": \"" << text << "\" is declared in the family's header (or "
-            << "analysis/common/): use its symbol";
+            << "analysis/common/, or a header it includes): use its symbol";
     }
   }
 }
@@ -212,28 +235,19 @@ TEST(Names, AFamilysFigureReadsOnlyDeclaredNames) {
   std::set<std::string> allowed = contract_columns();
   EXPECT_TRUE(allowed.count("parameter") && allowed.count("quantity") && allowed.count("status"))
       << "the committed run or the documented figures were not found";
-  for (const auto& e : fs::directory_iterator(kSource / "harness/analysis/common"))
-    if (e.path().extension() == ".hpp") {
-      const auto names = declared_names(slurp(e.path()));
-      allowed.insert(names.begin(), names.end());
-    }
+  const std::set<std::string> shared = common_names();
+  allowed.insert(shared.begin(), shared.end());
   static const std::regex kRead(R"re(\b(?:is_probe|column|strcol)\("([^"]+)"\))re");
-  static const std::regex kInclude(R"re(#include "analysis/([a-z0-9_]+)\.hpp")re");
   for (const auto& [family, path] : headers) {
     const std::string header = slurp(path);
     auto names = declared_names(header);
     names.insert(allowed.begin(), allowed.end());
     // Rows the family writes through another family's names (bandwidth's theoretical peak is
     // dram_read_order's row): the names of the analysis headers its driver and analyzer include.
-    for (const fs::path& src : {kSource / "microbench" / (family + ".cu"),
+    for (const fs::path& src : {path, kSource / "microbench" / (family + ".cu"),
                                 kSource / "harness/analysis" / (family + ".cpp")}) {
-      const std::string text = fs::exists(src) ? slurp(src) : "";
-      for (std::sregex_iterator it(text.begin(), text.end(), kInclude), end; it != end; ++it) {
-        const fs::path other = kSource / "harness/analysis" / ((*it)[1].str() + ".hpp");
-        if (!fs::exists(other)) continue;
-        const auto more = declared_names(slurp(other));
-        names.insert(more.begin(), more.end());
-      }
+      const auto taken = included_names(fs::exists(src) ? slurp(src) : "");
+      names.insert(taken.begin(), taken.end());
     }
     for (const auto& figure : figures_of_header(header)) {
       ASSERT_TRUE(fs::exists(figure)) << family << ": " << figure << " missing";

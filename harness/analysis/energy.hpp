@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/pipes.hpp"
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
@@ -60,15 +61,16 @@ constexpr const char* kIdle = "idle";                        // nothing launched
 constexpr const char* kStatic = "static";                    // every SM holds a block of sleepers
 constexpr const char* kStaticOneSm = "static_one_sm";        // one such block, the other SMs empty
 constexpr const char* kNvlinkBaseline = "nvlink_baseline";   // both GPUs of the NVLink pair at rest
-constexpr const char* kFp32Fma = "fp32_fma";                 // FFMA results (lanes)
-constexpr const char* kFp64Fma = "fp64_fma";                 // DFMA results (lanes)
-constexpr const char* kInt32Mad = "int32_mad";               // IMAD results (lanes)
-constexpr const char* kSfuSin = "sfu_sin";                   // MUFU.SIN results (lanes)
-constexpr const char* kMmaF16 = "tensor_mma_f16";            // mma.sync multiply-adds, below sm_90
-constexpr const char* kMmaBf16 = "tensor_mma_bf16";          // the same, bf16
-constexpr const char* kMmaTf32 = "tensor_mma_tf32";          // the same, tf32
-constexpr const char* kMmaInt8 = "tensor_mma_int8";          // the same, int8
-constexpr const char* kWgmmaBf16 = "tensor_wgmma_bf16";      // wgmma bf16 multiply-adds (sm_90)
+constexpr const char* kFp32Fma = pipes::kFp32FmaProbe;       // FFMA results (lanes)
+constexpr const char* kFp64Fma = pipes::kFp64FmaProbe;       // DFMA results (lanes)
+constexpr const char* kInt32Mad = pipes::kInt32MadProbe;     // IMAD results (lanes)
+constexpr const char* kSfuSin = pipes::kSfuSinProbe;         // MUFU.SIN results (lanes)
+constexpr const char* kMmaF16 = pipes::kTensorMmaF16Probe;   // mma.sync multiply-adds, below sm_90
+constexpr const char* kMmaBf16 = pipes::kTensorMmaBf16Probe;  // the same, bf16
+constexpr const char* kMmaTf32 = pipes::kTensorMmaTf32Probe;  // the same, tf32
+constexpr const char* kMmaInt8 = pipes::kTensorMmaInt8Probe;  // the same, int8
+constexpr const char* kWgmmaBf16 =
+    pipes::kTensorWgmmaBf16Probe;                            // wgmma bf16 multiply-adds (sm_90)
 constexpr const char* kSharedRead = "shared_read";           // bytes loaded from shared memory
 constexpr const char* kSharedWrite = "shared_write";         // bytes stored to shared memory
 constexpr const char* kL1Read = "l1_read";                   // bytes read, L1-resident

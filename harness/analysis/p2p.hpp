@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "analysis/latency.hpp"
 #include "base/family.hpp"
 #include "base/node.hpp"
 #include "base/observation.hpp"

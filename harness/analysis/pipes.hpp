@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "analysis/latency.hpp"
 #include "base/family.hpp"
 #include "base/observation.hpp"
 
