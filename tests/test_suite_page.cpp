@@ -30,10 +30,14 @@ TEST(Suite, ThePageIsGenerated) {
 }
 
 TEST(Suite, WallTimesAreReadFromTheCommittedRun) {
-  const auto times =
-      gpuprobe::read_wall_times(std::string(GPUPROBE_SOURCE_DIR) + "/" + gpuprobe::kSuiteTimesRun);
+  const auto times = gpuprobe::read_family_times(std::string(GPUPROBE_SOURCE_DIR) + "/" +
+                                                 gpuprobe::kSuiteTimesRun);
   ASSERT_GT(times.size(), 20u);
-  for (const auto& [family, s] : times) EXPECT_GT(s, 0) << family;
+  for (const auto& [family, t] : times)
+    EXPECT_TRUE(t.not_run.empty() ? t.wall_s > 0 : t.wall_s == 0) << family << ": " << t.not_run;
+  // A family the run could not measure says why, not a time.
+  ASSERT_TRUE(times.count("p2p"));
+  EXPECT_NE(times.at("p2p").not_run.find("two or more GPUs"), std::string::npos);
 }
 
 }  // namespace

@@ -129,7 +129,7 @@ int write_suite(const std::string& doc, const std::string& times) {
     // A first page: nothing to compare with.
   }
   return write_generated(doc, before,
-                         suite_page(read_wall_times(times), find_data_paths().plots_dir, times),
+                         suite_page(read_family_times(times), find_data_paths().plots_dir, times),
                          "the registry");
 }
 

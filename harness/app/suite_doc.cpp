@@ -13,7 +13,8 @@
 
 namespace gpuprobe {
 
-const char kSuiteTimesRun[] = "results/nvidia-h100-80gb-hbm3/20261126T013959Z/families.csv";
+const char kSuiteTimesRun[] =
+    "results/repeatability/nvidia-h100-b606fb1/runs/20261206T041051Z/families.csv";
 
 namespace {
 
@@ -60,15 +61,16 @@ std::string parameters_text(const std::string& family, const FamilyDescriptor* d
   return d && !d->no_analyzer.empty() ? "none: " + std::string(d->no_analyzer) : "none";
 }
 
-std::string time_text(const std::map<std::string, double>& wall_s, const std::string& family) {
-  auto it = wall_s.find(family);
-  if (it == wall_s.end()) return "not in that run";
+std::string time_text(const std::map<std::string, FamilyTime>& times, const std::string& family) {
+  auto it = times.find(family);
+  if (it == times.end()) return "not in that run";
+  if (!it->second.not_run.empty()) return it->second.not_run;
   char b[32];
-  std::snprintf(b, sizeof b, "%.2f s", it->second);
+  std::snprintf(b, sizeof b, "%.2f s", it->second.wall_s);
   return b;
 }
 
-std::string family_section(const ProbeFamily& f, const std::map<std::string, double>& wall_s,
+std::string family_section(const ProbeFamily& f, const std::map<std::string, FamilyTime>& times,
                            const std::string& plots_dir) {
   const auto it = family_descriptors().find(f.name());
   const FamilyDescriptor* d = it == family_descriptors().end() ? nullptr : it->second;
@@ -77,26 +79,29 @@ std::string family_section(const ProbeFamily& f, const std::map<std::string, dou
   return "## " + f.name() + "\n\n" + f.description() + "\n\n- probes:\n" + probes +
          "- parameters: " + parameters_text(f.name(), d) + "\n" +
          "- figure: " + figure_text(d, plots_dir) + "\n" +
-         "- wall time in the full H100 run: " + time_text(wall_s, f.name()) + "\n";
+         "- wall time in the full H100 run: " + time_text(times, f.name()) + "\n";
 }
 
 }  // namespace
 
-std::map<std::string, double> read_wall_times(const std::string& families_csv) {
+std::map<std::string, FamilyTime> read_family_times(const std::string& families_csv) {
   CsvTable t = read_csv(families_csv);
   const int family = t.require("family"), status = t.require("status"),
-            wall = t.require("wall_time_s");
-  std::map<std::string, double> out;
+            wall = t.require("wall_time_s"), message = t.require("message");
+  std::map<std::string, FamilyTime> out;
   for (const auto& row : t.rows) {
-    double s = 0;
-    if (row[static_cast<size_t>(status)] == "ok" &&
-        parse_number(row[static_cast<size_t>(wall)], &s))
-      out[row[static_cast<size_t>(family)]] = s;
+    const auto cell = [&](int c) { return row[static_cast<size_t>(c)]; };
+    FamilyTime ft;
+    if (cell(status) != "ok")
+      ft.not_run = cell(status) + (cell(message).empty() ? "" : ": " + cell(message));
+    else if (!parse_number(cell(wall), &ft.wall_s))
+      ft.not_run = "wall time '" + cell(wall) + "' unreadable";
+    out[cell(family)] = ft;
   }
   return out;
 }
 
-std::string suite_page(const std::map<std::string, double>& wall_s, const std::string& plots_dir,
+std::string suite_page(const std::map<std::string, FamilyTime>& times, const std::string& plots_dir,
                        const std::string& times_source) {
   std::vector<const ProbeFamily*> families;
   for (const auto& f : probe_families()) families.push_back(f.get());
@@ -109,9 +114,9 @@ std::string suite_page(const std::map<std::string, double>& wall_s, const std::s
     size_t params = 0;
     for (const auto& e : catalog().entries) params += e.family == f->name();
     index += "| [" + f->name() + "](#" + f->name() + ") | " + std::to_string(f->probes().size()) +
-             " | " + std::to_string(params) + " | " + time_text(wall_s, f->name()) + " |\n";
-    if (wall_s.count(f->name())) total += wall_s.at(f->name());
-    sections += "\n" + family_section(*f, wall_s, plots_dir);
+             " | " + std::to_string(params) + " | " + time_text(times, f->name()) + " |\n";
+    if (auto it = times.find(f->name()); it != times.end()) total += it->second.wall_s;
+    sections += "\n" + family_section(*f, times, plots_dir);
   }
   char sum[64];
   std::snprintf(sum, sizeof sum, "%.1f s", total);

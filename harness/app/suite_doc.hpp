@@ -12,13 +12,19 @@ namespace gpuprobe {
 // families.csv of the committed full H100 run, from the source tree: the wall times shown.
 extern const char kSuiteTimesRun[];
 
-// The page for the families registered in this program. `wall_s` holds each family's wall
-// time (a family absent from it reads "not in that run"); `plots_dir` is where the figure
-// scripts are, for their titles ("" leaves the titles out).
-std::string suite_page(const std::map<std::string, double>& wall_s, const std::string& plots_dir,
+// A family's row of a run's families.csv: its wall time, or why the run did not measure it.
+struct FamilyTime {
+  double wall_s = 0;    // status ok
+  std::string not_run;  // otherwise: "<status>: <message>" ("unsupported: needs two or more GPUs")
+};
+
+// The page for the families registered in this program. `times` holds each family's row (a
+// family absent from it reads "not in that run"); `plots_dir` is where the figure scripts are,
+// for their titles ("" leaves the titles out).
+std::string suite_page(const std::map<std::string, FamilyTime>& times, const std::string& plots_dir,
                        const std::string& times_source);
 
-// The family -> wall_time_s of a run's families.csv (rows whose status is not "ok" left out).
-std::map<std::string, double> read_wall_times(const std::string& families_csv);
+// The family -> row of a run's families.csv.
+std::map<std::string, FamilyTime> read_family_times(const std::string& families_csv);
 
 }  // namespace gpuprobe
