@@ -57,15 +57,15 @@ inline const std::vector<double>& tensor_fractions() {
 // The names of energy.csv, written by the driver and read by the analyzer, the tests and the
 // roofline family's counts. A probe is a window's load: a baseline, an op of the pipes family
 // (named as its probe there), a level (<level>_read / <level>_write) or a held-out kernel.
-constexpr const char* kIdle = "idle";                        // nothing launched
-constexpr const char* kStatic = "static";                    // every SM holds a block of sleepers
-constexpr const char* kStaticOneSm = "static_one_sm";        // one such block, the other SMs empty
-constexpr const char* kNvlinkBaseline = "nvlink_baseline";   // both GPUs of the NVLink pair at rest
-constexpr const char* kFp32Fma = pipes::kFp32FmaProbe;       // FFMA results (lanes)
-constexpr const char* kFp64Fma = pipes::kFp64FmaProbe;       // DFMA results (lanes)
-constexpr const char* kInt32Mad = pipes::kInt32MadProbe;     // IMAD results (lanes)
-constexpr const char* kSfuSin = pipes::kSfuSinProbe;         // MUFU.SIN results (lanes)
-constexpr const char* kMmaF16 = pipes::kTensorMmaF16Probe;   // mma.sync multiply-adds, below sm_90
+constexpr const char* kIdle = "idle";                       // nothing launched
+constexpr const char* kStatic = "static";                   // every SM holds a block of sleepers
+constexpr const char* kStaticOneSm = "static_one_sm";       // one such block, the other SMs empty
+constexpr const char* kNvlinkBaseline = "nvlink_baseline";  // both GPUs of the NVLink pair at rest
+constexpr const char* kFp32Fma = pipes::kFp32FmaProbe;      // FFMA results (lanes)
+constexpr const char* kFp64Fma = pipes::kFp64FmaProbe;      // DFMA results (lanes)
+constexpr const char* kInt32Mad = pipes::kInt32MadProbe;    // IMAD results (lanes)
+constexpr const char* kSfuSin = pipes::kSfuSinProbe;        // MUFU.SIN results (lanes)
+constexpr const char* kMmaF16 = pipes::kTensorMmaF16Probe;  // mma.sync multiply-adds, below sm_90
 constexpr const char* kMmaBf16 = pipes::kTensorMmaBf16Probe;  // the same, bf16
 constexpr const char* kMmaTf32 = pipes::kTensorMmaTf32Probe;  // the same, tf32
 constexpr const char* kMmaInt8 = pipes::kTensorMmaInt8Probe;  // the same, int8
