@@ -137,7 +137,7 @@ std::vector<Parameter> analyze_$name(const std::vector<Observation>& obs, const 
   return {p};
 }
 
-GPUPROBE_REGISTER_ANALYZER(kFamily, analyze_$name);
+GPUPROBE_REGISTER_ANALYZER($name::kFamily, analyze_$name);
 GPUPROBE_REGISTER_CODE_EXPECTATIONS(expectations);
 
 }  // namespace gpuprobe::$name

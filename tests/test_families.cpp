@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -216,6 +217,10 @@ std::set<std::string> plots_of(const FamilyDescriptor& d) {
   return out;
 }
 
+// How a family's analysis file registers it: GPUPROBE_REGISTER_ANALYZER(<family>::kFamily, ...).
+constexpr const char* kRegisterPattern =
+    R"re(GPUPROBE_(REGISTER_ANALYZER|DESCRIBE_FAMILY)\(([a-z0-9_]+)::kFamily\b)re";
+
 }  // namespace
 
 TEST(Families, SourcesAreFound) {
@@ -285,8 +290,7 @@ TEST(Families, TheTableNamesDescribedFamiliesWithAnalyzers) {
 }
 
 TEST(Families, EachAnalyzerLivesInAFileNamedAfterItsFamilyAndItsNamespace) {
-  static const std::regex kRegister(
-      R"re(GPUPROBE_(REGISTER_ANALYZER|DESCRIBE_FAMILY)\(([a-z0-9_]+)::kFamily\b)re");
+  static const std::regex kRegister(kRegisterPattern);
   std::map<std::string, std::string> file_of;  // family -> the file that registers it
   for (const auto& e : fs::directory_iterator(kSource / "harness" / "analysis")) {
     if (e.path().extension() != ".cpp") continue;
@@ -358,4 +362,29 @@ TEST(Families, EveryCodeExpectationIsOfADescribedFamily) {
   for (const auto& e : code_expectations())
     EXPECT_TRUE(families.count(e.source) || kOtherSources.count(e.source))
         << e.kernel << ": source '" << e.source << "' is no described family";
+}
+
+// scripts/new-family.sh makes a family these checks pass as made (CONTRIBUTING's walk-through
+// ends in it): registered by its descriptor, all of its code in its namespace, its test file
+// including its header.
+TEST(Families, AGeneratedFamilyPassesTheseChecksAsMade) {
+  const fs::path dir = fs::temp_directory_path() / "gpuprobe-new-family-check";
+  fs::remove_all(dir);
+  const std::string cmd = "sh '" + (kSource / "scripts/new-family.sh").string() +
+                          "' example_copy '" + dir.string() + "' > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string cpp = read_text(dir / "harness/analysis/example_copy.cpp");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(cpp, m, std::regex(kRegisterPattern)));
+  EXPECT_EQ(m[2].str(), "example_copy");
+  for (const char* ext : {".cpp", ".hpp"})
+    EXPECT_EQ(code_outside_namespace(
+                  read_text(dir / "harness/analysis" / ("example_copy" + std::string(ext))),
+                  "example_copy"),
+              "")
+        << ext;
+  EXPECT_NE(
+      read_text(dir / "tests/test_example_copy.cpp").find("#include \"analysis/example_copy.hpp\""),
+      std::string::npos);
+  fs::remove_all(dir);
 }
