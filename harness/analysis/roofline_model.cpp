@@ -5,6 +5,7 @@
 #include <map>
 
 #include "analysis/energy.hpp"
+#include "analysis/pipes.hpp"
 #include "analysis/roofline.hpp"
 #include "base/csv.hpp"
 #include "base/parameter_names.hpp"
@@ -32,19 +33,19 @@ struct Pipe {
 };
 const std::vector<Pipe>& pipes() {
   static const std::vector<Pipe> v = {
-      {"fp32_fma", "fp32", true},
-      {"fp64_fma", "fp64", true},
-      {"int32_mad", "int32", false},
-      {"tensor_mma_f16", "tensor_mma_f16", true},
-      {"tensor_mma_bf16", "tensor_mma_bf16", true},
-      {"tensor_mma_tf32", "tensor_mma_tf32", true},
-      {"tensor_mma_int8", "tensor_mma_int8", false},
-      {"tensor_mma_fp64", "tensor_mma_fp64", true},
-      {"tensor_wgmma_f16", "tensor_wgmma_f16", true},
-      {"tensor_wgmma_bf16", "tensor_wgmma_bf16", true},
-      {"tensor_wgmma_tf32", "tensor_wgmma_tf32", true},
-      {"tensor_wgmma_fp8_e4m3", "tensor_wgmma_fp8_e4m3", true},
-      {"tensor_wgmma_int8", "tensor_wgmma_int8", false},
+      {pipes::kFp32FmaProbe, "fp32", true},
+      {pipes::kFp64FmaProbe, "fp64", true},
+      {pipes::kInt32MadProbe, "int32", false},
+      {pipes::kTensorMmaF16Probe, pipes::kTensorMmaF16Probe, true},
+      {pipes::kTensorMmaBf16Probe, pipes::kTensorMmaBf16Probe, true},
+      {pipes::kTensorMmaTf32Probe, pipes::kTensorMmaTf32Probe, true},
+      {pipes::kTensorMmaInt8Probe, pipes::kTensorMmaInt8Probe, false},
+      {pipes::kTensorMmaFp64Probe, pipes::kTensorMmaFp64Probe, true},
+      {pipes::kTensorWgmmaF16Probe, pipes::kTensorWgmmaF16Probe, true},
+      {pipes::kTensorWgmmaBf16Probe, pipes::kTensorWgmmaBf16Probe, true},
+      {pipes::kTensorWgmmaTf32Probe, pipes::kTensorWgmmaTf32Probe, true},
+      {pipes::kTensorWgmmaFp8E4m3Probe, pipes::kTensorWgmmaFp8E4m3Probe, true},
+      {pipes::kTensorWgmmaInt8Probe, pipes::kTensorWgmmaInt8Probe, false},
   };
   return v;
 }

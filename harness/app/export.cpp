@@ -10,6 +10,7 @@
 #include "analysis/common/util.hpp"
 #include "analysis/energy.hpp"
 #include "analysis/p2p.hpp"
+#include "analysis/pipes.hpp"
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
 #include "app/run_analysis.hpp"
@@ -262,10 +263,10 @@ void sim_pipes(SimConfig& c) {
     const char *latency, *rate;
   };
   const Unit pipes[] = {
-      {"int", "int32_add", param::int32_add_latency, param::int32_add_throughput_per_sm},
-      {"sp", "fp32_fma", param::fp32_fma_latency, param::fp32_fma_throughput_per_sm},
-      {"dp", "fp64_fma", param::fp64_fma_latency, param::fp64_fma_throughput_per_sm},
-      {"sfu", "sfu_rsqrt", param::sfu_rsqrt_latency, param::sfu_rsqrt_throughput_per_sm}};
+      {"int", pipes::kInt32AddProbe, param::int32_add_latency, param::int32_add_throughput_per_sm},
+      {"sp", pipes::kFp32FmaProbe, param::fp32_fma_latency, param::fp32_fma_throughput_per_sm},
+      {"dp", pipes::kFp64FmaProbe, param::fp64_fma_latency, param::fp64_fma_throughput_per_sm},
+      {"sfu", pipes::kSfuRsqrtProbe, param::sfu_rsqrt_latency, param::sfu_rsqrt_throughput_per_sm}};
   for (const auto& [unit, op, latency, throughput] : pipes) {
     const Parameter *lat = nullptr, *rate = nullptr;
     if (c.usable(latency, &lat) && c.usable(throughput, &rate) && rate->value > 0) {

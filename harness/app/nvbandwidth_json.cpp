@@ -74,16 +74,20 @@ void host_cases(const std::vector<Observation>& rows, int gpus, int device, std:
     const char* description;  // nvbandwidth's testcases_ce.cpp / testcases_sm.cpp
   };
   const HostCase cases[] = {
-      {"ce_h2d_pinned", "host_to_device_memcpy_ce", "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)"},
-      {"ce_d2h_pinned", "device_to_host_memcpy_ce", "memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)"},
-      {"sm_h2d", "host_to_device_memcpy_sm", "memcpy SM CPU(row) -> GPU(column) bandwidth (GB/s)"},
-      {"sm_d2h", "device_to_host_memcpy_sm", "memcpy SM CPU(row) <- GPU(column) bandwidth (GB/s)"},
+      {host_link::kCeH2dPinnedProbe, "host_to_device_memcpy_ce",
+       "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)"},
+      {host_link::kCeD2hPinnedProbe, "device_to_host_memcpy_ce",
+       "memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)"},
+      {host_link::kSmH2dProbe, "host_to_device_memcpy_sm",
+       "memcpy SM CPU(row) -> GPU(column) bandwidth (GB/s)"},
+      {host_link::kSmD2hProbe, "device_to_host_memcpy_sm",
+       "memcpy SM CPU(row) <- GPU(column) bandwidth (GB/s)"},
   };
   for (const HostCase& c : cases)
     if (const Observation* o = at_default_size(rows, c.probe, "GB/s"))
       out.push_back({c.name, c.description, host_row(o->value, gpus, device)});
   for (const auto& o : rows)
-    if (o.probe == "mapped_latency" && o.unit == "ns")
+    if (o.probe == host_link::kMappedLatencyProbe && o.unit == "ns")
       out.push_back({"host_device_latency_sm", "memory latency SM CPU(row) <-> GPU(column) (ns)",
                      host_row(o.value, gpus, device)});
 }

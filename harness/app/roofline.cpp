@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "analysis/pipes.hpp"
 #include "analysis/roofline.hpp"
 #include "app/cli.hpp"
 #include "app/cli_parse.hpp"
@@ -122,8 +123,8 @@ constexpr double kCapLabelMax = 30;
 // Pipes drawn: FP64, FP32 and the first tensor pipe of these the run has (the others are in
 // roofline.csv: one tensor roof keeps the figure readable).
 const std::vector<std::string>& drawn_pipes(const Model& m) {
-  static const std::vector<std::string> tensor = {"tensor_wgmma_bf16", "tensor_mma_bf16",
-                                                  "tensor_mma_f16"};
+  static const std::vector<std::string> tensor = {
+      pipes::kTensorWgmmaBf16Probe, pipes::kTensorMmaBf16Probe, pipes::kTensorMmaF16Probe};
   static thread_local std::vector<std::string> v;
   v = {"fp64", "fp32"};
   for (const auto& t : tensor)
