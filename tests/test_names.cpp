@@ -32,11 +32,17 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-// The family a header declares (the first string of its kFamily), or "".
+// A header's kFamily: its name (the first string) and figure scripts (the second).
+const std::regex& descriptor_pattern() {
+  static const std::regex kDescriptor(
+      R"re(FamilyDescriptor\s+kFamily\s*\{\s*"([a-z0-9_]+)"\s*,\s*"([^"]*)")re");
+  return kDescriptor;
+}
+
+// The family a header declares, or "".
 std::string family_of_header(const std::string& text) {
-  static const std::regex kDescriptor(R"re(FamilyDescriptor\s+kFamily\s*\{\s*"([a-z0-9_]+)")re");
   std::smatch m;
-  return std::regex_search(text, m, kDescriptor) ? m[1].str() : "";
+  return std::regex_search(text, m, descriptor_pattern()) ? m[1].str() : "";
 }
 
 std::map<std::string, fs::path> family_headers() {
@@ -49,26 +55,43 @@ std::map<std::string, fs::path> family_headers() {
   return out;
 }
 
-// The strings `constexpr const char* kName = "...";` of a header.
+// A name's one definition: `constexpr const char* kName = "...";`.
+const std::regex& definition_pattern() {
+  static const std::regex kDefinition(
+      R"re(constexpr\s+const\s+char\s*\*\s*k\w+\s*=\s*"([^"]+)")re");
+  return kDefinition;
+}
+
+// The names a header defines.
 std::set<std::string> declared_names(const std::string& text) {
-  static const std::regex kName(R"re(constexpr\s+const\s+char\s*\*\s*k\w+\s*=\s*"([^"]+)")re");
   std::set<std::string> out;
-  for (std::sregex_iterator it(text.begin(), text.end(), kName), end; it != end; ++it)
+  for (std::sregex_iterator it(text.begin(), text.end(), definition_pattern()), end; it != end;
+       ++it)
     out.insert((*it)[1].str());
   return out;
 }
 
-// Each quoted string of a line's code (before a // comment), with the line's number.
-std::vector<std::pair<int, std::string>> literals(const fs::path& p) {
+// A quoted string of a line's code (before a // comment).
+struct Literal {
+  int line = 0;
+  std::string text;
+  bool defines = false;  // the line is a name's definition, and this its value
+};
+std::vector<Literal> literals(const fs::path& p) {
   static const std::regex kLiteral(R"re("((?:[^"\\]|\\.)*)")re");
-  std::vector<std::pair<int, std::string>> out;
+  std::vector<Literal> out;
   std::ifstream in(p);
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     const size_t comment = line.find("//");
     const std::string code = comment == std::string::npos ? line : line.substr(0, comment);
+    // A definition of its own line, at namespace scope (nothing but `inline` before it).
+    std::smatch definition;
+    static const std::regex kLead(R"re(\s*(?:inline\s+)?)re");
+    const bool defines = std::regex_search(code, definition, definition_pattern()) &&
+                         std::regex_match(definition.prefix().str(), kLead);
     for (std::sregex_iterator it(code.begin(), code.end(), kLiteral), end; it != end; ++it)
-      out.emplace_back(n, (*it)[1].str());
+      out.push_back({n, (*it)[1].str(), defines && (*it)[1].str() == definition[1].str()});
   }
   return out;
 }
@@ -107,14 +130,12 @@ std::set<std::string> included_names(const std::string& text) {
   return out;
 }
 
-// The family's figure scripts (the second string of its kFamily), under plots/.
+// The family's figure scripts, under plots/.
 std::vector<fs::path> figures_of_header(const std::string& text) {
-  static const std::regex kFigures(
-      R"re(FamilyDescriptor\s+kFamily\s*\{\s*"[a-z0-9_]+"\s*,\s*"([^"]*)")re");
   std::smatch m;
   std::vector<fs::path> out;
-  if (!std::regex_search(text, m, kFigures)) return out;
-  std::istringstream names(m[1].str());
+  if (!std::regex_search(text, m, descriptor_pattern())) return out;
+  std::istringstream names(m[2].str());
   for (std::string g; names >> g;) out.push_back(kSource / "plots" / g);
   return out;
 }
@@ -190,7 +211,7 @@ TEST(Names, AFamilysProbesAndColumnsAreNeverTyped) {
                               kSource / "harness/analysis" / (family + ".cpp"),
                               kSource / "tests" / ("test_" + family + ".cpp")}) {
       if (!fs::exists(p)) continue;
-      for (const auto& [line, text] : literals(p))
+      for (const auto& [line, text, defines] : literals(p))
         EXPECT_FALSE(names.count(text))
             << where(p, line) << ": \"" << text << "\" is declared in the family's header (or "
             << "analysis/common/, or a header it includes): use its symbol";
@@ -204,20 +225,12 @@ TEST(Names, AFamilysProbesAndColumnsAreNeverTyped) {
 // the symbol like any other name.
 TEST(Names, AFamilysNameIsNeverTyped) {
   const auto headers = family_headers();
-  static const std::regex kDeclaration(
-      R"re(^\s*(?:inline\s+)?constexpr\s+const\s+char\s*\*\s*k\w+\s*=)re");
   for (const auto& p : sources()) {
     const std::string rel = fs::relative(p, kSource).string();
     if (rel.rfind("harness/base/parameters/", 0) == 0 || rel == "tests/test_names.cpp") continue;
     const bool defines_names = rel.rfind("harness/", 0) == 0 || rel.rfind("microbench/", 0) == 0;
-    std::vector<std::string> lines;
-    if (defines_names) {
-      std::ifstream in(p);
-      for (std::string l; std::getline(in, l);) lines.push_back(l);
-    }
-    for (const auto& [line, text] : literals(p)) {
-      if (defines_names && std::regex_search(lines[static_cast<size_t>(line - 1)], kDeclaration))
-        continue;
+    for (const auto& [line, text, defines] : literals(p)) {
+      if (defines && defines_names) continue;
       if (headers.count(text) && headers.at(text) != p)
         ADD_FAILURE() << where(p, line) << ": \"" << text << "\" typed: use " << text
                       << "::kFamily.name";
@@ -227,8 +240,7 @@ TEST(Names, AFamilysNameIsNeverTyped) {
 
 // A figure reads rows by probe and column names (is_probe("x"), column("x"), strcol("x")):
 // each must be one its family's header declares (or analysis/common/, or an analysis header its
-// driver or analyzer includes), or a column of the
-// files every run writes, so that a rename in the header that the figure missed fails here,
+// driver or analyzer includes), or a column of the files every run writes, so that a rename in the header that the figure missed fails here,
 // not as an empty panel.
 TEST(Names, AFamilysFigureReadsOnlyDeclaredNames) {
   const auto headers = family_headers();

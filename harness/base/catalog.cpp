@@ -5,8 +5,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "base/parameters/families.hpp"
-
 namespace gpuprobe {
 
 namespace {
@@ -19,7 +17,7 @@ namespace vocabulary {
 }  // namespace vocabulary
 
 // The units, methods and tolerance of a pipes op's two parameters.
-using catalog_family::kPipes;
+constexpr const char* kPipes = "pipes";
 constexpr char kPipeTolerance[] = "3 %";
 
 Catalog build() {
