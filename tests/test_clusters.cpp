@@ -53,6 +53,7 @@ TEST(Clusters, SmallestAndLargestClusterAndOwnSm) {
 }
 
 TEST(Clusters, RecordedH100) {
+  SKIP_WITHOUT(clusters::kFamily.name);
   auto ps = recorded_parameters(std::string(clusters::kFamily.name));
   expect_well_formed(ps);
   EXPECT_NEAR(find(ps, param::dsm_latency)->value, 196, 10);  // Jin et al.: about 200 cycles

@@ -166,6 +166,7 @@ TEST(L2Topology, ModelChipsOverSeeds) {
 }
 
 TEST(L2Topology, RecordedH100) {
+  SKIP_WITHOUT(l2_topology::kFamily.name);
   auto ps = recorded_parameters(std::string(l2_topology::kFamily.name));
   expect_well_formed(ps);
   EXPECT_DOUBLE_EQ(find(ps, param::l2_partitions)->value, 2);
@@ -400,6 +401,7 @@ TEST(Gpcs, TpcUnitFromPairs) {
 }
 
 TEST(Gpcs, RecordedH100PlacementsGiveEightAndSixtySixTpcs) {
+  SKIP_WITHOUT(l2_topology::kFamily.name);
   auto ps = recorded_parameters(std::string(l2_topology::kFamily.name));
   const Parameter* gpc = find(ps, param::gpc_count);
   ASSERT_NE(gpc, nullptr);
